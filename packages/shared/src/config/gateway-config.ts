@@ -1,0 +1,148 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import {
+  budgetSchema,
+  businessUnitSchema,
+  customerSchema,
+  teamSchema,
+  userSchema,
+  virtualKeySchema,
+} from '../schemas/governance.ts';
+import { guardrailProfileSchema, guardrailRuleSchema } from '../schemas/guardrails.ts';
+import { mcpClientConfigSchema } from '../schemas/mcp.ts';
+import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
+import { envReferenceName } from './env-reference.ts';
+
+export const clientConfigSchema = z.strictObject({
+  /** When true, every inference request must carry a virtual key (401 virtual_key_required). */
+  enforce_virtual_keys: z.boolean().default(false),
+  /** Header names every LLM and MCP request must carry (400 missing_required_header). */
+  required_headers: z.array(z.string().min(1).toLowerCase()).default([]),
+  max_request_body_bytes: z
+    .number()
+    .int()
+    .positive()
+    .max(512 * 1024 * 1024)
+    .default(10 * 1024 * 1024),
+  /** Include the provider's own body as `extra_fields.raw_response`. */
+  send_raw_response: z.boolean().default(true),
+  /** Serve `/api/*` without a credential. Off unless the operator says so. */
+  allow_anonymous_admin: z.boolean().default(false),
+});
+
+const idField = { id: z.string().min(1).optional() };
+
+export const gatewayConfigSchema = z.strictObject({
+  client: clientConfigSchema.default(clientConfigSchema.parse({})),
+  providers: z.record(providerNameSchema, providerConfigSchema).default({}),
+  governance: z
+    .strictObject({
+      virtual_keys: z
+        .array(virtualKeySchema.extend({ ...idField, value: z.string().optional() }))
+        .default([]),
+      customers: z.array(customerSchema.extend(idField)).default([]),
+      teams: z.array(teamSchema.extend(idField)).default([]),
+      users: z.array(userSchema.extend(idField)).default([]),
+      business_units: z.array(businessUnitSchema.extend(idField)).default([]),
+      budgets: z.array(budgetSchema).default([]),
+      /** Price overrides per model: USD per million tokens. */
+      pricing: z
+        .record(
+          z.string(),
+          z.strictObject({
+            input: z.number().nonnegative(),
+            output: z.number().nonnegative(),
+            cached_input: z.number().nonnegative().optional(),
+          }),
+        )
+        .default({}),
+    })
+    .default({
+      virtual_keys: [],
+      customers: [],
+      teams: [],
+      users: [],
+      business_units: [],
+      budgets: [],
+      pricing: {},
+    }),
+  mcp: z.strictObject({ clients: z.array(mcpClientConfigSchema).default([]) }).default({ clients: [] }),
+  guardrails: z
+    .strictObject({
+      profiles: z.array(guardrailProfileSchema).default([]),
+      rules: z.array(guardrailRuleSchema).default([]),
+    })
+    .default({ profiles: [], rules: [] }),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type ClientConfig = z.infer<typeof clientConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((text, part) => {
+    if (typeof part === 'number') return `${text}[${part}]`;
+    return text ? `${text}.${String(part)}` : String(part);
+  }, '');
+}
+
+/**
+ * Replaces `env.NAME` strings by the variable's value. Provider key values keep the reference (they are
+ * resolved at use, so the store never holds the secret), but a reference to an unset variable fails here.
+ */
+function resolveReferences(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === 'string') {
+    const name = envReferenceName(value);
+    if (name === undefined) return value;
+    if (env[name] === undefined) {
+      throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
+    }
+    const isProviderKey = path[0] === 'providers' && path[2] === 'keys' && path[4] === 'value';
+    return isProviderKey ? value : env[name];
+  }
+  if (Array.isArray(value)) return value.map((item, index) => resolveReferences(item, [...path, index], env));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, resolveReferences(item, [...path, key], env)]),
+    );
+  }
+  return value;
+}
+
+/** Validates a parsed config document; errors name the field. */
+export function parseGatewayConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const resolved = resolveReferences(document ?? {}, [], env);
+  const result = gatewayConfigSchema.safeParse(resolved);
+  if (!result.success) {
+    const lines = result.error.issues.map(
+      (issue) => `${formatPath(issue.path) || '(root)'}: ${issue.message}`,
+    );
+    throw new ConfigError(`invalid gateway config:\n  ${lines.join('\n  ')}`);
+  }
+  return result.data;
+}
+
+/** Reads `GATEWAY_CONFIG` (JSON or YAML); no file means the defaults. */
+export async function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
+  const path = env['GATEWAY_CONFIG'];
+  if (!path) return parseGatewayConfig({}, env);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`GATEWAY_CONFIG: cannot read ${path}: ${(error as Error).message}`);
+  }
+  let document: unknown;
+  try {
+    document = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(
+      `GATEWAY_CONFIG: ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+    );
+  }
+  return parseGatewayConfig(document, env);
+}

@@ -1,0 +1,51 @@
+import { fileURLToPath } from 'node:url';
+import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
+import { loadSync, type Options } from '@grpc/proto-loader';
+
+/** The one set of proto-loader options every service uses. */
+export const PROTO_LOADER_OPTIONS: Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+const PROTO_DIR = fileURLToPath(new URL('../../../proto/', import.meta.url));
+
+/** Loads `proto/<name>.proto` and returns the service constructor `gw.<name>.<Service>`. */
+export function loadService(file: 'governance' | 'router', service: string): ServiceClientConstructor {
+  const definition = loadSync(`${PROTO_DIR}${file}.proto`, {
+    ...PROTO_LOADER_OPTIONS,
+    includeDirs: [PROTO_DIR],
+  });
+  const root = loadPackageDefinition(definition);
+  const namespace = (root['gw'] as GrpcObject)[file] as GrpcObject;
+  return namespace[service] as ServiceClientConstructor;
+}
+
+/** Channel options shared by every client: keepalive so dead peers are noticed, large messages allowed. */
+export const GRPC_CHANNEL_OPTIONS = {
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.max_send_message_length': 64 * 1024 * 1024,
+};
+
+/**
+ * Target and options of a client channel. Several comma-separated addresses (or a `dns:` name with several
+ * records, as a headless Kubernetes service gives) are balanced round-robin per call.
+ */
+export function grpcChannel(address: string): { target: string; options: Record<string, string | number> } {
+  const balanced = address.includes(',') || address.startsWith('dns:');
+  const target = address.includes(',') ? `ipv4:${address}` : address;
+  return {
+    target,
+    options: balanced
+      ? {
+          ...GRPC_CHANNEL_OPTIONS,
+          'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+        }
+      : GRPC_CHANNEL_OPTIONS,
+  };
+}

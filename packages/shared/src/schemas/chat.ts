@@ -1,0 +1,170 @@
+import { z } from 'zod';
+
+export const imageUrlPartSchema = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }),
+});
+export const textPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+/** Text and image parts are typed; other part types (input_audio, file…) pass through to the provider. */
+export const contentPartSchema = z.union([
+  textPartSchema,
+  imageUrlPartSchema,
+  z.looseObject({ type: z.string().refine((type) => type !== 'text' && type !== 'image_url') }),
+]);
+
+export const toolCallSchema = z.object({
+  type: z.literal('function').default('function'),
+  id: z.string().min(1),
+  function: z.object({ name: z.string().min(1), arguments: z.string().default('{}') }),
+});
+
+export const messageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_calls: z.array(toolCallSchema).optional(),
+  tool_call_id: z.string().optional(),
+});
+
+export const toolSchema = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export const toolChoiceSchema = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+]);
+
+/** Params of SPEC.md; members gw does not know pass through to the provider. */
+export const paramsSchema = z.looseObject({
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  stop: z.union([z.string(), z.array(z.string())]).optional(),
+  tools: z.array(toolSchema).optional(),
+  tool_choice: toolChoiceSchema.optional(),
+  response_format: z.record(z.string(), z.unknown()).optional(),
+  n: z.number().int().positive().optional(),
+  seed: z.number().int().optional(),
+  user: z.string().optional(),
+});
+
+const targetSchema = z.string().min(1);
+
+/**
+ * ChatCompletionRequest: the SPEC shape (`params`) and OpenAI's own top-level fields, so that OpenAI SDK
+ * calls work unchanged. Top-level fields other than the ones named here are params too.
+ */
+export const chatRequestSchema = z.looseObject({
+  model: targetSchema,
+  messages: z.array(messageSchema).min(1),
+  params: paramsSchema.optional(),
+  fallbacks: z.array(targetSchema).optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
+  provider: z.string().optional(),
+});
+
+export const textRequestSchema = z.looseObject({
+  model: targetSchema,
+  provider: z.string().optional(),
+  /** SPEC shape; OpenAI's `prompt` is accepted too. */
+  text: z.string().optional(),
+  prompt: z.union([z.string(), z.array(z.string())]).optional(),
+  params: paramsSchema.optional(),
+  fallbacks: z.array(targetSchema).optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
+});
+
+export type ContentPart = z.infer<typeof contentPartSchema>;
+export type ToolCall = z.infer<typeof toolCallSchema>;
+export type Message = z.infer<typeof messageSchema>;
+export type Tool = z.infer<typeof toolSchema>;
+export type Params = z.infer<typeof paramsSchema>;
+export type ChatRequestBody = z.infer<typeof chatRequestSchema>;
+export type TextRequestBody = z.infer<typeof textRequestSchema>;
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | null;
+
+export interface ResponseMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: ToolCall[];
+  refusal?: string | null;
+}
+
+export interface ChatChoice {
+  index: number;
+  message: ResponseMessage;
+  finish_reason: FinishReason;
+}
+
+export interface TextChoice {
+  index: number;
+  text: string;
+  finish_reason: FinishReason;
+}
+
+export interface ExtraFields {
+  provider: string;
+  model_params: Record<string, unknown>;
+  /** Seconds spent on the upstream call that answered. */
+  latency: number;
+  raw_response?: unknown;
+}
+
+/** CompletionResponse of SPEC.md (chat and text). */
+export interface CompletionResponse {
+  id: string;
+  object: 'chat.completion' | 'text.completion' | 'text_completion';
+  choices: Array<ChatChoice | TextChoice>;
+  model: string;
+  created: number;
+  usage: Usage;
+  system_fingerprint?: string | null;
+  extra_fields: ExtraFields;
+}
+
+/** One `chat.completion.chunk` of a stream, OpenAI's shape. */
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk' | 'text_completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta?: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: Array<{
+        index: number;
+        id?: string;
+        type?: 'function';
+        function?: { name?: string; arguments?: string };
+      }>;
+      refusal?: string | null;
+    };
+    text?: string;
+    finish_reason: FinishReason;
+  }>;
+  usage?: Usage | null;
+  extra_fields?: Partial<ExtraFields>;
+}
+
+export const EMPTY_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };

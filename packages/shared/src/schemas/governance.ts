@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/** Reset durations: `<n><unit>` with unit m(inute) h d w M(onth) Q(uarter) Y(ear). */
+export const durationSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,3}[mhdwMQY]$/, 'must be a number followed by one of m, h, d, w, M, Q, Y (e.g. 1M)');
+
+export const budgetSchema = z.strictObject({
+  id: z.string().optional(),
+  max_limit: z.number().nonnegative(),
+  reset_duration: durationSchema,
+  /** Align resets to UTC calendar boundaries (start of day, week, month…). */
+  calendar_aligned: z.boolean().default(false),
+});
+
+export const rateLimitSchema = z.strictObject({
+  token_max_limit: z.number().int().positive().optional(),
+  token_reset_duration: z.enum(['1m', '1h', '1d']).optional(),
+  request_max_limit: z.number().int().positive().optional(),
+  request_reset_duration: z.enum(['1m', '1h', '1d']).optional(),
+});
+
+export const virtualKeyProviderConfigSchema = z.strictObject({
+  provider: z.string().min(1),
+  weight: z.number().min(0).default(1),
+  /** `["*"]` allows every model; an empty list allows none. */
+  allowed_models: z.array(z.string()).default(['*']),
+  key_ids: z.array(z.string()).default(['*']),
+  budgets: z.array(budgetSchema).optional(),
+  budget: budgetSchema.optional(),
+  rate_limit: rateLimitSchema.optional(),
+});
+
+export const mcpToolPolicySchema = z.strictObject({
+  client: z.string().min(1),
+  /** Tool names, `["*"]` for all, `[]` for none. */
+  tools: z.array(z.string()),
+});
+
+export const virtualKeySchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  description: z.string().max(2000).optional(),
+  provider_configs: z.array(virtualKeyProviderConfigSchema).default([]),
+  team_id: z.string().optional(),
+  customer_id: z.string().optional(),
+  user_id: z.string().optional(),
+  business_unit_id: z.string().optional(),
+  /** Canonical form; a single `budget` object is accepted and normalised into this array. */
+  budgets: z.array(budgetSchema).optional(),
+  budget: budgetSchema.optional(),
+  rate_limit: rateLimitSchema.optional(),
+  is_active: z.boolean().default(true),
+  /** ISO-8601 time after which the key is rejected (403 virtual_key_expired) but kept. */
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+  mcp_tools: z.array(mcpToolPolicySchema).optional(),
+});
+
+const ownerSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  budgets: z.array(budgetSchema).optional(),
+  budget: budgetSchema.optional(),
+  rate_limit: rateLimitSchema.optional(),
+});
+
+export const customerSchema = ownerSchema;
+export const businessUnitSchema = ownerSchema;
+export const teamSchema = ownerSchema.extend({
+  customer_id: z.string().optional(),
+  business_unit_id: z.string().optional(),
+});
+export const userSchema = ownerSchema.extend({
+  email: z.email().optional(),
+  team_id: z.string().optional(),
+  customer_id: z.string().optional(),
+});
+
+/** The migration sample of SPEC.md note 5: `POST /api/keys`. */
+export const legacyKeySchema = z.strictObject({
+  name: z.string().min(1),
+  budget: budgetSchema.optional(),
+  rate_limit: rateLimitSchema.optional(),
+  models: z.array(z.string()).optional(),
+});
+
+export type Budget = z.infer<typeof budgetSchema>;
+export type RateLimit = z.infer<typeof rateLimitSchema>;
+export type VirtualKeyInput = z.infer<typeof virtualKeySchema>;
+export type VirtualKeyProviderConfig = z.infer<typeof virtualKeyProviderConfigSchema>;

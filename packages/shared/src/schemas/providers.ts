@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** The built-in providers, by the lowercase name used in `<provider>/<model>`. */
+export const PROVIDER_NAMES = [
+  'openai',
+  'azure',
+  'anthropic',
+  'bedrock',
+  'cohere',
+  'vertex',
+  'mistral',
+  'ollama',
+  'groq',
+  'sgl',
+  'gemini',
+] as const;
+export type BuiltInProvider = (typeof PROVIDER_NAMES)[number];
+
+/** Wire formats a custom provider can be built over. */
+export const BASE_FORMATS = ['openai', 'anthropic', 'bedrock', 'cohere', 'gemini'] as const;
+export type BaseFormat = (typeof BASE_FORMATS)[number];
+
+export const OPERATIONS = ['chat', 'chat_stream', 'text', 'text_stream', 'embeddings'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+/** Provider names are lowercase identifiers; custom providers pick their own. */
+export const providerNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'must be lowercase letters, digits, "-" or "_", starting with a letter');
+
+export const providerKeySchema = z.strictObject({
+  /** Stable identifier, referenced by virtual keys' `key_ids`. Generated when omitted. */
+  id: z.string().min(1).max(128).optional(),
+  /** The secret, or `env.NAME` to read it from the environment at use. */
+  value: z.string().default(''),
+  weight: z.number().min(0).default(1),
+  /** Models this key may serve; empty means every model. */
+  models: z.array(z.string()).default([]),
+  /** Provider-specific key settings (azure endpoint and deployments, bedrock credentials, vertex project…). */
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const networkConfigSchema = z.strictObject({
+  base_url: z.url().optional(),
+  /** Per-attempt timeout of one upstream call. */
+  timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
+  /** Per-model overrides of timeout_ms (reasoning models need long ones). */
+  model_timeouts_ms: z.record(z.string(), z.number().int().positive().max(3_600_000)).default({}),
+  max_retries: z.number().int().min(0).max(10).default(2),
+  retry_backoff_initial_ms: z.number().int().min(0).max(60_000).default(100),
+  retry_backoff_max_ms: z.number().int().min(0).max(300_000).default(5_000),
+  extra_headers: z.record(z.string(), z.string()).default({}),
+  /** Connections kept per upstream origin. */
+  max_connections: z.number().int().positive().max(4096).default(256),
+});
+
+export const customProviderSchema = z.strictObject({
+  base_provider: z.enum(BASE_FORMATS),
+  allowed_operations: z.array(z.enum(OPERATIONS)).optional(),
+});
+
+export const providerConfigSchema = z.strictObject({
+  keys: z.array(providerKeySchema).default([]),
+  network_config: networkConfigSchema.default(networkConfigSchema.parse({})),
+  custom_provider_config: customProviderSchema.optional(),
+});
+
+export type ProviderKey = z.infer<typeof providerKeySchema>;
+export type NetworkConfig = z.infer<typeof networkConfigSchema>;
+export type ProviderConfig = z.infer<typeof providerConfigSchema>;
+export type ProviderConfigInput = z.input<typeof providerConfigSchema>;

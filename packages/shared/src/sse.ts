@@ -1,0 +1,64 @@
+/** One server-sent event. */
+export interface SseEvent {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * The one SSE parser of gw: feed it bytes as they arrive, split anywhere (inside a UTF-8 character, inside
+ * a line, inside `\r\n`), and it yields complete events.
+ */
+export class SseParser {
+  private readonly decoder = new TextDecoder('utf-8');
+  private buffer = '';
+  private event: string | undefined;
+  private data: string[] = [];
+  private pendingCarriageReturn = false;
+
+  push(bytes: Uint8Array): SseEvent[] {
+    return this.pushText(this.decoder.decode(bytes, { stream: true }));
+  }
+
+  end(): SseEvent[] {
+    const events = this.pushText(`${this.decoder.decode()}\n\n`);
+    return events;
+  }
+
+  private pushText(text: string): SseEvent[] {
+    let input = text;
+    if (this.pendingCarriageReturn && input.startsWith('\n')) input = input.slice(1);
+    this.pendingCarriageReturn = false;
+    this.buffer += input;
+    const events: SseEvent[] = [];
+    let start = 0;
+    for (let index = 0; index < this.buffer.length; index++) {
+      const character = this.buffer.charCodeAt(index);
+      if (character !== 10 && character !== 13) continue;
+      const line = this.buffer.slice(start, index);
+      if (character === 13) {
+        if (index + 1 === this.buffer.length) this.pendingCarriageReturn = true;
+        else if (this.buffer.charCodeAt(index + 1) === 10) index++;
+      }
+      start = index + 1;
+      this.handleLine(line, events);
+    }
+    this.buffer = this.buffer.slice(start);
+    return events;
+  }
+
+  private handleLine(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
+      this.data = [];
+      this.event = undefined;
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+}

@@ -1,0 +1,23 @@
+import { MemoryStore } from './memory-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { Store } from './store.ts';
+
+export { MemoryStore, type MemoryStoreOptions, STORE_FILE_NAME } from './memory-store.ts';
+export { RedisStore, type RedisStoreOptions } from './redis-store.ts';
+export type { Store, WindowRequest, WindowResult } from './store.ts';
+
+/** The environment variables that choose the store. */
+export interface StoreEnvironment {
+  /** Cluster mode when set (an empty value counts as unset). */
+  REDIS_URL?: string;
+  /** Embedded mode's data directory; `./data` by default. */
+  GATEWAY_DATA_DIR?: string;
+  /** Prefix of every Redis key and channel; `gw:` by default. */
+  GW_REDIS_PREFIX?: string;
+}
+
+/** Redis when REDIS_URL is set, else a MemoryStore persisted to the data directory. */
+export function createStore(env: StoreEnvironment): Promise<Store> {
+  if (env.REDIS_URL) return RedisStore.connect({ url: env.REDIS_URL, prefix: env.GW_REDIS_PREFIX ?? 'gw:' });
+  return MemoryStore.open({ dataDir: env.GATEWAY_DATA_DIR ?? './data' });
+}

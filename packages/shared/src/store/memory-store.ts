@@ -1,0 +1,327 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Store, WindowRequest, WindowResult } from './store.ts';
+
+export interface MemoryStoreOptions {
+  /** Directory of `store.json`; without it nothing outlives the process. */
+  dataDir?: string;
+  /**
+   * Told about failures that have no caller to throw to: a subscriber that throws, a background save.
+   * Process warnings by default.
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** Name of the state file inside the data directory. */
+export const STORE_FILE_NAME = 'store.json';
+
+/** Changes are written at most this often, so a burst of writes costs one file write. */
+const SAVE_DELAY_MS = 200;
+/** Ended windows are swept at most this often, by the callers' clock: memory stays bounded by live keys. */
+const SWEEP_INTERVAL_MS = 10_000;
+
+/**
+ * Arrays of entries rather than objects keyed by id: ids are caller data, and a key such as `__proto__` must
+ * round-trip like any other.
+ */
+const storeFileSchema = z.object({
+  version: z.literal(1),
+  documents: z.array(z.object({ collection: z.string(), id: z.string(), value: z.unknown() })),
+  windows: z.array(
+    z.object({
+      key: z.string(),
+      windowMs: z.number().int().positive(),
+      resetAtMs: z.number(),
+      count: z.number().int().nonnegative(),
+    }),
+  ),
+});
+
+type StoreFile = z.infer<typeof storeFileSchema>;
+type WindowState = StoreFile['windows'][number];
+
+interface Subscription {
+  handler: (message: string) => void;
+  active: boolean;
+}
+
+/**
+ * The embedded-mode Store: state in process memory, optionally persisted to `<dataDir>/store.json`.
+ * Only one process may use a data directory at a time.
+ */
+export class MemoryStore implements Store {
+  /** Collection → id → the document as JSON text, so callers never share objects with the store. */
+  private readonly documents = new Map<string, Map<string, string>>();
+  private readonly windows = new Map<string, WindowState>();
+  private readonly subscriptions = new Map<string, Set<Subscription>>();
+  private readonly filePath: string | undefined;
+  private readonly reportError: (error: unknown) => void;
+  private nextSweepAtMs = Number.NEGATIVE_INFINITY;
+  private dirty = false;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  private constructor(options: MemoryStoreOptions) {
+    this.filePath = options.dataDir === undefined ? undefined : path.join(options.dataDir, STORE_FILE_NAME);
+    this.reportError = options.onError ?? reportAsWarning;
+  }
+
+  /** Opens a store, loading `<dataDir>/store.json` when present. A file that cannot be read is an error. */
+  static async open(options: MemoryStoreOptions = {}): Promise<MemoryStore> {
+    const store = new MemoryStore(options);
+    if (store.filePath !== undefined) {
+      await mkdir(path.dirname(store.filePath), { recursive: true, mode: 0o700 });
+      const file = await readStoreFile(store.filePath);
+      if (file !== undefined) store.load(file);
+    }
+    return store;
+  }
+
+  async get(collection: string, id: string): Promise<unknown> {
+    this.assertOpen();
+    const text = this.documents.get(collection)?.get(id);
+    return text === undefined ? undefined : JSON.parse(text);
+  }
+
+  async list(collection: string): Promise<Array<{ id: string; value: unknown }>> {
+    this.assertOpen();
+    const documents = this.documents.get(collection);
+    if (documents === undefined) return [];
+    return Array.from(documents, ([id, text]) => ({ id, value: JSON.parse(text) }));
+  }
+
+  async put(collection: string, id: string, value: unknown): Promise<void> {
+    this.assertOpen();
+    const text = toJsonText(value);
+    let documents = this.documents.get(collection);
+    if (documents === undefined) {
+      documents = new Map();
+      this.documents.set(collection, documents);
+    }
+    documents.set(id, text);
+    this.scheduleSave();
+  }
+
+  async delete(collection: string, id: string): Promise<boolean> {
+    this.assertOpen();
+    const documents = this.documents.get(collection);
+    if (documents === undefined || !documents.delete(id)) return false;
+    if (documents.size === 0) this.documents.delete(collection);
+    this.scheduleSave();
+    return true;
+  }
+
+  async consumeWindow(request: WindowRequest): Promise<WindowResult> {
+    this.assertOpen();
+    assertWindowRequest(request);
+    const windowStartMs = Math.floor(request.nowMs / request.windowMs) * request.windowMs;
+    const resetAtMs = windowStartMs + request.windowMs;
+    this.sweepWindows(request.nowMs);
+
+    const id = windowId(request.key, request.windowMs, resetAtMs);
+    const current = this.windows.get(id)?.count ?? 0;
+    if (current + request.amount > request.limit) return { allowed: false, count: current, resetAtMs };
+    const count = current + request.amount;
+    if (request.amount > 0) {
+      this.windows.set(id, { key: request.key, windowMs: request.windowMs, resetAtMs, count });
+      this.scheduleSave();
+    }
+    return { allowed: true, count, resetAtMs };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.assertOpen();
+    const subscriptions = this.subscriptions.get(channel);
+    if (subscriptions === undefined) return;
+    for (const subscription of subscriptions) {
+      // Delivered later, never inside the publisher's stack: the publisher may hold state mid-update.
+      queueMicrotask(() => this.deliver(subscription, message));
+    }
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    this.assertOpen();
+    const subscription: Subscription = { handler, active: true };
+    let subscriptions = this.subscriptions.get(channel);
+    if (subscriptions === undefined) {
+      subscriptions = new Set();
+      this.subscriptions.set(channel, subscriptions);
+    }
+    subscriptions.add(subscription);
+    return async () => {
+      // Messages already queued for this subscription are dropped too.
+      subscription.active = false;
+      const current = this.subscriptions.get(channel);
+      current?.delete(subscription);
+      if (current?.size === 0) this.subscriptions.delete(channel);
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    for (const subscriptions of this.subscriptions.values()) {
+      for (const subscription of subscriptions) subscription.active = false;
+    }
+    this.subscriptions.clear();
+    await this.save();
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined) throw new Error('MemoryStore is closed');
+  }
+
+  private deliver(subscription: Subscription, message: string): void {
+    if (!subscription.active) return;
+    try {
+      subscription.handler(message);
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  private sweepWindows(nowMs: number): void {
+    if (nowMs < this.nextSweepAtMs) return;
+    this.nextSweepAtMs = nowMs + SWEEP_INTERVAL_MS;
+    for (const [id, window] of this.windows) {
+      if (window.resetAtMs <= nowMs) this.windows.delete(id);
+    }
+  }
+
+  private scheduleSave(): void {
+    if (this.filePath === undefined) return;
+    this.dirty = true;
+    if (this.saveTimer !== undefined) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.save().catch((error: unknown) => this.reportError(error));
+    }, SAVE_DELAY_MS);
+    // Shutdown goes through close(), which saves; a pending save must not keep the process alive.
+    this.saveTimer.unref();
+  }
+
+  /** Writes the state if it changed since the last write; one write at a time. */
+  private async save(): Promise<void> {
+    // A failed save of someone else is theirs to report; this one retries it, since it left the state dirty.
+    while (this.saving !== undefined) await this.saving.catch(() => undefined);
+    if (!this.dirty || this.filePath === undefined) return;
+    this.dirty = false;
+    this.saving = writeFileAtomically(this.filePath, JSON.stringify(this.snapshot()));
+    try {
+      await this.saving;
+    } catch (error) {
+      // Left dirty so that the next change, or close(), tries again.
+      this.dirty = true;
+      throw error;
+    } finally {
+      this.saving = undefined;
+    }
+  }
+
+  private snapshot(): StoreFile {
+    const documents: StoreFile['documents'] = [];
+    for (const [collection, entries] of this.documents) {
+      for (const [id, text] of entries) documents.push({ collection, id, value: JSON.parse(text) });
+    }
+    const nowMs = Date.now();
+    const windows = Array.from(this.windows.values()).filter((window) => window.resetAtMs > nowMs);
+    return { version: 1, documents, windows };
+  }
+
+  private load(file: StoreFile): void {
+    for (const { collection, id, value } of file.documents) {
+      let documents = this.documents.get(collection);
+      if (documents === undefined) {
+        documents = new Map();
+        this.documents.set(collection, documents);
+      }
+      documents.set(id, toJsonText(value));
+    }
+    const nowMs = Date.now();
+    for (const window of file.windows) {
+      if (window.resetAtMs > nowMs)
+        this.windows.set(windowId(window.key, window.windowMs, window.resetAtMs), window);
+    }
+  }
+}
+
+async function readStoreFile(filePath: string): Promise<StoreFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(filePath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`Cannot read the gw store file ${filePath}: ${describeError(error)}`, { cause: error });
+  }
+  let parsed: StoreFile;
+  try {
+    parsed = storeFileSchema.parse(JSON.parse(text));
+  } catch (error) {
+    // Refusing to start beats starting empty and overwriting the file at the next save.
+    const reason = error instanceof z.ZodError ? z.prettifyError(error) : describeError(error);
+    throw new Error(
+      `The gw store file ${filePath} is corrupt (${reason}); ` +
+        'repair it or move it away to start with an empty store',
+      { cause: error },
+    );
+  }
+  return parsed;
+}
+
+/** Temp file + rename: a crash mid-write leaves the previous file whole. 0600: documents hold secrets. */
+async function writeFileAtomically(filePath: string, text: string): Promise<void> {
+  const temporaryPath = `${filePath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const handle = await open(temporaryPath, 'wx', 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporaryPath, filePath);
+  } catch (error) {
+    await rm(temporaryPath, { force: true });
+    throw error;
+  }
+}
+
+function toJsonText(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError('A store document must be a JSON value');
+  return text;
+}
+
+function windowId(key: string, windowMs: number, resetAtMs: number): string {
+  return JSON.stringify([key, windowMs, resetAtMs]);
+}
+
+/** Counters are integers: on Redis they are INCRBY counters. */
+function assertWindowRequest(request: WindowRequest): void {
+  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
+    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
+  }
+  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
+    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
+  }
+  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
+    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
+  }
+  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function reportAsWarning(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
+}

@@ -1,0 +1,54 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runStoreContract } from '../../../testkit/src/index.ts';
+import { RedisStore } from './redis-store.ts';
+
+const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const prefix = `gw-test:${process.pid}:${Date.now()}:`;
+const admin = new Redis(url);
+
+runStoreContract({ name: 'RedisStore', create: () => RedisStore.connect({ url, prefix }) });
+
+describe('RedisStore', () => {
+  it('frees a window counter at the end of its window', async () => {
+    const store = await RedisStore.connect({ url, prefix });
+    const nowMs = Date.now() + 60_000;
+    const result = await store.consumeWindow({
+      key: 'expiring',
+      amount: 1,
+      limit: 5,
+      windowMs: 60_000,
+      nowMs,
+    });
+    const windowStartMs = result.resetAtMs - 60_000;
+    expect(await admin.pexpiretime(`${prefix}window:expiring:60000:${windowStartMs}`)).toBe(result.resetAtMs);
+    await store.close();
+  });
+
+  it('skips a corrupt document instead of failing', async () => {
+    const errors: unknown[] = [];
+    const store = await RedisStore.connect({ url, prefix, onError: (error) => errors.push(error) });
+    await store.put('corrupt', 'good', { fine: true });
+    await admin.hset(`${prefix}doc:corrupt`, 'bad', '{not json');
+    expect(await store.get('corrupt', 'bad')).toBeUndefined();
+    expect(await store.list('corrupt')).toEqual([{ id: 'good', value: { fine: true } }]);
+    expect(String(errors[0])).toContain(`${prefix}doc:corrupt bad`);
+    await store.close();
+  });
+
+  it('fails to connect with a clear error when Redis is unreachable', async () => {
+    await expect(RedisStore.connect({ url: 'redis://user:secret@127.0.0.1:1', prefix })).rejects.toThrow(
+      /^Redis at redis:\/\/127\.0\.0\.1:1 is unreachable after \d+ attempts/,
+    );
+  });
+});
+
+afterAll(async () => {
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    if (keys.length > 0) await admin.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await admin.quit();
+});

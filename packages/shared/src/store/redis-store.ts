@@ -1,0 +1,286 @@
+import { readFile } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Store, WindowRequest, WindowResult } from './store.ts';
+
+export interface RedisStoreOptions {
+  url: string;
+  /** Put before every key and channel name (e.g. `gw:`), so deployments and test runs can share one Redis. */
+  prefix: string;
+  /**
+   * Told about failures that have no caller to throw to: connection errors, a subscriber that throws, a
+   * corrupt document. Process warnings by default.
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** Attempts at the first connection; after it, ioredis reconnects for as long as it takes. */
+const CONNECT_ATTEMPTS = 5;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+const CONSUME_WINDOW_LUA = new URL('./lua/consume-window-1.lua', import.meta.url);
+const consumeWindowReplySchema = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number(), z.number()]);
+
+/** The main connection with the command that defineCommand adds for consume-window-1.lua. */
+interface ScriptedRedis extends Redis {
+  consumeWindow(key: string, ...argv: string[]): Promise<unknown>;
+}
+
+interface ChannelSubscriptions {
+  subscriptions: Set<Subscription>;
+  /** Settles when Redis has confirmed SUBSCRIBE, so no subscriber returns before messages can arrive. */
+  subscribed: Promise<unknown>;
+}
+
+interface Subscription {
+  handler: (message: string) => void;
+}
+
+/**
+ * The cluster-mode Store. Documents are one hash per collection (`<prefix>doc:<collection>`, JSON text),
+ * windows are counters with an expiry (`<prefix>window:…`), pub/sub channels are `<prefix>channel:<name>`.
+ */
+export class RedisStore implements Store {
+  private readonly connection: ScriptedRedis;
+  private readonly prefix: string;
+  private readonly channelPrefix: string;
+  private readonly reportError: (error: unknown) => void;
+  private readonly channels = new Map<string, ChannelSubscriptions>();
+  /** Subscribing takes a connection over for good, so pub/sub gets its own, opened on first use. */
+  private subscriber: Redis | undefined;
+  private closing: Promise<void> | undefined;
+
+  private constructor(connection: ScriptedRedis, options: RedisStoreOptions) {
+    this.connection = connection;
+    this.prefix = options.prefix;
+    this.channelPrefix = `${options.prefix}channel:`;
+    this.reportError = options.onError ?? reportAsWarning;
+  }
+
+  /** Connects and waits until Redis is ready; rejects after a few attempts when it cannot be reached. */
+  static async connect(options: RedisStoreOptions): Promise<RedisStore> {
+    const lua = await readFile(CONSUME_WINDOW_LUA, 'utf8');
+    const state = { everReady: false };
+    const connection = new Redis(options.url, {
+      lazyConnect: true,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Null ends the retries: a gateway started against a wrong URL should fail, not hang.
+      retryStrategy: (attempt) =>
+        state.everReady || attempt < CONNECT_ATTEMPTS ? Math.min(attempt * 200, 2_000) : null,
+    }) as ScriptedRedis;
+    await waitUntilReady(connection, options.url);
+    state.everReady = true;
+    const store = new RedisStore(connection, options);
+    connection.on('error', (error: unknown) => store.reportError(error));
+    connection.defineCommand('consumeWindow', { numberOfKeys: 1, lua });
+    return store;
+  }
+
+  async get(collection: string, id: string): Promise<unknown> {
+    const text = await this.connection.hget(this.documentKey(collection), id);
+    return text === null ? undefined : this.parseDocument(collection, id, text);
+  }
+
+  async list(collection: string): Promise<Array<{ id: string; value: unknown }>> {
+    const entries = await this.connection.hgetall(this.documentKey(collection));
+    const documents: Array<{ id: string; value: unknown }> = [];
+    for (const [id, text] of Object.entries(entries)) {
+      const value = this.parseDocument(collection, id, text);
+      if (value !== undefined) documents.push({ id, value });
+    }
+    return documents;
+  }
+
+  async put(collection: string, id: string, value: unknown): Promise<void> {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError('A store document must be a JSON value');
+    await this.connection.hset(this.documentKey(collection), id, text);
+  }
+
+  async delete(collection: string, id: string): Promise<boolean> {
+    return (await this.connection.hdel(this.documentKey(collection), id)) === 1;
+  }
+
+  async consumeWindow(request: WindowRequest): Promise<WindowResult> {
+    assertWindowRequest(request);
+    const windowStartMs = Math.floor(request.nowMs / request.windowMs) * request.windowMs;
+    const resetAtMs = windowStartMs + request.windowMs;
+    // The numbers go last: they hold no ':', so no two (key, window) pairs share a counter.
+    const counterKey = `${this.prefix}window:${request.key}:${request.windowMs}:${windowStartMs}`;
+    const reply = await this.connection.consumeWindow(
+      counterKey,
+      String(request.amount),
+      String(request.limit),
+      String(resetAtMs),
+      String(request.windowMs),
+    );
+    const [allowed, count] = consumeWindowReplySchema.parse(reply);
+    return { allowed: allowed === 1, count, resetAtMs };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.connection.publish(this.channelName(channel), message);
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    // Past close(), a subscriber connection opened here would never be quit.
+    if (this.closing !== undefined) throw new Error('RedisStore is closed');
+    const subscriber = this.subscriberConnection();
+    const subscription: Subscription = { handler };
+    let entry = this.channels.get(channel);
+    if (entry === undefined) {
+      // The map is updated before any await, and one connection sends commands in order, so a SUBSCRIBE and
+      // an UNSUBSCRIBE racing for the same channel reach Redis in the order they were decided here.
+      entry = { subscriptions: new Set(), subscribed: subscriber.subscribe(this.channelName(channel)) };
+      this.channels.set(channel, entry);
+    }
+    entry.subscriptions.add(subscription);
+    try {
+      await entry.subscribed;
+    } catch (error) {
+      // The SUBSCRIBE failure is the error worth reporting, not a failed clean-up after it.
+      await this.unsubscribe(channel, subscription).catch(() => undefined);
+      throw error;
+    }
+    let unsubscribed: Promise<void> | undefined;
+    return () => {
+      unsubscribed ??= this.unsubscribe(channel, subscription);
+      return unsubscribed;
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
+    this.channels.clear();
+    await Promise.all([
+      quit(this.connection),
+      this.subscriber === undefined ? undefined : quit(this.subscriber),
+    ]);
+  }
+
+  private subscriberConnection(): Redis {
+    if (this.subscriber === undefined) {
+      const subscriber = this.connection.duplicate();
+      subscriber.on('error', (error: unknown) => this.reportError(error));
+      subscriber.on('message', (channelName: string, message: string) => this.deliver(channelName, message));
+      this.subscriber = subscriber;
+    }
+    return this.subscriber;
+  }
+
+  private async unsubscribe(channel: string, subscription: Subscription): Promise<void> {
+    const entry = this.channels.get(channel);
+    if (entry === undefined || !entry.subscriptions.delete(subscription)) return;
+    if (entry.subscriptions.size > 0) return;
+    this.channels.delete(channel);
+    await this.subscriber?.unsubscribe(this.channelName(channel));
+  }
+
+  private deliver(channelName: string, message: string): void {
+    if (!channelName.startsWith(this.channelPrefix)) return;
+    const entry = this.channels.get(channelName.slice(this.channelPrefix.length));
+    if (entry === undefined) return;
+    for (const subscription of entry.subscriptions) {
+      try {
+        subscription.handler(message);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+  }
+
+  private parseDocument(collection: string, id: string, text: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      // One bad value, written by something other than this class, must not take down every reader.
+      this.reportError(
+        new Error(`Corrupt JSON in Redis document ${this.documentKey(collection)} ${id}`, { cause: error }),
+      );
+      return undefined;
+    }
+  }
+
+  private documentKey(collection: string): string {
+    return `${this.prefix}doc:${collection}`;
+  }
+
+  private channelName(channel: string): string {
+    return `${this.channelPrefix}${channel}`;
+  }
+}
+
+function waitUntilReady(connection: Redis, url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let lastError: unknown;
+    const onError = (error: unknown) => {
+      lastError = error;
+    };
+    const onReady = () => {
+      connection.off('error', onError);
+      connection.off('end', onEnd);
+      resolve();
+    };
+    // 'end' comes once the retry strategy gives up.
+    const onEnd = () => {
+      connection.off('error', onError);
+      connection.off('ready', onReady);
+      const reason = lastError instanceof Error ? lastError.message : 'connection closed';
+      reject(
+        new Error(
+          `Redis at ${describeUrl(url)} is unreachable after ${CONNECT_ATTEMPTS} attempts: ${reason}`,
+          {
+            cause: lastError,
+          },
+        ),
+      );
+    };
+    connection.on('error', onError);
+    connection.once('ready', onReady);
+    connection.once('end', onEnd);
+    // Its rejection only reports the first failed attempt; the outcome is 'ready' or 'end'.
+    connection.connect().catch(() => undefined);
+  });
+}
+
+async function quit(connection: Redis): Promise<void> {
+  if (connection.status === 'end') return;
+  try {
+    await connection.quit();
+  } catch {
+    // Already closing or unreachable: nothing is left to flush, so drop the socket.
+    connection.disconnect();
+  }
+}
+
+/** The URL without credentials, for error messages. */
+function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+/** Counters are integers, since the script adds with INCRBY. */
+function assertWindowRequest(request: WindowRequest): void {
+  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
+    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
+  }
+  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
+    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
+  }
+  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
+    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
+  }
+  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
+}
+
+function reportAsWarning(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
+}

@@ -1,0 +1,405 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Store } from '../../shared/src/store/index.ts';
+
+export interface StoreContractOptions {
+  /** Names the implementation in the test titles. */
+  name: string;
+  /**
+   * Opens a store over the state shared by the whole run (one Redis prefix, one data directory): a second
+   * call gives a sibling that sees what the first wrote (for an embedded store, once the first is closed).
+   */
+  create: () => Promise<Store>;
+  /** Case name → why this implementation does not run it. */
+  skip?: Record<string, string>;
+}
+
+/** Window length of the window cases. */
+const WINDOW_MS = 60_000;
+const DELIVERY_TIMEOUT_MS = 2_000;
+
+/**
+ * The behaviour every Store implementation owes its callers. Cases use fresh collection, key and channel
+ * names, since the stores of one run share their state.
+ */
+export function runStoreContract(options: StoreContractOptions): void {
+  const skip = options.skip ?? {};
+
+  describe(`Store contract: ${options.name}`, () => {
+    const opened: Store[] = [];
+    const open = async (): Promise<Store> => {
+      const store = await options.create();
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+    });
+
+    const caseNames = new Set<string>();
+    const contractCase = (name: string, body: () => Promise<void>): void => {
+      caseNames.add(name);
+      const reason = skip[name];
+      if (reason === undefined) it(name, body);
+      else it.skip(`${name} (skipped: ${reason})`, body);
+    };
+
+    contractCase('get answers a stored document, and undefined when there is none', async () => {
+      const store = await open();
+      const collection = unique('documents');
+      await store.put(collection, 'a', { name: 'first' });
+      expect(await store.get(collection, 'a')).toEqual({ name: 'first' });
+      expect(await store.get(collection, 'missing')).toBeUndefined();
+      expect(await store.get(unique('empty'), 'a')).toBeUndefined();
+    });
+
+    contractCase('list answers every document of a collection', async () => {
+      const store = await open();
+      const collection = unique('documents');
+      expect(await store.list(collection)).toEqual([]);
+      await store.put(collection, 'a', 1);
+      await store.put(collection, 'b', { b: true });
+      await store.put(collection, 'c', 'three');
+      const listed = await store.list(collection);
+      expect(listed.sort((left, right) => left.id.localeCompare(right.id))).toEqual([
+        { id: 'a', value: 1 },
+        { id: 'b', value: { b: true } },
+        { id: 'c', value: 'three' },
+      ]);
+    });
+
+    contractCase('delete removes a document and says whether it existed', async () => {
+      const store = await open();
+      const collection = unique('documents');
+      await store.put(collection, 'a', 1);
+      await store.put(collection, 'b', 2);
+      expect(await store.delete(collection, 'a')).toBe(true);
+      expect(await store.delete(collection, 'a')).toBe(false);
+      expect(await store.delete(collection, 'never')).toBe(false);
+      expect(await store.get(collection, 'a')).toBeUndefined();
+      expect(await store.list(collection)).toEqual([{ id: 'b', value: 2 }]);
+    });
+
+    contractCase('put overwrites', async () => {
+      const store = await open();
+      const collection = unique('documents');
+      await store.put(collection, 'a', { version: 1, dropped: true });
+      await store.put(collection, 'a', { version: 2 });
+      expect(await store.get(collection, 'a')).toEqual({ version: 2 });
+      expect(await store.list(collection)).toHaveLength(1);
+    });
+
+    contractCase('collections are isolated', async () => {
+      const store = await open();
+      const keys = unique('keys');
+      const budgets = unique('budgets');
+      await store.put(keys, 'same-id', 'a key');
+      await store.put(budgets, 'same-id', 'a budget');
+      expect(await store.get(keys, 'same-id')).toBe('a key');
+      expect(await store.get(budgets, 'same-id')).toBe('a budget');
+      await store.delete(keys, 'same-id');
+      expect(await store.get(budgets, 'same-id')).toBe('a budget');
+      expect(await store.list(keys)).toEqual([]);
+    });
+
+    contractCase('documents round-trip as JSON, and callers never share objects with the store', async () => {
+      const store = await open();
+      const collection = unique('documents');
+      const value = {
+        text: 'quotes " backslashes \\ newlines \n unicode é 🚀',
+        numbers: [0, -1, 1.5, 1e21, Number.MAX_SAFE_INTEGER],
+        flags: { yes: true, no: false, nothing: null },
+        nested: { deeper: { deepest: [{ id: 'x', tags: [] }, {}] } },
+        at: new Date(0),
+        dropped: undefined,
+      };
+      await store.put(collection, 'nested', value);
+      await store.put(collection, 'scalar', 42);
+      await store.put(collection, 'null', null);
+      await store.put(collection, '__proto__', 'an id like any other');
+      const expected = JSON.parse(JSON.stringify(value));
+      expect(expected.at).toBe('1970-01-01T00:00:00.000Z');
+
+      value.nested.deeper.deepest.push({ id: 'added after put', tags: [] });
+      const read = (await store.get(collection, 'nested')) as typeof expected;
+      expect(read).toEqual(expected);
+      read.nested.deeper.deepest = [];
+      expect(await store.get(collection, 'nested')).toEqual(expected);
+      expect(await store.get(collection, 'scalar')).toBe(42);
+      expect(await store.get(collection, 'null')).toBeNull();
+      expect(await store.get(collection, '__proto__')).toBe('an id like any other');
+    });
+
+    contractCase('put refuses a value that has no JSON form', async () => {
+      const store = await open();
+      await expect(store.put(unique('documents'), 'a', undefined)).rejects.toThrow(TypeError);
+    });
+
+    contractCase('consumeWindow allows up to the limit, then refuses without counting', async () => {
+      const store = await open();
+      const window = {
+        key: unique('window'),
+        amount: 1,
+        limit: 3,
+        windowMs: WINDOW_MS,
+        nowMs: nextWindowStart(),
+      };
+      const resetAtMs = window.nowMs + WINDOW_MS;
+      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 1, resetAtMs });
+      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 2, resetAtMs });
+      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 3, resetAtMs });
+      expect(await store.consumeWindow(window)).toEqual({ allowed: false, count: 3, resetAtMs });
+      expect(await store.consumeWindow(window)).toEqual({ allowed: false, count: 3, resetAtMs });
+      expect(await store.consumeWindow({ ...window, amount: 0 })).toEqual({
+        allowed: true,
+        count: 3,
+        resetAtMs,
+      });
+    });
+
+    contractCase('consumeWindow with amount 0 only reads', async () => {
+      const store = await open();
+      const window = {
+        key: unique('window'),
+        amount: 0,
+        limit: 5,
+        windowMs: WINDOW_MS,
+        nowMs: nextWindowStart(),
+      };
+      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 0 });
+      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 0 });
+      await store.consumeWindow({ ...window, amount: 2 });
+      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 2 });
+      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 2 });
+    });
+
+    contractCase(
+      'consumeWindow adds amounts larger than 1, refusing one that would cross the limit',
+      async () => {
+        const store = await open();
+        const window = {
+          key: unique('window'),
+          amount: 4,
+          limit: 10,
+          windowMs: WINDOW_MS,
+          nowMs: nextWindowStart(),
+        };
+        expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 4 });
+        expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 8 });
+        expect(await store.consumeWindow(window)).toMatchObject({ allowed: false, count: 8 });
+        expect(await store.consumeWindow({ ...window, amount: 2 })).toMatchObject({
+          allowed: true,
+          count: 10,
+        });
+        expect(await store.consumeWindow({ ...window, key: unique('window'), amount: 11 })).toMatchObject({
+          allowed: false,
+          count: 0,
+        });
+      },
+    );
+
+    contractCase('windows roll over when nowMs enters the next window', async () => {
+      const store = await open();
+      const startMs = nextWindowStart();
+      const window = { key: unique('window'), amount: 1, limit: 2, windowMs: WINDOW_MS, nowMs: startMs };
+      await store.consumeWindow(window);
+      await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS - 1 });
+      expect(await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS - 1 })).toEqual({
+        allowed: false,
+        count: 2,
+        resetAtMs: startMs + WINDOW_MS,
+      });
+      expect(await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS })).toEqual({
+        allowed: true,
+        count: 1,
+        resetAtMs: startMs + 2 * WINDOW_MS,
+      });
+      expect(await store.consumeWindow({ ...window, nowMs: startMs + 3 * WINDOW_MS + 5 })).toEqual({
+        allowed: true,
+        count: 1,
+        resetAtMs: startMs + 4 * WINDOW_MS,
+      });
+    });
+
+    contractCase('resetAtMs is the end of the window containing nowMs', async () => {
+      const store = await open();
+      const startMs = nextWindowStart();
+      const request = { key: unique('window'), amount: 0, limit: 1, windowMs: WINDOW_MS };
+      for (const nowMs of [startMs, startMs + 1, startMs + WINDOW_MS / 2, startMs + WINDOW_MS - 1]) {
+        expect(await store.consumeWindow({ ...request, nowMs })).toMatchObject({
+          resetAtMs: startMs + WINDOW_MS,
+        });
+      }
+      const hourMs = 3_600_000;
+      const hourStartMs = Math.ceil(startMs / hourMs) * hourMs;
+      expect(
+        await store.consumeWindow({ ...request, amount: 1, windowMs: hourMs, nowMs: hourStartMs + 1234 }),
+      ).toEqual({ allowed: true, count: 1, resetAtMs: hourStartMs + hourMs });
+    });
+
+    contractCase('separate keys count separately', async () => {
+      const store = await open();
+      const nowMs = nextWindowStart();
+      const first = { key: unique('window'), amount: 1, limit: 1, windowMs: WINDOW_MS, nowMs };
+      const second = { ...first, key: unique('window') };
+      expect(await store.consumeWindow(first)).toMatchObject({ allowed: true, count: 1 });
+      expect(await store.consumeWindow(first)).toMatchObject({ allowed: false, count: 1 });
+      expect(await store.consumeWindow(second)).toMatchObject({ allowed: true, count: 1 });
+      expect(await store.consumeWindow({ ...first, windowMs: 2 * WINDOW_MS })).toMatchObject({
+        allowed: true,
+        count: 1,
+      });
+    });
+
+    contractCase('concurrent consumeWindow calls never exceed the limit', async () => {
+      const store = await open();
+      const window = {
+        key: unique('window'),
+        amount: 1,
+        limit: 50,
+        windowMs: WINDOW_MS,
+        nowMs: nextWindowStart(),
+      };
+      const results = await Promise.all(Array.from({ length: 200 }, () => store.consumeWindow(window)));
+      expect(results.filter((result) => result.allowed)).toHaveLength(50);
+      expect(results.every((result) => result.count <= 50)).toBe(true);
+      expect(await store.consumeWindow({ ...window, amount: 0 })).toMatchObject({ count: 50 });
+    });
+
+    contractCase('consumeWindow rejects requests it cannot count', async () => {
+      const store = await open();
+      const window = {
+        key: unique('window'),
+        amount: 1,
+        limit: 5,
+        windowMs: WINDOW_MS,
+        nowMs: nextWindowStart(),
+      };
+      await expect(store.consumeWindow({ ...window, windowMs: 0 })).rejects.toThrow(RangeError);
+      await expect(store.consumeWindow({ ...window, amount: -1 })).rejects.toThrow(RangeError);
+      await expect(store.consumeWindow({ ...window, amount: 0.5 })).rejects.toThrow(RangeError);
+      await expect(store.consumeWindow({ ...window, nowMs: Number.NaN })).rejects.toThrow(RangeError);
+      expect(await store.consumeWindow({ ...window, amount: 0 })).toMatchObject({ count: 0 });
+    });
+
+    contractCase('publish delivers to a subscriber, outside the publisher’s stack', async () => {
+      const store = await open();
+      const channel = unique('channel');
+      const received = recorder();
+      await store.subscribe(channel, received.handler);
+      const published = store.publish(channel, 'first');
+      expect(received.messages).toEqual([]);
+      await published;
+      await store.publish(channel, 'second');
+      await vi.waitFor(() => expect(received.messages).toEqual(['first', 'second']), DELIVERY_TIMEOUT_MS);
+    });
+
+    contractCase('unsubscribe stops delivery', async () => {
+      const store = await open();
+      const channel = unique('channel');
+      const staying = recorder();
+      const leaving = recorder();
+      await store.subscribe(channel, staying.handler);
+      const unsubscribe = await store.subscribe(channel, leaving.handler);
+      await store.publish(channel, 'before');
+      await vi.waitFor(() => expect(leaving.messages).toEqual(['before']), DELIVERY_TIMEOUT_MS);
+      await unsubscribe();
+      await unsubscribe();
+      await store.publish(channel, 'after');
+      await vi.waitFor(() => expect(staying.messages).toEqual(['before', 'after']), DELIVERY_TIMEOUT_MS);
+      expect(leaving.messages).toEqual(['before']);
+    });
+
+    contractCase('every subscriber of a channel receives each message, and only its channel’s', async () => {
+      const store = await open();
+      const channel = unique('channel');
+      const first = recorder();
+      const second = recorder();
+      const elsewhere = recorder();
+      await store.subscribe(channel, first.handler);
+      await store.subscribe(channel, second.handler);
+      await store.subscribe(unique('channel'), elsewhere.handler);
+      await store.publish(channel, 'hello');
+      await vi.waitFor(() => {
+        expect(first.messages).toEqual(['hello']);
+        expect(second.messages).toEqual(['hello']);
+      }, DELIVERY_TIMEOUT_MS);
+      expect(elsewhere.messages).toEqual([]);
+    });
+
+    contractCase('a subscriber that throws does not keep the others from their messages', async () => {
+      const store = await open();
+      const channel = unique('channel');
+      const received = recorder();
+      await store.subscribe(channel, () => {
+        throw new Error('a subscriber failing on purpose');
+      });
+      await store.subscribe(channel, received.handler);
+      await store.publish(channel, 'one');
+      await store.publish(channel, 'two');
+      await vi.waitFor(() => expect(received.messages).toEqual(['one', 'two']), DELIVERY_TIMEOUT_MS);
+    });
+
+    contractCase('a second store over the same state sees the documents of the first', async () => {
+      const first = await open();
+      const collection = unique('documents');
+      await first.put(collection, 'a', { secret: 'kept' });
+      await first.put(collection, 'b', 2);
+      await first.put(collection, 'c', 3);
+      await first.delete(collection, 'c');
+      await first.close();
+      const second = await open();
+      expect(await second.get(collection, 'a')).toEqual({ secret: 'kept' });
+      const listed = await second.list(collection);
+      expect(listed.map((document) => document.id).sort()).toEqual(['a', 'b']);
+    });
+
+    contractCase('a second store over the same state continues the window counts of the first', async () => {
+      const first = await open();
+      const window = {
+        key: unique('window'),
+        amount: 3,
+        limit: 5,
+        windowMs: WINDOW_MS,
+        nowMs: nextWindowStart(),
+      };
+      await first.consumeWindow(window);
+      await first.close();
+      const second = await open();
+      expect(await second.consumeWindow(window)).toMatchObject({ allowed: false, count: 3 });
+      expect(await second.consumeWindow({ ...window, amount: 2 })).toMatchObject({ allowed: true, count: 5 });
+    });
+
+    contractCase('a message published by one store reaches a subscriber of another', async () => {
+      const subscribing = await open();
+      const publishing = await open();
+      const channel = unique('channel');
+      const received = recorder();
+      await subscribing.subscribe(channel, received.handler);
+      await publishing.publish(channel, 'across');
+      await vi.waitFor(() => expect(received.messages).toEqual(['across']), DELIVERY_TIMEOUT_MS);
+    });
+
+    const unknownSkips = Object.keys(skip).filter((name) => !caseNames.has(name));
+    if (unknownSkips.length > 0) {
+      throw new Error(`runStoreContract(${options.name}): no case is named ${unknownSkips.join(', ')}`);
+    }
+  });
+}
+
+function unique(name: string): string {
+  return `${name}-${randomUUID()}`;
+}
+
+/**
+ * Start of the next window by the wall clock: far enough ahead that no window ends mid-case, and real enough
+ * that stores expiring windows by the wall clock (Redis, a reloaded data directory) keep them.
+ */
+function nextWindowStart(): number {
+  return (Math.floor(Date.now() / WINDOW_MS) + 1) * WINDOW_MS;
+}
+
+function recorder(): { messages: string[]; handler: (message: string) => void } {
+  const messages: string[] = [];
+  return { messages, handler: (message) => void messages.push(message) };
+}

@@ -1,0 +1,40 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError } from '@gw/shared';
+
+export interface AdminAuthOptions {
+  /** GATEWAY_ADMIN_TOKEN; Bearer it acts as Admin. */
+  adminToken?: string | undefined;
+  /** The operator opened /api/* to anonymous callers on purpose (client.allow_anonymous_admin). */
+  allowAnonymous: boolean;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const left = Buffer.from(given);
+  const right = Buffer.from(expected);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** Throws 401/403 unless the caller may use the admin API. Never open to anonymous callers by default. */
+export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthOptions): void {
+  if (options.allowAnonymous) return;
+  if (!options.adminToken) {
+    throw new GatewayError({
+      type: 'forbidden',
+      status: 403,
+      message:
+        'the admin API is disabled: set GATEWAY_ADMIN_TOKEN (or client.allow_anonymous_admin in the config)',
+    });
+  }
+  const authorization = headers.authorization;
+  if (!authorization?.startsWith('Bearer ')) {
+    throw new GatewayError({
+      type: 'unauthorized',
+      status: 401,
+      message: 'send the admin token as Authorization: Bearer <token>',
+    });
+  }
+  if (!sameSecret(authorization.slice(7).trim(), options.adminToken)) {
+    throw new GatewayError({ type: 'unauthorized', status: 401, message: 'the admin token is not valid' });
+  }
+}

@@ -1,0 +1,2 @@
+export * from './core/admin-app.ts';
+export * from './core/admin-auth.ts';

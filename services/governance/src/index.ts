@@ -1,0 +1,4 @@
+export * from './core/governance-core.ts';
+export * from './core/governance-service.ts';
+export * from './grpc/governance-client.ts';
+export * from './grpc/governance-server.ts';

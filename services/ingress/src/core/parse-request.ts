@@ -1,0 +1,101 @@
+import {
+  chatRequestSchema,
+  invalidRequest,
+  type Message,
+  paramsSchema,
+  textRequestSchema,
+  validate,
+} from '@gw/shared';
+
+export interface Target {
+  provider: string;
+  model: string;
+}
+
+export interface ParsedCompletion {
+  operation: 'chat' | 'text';
+  target: Target;
+  fallbacks: Target[];
+  messages?: Message[];
+  prompt?: string | string[];
+  params: Record<string, unknown>;
+  stream: boolean;
+}
+
+/** Top-level members that are not params. */
+const CHAT_ENVELOPE = new Set([
+  'model',
+  'messages',
+  'params',
+  'fallbacks',
+  'stream',
+  'stream_options',
+  'provider',
+]);
+const TEXT_ENVELOPE = new Set([...CHAT_ENVELOPE, 'text', 'prompt']);
+
+/** `<provider>/<model>`; the model may itself contain slashes. */
+export function parseTarget(value: string, field: string, provider?: string): Target {
+  if (provider) return { provider, model: value };
+  const slash = value.indexOf('/');
+  if (slash <= 0 || slash === value.length - 1) {
+    throw invalidRequest(
+      `${field}: '${value}' must be '<provider>/<model>' (for example openai/gpt-4o-mini)`,
+      field,
+    );
+  }
+  return { provider: value.slice(0, slash), model: value.slice(slash + 1) };
+}
+
+/**
+ * Params are SPEC's `params` object plus OpenAI's top-level fields (`max_tokens`, `tools`, …), so that
+ * OpenAI SDK calls work unchanged; `params` wins when both name a field. Unknown members pass through.
+ */
+function collectParams(body: Record<string, unknown>, envelope: Set<string>): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  let topLevel = false;
+  for (const name in body) {
+    if (envelope.has(name)) continue;
+    params[name] = body[name];
+    topLevel = true;
+  }
+  const nested = body['params'];
+  if (nested !== undefined) {
+    if (typeof nested !== 'object' || nested === null || Array.isArray(nested)) {
+      throw invalidRequest('params: must be an object', 'params');
+    }
+    Object.assign(params, nested);
+  }
+  validate(paramsSchema, params, topLevel && nested === undefined ? '' : 'params');
+  return params;
+}
+
+function fallbackTargets(fallbacks: string[] | undefined): Target[] {
+  return (fallbacks ?? []).map((value, index) => parseTarget(value, `fallbacks[${index}]`));
+}
+
+export function parseChatRequest(body: unknown): ParsedCompletion {
+  const request = validate(chatRequestSchema, body);
+  return {
+    operation: 'chat',
+    target: parseTarget(request.model, 'model', request.provider),
+    fallbacks: fallbackTargets(request.fallbacks),
+    messages: request.messages,
+    params: collectParams(request, CHAT_ENVELOPE),
+    stream: request.stream === true,
+  };
+}
+
+export function parseTextRequest(body: unknown): ParsedCompletion {
+  const request = validate(textRequestSchema, body);
+  const prompt = request.text ?? request.prompt;
+  if (prompt === undefined) throw invalidRequest('text: is required', 'text');
+  return {
+    operation: 'text',
+    target: parseTarget(request.model, 'model', request.provider),
+    fallbacks: fallbackTargets(request.fallbacks),
+    prompt,
+    params: collectParams(request, TEXT_ENVELOPE),
+    stream: request.stream === true,
+  };
+}

@@ -1,0 +1,142 @@
+import { GatewayError, type SseEvent, SseParser } from '@gw/shared';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { networkError } from '../upstream-client.ts';
+import type { AdapterContext } from './adapter.ts';
+
+/** Pulls a human message out of a provider's error body; each adapter knows its own shape. */
+export type ErrorMessageReader = (body: unknown) => string | undefined;
+
+export interface UpstreamCall {
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  method?: 'GET' | 'POST';
+  /** Query string parameters, appended to the path. */
+  query?: Record<string, string>;
+}
+
+function retryAfterSeconds(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Builds the URL of a call: base URL (which may carry a path prefix) plus the operation path. */
+export function upstreamUrl(baseUrl: string, call: Pick<UpstreamCall, 'path' | 'query'>): URL {
+  const url = new URL(baseUrl.replace(/\/+$/, '') + call.path);
+  for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value);
+  return url;
+}
+
+async function send(context: AdapterContext, call: UpstreamCall, readMessage: ErrorMessageReader) {
+  const url = upstreamUrl(context.baseUrl, call);
+  const response = await context.http.request({
+    url,
+    method: call.method ?? 'POST',
+    headers: { ...context.network.extra_headers, ...call.headers },
+    body: call.body,
+    signal: context.signal,
+    timeoutMs: context.timeoutMs,
+  });
+  if (response.statusCode >= 400) {
+    const text = await response.body.text().catch(() => '');
+    const body = parseJsonText(text);
+    throw new GatewayError({
+      type: 'upstream_error',
+      status: response.statusCode,
+      message:
+        readMessage(body) ??
+        (typeof body === 'string' && body ? body.slice(0, 500) : `upstream answered ${response.statusCode}`),
+      upstream: true,
+      upstreamBody: body,
+      provider: context.provider,
+      retryAfter: retryAfterSeconds(response.headers['retry-after']),
+    });
+  }
+  return { url, response };
+}
+
+/** Sends a call and parses the JSON answer with the adapter's minimal schema. */
+export async function callJson<Schema extends z.ZodType>(
+  context: AdapterContext,
+  call: UpstreamCall,
+  options: { schema: Schema; readMessage: ErrorMessageReader },
+): Promise<{ raw: unknown; parsed: z.infer<Schema> }> {
+  const { url, response } = await send(context, call, options.readMessage);
+  let raw: unknown;
+  try {
+    raw = await response.body.json();
+  } catch (error) {
+    const failure = networkError(error, { url, signal: context.signal });
+    if (failure.type !== 'upstream_unreachable') throw failure;
+    throw invalidUpstreamBody(context.provider, 'is not JSON');
+  }
+  const result = options.schema.safeParse(raw);
+  if (!result.success) {
+    throw invalidUpstreamBody(
+      context.provider,
+      `has an unexpected shape (${result.error.issues[0]?.message ?? 'invalid'})`,
+    );
+  }
+  return { raw, parsed: result.data };
+}
+
+/** Sends a call and yields the server-sent events of the answer as they arrive. */
+export async function* callSse(
+  context: AdapterContext,
+  call: UpstreamCall,
+  readMessage: ErrorMessageReader,
+): AsyncGenerator<SseEvent> {
+  yield* parseSse(await callStream(context, call, readMessage), context);
+}
+
+/** Sends a call and answers the response body as a byte stream (for non-SSE framings). */
+export async function callStream(
+  context: AdapterContext,
+  call: UpstreamCall,
+  readMessage: ErrorMessageReader,
+): Promise<Dispatcher.ResponseData['body']> {
+  const { response } = await send(context, call, readMessage);
+  return response.body;
+}
+
+async function* parseSse(body: AsyncIterable<Uint8Array>, context: AdapterContext): AsyncGenerator<SseEvent> {
+  const parser = new SseParser();
+  try {
+    for await (const bytes of body) yield* parser.push(bytes);
+    yield* parser.end();
+  } catch (error) {
+    throw networkError(error, { url: new URL(context.baseUrl), signal: context.signal });
+  }
+}
+
+export function invalidUpstreamBody(provider: string, what: string): GatewayError {
+  return new GatewayError({
+    type: 'upstream_error',
+    status: 502,
+    message: `the answer of ${provider} ${what}`,
+    upstream: true,
+    provider,
+  });
+}
+
+/** Parses one event's JSON payload, naming the provider when it is broken. */
+export function parseEventJson(provider: string, data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw invalidUpstreamBody(provider, 'stream carried an event that is not JSON');
+  }
+}

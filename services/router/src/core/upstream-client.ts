@@ -1,0 +1,88 @@
+import { GatewayError } from '@gw/shared';
+import { type Dispatcher, errors, Pool } from 'undici';
+
+export interface UpstreamRequest {
+  url: URL;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  signal: AbortSignal;
+  /** Bounds the wait for response headers and every gap between body chunks. */
+  timeoutMs: number;
+}
+
+/**
+ * HTTP to upstreams over undici pools, one per origin, reused across requests (DESIGN.md §7: undici pools,
+ * not fetch). Network failures become GatewayErrors so the router can tell transient from permanent.
+ */
+export class UpstreamClient {
+  private readonly pools = new Map<string, Pool>();
+  private readonly connections: number;
+
+  constructor(options: { connections?: number } = {}) {
+    this.connections = options.connections ?? 256;
+  }
+
+  async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    const pool = this.pool(request.url.origin);
+    try {
+      return await pool.request({
+        path: request.url.pathname + request.url.search,
+        method: request.method ?? 'POST',
+        headers: request.headers,
+        body: request.body ?? null,
+        signal: request.signal,
+        headersTimeout: request.timeoutMs,
+        bodyTimeout: request.timeoutMs,
+      });
+    } catch (error) {
+      throw networkError(error, request);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+    this.pools.clear();
+  }
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: this.connections, keepAliveTimeout: 30_000 });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+}
+
+/** Classifies an error thrown while talking to an upstream (also while reading its body). */
+export function networkError(error: unknown, request: { url: URL; signal: AbortSignal }): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (request.signal.aborted) {
+    return new GatewayError({
+      type: 'internal_error',
+      status: 499,
+      message: 'request cancelled by the caller',
+    });
+  }
+  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
+    return new GatewayError({
+      type: 'upstream_timeout',
+      status: 504,
+      message: `upstream ${request.url.host} did not answer in time`,
+      cause: error,
+    });
+  }
+  const code = (error as { code?: string }).code ?? 'unknown';
+  return new GatewayError({
+    type: 'upstream_unreachable',
+    status: 502,
+    message: `upstream ${request.url.host} unreachable (${code})`,
+    cause: error,
+  });
+}
+
+/** True for the cancellation error produced when the caller went away. */
+export function isCancellation(error: unknown): boolean {
+  return error instanceof GatewayError && error.status === 499;
+}

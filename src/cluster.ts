@@ -1,0 +1,82 @@
+// `pnpm start:cluster`: every service as its own process (GW_<SERVICE>_REPLICAS each) over gRPC, state in REDIS_URL.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const SERVICES = ['governance', 'router', 'mcp-runner', 'ingress', 'admin'] as const;
+type Service = (typeof SERVICES)[number];
+
+function count(service: Service): number {
+  const name = `GW_${service.toUpperCase().replace('-', '_')}_REPLICAS`;
+  const value = Number(process.env[name] ?? 1);
+  if (!Number.isInteger(value) || value < 0 || value > 64)
+    throw new Error(`${name}: '${process.env[name]}' is not a replica count (0-64)`);
+  return value;
+}
+
+function port(name: string, fallback: number): number {
+  return Number(process.env[name] ?? fallback);
+}
+
+if (!process.env['REDIS_URL']) {
+  console.error('start:cluster needs REDIS_URL (for example redis://127.0.0.1:6379)');
+  process.exit(1);
+}
+
+const routerBase = port('GW_ROUTER_PORT', 7101);
+const governanceBase = port('GW_GOVERNANCE_PORT', 7201);
+const replicas = Object.fromEntries(SERVICES.map((service) => [service, count(service)])) as Record<
+  Service,
+  number
+>;
+const addresses = (base: number, n: number) =>
+  Array.from({ length: n }, (_, index) => `127.0.0.1:${base + index}`).join(',');
+const shared = {
+  ...process.env,
+  GW_ROUTER_ADDR: process.env['GW_ROUTER_ADDR'] ?? addresses(routerBase, replicas.router),
+  GW_GOVERNANCE_ADDR: process.env['GW_GOVERNANCE_ADDR'] ?? addresses(governanceBase, replicas.governance),
+};
+
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function start(service: Service, index: number): void {
+  const env: NodeJS.ProcessEnv = { ...shared, GW_REPLICA: String(index) };
+  if (service === 'router') env['GW_ROUTER_PORT'] = String(routerBase + index);
+  if (service === 'governance') env['GW_GOVERNANCE_PORT'] = String(governanceBase + index);
+  if (service === 'ingress') env['PORT'] = String(port('PORT', 8080) + index);
+  if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 8081) + index);
+  const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
+  const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
+  children.push(child);
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`${service}[${index}] exited (${signal ?? code}); stopping the cluster`);
+    shutdown(1);
+  });
+}
+
+function shutdown(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  const alive = children.filter((child) => child.exitCode === null && child.signalCode === null);
+  for (const child of alive) child.kill('SIGTERM');
+  let remaining = alive.length;
+  if (remaining === 0) process.exit(code);
+  for (const child of alive) {
+    child.on('exit', () => {
+      remaining -= 1;
+      if (remaining === 0) process.exit(code);
+    });
+  }
+  setTimeout(() => {
+    for (const child of alive) child.kill('SIGKILL');
+    process.exit(code);
+  }, 30_000).unref();
+}
+
+process.on('SIGTERM', () => shutdown(0));
+process.on('SIGINT', () => shutdown(0));
+
+for (const service of SERVICES) {
+  for (let index = 0; index < replicas[service]; index++) start(service, index);
+}
