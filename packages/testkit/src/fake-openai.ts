@@ -33,7 +33,12 @@ export async function startFakeOpenAi() {
       try {
         body = text ? JSON.parse(text) : undefined;
       } catch {}
-      requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body });
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body,
+      });
       response.on('close', () => {
         if (!response.writableFinished) aborted++;
       });
@@ -93,7 +98,9 @@ async function write(response: ServerResponse, answer: ScriptedAnswer): Promise<
   response.end(payload);
 }
 
-export function chatCompletion(options: { content?: string | null; model?: string; toolCalls?: unknown[]; finishReason?: string } = {}) {
+export function chatCompletion(
+  options: { content?: string | null; model?: string; toolCalls?: unknown[]; finishReason?: string } = {},
+) {
   return {
     id: 'chatcmpl-fake-1',
     object: 'chat.completion',
@@ -113,19 +120,43 @@ export function chatCompletion(options: { content?: string | null; model?: strin
         finish_reason: options.finishReason ?? (options.toolCalls ? 'tool_calls' : 'stop'),
       },
     ],
-    usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, prompt_tokens_details: { cached_tokens: 2 } },
+    usage: {
+      prompt_tokens: 11,
+      completion_tokens: 7,
+      total_tokens: 18,
+      prompt_tokens_details: { cached_tokens: 2 },
+    },
   };
 }
 
 /** The chunks OpenAI streams for a short answer, with `include_usage`: role, content pieces, finish, usage. */
 export function chatStreamEvents(options: { pieces?: string[]; model?: string } = {}): string[] {
-  const base = { id: 'chatcmpl-fake-2', object: 'chat.completion.chunk', created: 1_700_000_000, model: options.model ?? 'gpt-4o-mini' };
+  const base = {
+    id: 'chatcmpl-fake-2',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: options.model ?? 'gpt-4o-mini',
+  };
   const pieces = options.pieces ?? ['Hel', 'lo', ' wörld'];
   return [
-    JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], usage: null }),
-    ...pieces.map((piece) => JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }], usage: null })),
+    JSON.stringify({
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      usage: null,
+    }),
+    ...pieces.map((piece) =>
+      JSON.stringify({
+        ...base,
+        choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+        usage: null,
+      }),
+    ),
     JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: null }),
-    JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } }),
+    JSON.stringify({
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+    }),
     '[DONE]',
   ];
 }
@@ -139,7 +170,11 @@ function defaultAnswer(path: string, body: Record<string, unknown> | undefined):
         events: [
           JSON.stringify({ ...base, choices: [{ index: 0, text: 'Once', finish_reason: null }] }),
           JSON.stringify({ ...base, choices: [{ index: 0, text: ' upon', finish_reason: 'stop' }] }),
-          JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
+          JSON.stringify({
+            ...base,
+            choices: [],
+            usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+          }),
           '[DONE]',
         ],
       };

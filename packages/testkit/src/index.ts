@@ -1,2 +1,2 @@
-export { runStoreContract, type StoreContractOptions } from './store-contract.ts';
 export * from './fake-openai.ts';
+export { runStoreContract, type StoreContractOptions } from './store-contract.ts';

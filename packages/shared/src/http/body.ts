@@ -52,7 +52,10 @@ export function validate<Schema extends z.ZodType>(
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-  const message = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
+  const message =
+    issue.code === 'invalid_type' && issue.message.endsWith('received undefined')
+      ? 'is required'
+      : issue.message;
   throw invalidRequest(path ? `${path}: ${message}` : message, path || undefined);
 }
 
