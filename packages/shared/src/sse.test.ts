@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { SseParser } from './sse.ts';
+
+const stream = 'event: start\ndata: {"a":"é"}\n\n: comment\ndata: line1\ndata: line2\r\n\r\ndata: [DONE]\n\n';
+
+function parseInSlices(text: string, sizes: number[]) {
+  const bytes = Buffer.from(text, 'utf8');
+  const parser = new SseParser();
+  const events = [];
+  let offset = 0;
+  for (let index = 0; offset < bytes.length; index++) {
+    const size = sizes[index % sizes.length]!;
+    events.push(...parser.push(bytes.subarray(offset, offset + size)));
+    offset += size;
+  }
+  events.push(...parser.end());
+  return events;
+}
+
+describe('SseParser', () => {
+  it.each([[[1]], [[2]], [[3, 1, 7]], [[1000]]])('yields the same events whatever the byte split (%j)', (sizes) => {
+    expect(parseInSlices(stream, sizes)).toEqual([
+      { event: 'start', data: '{"a":"é"}' },
+      { event: undefined, data: 'line1\nline2' },
+      { event: undefined, data: '[DONE]' },
+    ]);
+  });
+
+  it('splits a CRLF pair across two pushes without an empty event', () => {
+    const parser = new SseParser();
+    expect(parser.push(Buffer.from('data: x\r'))).toEqual([]);
+    expect(parser.push(Buffer.from('\n\r'))).toEqual([{ event: undefined, data: 'x' }]);
+    expect(parser.push(Buffer.from('\ndata: y\n\n'))).toEqual([{ event: undefined, data: 'y' }]);
+  });
+
+  it('flushes a last event without a trailing blank line at end', () => {
+    const parser = new SseParser();
+    expect(parser.push(Buffer.from('data: tail'))).toEqual([]);
+    expect(parser.end()).toEqual([{ event: undefined, data: 'tail' }]);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { type SelectableKey, selectKey } from './key-selector.ts';
+
+const key = (id: string, weight: number, models: string[] = []): SelectableKey => ({ id, value: id, weight, models, config: {} });
+
+describe('selectKey', () => {
+  const keys = [key('a', 3), key('b', 1), key('mini-only', 5, ['gpt-4o-mini'])];
+
+  it('chooses by weight among keys that may serve the model', () => {
+    const counts: Record<string, number> = {};
+    let seed = 0;
+    const random = () => ((seed = (seed * 9301 + 49297) % 233280) / 233280);
+    for (let index = 0; index < 4000; index++) {
+      const chosen = selectKey(keys, { model: 'gpt-4o', excluded: new Set() }, random)!;
+      counts[chosen.id] = (counts[chosen.id] ?? 0) + 1;
+    }
+    expect(counts['mini-only']).toBeUndefined();
+    expect(counts['a']! / counts['b']!).toBeGreaterThan(2.4);
+    expect(counts['a']! / counts['b']!).toBeLessThan(3.8);
+  });
+
+  it('honours the key ids a virtual key allows, with * meaning all', () => {
+    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['b'], excluded: new Set() })?.id).toBe('b');
+    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['*'], excluded: new Set(['a']) })?.id).toBe('b');
+    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['mini-only'], excluded: new Set() })).toBeUndefined();
+  });
+
+  it('avoids rotated-out keys while another remains, then falls back to them', () => {
+    expect(selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a']) })?.id).toBe('b');
+    expect(['a', 'b']).toContain(selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a', 'b']) })?.id);
+  });
+
+  it('skips keys of weight zero', () => {
+    expect(selectKey([key('off', 0), key('on', 1)], { model: 'x', excluded: new Set() })?.id).toBe('on');
+  });
+});
