@@ -384,6 +384,99 @@ export function runStoreContract(options: StoreContractOptions): void {
     if (unknownSkips.length > 0) {
       throw new Error(`runStoreContract(${options.name}): no case is named ${unknownSkips.join(', ')}`);
     }
+
+    // --- governance admission -------------------------------------------------------------------------
+
+    const far = () => Date.now() + 3_600_000;
+    const check = (key: string, limit: number, need: number, amount: number) => ({
+      key,
+      limit,
+      need,
+      amount,
+      expireAtMs: far(),
+    });
+
+    contractCase('admit adds the required amounts only when every check passes', async () => {
+      const store = await open();
+      const [requests, budget] = [unique('requests'), unique('budget')];
+      const admitted = await store.admit({
+        required: [check(requests, 2, 1, 1), check(budget, 100, 1, 0)],
+        alternatives: [],
+      });
+      expect(admitted).toEqual({ allowed: true, passing: [] });
+      await store.admit({ required: [check(requests, 2, 1, 1)], alternatives: [] });
+      const refused = await store.admit({
+        required: [check(budget, 100, 1, 5), check(requests, 2, 1, 1)],
+        alternatives: [],
+      });
+      expect(refused).toMatchObject({ allowed: false, failed: { group: -1, index: 1, current: 2 } });
+      // Nothing of a refused admission was added.
+      expect(await store.readCounters([requests, budget, unique('absent')])).toEqual([2, 0, 0]);
+    });
+
+    contractCase('admit charges the first passing alternative and reports every passing one', async () => {
+      const store = await open();
+      const [full, open1, open2] = [unique('full'), unique('open'), unique('open')];
+      await store.admit({ required: [check(full, 1, 1, 1)], alternatives: [] });
+      const result = await store.admit({
+        required: [],
+        alternatives: [[check(full, 1, 1, 1)], [check(open1, 5, 1, 1)], [check(open2, 5, 1, 1)]],
+      });
+      expect(result).toEqual({ allowed: true, passing: [1, 2] });
+      expect(await store.readCounters([full, open1, open2])).toEqual([1, 1, 0]);
+      const none = await store.admit({ required: [], alternatives: [[check(full, 1, 1, 1)]] });
+      expect(none).toMatchObject({ allowed: false, failed: { group: 0, index: 0, current: 1 }, passing: [] });
+    });
+
+    contractCase('admit is exact under concurrency: 300 requests against a limit of 40', async () => {
+      const store = await open();
+      const key = unique('burst');
+      const results = await Promise.all(
+        Array.from({ length: 300 }, () =>
+          store.admit({ required: [check(key, 40, 1, 1)], alternatives: [] }),
+        ),
+      );
+      expect(results.filter((result) => result.allowed)).toHaveLength(40);
+      expect(await store.readCounters([key])).toEqual([40]);
+    });
+
+    contractCase('a reservation settles exactly once and is due after its deadline', async () => {
+      const store = await open();
+      const [budget, id] = [unique('budget'), unique('reservation')];
+      const deadlineMs = Date.now() - 1;
+      await store.admit({
+        required: [check(budget, 1_000, 300, 300)],
+        alternatives: [],
+        reservation: { id, deadlineMs, payload: '{"estimate":300}' },
+      });
+      expect(await store.readCounters([budget])).toEqual([300]);
+      expect(await store.dueReservations(Date.now(), 1_000)).toContainEqual({
+        id,
+        payload: '{"estimate":300}',
+      });
+      const adjustment = { key: budget, delta: -180, expireAtMs: far() };
+      const settles = await Promise.all(
+        [1, 2, 3].map(() => store.settleReservation({ id, adjustments: [adjustment] })),
+      );
+      expect(settles.filter(Boolean)).toHaveLength(1);
+      expect(await store.readCounters([budget])).toEqual([120]);
+      expect((await store.dueReservations(Date.now(), 1_000)).map((due) => due.id)).not.toContain(id);
+      expect(await store.settleReservation({ id: unique('never'), adjustments: [adjustment] })).toBe(false);
+    });
+
+    contractCase('counters and reservations outlive a reopen', async () => {
+      const first = await open();
+      const [key, id] = [unique('kept'), unique('reservation')];
+      await first.admit({
+        required: [check(key, 10, 1, 3)],
+        alternatives: [],
+        reservation: { id, deadlineMs: 1, payload: 'p' },
+      });
+      await first.close();
+      const second = await open();
+      expect(await second.readCounters([key])).toEqual([3]);
+      expect(await second.settleReservation({ id, adjustments: [] })).toBe(true);
+    });
   });
 }
 

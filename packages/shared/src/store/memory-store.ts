@@ -2,7 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Store, WindowRequest, WindowResult } from './store.ts';
+import {
+  admittedAdditions,
+  assertAdmitRequest,
+  assertWindowRequest,
+  counterTtlMs,
+  decideAdmission,
+} from './admission.ts';
+import type {
+  AdmitRequest,
+  AdmitResult,
+  CounterAdjustment,
+  SettleReservationRequest,
+  Store,
+  WindowRequest,
+  WindowResult,
+} from './store.ts';
 
 export interface MemoryStoreOptions {
   /** Directory of `store.json`; without it nothing outlives the process. */
@@ -37,6 +52,12 @@ const storeFileSchema = z.object({
       count: z.number().int().nonnegative(),
     }),
   ),
+  counters: z
+    .array(z.object({ key: z.string(), value: z.number().int(), expireAtMs: z.number() }))
+    .default([]),
+  reservations: z
+    .array(z.object({ id: z.string(), deadlineMs: z.number(), payload: z.string() }))
+    .default([]),
 });
 
 type StoreFile = z.infer<typeof storeFileSchema>;
@@ -55,6 +76,9 @@ export class MemoryStore implements Store {
   /** Collection → id → the document as JSON text, so callers never share objects with the store. */
   private readonly documents = new Map<string, Map<string, string>>();
   private readonly windows = new Map<string, WindowState>();
+  /** Governance counters: value and the time after which they may be forgotten. */
+  private readonly counters = new Map<string, { value: number; expireAtMs: number }>();
+  private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
   private readonly filePath: string | undefined;
   private readonly reportError: (error: unknown) => void;
@@ -130,6 +154,60 @@ export class MemoryStore implements Store {
       this.scheduleSave();
     }
     return { allowed: true, count, resetAtMs };
+  }
+
+  async admit(request: AdmitRequest): Promise<AdmitResult> {
+    this.assertOpen();
+    assertAdmitRequest(request);
+    const result = decideAdmission(request, (key) => this.counterValue(key));
+    if (!result.allowed) return result;
+    this.applyAdjustments(admittedAdditions(request, result));
+    if (request.reservation) {
+      const { id, deadlineMs, payload } = request.reservation;
+      this.reservations.set(id, { deadlineMs, payload });
+    }
+    this.scheduleSave();
+    return result;
+  }
+
+  async settleReservation(request: SettleReservationRequest): Promise<boolean> {
+    this.assertOpen();
+    if (!this.reservations.delete(request.id)) return false;
+    this.applyAdjustments(request.adjustments);
+    this.scheduleSave();
+    return true;
+  }
+
+  async dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>> {
+    this.assertOpen();
+    return Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }))
+      .filter((reservation) => reservation.deadlineMs <= nowMs)
+      .sort((left, right) => left.deadlineMs - right.deadlineMs)
+      .slice(0, limit)
+      .map(({ id, payload }) => ({ id, payload }));
+  }
+
+  async readCounters(keys: string[]): Promise<number[]> {
+    this.assertOpen();
+    return keys.map((key) => this.counterValue(key));
+  }
+
+  private counterValue(key: string): number {
+    const counter = this.counters.get(key);
+    if (counter === undefined) return 0;
+    if (counter.expireAtMs <= Date.now()) {
+      this.counters.delete(key);
+      return 0;
+    }
+    return counter.value;
+  }
+
+  private applyAdjustments(adjustments: CounterAdjustment[]): void {
+    for (const { key, delta, expireAtMs } of adjustments) {
+      if (delta === 0) continue;
+      const value = this.counterValue(key) + delta;
+      this.counters.set(key, { value, expireAtMs: Date.now() + counterTtlMs(expireAtMs) });
+    }
   }
 
   async publish(channel: string, message: string): Promise<void> {
@@ -233,7 +311,11 @@ export class MemoryStore implements Store {
     }
     const nowMs = Date.now();
     const windows = Array.from(this.windows.values()).filter((window) => window.resetAtMs > nowMs);
-    return { version: 1, documents, windows };
+    const counters = Array.from(this.counters, ([key, counter]) => ({ key, ...counter })).filter(
+      (counter) => counter.expireAtMs > nowMs,
+    );
+    const reservations = Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }));
+    return { version: 1, documents, windows, counters, reservations };
   }
 
   private load(file: StoreFile): void {
@@ -246,6 +328,11 @@ export class MemoryStore implements Store {
       documents.set(id, toJsonText(value));
     }
     const nowMs = Date.now();
+    for (const { key, value, expireAtMs } of file.counters) {
+      if (expireAtMs > nowMs) this.counters.set(key, { value, expireAtMs });
+    }
+    for (const { id, deadlineMs, payload } of file.reservations)
+      this.reservations.set(id, { deadlineMs, payload });
     for (const window of file.windows) {
       if (window.resetAtMs > nowMs)
         this.windows.set(windowId(window.key, window.windowMs, window.resetAtMs), window);
@@ -302,20 +389,6 @@ function toJsonText(value: unknown): string {
 
 function windowId(key: string, windowMs: number, resetAtMs: number): string {
   return JSON.stringify([key, windowMs, resetAtMs]);
-}
-
-/** Counters are integers: on Redis they are INCRBY counters. */
-function assertWindowRequest(request: WindowRequest): void {
-  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
-    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
-  }
-  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
-    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
-  }
-  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
-    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
-  }
-  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
 }
 
 function describeError(error: unknown): string {

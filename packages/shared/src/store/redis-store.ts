@@ -1,7 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Store, WindowRequest, WindowResult } from './store.ts';
+import { assertAdmitRequest, assertWindowRequest, counterTtlMs } from './admission.ts';
+import type {
+  AdmitRequest,
+  AdmitResult,
+  SettleReservationRequest,
+  Store,
+  WindowRequest,
+  WindowResult,
+} from './store.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -19,11 +27,22 @@ const CONNECT_ATTEMPTS = 5;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 const CONSUME_WINDOW_LUA = new URL('./lua/consume-window-1.lua', import.meta.url);
+const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
+const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-2.lua', import.meta.url);
+const admitReplySchema = z.tuple([
+  z.union([z.literal(0), z.literal(1)]),
+  z.number(),
+  z.number(),
+  z.number(),
+  z.string(),
+]);
 const consumeWindowReplySchema = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number(), z.number()]);
 
 /** The main connection with the command that defineCommand adds for consume-window-1.lua. */
 interface ScriptedRedis extends Redis {
   consumeWindow(key: string, ...argv: string[]): Promise<unknown>;
+  admitCounters(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
+  settleReservation(reservations: string, deadlines: string, ...argv: string[]): Promise<unknown>;
 }
 
 interface ChannelSubscriptions {
@@ -59,7 +78,9 @@ export class RedisStore implements Store {
 
   /** Connects and waits until Redis is ready; rejects after a few attempts when it cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
-    const lua = await readFile(CONSUME_WINDOW_LUA, 'utf8');
+    const [lua, admitLua, settleLua] = await Promise.all(
+      [CONSUME_WINDOW_LUA, ADMIT_COUNTERS_LUA, SETTLE_RESERVATION_LUA].map((file) => readFile(file, 'utf8')),
+    );
     const state = { everReady: false };
     const connection = new Redis(options.url, {
       lazyConnect: true,
@@ -72,7 +93,9 @@ export class RedisStore implements Store {
     state.everReady = true;
     const store = new RedisStore(connection, options);
     connection.on('error', (error: unknown) => store.reportError(error));
-    connection.defineCommand('consumeWindow', { numberOfKeys: 1, lua });
+    connection.defineCommand('consumeWindow', { numberOfKeys: 1, lua: lua! });
+    connection.defineCommand('admitCounters', { lua: admitLua! });
+    connection.defineCommand('settleReservation', { numberOfKeys: 2, lua: settleLua! });
     return store;
   }
 
@@ -116,6 +139,78 @@ export class RedisStore implements Store {
     );
     const [allowed, count] = consumeWindowReplySchema.parse(reply);
     return { allowed: allowed === 1, count, resetAtMs };
+  }
+
+  async admit(request: AdmitRequest): Promise<AdmitResult> {
+    assertAdmitRequest(request);
+    const groups = [request.required, ...request.alternatives];
+    const keys = groups.flat().map((check) => this.counterKey(check.key));
+    const spec = {
+      groups: groups.map((group) =>
+        group.map((check) => ({
+          limit: check.limit,
+          need: check.need,
+          amount: check.amount,
+          expireAt: check.expireAtMs,
+          ttl: counterTtlMs(check.expireAtMs),
+        })),
+      ),
+    };
+    const reservation = request.reservation;
+    const reply = await this.connection.admitCounters(
+      keys.length + 2,
+      this.reservationsKey(),
+      this.deadlinesKey(),
+      ...keys,
+      // cjson turns an empty Lua table into {}, so groups always hold arrays here, never empty objects.
+      JSON.stringify(spec),
+      reservation?.id ?? '',
+      String(reservation?.deadlineMs ?? 0),
+      reservation?.payload ?? '',
+    );
+    const [allowed, failedGroup, failedIndex, failedCurrent, passingText] = admitReplySchema.parse(reply);
+    const passing = z.array(z.number()).parse(JSON.parse(passingText));
+    return allowed === 1
+      ? { allowed: true, passing }
+      : {
+          allowed: false,
+          passing,
+          ...(failedGroup === -2
+            ? {}
+            : { failed: { group: failedGroup, index: failedIndex, current: failedCurrent } }),
+        };
+  }
+
+  async settleReservation(request: SettleReservationRequest): Promise<boolean> {
+    const adjustments = request.adjustments.map((adjustment) => ({
+      key: this.counterKey(adjustment.key),
+      delta: adjustment.delta,
+      expireAt: adjustment.expireAtMs,
+      ttl: counterTtlMs(adjustment.expireAtMs),
+    }));
+    const reply = await this.connection.settleReservation(
+      this.reservationsKey(),
+      this.deadlinesKey(),
+      request.id,
+      adjustments.length === 0 ? '[]' : JSON.stringify(adjustments),
+    );
+    return reply === 1;
+  }
+
+  async dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>> {
+    const ids = await this.connection.zrangebyscore(this.deadlinesKey(), '-inf', nowMs, 'LIMIT', 0, limit);
+    if (ids.length === 0) return [];
+    const payloads = await this.connection.hmget(this.reservationsKey(), ...ids);
+    return ids.flatMap((id, index) => {
+      const payload = payloads[index];
+      return payload === null || payload === undefined ? [] : [{ id, payload }];
+    });
+  }
+
+  async readCounters(keys: string[]): Promise<number[]> {
+    if (keys.length === 0) return [];
+    const values = await this.connection.mget(...keys.map((key) => this.counterKey(key)));
+    return values.map((value) => Number(value ?? 0));
   }
 
   async publish(channel: string, message: string): Promise<void> {
@@ -205,6 +300,18 @@ export class RedisStore implements Store {
     }
   }
 
+  private counterKey(key: string): string {
+    return `${this.prefix}counter:${key}`;
+  }
+
+  private reservationsKey(): string {
+    return `${this.prefix}reservations`;
+  }
+
+  private deadlinesKey(): string {
+    return `${this.prefix}reservation-deadlines`;
+  }
+
   private documentKey(collection: string): string {
     return `${this.prefix}doc:${collection}`;
   }
@@ -265,20 +372,6 @@ function describeUrl(url: string): string {
   } catch {
     return 'the configured URL';
   }
-}
-
-/** Counters are integers, since the script adds with INCRBY. */
-function assertWindowRequest(request: WindowRequest): void {
-  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
-    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
-  }
-  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
-    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
-  }
-  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
-    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
-  }
-  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
 }
 
 function reportAsWarning(error: unknown): void {

@@ -21,6 +21,22 @@ export interface Store {
    */
   consumeWindow(request: WindowRequest): Promise<WindowResult>;
 
+  /**
+   * Governance admission, all or nothing in one atomic step (one Redis round trip): every `required` check
+   * must pass, and when `alternatives` are given at least one group must pass. On success the amounts of the
+   * required checks and of the FIRST passing alternative are added, and the reservation (if any) is recorded.
+   */
+  admit(request: AdmitRequest): Promise<AdmitResult>;
+  /**
+   * Applies a reservation's final adjustments exactly once: false (and nothing applied) when the
+   * reservation was already settled or never existed.
+   */
+  settleReservation(request: SettleReservationRequest): Promise<boolean>;
+  /** Reservations whose deadline passed without a settle, oldest first (for the sweeper). */
+  dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>>;
+  /** Current values of counters; 0 for a counter that does not exist. */
+  readCounters(keys: string[]): Promise<number[]>;
+
   /** Publishes to every subscriber of the channel, in this process and (Redis) in every other one. */
   publish(channel: string, message: string): Promise<void>;
   /** Subscribes; the returned function unsubscribes. */
@@ -44,4 +60,41 @@ export interface WindowResult {
   count: number;
   /** Epoch milliseconds at which the window ends. */
   resetAtMs: number;
+}
+
+/** One counter of an admission: passes when `current + need <= limit`; `amount` is added on success. */
+export interface CounterCheck {
+  key: string;
+  limit: number;
+  need: number;
+  amount: number;
+  /** When the counter may be forgotten (its period ended), epoch ms. */
+  expireAtMs: number;
+}
+
+export interface AdmitRequest {
+  required: CounterCheck[];
+  /** Groups of checks, in preference order (for example one group per routing target). */
+  alternatives: CounterCheck[][];
+  /** Recorded only when admitted; settled later by settleReservation or charged by the sweeper. */
+  reservation?: { id: string; deadlineMs: number; payload: string };
+}
+
+export interface AdmitResult {
+  allowed: boolean;
+  /** The first failing check: group -1 is `required`, otherwise the index of the alternative. */
+  failed?: { group: number; index: number; current: number };
+  /** Indexes of the alternatives whose checks all pass. */
+  passing: number[];
+}
+
+export interface CounterAdjustment {
+  key: string;
+  delta: number;
+  expireAtMs: number;
+}
+
+export interface SettleReservationRequest {
+  id: string;
+  adjustments: CounterAdjustment[];
 }

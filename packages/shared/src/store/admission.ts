@@ -1,0 +1,74 @@
+import type { AdmitRequest, AdmitResult, CounterAdjustment, CounterCheck, WindowRequest } from './store.ts';
+
+/**
+ * The admission decision over current counter values, shared by the memory store (which then applies it)
+ * and mirrored by admit-counters.lua on Redis. Pure: reads through `current`, decides, changes nothing.
+ */
+export function decideAdmission(request: AdmitRequest, current: (key: string) => number): AdmitResult {
+  const failing = (checks: CounterCheck[]) =>
+    checks.findIndex((check) => current(check.key) + check.need > check.limit);
+  const requiredFailure = failing(request.required);
+  const passing: number[] = [];
+  let firstAlternativeFailure: AdmitResult['failed'];
+  request.alternatives.forEach((group, index) => {
+    const failure = failing(group);
+    if (failure === -1) passing.push(index);
+    else if (!firstAlternativeFailure) {
+      firstAlternativeFailure = { group: index, index: failure, current: current(group[failure]!.key) };
+    }
+  });
+  if (requiredFailure !== -1) {
+    const check = request.required[requiredFailure]!;
+    return {
+      allowed: false,
+      failed: { group: -1, index: requiredFailure, current: current(check.key) },
+      passing,
+    };
+  }
+  if (request.alternatives.length > 0 && passing.length === 0) {
+    return {
+      allowed: false,
+      ...(firstAlternativeFailure ? { failed: firstAlternativeFailure } : {}),
+      passing,
+    };
+  }
+  return { allowed: true, passing };
+}
+
+/** The counters an admitted request adds to: every required check, then the first passing alternative. */
+export function admittedAdditions(request: AdmitRequest, result: AdmitResult): CounterAdjustment[] {
+  const first = result.passing[0];
+  const checks = [...request.required, ...(first === undefined ? [] : request.alternatives[first]!)];
+  return checks
+    .filter((check) => check.amount !== 0)
+    .map((check) => ({ key: check.key, delta: check.amount, expireAtMs: check.expireAtMs }));
+}
+
+/** Counters are integers (INCRBY on Redis): money is counted in micro-units. */
+export function assertAdmitRequest(request: AdmitRequest): void {
+  for (const check of [...request.required, ...request.alternatives.flat()]) {
+    for (const field of ['limit', 'need', 'amount', 'expireAtMs'] as const) {
+      if (!Number.isSafeInteger(check[field]))
+        throw new RangeError(`${field} of counter ${check.key} must be an integer`);
+    }
+  }
+}
+
+/** Counters are integers, since Redis adds with INCRBY. */
+export function assertWindowRequest(request: WindowRequest): void {
+  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
+    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
+  }
+  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
+    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
+  }
+  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
+    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
+  }
+  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
+}
+
+/** How long past now a counter must live at least, whatever the caller's clock says (tests use fake clocks). */
+export function counterTtlMs(expireAtMs: number): number {
+  return Math.max(60_000, expireAtMs - Date.now());
+}

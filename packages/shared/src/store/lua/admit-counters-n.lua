@@ -1,0 +1,79 @@
+--[==[
+admit-counters-n: governance admission over any number of counters, atomic across every gateway process.
+Mirrors decideAdmission() in admission.ts.
+
+KEYS[1]      the reservations hash        <prefix>reservations
+KEYS[2]      the reservation deadline set <prefix>reservation-deadlines
+KEYS[3..]    the counters, in the order of the checks in ARGV[1]
+ARGV[1]      JSON { groups: [[{limit, need, amount, expireAt, ttl}]] }: group 1 is `required`, the rest are
+             alternatives in preference order
+ARGV[2]      reservation id ('' for none)
+ARGV[3]      reservation deadline, epoch ms
+ARGV[4]      reservation payload (JSON text)
+
+Returns { allowed (1|0), failedGroup (-1 required, else alternative index; -2 none), failedIndex,
+          failedCurrent, passing alternatives as a JSON array text }.
+]==]
+
+local spec = cjson.decode(ARGV[1])
+local groups = spec.groups
+local keyIndex = 3
+local values = {}
+
+-- Read every counter once.
+for g = 1, #groups do
+  values[g] = {}
+  for c = 1, #groups[g] do
+    values[g][c] = { key = KEYS[keyIndex], current = tonumber(redis.call('GET', KEYS[keyIndex]) or '0') }
+    keyIndex = keyIndex + 1
+  end
+end
+
+local function failing(g)
+  for c = 1, #groups[g] do
+    local check = groups[g][c]
+    if values[g][c].current + check.need > check.limit then return c end
+  end
+  return 0
+end
+
+local requiredFailure = failing(1)
+local passing = {}
+local altFailGroup, altFailIndex, altFailCurrent = -2, 0, 0
+for g = 2, #groups do
+  local failure = failing(g)
+  if failure == 0 then
+    table.insert(passing, g - 2)
+  elseif altFailGroup == -2 then
+    altFailGroup, altFailIndex, altFailCurrent = g - 2, failure - 1, values[g][failure].current
+  end
+end
+local passingJson = #passing == 0 and '[]' or cjson.encode(passing)
+
+if requiredFailure ~= 0 then
+  return { 0, -1, requiredFailure - 1, values[1][requiredFailure].current, passingJson }
+end
+if #groups > 1 and #passing == 0 then
+  return { 0, altFailGroup, altFailIndex, altFailCurrent, passingJson }
+end
+
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function add(g)
+  for c = 1, #groups[g] do
+    local check = groups[g][c]
+    if check.amount ~= 0 then
+      redis.call('INCRBY', values[g][c].key, string.format('%d', check.amount))
+      -- A caller clock behind this server's must not expire the counter at once.
+      redis.call('PEXPIREAT', values[g][c].key, string.format('%d', math.max(check.expireAt, nowMs + check.ttl)))
+    end
+  end
+end
+add(1)
+if #passing > 0 then add(passing[1] + 2) end
+
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[4])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+end
+return { 1, -2, 0, 0, passingJson }

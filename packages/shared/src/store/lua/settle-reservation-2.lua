@@ -1,0 +1,24 @@
+--[==[
+settle-reservation-2: applies a reservation's final counter adjustments exactly once.
+
+KEYS[1]  the reservations hash        <prefix>reservations
+KEYS[2]  the reservation deadline set <prefix>reservation-deadlines
+ARGV[1]  reservation id
+ARGV[2]  JSON [{key (full counter key), delta, expireAt, ttl}]
+
+Returns 1 when applied, 0 when the reservation was already settled or never existed.
+]==]
+
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+for _, adjustment in ipairs(cjson.decode(ARGV[2])) do
+  if adjustment.delta ~= 0 then
+    redis.call('INCRBY', adjustment.key, string.format('%d', adjustment.delta))
+    redis.call('PEXPIREAT', adjustment.key, string.format('%d', math.max(adjustment.expireAt, nowMs + adjustment.ttl)))
+  end
+end
+return 1
