@@ -41,7 +41,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     store,
     logger,
     client: config.client,
-    seedVirtualKeys: config.governance.virtual_keys,
+    governance: config.governance,
   });
   let draining = false;
   const ingress = createIngressApp({
@@ -54,6 +54,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   });
   const admin = createAdminApp({
     router,
+    governance,
     logger,
     auth: { adminToken: options.adminToken, allowAnonymous: config.client.allow_anonymous_admin },
   });
@@ -69,6 +70,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     async close(deadlineMs = 25_000): Promise<void> {
       draining = true;
       await http.close(deadlineMs);
+      await ingress.drain();
+      await governance.close();
       await router.close();
       if (!options.store) await store.close();
     },

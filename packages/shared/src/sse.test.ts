@@ -18,13 +18,16 @@ function parseInSlices(text: string, sizes: number[]) {
 }
 
 describe('SseParser', () => {
-  it.each([[[1]], [[2]], [[3, 1, 7]], [[1000]]])('yields the same events whatever the byte split (%j)', (sizes) => {
-    expect(parseInSlices(stream, sizes)).toEqual([
-      { event: 'start', data: '{"a":"é"}' },
-      { event: undefined, data: 'line1\nline2' },
-      { event: undefined, data: '[DONE]' },
-    ]);
-  });
+  it.each([[[1]], [[2]], [[3, 1, 7]], [[1000]]])(
+    'yields the same events whatever the byte split (%j)',
+    (sizes) => {
+      expect(parseInSlices(stream, sizes)).toEqual([
+        { event: 'start', data: '{"a":"é"}' },
+        { event: undefined, data: 'line1\nline2' },
+        { event: undefined, data: '[DONE]' },
+      ]);
+    },
+  );
 
   it('splits a CRLF pair across two pushes without an empty event', () => {
     const parser = new SseParser();

@@ -1,3 +1,4 @@
+import { GovernanceClient } from '@gw/governance';
 import { RouterClient } from '@gw/router';
 import {
   createLogger,
@@ -12,8 +13,10 @@ import { createAdminApp } from './core/admin-app.ts';
 const logger = createLogger({ service: 'admin' });
 const config = await loadGatewayConfig();
 const router = new RouterClient(envAddress('GW_ROUTER_ADDR'));
+const governance = new GovernanceClient(envAddress('GW_GOVERNANCE_ADDR'));
 const app = createAdminApp({
   router,
+  governance,
   logger,
   auth: {
     adminToken: process.env['GATEWAY_ADMIN_TOKEN'],
@@ -27,4 +30,10 @@ const http = await startHttpServer({
 });
 logger.info({ port: http.port }, 'admin listening');
 
-onShutdown(logger, [(deadline) => http.close(deadline), async () => router.close()]);
+onShutdown(logger, [
+  (deadline) => http.close(deadline),
+  async () => {
+    router.close();
+    governance.close();
+  },
+]);

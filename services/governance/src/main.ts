@@ -20,7 +20,7 @@ const core = await GovernanceCore.start({
   store,
   logger,
   client: config.client,
-  seedVirtualKeys: config.governance.virtual_keys,
+  governance: config.governance,
 });
 const host = process.env['GW_HOST'] ?? '0.0.0.0';
 const grpc = await startGrpcServer({
@@ -38,5 +38,6 @@ logger.info({ grpcPort: grpc.port, metricsPort: http.port }, 'governance listeni
 onShutdown(logger, [
   (deadline) => grpc.close(deadline),
   (deadline) => http.close(deadline),
+  () => core.close(),
   () => store.close(),
 ]);

@@ -36,6 +36,7 @@ onShutdown(logger, [
   async (deadline) => {
     draining = true;
     await http.close(deadline);
+    await app.drain();
   },
   async () => {
     governance.close();

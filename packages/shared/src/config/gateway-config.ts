@@ -31,6 +31,16 @@ export const clientConfigSchema = z.strictObject({
   allow_anonymous_admin: z.boolean().default(false),
 });
 
+export const governanceSettingsSchema = z.strictObject({
+  /** Reserve the worst-case cost of a request before it runs, so a budget never goes over (opt-in). */
+  strict_budgets: z.boolean().default(false),
+  /** A reservation not settled by then (a process died mid-request) is charged at its estimate. */
+  settle_deadline_ms: z.number().int().positive().default(900_000),
+  sweep_interval_ms: z.number().int().min(0).default(30_000),
+  /** Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates). */
+  default_max_completion_tokens: z.number().int().positive().default(4096),
+});
+
 const idField = { id: z.string().min(1).optional() };
 
 export const gatewayConfigSchema = z.strictObject({
@@ -46,6 +56,7 @@ export const gatewayConfigSchema = z.strictObject({
       users: z.array(userSchema.extend(idField)).default([]),
       business_units: z.array(businessUnitSchema.extend(idField)).default([]),
       budgets: z.array(budgetSchema).default([]),
+      settings: governanceSettingsSchema.default(governanceSettingsSchema.parse({})),
       /** Price overrides per model: USD per million tokens. */
       pricing: z
         .record(
@@ -65,6 +76,7 @@ export const gatewayConfigSchema = z.strictObject({
       users: [],
       business_units: [],
       budgets: [],
+      settings: governanceSettingsSchema.parse({}),
       pricing: {},
     }),
   mcp: z.strictObject({ clients: z.array(mcpClientConfigSchema).default([]) }).default({ clients: [] }),

@@ -35,7 +35,9 @@ describe('error mappers', () => {
   });
 
   it('maps a dead peer to 503 service_unavailable', () => {
-    expect(fromGrpcError({ code: 14, details: 'No connection established' }).type).toBe('service_unavailable');
+    expect(fromGrpcError({ code: 14, details: 'No connection established' }).type).toBe(
+      'service_unavailable',
+    );
   });
 
   it.each([
@@ -48,7 +50,9 @@ describe('error mappers', () => {
     [404, false],
     [422, false],
   ])('treats upstream %i as transient: %s', (status, transient) => {
-    expect(isTransient(new GatewayError({ type: 'upstream_error', status, message: 'x', upstream: true }))).toBe(transient);
+    expect(
+      isTransient(new GatewayError({ type: 'upstream_error', status, message: 'x', upstream: true })),
+    ).toBe(transient);
   });
 
   it('never retries a gateway-made 4xx or 5xx', () => {

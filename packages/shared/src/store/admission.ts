@@ -1,4 +1,11 @@
-import type { AdmitRequest, AdmitResult, CounterAdjustment, CounterCheck, WindowRequest } from './store.ts';
+import type {
+  AdmitRequest,
+  AdmitResult,
+  CounterAdjustment,
+  CounterCheck,
+  DueReservation,
+  WindowRequest,
+} from './store.ts';
 
 /**
  * The admission decision over current counter values, shared by the memory store (which then applies it)
@@ -71,4 +78,10 @@ export function assertWindowRequest(request: WindowRequest): void {
 /** How long past now a counter must live at least, whatever the caller's clock says (tests use fake clocks). */
 export function counterTtlMs(expireAtMs: number): number {
   return Math.max(60_000, expireAtMs - Date.now());
+}
+
+/** Reservations are stored as `<alternative>\n<payload>`: the admitted alternative is known only inside the atomic step. */
+export function parseReservation(id: string, stored: string): DueReservation {
+  const newline = stored.indexOf('\n');
+  return { id, alternative: Number(stored.slice(0, newline)), payload: stored.slice(newline + 1) };
 }

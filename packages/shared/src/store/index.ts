@@ -4,7 +4,17 @@ import type { Store } from './store.ts';
 
 export { MemoryStore, type MemoryStoreOptions, STORE_FILE_NAME } from './memory-store.ts';
 export { RedisStore, type RedisStoreOptions } from './redis-store.ts';
-export type { Store, WindowRequest, WindowResult } from './store.ts';
+export type {
+  AdmitRequest,
+  AdmitResult,
+  CounterAdjustment,
+  CounterCheck,
+  DueReservation,
+  SettleReservationRequest,
+  Store,
+  WindowRequest,
+  WindowResult,
+} from './store.ts';
 
 /** The environment variables that choose the store. */
 export interface StoreEnvironment {

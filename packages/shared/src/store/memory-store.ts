@@ -8,11 +8,13 @@ import {
   assertWindowRequest,
   counterTtlMs,
   decideAdmission,
+  parseReservation,
 } from './admission.ts';
 import type {
   AdmitRequest,
   AdmitResult,
   CounterAdjustment,
+  DueReservation,
   SettleReservationRequest,
   Store,
   WindowRequest,
@@ -164,7 +166,7 @@ export class MemoryStore implements Store {
     this.applyAdjustments(admittedAdditions(request, result));
     if (request.reservation) {
       const { id, deadlineMs, payload } = request.reservation;
-      this.reservations.set(id, { deadlineMs, payload });
+      this.reservations.set(id, { deadlineMs, payload: `${result.passing[0] ?? -1}\n${payload}` });
     }
     this.scheduleSave();
     return result;
@@ -178,13 +180,13 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>> {
+  async dueReservations(nowMs: number, limit: number): Promise<DueReservation[]> {
     this.assertOpen();
     return Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }))
       .filter((reservation) => reservation.deadlineMs <= nowMs)
       .sort((left, right) => left.deadlineMs - right.deadlineMs)
       .slice(0, limit)
-      .map(({ id, payload }) => ({ id, payload }));
+      .map(({ id, payload }) => parseReservation(id, payload));
   }
 
   async readCounters(keys: string[]): Promise<number[]> {

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { assertAdmitRequest, assertWindowRequest, counterTtlMs } from './admission.ts';
+import { assertAdmitRequest, assertWindowRequest, counterTtlMs, parseReservation } from './admission.ts';
 import type {
   AdmitRequest,
   AdmitResult,
+  DueReservation,
   SettleReservationRequest,
   Store,
   WindowRequest,
@@ -197,13 +198,13 @@ export class RedisStore implements Store {
     return reply === 1;
   }
 
-  async dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>> {
+  async dueReservations(nowMs: number, limit: number): Promise<DueReservation[]> {
     const ids = await this.connection.zrangebyscore(this.deadlinesKey(), '-inf', nowMs, 'LIMIT', 0, limit);
     if (ids.length === 0) return [];
     const payloads = await this.connection.hmget(this.reservationsKey(), ...ids);
     return ids.flatMap((id, index) => {
       const payload = payloads[index];
-      return payload === null || payload === undefined ? [] : [{ id, payload }];
+      return payload === null || payload === undefined ? [] : [parseReservation(id, payload)];
     });
   }
 

@@ -33,7 +33,7 @@ export interface Store {
    */
   settleReservation(request: SettleReservationRequest): Promise<boolean>;
   /** Reservations whose deadline passed without a settle, oldest first (for the sweeper). */
-  dueReservations(nowMs: number, limit: number): Promise<Array<{ id: string; payload: string }>>;
+  dueReservations(nowMs: number, limit: number): Promise<DueReservation[]>;
   /** Current values of counters; 0 for a counter that does not exist. */
   readCounters(keys: string[]): Promise<number[]>;
 
@@ -86,6 +86,14 @@ export interface AdmitResult {
   failed?: { group: number; index: number; current: number };
   /** Indexes of the alternatives whose checks all pass. */
   passing: number[];
+}
+
+/** A reservation left unsettled past its deadline. */
+export interface DueReservation {
+  id: string;
+  payload: string;
+  /** The alternative whose amounts were added at admission (-1 when there were none). */
+  alternative: number;
 }
 
 export interface CounterAdjustment {

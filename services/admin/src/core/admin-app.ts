@@ -1,19 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GovernanceService, ManageRequest } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import {
   GatewayError,
   invalidRequest,
   type Logger,
+  legacyKeySchema,
   newRequestId,
   parseJson,
   readBody,
   sendError,
   sendJson,
+  validate,
 } from '@gw/shared';
 import { type AdminAuthOptions, authorizeAdmin } from './admin-auth.ts';
 
 export interface AdminDependencies {
   router: RouterService;
+  governance: GovernanceService;
   logger: Logger;
   auth: AdminAuthOptions;
   maxBodyBytes?: number;
@@ -72,8 +76,85 @@ export function createAdminApp(dependencies: AdminDependencies) {
     throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
   }
 
+  /**
+   * `/api/governance/{collection}[/{id}[/usage|/rotate]]` for virtual-keys, customers, teams, users and
+   * business-units. Create answers 201; a virtual key's value is in the create and rotate answers only.
+   */
+  async function governanceResources(request: AdminRequest, path: string): Promise<AdminResult> {
+    const [, collection, id, action, ...rest] = request.segments;
+    if (!collection || rest.length > 0) throw notFound(path);
+    const manage = (manageRequest: ManageRequest) => dependencies.governance.manage(manageRequest);
+    if (id === undefined) {
+      if (request.method === 'GET')
+        return { status: 200, body: await manage({ action: 'list', collection }) };
+      if (request.method === 'POST') {
+        return {
+          status: 201,
+          body: await manage({ action: 'create', collection, body: await request.body() }),
+        };
+      }
+      throw methodNotAllowed(request.method, path, 'GET or POST');
+    }
+    if (action === 'usage') {
+      if (request.method !== 'GET') throw methodNotAllowed(request.method, path, 'GET');
+      return { status: 200, body: await manage({ action: 'usage', collection, id }) };
+    }
+    if (action === 'rotate') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      return { status: 200, body: await manage({ action: 'rotate', collection, id }) };
+    }
+    if (action !== undefined) throw notFound(path);
+    if (request.method === 'GET')
+      return { status: 200, body: await manage({ action: 'get', collection, id }) };
+    if (request.method === 'PUT') {
+      return {
+        status: 200,
+        body: await manage({ action: 'update', collection, id, body: await request.body() }),
+      };
+    }
+    if (request.method === 'DELETE')
+      return { status: 200, body: await manage({ action: 'delete', collection, id }) };
+    throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
+  }
+
+  /**
+   * `/api/keys`: the migration sample of SPEC.md note 5 (`name`, `budget`, `rate_limit`, `models`), the same
+   * resource as a virtual key. `models` entries `<provider>/<model>` allow that model on that provider; bare
+   * entries allow the model on every configured provider; no `models` allows everything.
+   */
+  async function legacyKeys(request: AdminRequest, path: string): Promise<AdminResult> {
+    const asVirtualKeys = {
+      ...request,
+      segments: ['governance', 'virtual-keys', ...request.segments.slice(1)],
+    };
+    if (request.segments.length > 1 || request.method === 'GET')
+      return governanceResources(asVirtualKeys, path);
+    if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'GET or POST');
+    const input = validate(legacyKeySchema, await request.body());
+    const providers = (await router.listProviders()).map((provider) => String(provider['name']));
+    const byProvider = new Map<string, string[]>();
+    for (const model of input.models ?? ['*']) {
+      const slash = model.indexOf('/');
+      const targets = slash > 0 ? [model.slice(0, slash)] : providers;
+      const name = slash > 0 ? model.slice(slash + 1) : model;
+      for (const provider of targets) byProvider.set(provider, [...(byProvider.get(provider) ?? []), name]);
+    }
+    const body = {
+      name: input.name,
+      ...(input.budget ? { budget: input.budget } : {}),
+      ...(input.rate_limit ? { rate_limit: input.rate_limit } : {}),
+      provider_configs: [...byProvider].map(([provider, allowed]) => ({ provider, allowed_models: allowed })),
+    };
+    return {
+      status: 201,
+      body: await dependencies.governance.manage({ action: 'create', collection: 'virtual-keys', body }),
+    };
+  }
+
   const resources: Record<string, (request: AdminRequest, path: string) => Promise<AdminResult>> = {
     providers,
+    governance: governanceResources,
+    keys: legacyKeys,
   };
 
   /** Answers `/api/*`; false for other paths. */

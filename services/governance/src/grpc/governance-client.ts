@@ -4,6 +4,7 @@ import type {
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceService,
+  ManageRequest,
   SettleRequest,
 } from '../core/governance-service.ts';
 import { GovernanceGrpcService } from './governance-server.ts';
@@ -22,7 +23,7 @@ export class GovernanceClient implements GovernanceService {
     this.client = new GovernanceGrpcService(channel.target, credentials.createInsecure(), channel.options);
   }
 
-  private call(method: 'Authorize' | 'Settle', request: unknown): Promise<{ json?: Buffer }> {
+  private call(method: 'Authorize' | 'Settle' | 'Manage', request: unknown): Promise<{ json?: Buffer }> {
     return new Promise((resolve, reject) => {
       const invoke = (this.client as unknown as Record<string, Unary>)[method]!.bind(this.client);
       invoke({ json: Buffer.from(JSON.stringify(request)) }, (error, value) => {
@@ -39,6 +40,11 @@ export class GovernanceClient implements GovernanceService {
 
   async settle(request: SettleRequest): Promise<void> {
     await this.call('Settle', request);
+  }
+
+  async manage(request: ManageRequest): Promise<unknown> {
+    const reply = await this.call('Manage', request);
+    return JSON.parse(reply.json!.toString('utf8'));
   }
 
   close(): void {

@@ -1,6 +1,11 @@
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { loadService, toGrpcError } from '@gw/shared';
-import type { AuthorizeRequest, GovernanceService, SettleRequest } from '../core/governance-service.ts';
+import type {
+  AuthorizeRequest,
+  GovernanceService,
+  ManageRequest,
+  SettleRequest,
+} from '../core/governance-service.ts';
 
 export const GovernanceGrpcService = loadService('governance', 'Governance');
 
@@ -22,6 +27,12 @@ export function addGovernanceService(server: Server, core: GovernanceService): v
     Settle: (call: JsonCall, callback: sendUnaryData<unknown>) => {
       core.settle(decode<SettleRequest>(call)).then(
         () => callback(null, {}),
+        (error) => callback(toGrpcError(error)),
+      );
+    },
+    Manage: (call: JsonCall, callback: sendUnaryData<unknown>) => {
+      core.manage(decode<ManageRequest>(call)).then(
+        (result) => callback(null, { json: Buffer.from(JSON.stringify(result ?? null)) }),
         (error) => callback(toGrpcError(error)),
       );
     },

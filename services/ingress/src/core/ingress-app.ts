@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GovernanceService } from '@gw/governance';
+import type { GovernanceService, SettleRequest } from '@gw/governance';
 import type { RouteRequest, RouterService, StreamItem } from '@gw/router';
 import {
   type ClientConfig,
+  EMPTY_USAGE,
   GatewayError,
   type Logger,
   type Metrics,
@@ -13,7 +14,7 @@ import {
   sendJson,
   type Usage,
 } from '@gw/shared';
-import { type ParsedCompletion, parseChatRequest, parseTextRequest } from './parse-request.ts';
+import { estimateOf, type ParsedCompletion, parseChatRequest, parseTextRequest } from './parse-request.ts';
 import { findVirtualKey } from './virtual-key-header.ts';
 
 export interface IngressDependencies {
@@ -44,16 +45,47 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export function createIngressApp(dependencies: IngressDependencies) {
   const { governance, router, logger, metrics, client } = dependencies;
 
+  const pendingSettles = new Set<Promise<void>>();
+
+  /**
+   * Settles off the response's critical path, retrying transient failures; a settle that never lands is
+   * charged at its estimate by governance's sweeper, so usage is never lost.
+   */
+  function settleLater(request: SettleRequest): void {
+    const attempt = async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await governance.settle(request);
+          return;
+        } catch (error) {
+          if (attempt >= 4) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        }
+      }
+    };
+    const pending = attempt()
+      .catch((error) =>
+        logger.error(
+          { err: error, requestId: request.requestId },
+          'settle failed; the sweeper will charge the estimate',
+        ),
+      )
+      .finally(() => pendingSettles.delete(pending));
+    pendingSettles.add(pending);
+  }
+
   const completion =
-    (parse: (body: unknown) => ParsedCompletion): Handler =>
+    (parse: (body: unknown, bytes: number) => ParsedCompletion): Handler =>
     async (request, response, context) => {
-      const parsed = parse(parseJson(await readBody(request, client.max_request_body_bytes)));
+      const body = await readBody(request, client.max_request_body_bytes);
+      const parsed = parse(parseJson(body), body.length);
       const plan = await governance.authorize({
         requestId: context.requestId,
         kind: 'llm',
         virtualKey: findVirtualKey(request.headers),
         headerNames: Object.keys(request.headers),
         targets: [parsed.target, ...parsed.fallbacks],
+        estimate: estimateOf(parsed),
       });
       const routeRequest: RouteRequest = {
         requestId: context.requestId,
@@ -69,26 +101,37 @@ export function createIngressApp(dependencies: IngressDependencies) {
         if (!response.writableFinished) abort.abort();
       });
 
-      let settled: { provider: string; model: string; usage: Usage } | undefined;
-      if (parsed.stream) {
-        settled = await writeStream(response, router.stream(routeRequest, { signal: abort.signal }), context);
-      } else {
-        const result = await router.complete(routeRequest, { signal: abort.signal });
-        context.provider = result.provider;
-        response.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(result.body),
-          'x-request-id': context.requestId,
-        });
-        response.end(result.body);
-        settled = result;
-      }
-      if (plan.virtualKeyId && settled) {
-        const virtualKeyId = plan.virtualKeyId;
-        const { provider, model, usage } = settled;
-        governance
-          .settle({ requestId: context.requestId, virtualKeyId, provider, model, usage })
-          .catch((error) => logger.error({ err: error, requestId: context.requestId }, 'settle failed'));
+      let outcome: { provider: string; model: string; usage: Usage } | undefined;
+      try {
+        if (parsed.stream) {
+          outcome = await writeStream(
+            response,
+            router.stream(routeRequest, { signal: abort.signal }),
+            context,
+          );
+        } else {
+          const result = await router.complete(routeRequest, { signal: abort.signal });
+          context.provider = result.provider;
+          response.writeHead(200, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(result.body),
+            'x-request-id': context.requestId,
+          });
+          response.end(result.body);
+          outcome = result;
+        }
+      } finally {
+        // A failed request settles too (with no usage), releasing what authorize reserved.
+        if (plan.settlement) {
+          const first = plan.targets[0];
+          settleLater({
+            requestId: context.requestId,
+            settlement: plan.settlement,
+            provider: outcome?.provider ?? first?.provider ?? '',
+            model: outcome?.model ?? first?.model ?? '',
+            usage: outcome?.usage ?? EMPTY_USAGE,
+          });
+        }
       }
     };
 
@@ -222,7 +265,12 @@ export function createIngressApp(dependencies: IngressDependencies) {
     );
   }
 
-  return { handle };
+  /** Waits for background settles (shutdown: after the server stopped taking requests). */
+  async function drain(): Promise<void> {
+    await Promise.allSettled([...pendingSettles]);
+  }
+
+  return { handle, drain };
 }
 
 export type IngressApp = ReturnType<typeof createIngressApp>;

@@ -20,6 +20,8 @@ export interface ParsedCompletion {
   prompt?: string | string[];
   params: Record<string, unknown>;
   stream: boolean;
+  /** Rough size of the prompt in tokens (bytes / 4), for budget reservations. */
+  promptTokens: number;
 }
 
 /** Top-level members that are not params. */
@@ -34,10 +36,18 @@ const CHAT_ENVELOPE = new Set([
 ]);
 const TEXT_ENVELOPE = new Set([...CHAT_ENVELOPE, 'text', 'prompt']);
 
-/** `<provider>/<model>`; the model may itself contain slashes. */
-export function parseTarget(value: string, field: string, provider?: string): Target {
-  if (provider) return { provider, model: value };
+/**
+ * `<provider>/<model>`; the model may itself contain slashes. A bare model (no slash) leaves the provider
+ * empty when `bareAllowed`: governance then routes it by the virtual key's provider configs.
+ */
+export function parseTarget(
+  value: string,
+  field: string,
+  options: { provider?: string | undefined; bareAllowed?: boolean } = {},
+): Target {
+  if (options.provider) return { provider: options.provider, model: value };
   const slash = value.indexOf('/');
+  if (slash === -1 && options.bareAllowed) return { provider: '', model: value };
   if (slash <= 0 || slash === value.length - 1) {
     throw invalidRequest(
       `${field}: '${value}' must be '<provider>/<model>' (for example openai/gpt-4o-mini)`,
@@ -74,28 +84,39 @@ function fallbackTargets(fallbacks: string[] | undefined): Target[] {
   return (fallbacks ?? []).map((value, index) => parseTarget(value, `fallbacks[${index}]`));
 }
 
-export function parseChatRequest(body: unknown): ParsedCompletion {
+function maxCompletionTokens(params: Record<string, unknown>): number | undefined {
+  const value = params['max_tokens'] ?? params['max_completion_tokens'];
+  return typeof value === 'number' ? value : undefined;
+}
+
+export function estimateOf(parsed: ParsedCompletion) {
+  return { promptTokens: parsed.promptTokens, maxCompletionTokens: maxCompletionTokens(parsed.params) };
+}
+
+export function parseChatRequest(body: unknown, bodyBytes = 0): ParsedCompletion {
   const request = validate(chatRequestSchema, body);
   return {
     operation: 'chat',
-    target: parseTarget(request.model, 'model', request.provider),
+    target: parseTarget(request.model, 'model', { provider: request.provider, bareAllowed: true }),
     fallbacks: fallbackTargets(request.fallbacks),
     messages: request.messages,
     params: collectParams(request, CHAT_ENVELOPE),
     stream: request.stream === true,
+    promptTokens: Math.ceil(bodyBytes / 4),
   };
 }
 
-export function parseTextRequest(body: unknown): ParsedCompletion {
+export function parseTextRequest(body: unknown, bodyBytes = 0): ParsedCompletion {
   const request = validate(textRequestSchema, body);
   const prompt = request.text ?? request.prompt;
   if (prompt === undefined) throw invalidRequest('text: is required', 'text');
   return {
     operation: 'text',
-    target: parseTarget(request.model, 'model', request.provider),
+    target: parseTarget(request.model, 'model', { provider: request.provider, bareAllowed: true }),
     fallbacks: fallbackTargets(request.fallbacks),
     prompt,
     params: collectParams(request, TEXT_ENVELOPE),
     stream: request.stream === true,
+    promptTokens: Math.ceil(bodyBytes / 4),
   };
 }

@@ -9,7 +9,7 @@ ARGV[1]      JSON { groups: [[{limit, need, amount, expireAt, ttl}]] }: group 1 
              alternatives in preference order
 ARGV[2]      reservation id ('' for none)
 ARGV[3]      reservation deadline, epoch ms
-ARGV[4]      reservation payload (JSON text)
+ARGV[4]      reservation payload (JSON text), stored as '<first passing alternative>\n<payload>'
 
 Returns { allowed (1|0), failedGroup (-1 required, else alternative index; -2 none), failedIndex,
           failedCurrent, passing alternatives as a JSON array text }.
@@ -73,7 +73,9 @@ add(1)
 if #passing > 0 then add(passing[1] + 2) end
 
 if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[4])
+  -- The admitted alternative is stored with the payload: only this step knows it.
+  local chosen = #passing > 0 and passing[1] or -1
+  redis.call('HSET', KEYS[1], ARGV[2], string.format('%d', chosen) .. '\n' .. ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 end
 return { 1, -2, 0, 0, passingJson }
