@@ -1,0 +1,143 @@
+// A fast mock OpenAI upstream for the benchmark: plain node:http, precomputed answers, no artificial delays.
+// Run as its own process: `node bench/mock-upstream.ts [port]` (or MOCK_PORT); prints {"port":N} when ready.
+//   MOCK_STREAM_CHUNKS  content chunks per streamed answer (default 5)
+//   MOCK_API_KEY        the bearer key it requires (default sk-bench); a wrong key gets 401
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const MODEL = 'gpt-4o-mini';
+const CREATED = 1_700_000_000;
+const chunkCount = Number(process.env['MOCK_STREAM_CHUNKS'] ?? 5);
+if (!Number.isInteger(chunkCount) || chunkCount < 1 || chunkCount > 10_000) {
+  throw new Error(
+    `MOCK_STREAM_CHUNKS: '${process.env['MOCK_STREAM_CHUNKS']}' is not a chunk count (1-10000)`,
+  );
+}
+const expectedAuthorization = `Bearer ${process.env['MOCK_API_KEY'] ?? 'sk-bench'}`;
+const usage = { prompt_tokens: 9, completion_tokens: chunkCount, total_tokens: 9 + chunkCount };
+
+const completionBody = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: CREATED,
+    model: MODEL,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 },
+  }),
+);
+const completionHeaders = {
+  'content-type': 'application/json',
+  'content-length': String(completionBody.length),
+};
+
+const event = (data: unknown) => Buffer.from(`data: ${JSON.stringify(data)}\n\n`);
+const streamChunk = (delta: Record<string, unknown>, finishReason: string | null) =>
+  event({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: MODEL,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  });
+/** The whole stream as separate events: N content chunks (the last one finishes), a usage chunk, [DONE]. */
+const streamEvents: Buffer[] = [];
+for (let index = 0; index < chunkCount; index++) {
+  const delta: Record<string, unknown> = index === 0 ? { role: 'assistant' } : {};
+  delta['content'] = `tok${index} `;
+  streamEvents.push(streamChunk(delta, index === chunkCount - 1 ? 'stop' : null));
+}
+streamEvents.push(
+  event({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model: MODEL,
+    choices: [],
+    usage,
+  }),
+);
+streamEvents.push(Buffer.from('data: [DONE]\n\n'));
+const streamHeaders = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+};
+
+const stats = { requests: 0, streams: 0, rejected: 0 };
+
+function reject(response: ServerResponse, status: number, message: string): void {
+  stats.rejected++;
+  const body = Buffer.from(JSON.stringify({ error: { message, type: 'invalid_request_error' } }));
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(body.length) });
+  response.end(body);
+}
+
+function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
+  if (request.method === 'GET' && request.url === '/__stats') {
+    const body = Buffer.from(JSON.stringify(stats));
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+    response.end(body);
+    return;
+  }
+  if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
+    reject(response, 404, `no route ${request.method} ${request.url}`);
+    return;
+  }
+  stats.requests++;
+  if (request.headers.authorization !== expectedAuthorization) {
+    reject(response, 401, 'Incorrect API key provided');
+    return;
+  }
+  let body: { model?: unknown; stream?: unknown };
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    reject(response, 400, 'body is not JSON');
+    return;
+  }
+  if (body.model !== MODEL) {
+    reject(response, 404, `The model '${String(body.model)}' does not exist`);
+    return;
+  }
+  if (body.stream === true) {
+    stats.streams++;
+    response.writeHead(200, streamHeaders);
+    for (let index = 0; index < streamEvents.length - 1; index++) response.write(streamEvents[index]);
+    response.end(streamEvents[streamEvents.length - 1]);
+    return;
+  }
+  response.writeHead(200, completionHeaders);
+  response.end(completionBody);
+}
+
+const server = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    answer(request, response, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.headersTimeout = 65_000;
+
+const port = Number(process.argv[2] ?? process.env['MOCK_PORT'] ?? 0);
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(
+    `${JSON.stringify({ port: (server.address() as AddressInfo).port, pid: process.pid })}\n`,
+  );
+});
+
+const stop = () => {
+  server.close(() => process.exit(0));
+  server.closeIdleConnections();
+  setTimeout(() => process.exit(0), 2_000).unref();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
