@@ -1,0 +1,295 @@
+import { randomUUID } from 'node:crypto';
+import {
+  GatewayError,
+  MemoryStore,
+  parseGatewayConfig,
+  RedisStore,
+  type Store,
+  silentLogger,
+} from '@gw/shared';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GovernanceCore } from './governance-core.ts';
+import type { AuthorizeRequest } from './governance-service.ts';
+
+const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const stores: Store[] = [];
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+});
+
+const backends: Array<[string, () => Promise<Store>]> = [
+  ['memory', () => MemoryStore.open()],
+  ['redis', () => RedisStore.connect({ url: REDIS_URL, prefix: `gw-test:gov:${randomUUID()}:` })],
+];
+
+/** A governance core over a fresh store, a controllable clock and a price of $1 per million tokens either way (1 micro-USD per token). */
+async function setup(create: () => Promise<Store>, options: { strict?: boolean; governance?: object } = {}) {
+  const store = await create();
+  stores.push(store);
+  const clock = { now: Date.parse('2026-11-22T10:00:00Z') };
+  const config = parseGatewayConfig({
+    governance: {
+      pricing: { 'gpt-test': { input: 1, output: 1 } },
+      settings: { strict_budgets: options.strict ?? false, sweep_interval_ms: 0, settle_deadline_ms: 60_000 },
+      ...options.governance,
+    },
+  });
+  const core = await GovernanceCore.start({
+    store,
+    logger: silentLogger(),
+    client: config.client,
+    governance: config.governance,
+    now: () => clock.now,
+  });
+  const createKey = async (body: object) =>
+    (await core.manage({ action: 'create', collection: 'virtual-keys', body })) as {
+      id: string;
+      value: string;
+    };
+  const request = (virtualKey: string, overrides: Partial<AuthorizeRequest> = {}): AuthorizeRequest => ({
+    requestId: randomUUID(),
+    kind: 'llm',
+    virtualKey,
+    headerNames: [],
+    targets: [{ provider: 'openai', model: 'gpt-test' }],
+    ...overrides,
+  });
+  return { core, store, clock, createKey, request };
+}
+
+const usage = (prompt: number, completion: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
+
+async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+const openaiOnly = [{ provider: 'openai', allowed_models: ['*'] }];
+
+describe.each(backends)('GovernanceCore over %s', (_name, create) => {
+  it('lets a request limit pass again when its window expires', async () => {
+    const { core, clock, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'limited',
+      provider_configs: openaiOnly,
+      rate_limit: { request_max_limit: 2, request_reset_duration: '1m' },
+    });
+    await core.authorize(request(key.value));
+    await core.authorize(request(key.value));
+    const refused = await rejection(core.authorize(request(key.value)));
+    expect(refused).toMatchObject({ type: 'request_limit_exceeded', status: 429, code: 'virtual_key' });
+    expect(refused.retryAfter).toBe(60);
+    clock.now += 60_000;
+    await expect(core.authorize(request(key.value))).resolves.toMatchObject({ virtualKeyId: key.id });
+  });
+
+  it('charges cost to every budget of the hierarchy and resets at the period end', async () => {
+    const { core, clock, createKey, request } = await setup(create);
+    const team = (await core.manage({
+      action: 'create',
+      collection: 'teams',
+      body: {
+        name: 'platform',
+        budget: { max_limit: 0.00005, reset_duration: '1d', calendar_aligned: true },
+      },
+    })) as { id: string };
+    const key = await createKey({
+      name: 'spender',
+      team_id: team.id,
+      provider_configs: openaiOnly,
+      budgets: [{ max_limit: 1, reset_duration: '1M' }],
+    });
+    const plan = await core.authorize(request(key.value));
+    // 30 tokens at $1 per million = 30 micro-USD.
+    await core.settle({
+      requestId: 'r1',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(20, 10),
+    });
+    const second = await core.authorize(request(key.value));
+    await core.settle({
+      requestId: 'r2',
+      settlement: second.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(20, 10),
+    });
+    const refused = await rejection(core.authorize(request(key.value)));
+    expect(refused).toMatchObject({ type: 'budget_exceeded', status: 402, code: 'team' });
+    expect(refused.message).toContain("team 'platform'");
+    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
+      usage: Array<{ entries: Array<{ kind: string; used: number }> }>;
+    };
+    expect(keyUsage.usage[0]!.entries[0]).toMatchObject({ kind: 'budget', used: 0.00006 });
+    clock.now = Date.parse('2026-11-23T00:00:01Z');
+    await expect(core.authorize(request(key.value))).resolves.toMatchObject({ virtualKeyId: key.id });
+  });
+
+  it('settles a plan exactly once', async () => {
+    const { core, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'once',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    const plan = await core.authorize(request(key.value));
+    const settle = {
+      requestId: 'r',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(100, 0),
+    };
+    await Promise.all([core.settle(settle), core.settle(settle), core.settle(settle)]);
+    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
+      usage: Array<{ entries: Array<{ used: number }> }>;
+    };
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0001);
+  });
+
+  it('charges a reservation whose settle never came at its estimate, once', async () => {
+    const { core, clock, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'crashed',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    await core.authorize(request(key.value, { estimate: { promptTokens: 40, maxCompletionTokens: 10 } }));
+    expect(await core.sweep()).toBe(0);
+    clock.now += 61_000;
+    expect(await core.sweep()).toBe(1);
+    expect(await core.sweep()).toBe(0);
+    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
+      usage: Array<{ entries: Array<{ used: number }> }>;
+    };
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.00005);
+  });
+
+  it('in strict mode reserves the worst case so concurrent requests never overspend', async () => {
+    const { core, createKey, request } = await setup(create, { strict: true });
+    // Worst case per request: (10 + 90) tokens = 100 micro-USD; the budget holds 1000.
+    const key = await createKey({
+      name: 'strict',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.001, reset_duration: '1d' },
+    });
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 30 }, () =>
+        core.authorize(request(key.value, { estimate: { promptTokens: 10, maxCompletionTokens: 90 } })),
+      ),
+    );
+    const admitted = attempts.filter((attempt) => attempt.status === 'fulfilled');
+    expect(admitted).toHaveLength(10);
+    for (const attempt of admitted) {
+      const plan = (attempt as PromiseFulfilledResult<Awaited<ReturnType<typeof core.authorize>>>).value;
+      await core.settle({
+        requestId: 'x',
+        settlement: plan.settlement!,
+        provider: 'openai',
+        model: 'gpt-test',
+        usage: usage(10, 40),
+      });
+    }
+    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
+      usage: Array<{ entries: Array<{ used: number }> }>;
+    };
+    // Real cost 50 each: the reservations were released down to what was spent.
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0005);
+  });
+
+  it('skips a provider over its own limit and keeps the key’s other providers', async () => {
+    const { core, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'two-providers',
+      provider_configs: [
+        {
+          provider: 'openai',
+          weight: 1,
+          allowed_models: ['gpt-test'],
+          rate_limit: { request_max_limit: 1, request_reset_duration: '1h' },
+        },
+        { provider: 'azure', weight: 0, allowed_models: ['gpt-test'] },
+      ],
+    });
+    const bare = request(key.value, { targets: [{ provider: '', model: 'gpt-test' }] });
+    expect((await core.authorize(bare)).targets.map((target) => target.provider)).toEqual([
+      'openai',
+      'azure',
+    ]);
+    expect((await core.authorize(bare)).targets.map((target) => target.provider)).toEqual(['azure']);
+    const explicit = await rejection(core.authorize(request(key.value)));
+    expect(explicit).toMatchObject({ type: 'request_limit_exceeded', code: 'provider_config' });
+  });
+
+  it('denies by access rules and key status', async () => {
+    const { core, clock, createKey, request } = await setup(create);
+    const none = await createKey({ name: 'no-providers' });
+    expect(await rejection(core.authorize(request(none.value)))).toMatchObject({
+      type: 'provider_not_allowed',
+      status: 403,
+    });
+    const empty = await createKey({
+      name: 'empty-models',
+      provider_configs: [{ provider: 'openai', allowed_models: [] }],
+    });
+    expect(await rejection(core.authorize(request(empty.value)))).toMatchObject({
+      type: 'model_not_allowed',
+      status: 403,
+    });
+    const other = await createKey({ name: 'anthropic-only', provider_configs: [{ provider: 'anthropic' }] });
+    expect(await rejection(core.authorize(request(other.value)))).toMatchObject({
+      type: 'provider_not_allowed',
+      status: 403,
+    });
+    const inactive = await createKey({ name: 'off', provider_configs: openaiOnly, is_active: false });
+    expect(await rejection(core.authorize(request(inactive.value)))).toMatchObject({
+      type: 'virtual_key_inactive',
+      status: 403,
+    });
+    const expiring = await createKey({
+      name: 'expiring',
+      provider_configs: openaiOnly,
+      expires_at: '2026-11-22T11:00:00Z',
+    });
+    await expect(core.authorize(request(expiring.value))).resolves.toBeDefined();
+    clock.now = Date.parse('2026-11-22T11:00:00Z');
+    expect(await rejection(core.authorize(request(expiring.value)))).toMatchObject({
+      type: 'virtual_key_expired',
+      status: 403,
+    });
+    expect(await core.manage({ action: 'get', collection: 'virtual-keys', id: expiring.id })).toMatchObject({
+      name: 'expiring',
+    });
+    expect(await rejection(core.authorize(request('sk-gw-unknown')))).toMatchObject({
+      type: 'virtual_key_invalid',
+      status: 401,
+    });
+  });
+
+  it('rotates a key: the old value stops working, the new one works', async () => {
+    const { core, createKey, request } = await setup(create);
+    const key = await createKey({ name: 'rotating', provider_configs: openaiOnly });
+    const rotated = (await core.manage({ action: 'rotate', collection: 'virtual-keys', id: key.id })) as {
+      value: string;
+    };
+    expect(rotated.value).toMatch(/^sk-gw-[0-9a-f]{40}$/);
+    expect(await rejection(core.authorize(request(key.value)))).toMatchObject({
+      type: 'virtual_key_invalid',
+    });
+    await expect(core.authorize(request(rotated.value))).resolves.toMatchObject({ virtualKeyId: key.id });
+    const shown = await core.manage({ action: 'get', collection: 'virtual-keys', id: key.id });
+    expect(JSON.stringify(shown)).not.toContain(rotated.value);
+    expect(shown).not.toHaveProperty('value_hash');
+  });
+});
