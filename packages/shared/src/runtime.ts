@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { GatewayError } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
+import { newRequestId } from './ids.ts';
 import type { Logger } from './logger.ts';
 
 export interface Closable {
@@ -14,14 +15,11 @@ type RequestHandler = (request: IncomingMessage, response: ServerResponse) => bo
 
 /** The answer for a path no handler claimed. */
 export function notFoundHandler(request: IncomingMessage, response: ServerResponse): void {
+  const path = (request.url ?? '/').split('?')[0];
   sendError(
     response,
-    new GatewayError({
-      type: 'not_found',
-      status: 404,
-      message: `no endpoint at ${request.method} ${request.url}`,
-    }),
-    '',
+    new GatewayError({ type: 'not_found', status: 404, message: `no endpoint at ${request.method} ${path}` }),
+    newRequestId(),
   );
 }
 

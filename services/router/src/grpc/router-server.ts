@@ -68,7 +68,8 @@ export function addRouterService(server: Server, core: RouterService): void {
       })().then(
         () => call.end(),
         (error) => {
-          if (!abort.signal.aborted) call.destroy(toGrpcError(error) as Error);
+          // grpc-js sends a server stream's error status through the 'error' event.
+          if (!abort.signal.aborted) call.emit('error', toGrpcError(error));
         },
       );
     },

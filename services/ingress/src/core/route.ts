@@ -1,0 +1,32 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Per-request state shared by the route handler and the ingress's metrics. */
+export interface RequestContext {
+  requestId: string;
+  /** The route's template (bounded metric label), never the raw path. */
+  route: string;
+  /** The path as received, without the query string. */
+  path: string;
+  startedAt: number;
+  /** The provider that served, once known (bounded metric label). */
+  provider: string;
+}
+
+export type RouteHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: RequestContext,
+) => Promise<void>;
+
+/**
+ * One HTTP route of ingress. `path` matches exactly; `prefix` matches the path and everything under it
+ * (surfaces whose paths carry a model or an id).
+ */
+export interface Route {
+  method: string | readonly string[];
+  path?: string;
+  prefix?: string;
+  handler: RouteHandler;
+  /** Answers errors in the surface's own shape (SDKs raise their usual exceptions); DESIGN.md §6 by default. */
+  sendError?: (response: ServerResponse, error: unknown, context: RequestContext) => void;
+}

@@ -1,0 +1,65 @@
+import type { Logger, Metrics } from '@gw/shared';
+import { parseJson, readBody } from '@gw/shared';
+import type { CompletionPipeline } from '../completion-pipeline.ts';
+import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../parse-request.ts';
+import type { Route, RouteHandler } from '../route.ts';
+import { OPENAI_SSE, writeSse } from '../sse-writer.ts';
+
+export interface CompletionRouteDependencies {
+  pipeline: CompletionPipeline;
+  metrics: Metrics;
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+/** Aborts when the client goes away before the answer is complete (cancels the upstream call). */
+export function abortOnClose(response: import('node:http').ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  response.on('close', () => {
+    if (!response.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
+
+/** The SPEC.md completion paths: `/v1/chat/completions`, `/chat/completions`, `/v1/text/completions`. */
+export function completionRoutes(dependencies: CompletionRouteDependencies): Route[] {
+  const { pipeline, metrics, logger } = dependencies;
+
+  const completion =
+    (parse: (body: unknown, bytes: number) => ParsedCompletion): RouteHandler =>
+    async (request, response, context) => {
+      const body = await readBody(request, dependencies.maxBodyBytes);
+      const parsed = parse(parseJson(body), body.length);
+      const call = {
+        requestId: context.requestId,
+        headers: request.headers,
+        parsed,
+        signal: abortOnClose(response),
+      };
+      if (parsed.stream) {
+        await writeSse({
+          response,
+          items: await pipeline.stream(call),
+          context,
+          framing: OPENAI_SSE,
+          metrics,
+          logger,
+        });
+        return;
+      }
+      const result = await pipeline.complete(call);
+      context.provider = result.provider;
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(result.body),
+        'x-request-id': context.requestId,
+      });
+      response.end(result.body);
+    };
+
+  return [
+    { method: 'POST', path: '/v1/chat/completions', handler: completion(parseChatRequest) },
+    { method: 'POST', path: '/chat/completions', handler: completion(parseChatRequest) },
+    { method: 'POST', path: '/v1/text/completions', handler: completion(parseTextRequest) },
+  ];
+}

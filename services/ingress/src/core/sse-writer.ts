@@ -1,0 +1,74 @@
+import type { ServerResponse } from 'node:http';
+import type { StreamItem } from '@gw/router';
+import { GatewayError, type Logger, type Metrics } from '@gw/shared';
+import type { RequestContext } from './route.ts';
+
+export interface SseFraming {
+  /** Bytes written for one item (its chunk already serialized). */
+  event(item: StreamItem): string;
+  /** Bytes written once the stream ended well (OpenAI's `data: [DONE]`). */
+  end?: string;
+  /** Bytes written when the stream fails after it started. */
+  error(error: GatewayError): string;
+  contentType?: string;
+}
+
+/** OpenAI's framing: `data: {chunk}` per item, `data: [DONE]` at the end. */
+export const OPENAI_SSE: SseFraming = {
+  event: (item) => `data: ${item.chunk}\n\n`,
+  end: 'data: [DONE]\n\n',
+  error: (error) =>
+    `data: ${JSON.stringify({ error: { type: error.type, message: error.message, code: error.code, param: error.param }, status_code: error.status })}\n\n`,
+};
+
+/**
+ * Writes a stream as server-sent events, each item the moment it arrives (no buffering). Headers go out with
+ * the first item, so an error before it is an ordinary error answer (thrown); an error after it becomes an
+ * error event.
+ */
+export async function writeSse(options: {
+  response: ServerResponse;
+  items: AsyncIterable<StreamItem>;
+  context: RequestContext;
+  framing: SseFraming;
+  metrics: Metrics;
+  logger: Logger;
+}): Promise<void> {
+  const { response, context, framing } = options;
+  const start = () => {
+    response.writeHead(200, {
+      'content-type': framing.contentType ?? 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-request-id': context.requestId,
+    });
+  };
+  try {
+    for await (const item of options.items) {
+      if (!response.headersSent) {
+        if (item.provider) context.provider = item.provider;
+        start();
+        options.metrics.streamFirstChunk.observe(
+          { route: context.route, provider: context.provider || 'none' },
+          (performance.now() - context.startedAt) / 1000,
+        );
+      }
+      if (response.destroyed) return;
+      response.write(framing.event(item));
+    }
+  } catch (error) {
+    if (!response.headersSent) throw error;
+    const failure =
+      error instanceof GatewayError
+        ? error
+        : new GatewayError({ type: 'internal_error', status: 500, message: 'stream failed' });
+    if (!response.destroyed) response.end(framing.error(failure));
+    options.logger.warn(
+      { requestId: context.requestId, type: failure.type },
+      'stream failed after it started',
+    );
+    return;
+  }
+  if (!response.headersSent) start();
+  if (!response.destroyed) response.end(framing.end ?? '');
+}
