@@ -13,8 +13,12 @@ describe('backoffMs', () => {
   });
 
   it('waits at least what Retry-After asks, within the cap', () => {
-    expect(backoffMs({ attempt: 0, initialMs: 100, maxMs: 5000, retryAfterSeconds: 2, random: () => 0 })).toBe(2000);
-    expect(backoffMs({ attempt: 0, initialMs: 100, maxMs: 5000, retryAfterSeconds: 60, random: () => 0 })).toBe(5000);
+    expect(
+      backoffMs({ attempt: 0, initialMs: 100, maxMs: 5000, retryAfterSeconds: 2, random: () => 0 }),
+    ).toBe(2000);
+    expect(
+      backoffMs({ attempt: 0, initialMs: 100, maxMs: 5000, retryAfterSeconds: 60, random: () => 0 }),
+    ).toBe(5000);
   });
 
   it('sleep rejects at once when the caller cancels', async () => {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { type SelectableKey, selectKey } from './key-selector.ts';
 
-const key = (id: string, weight: number, models: string[] = []): SelectableKey => ({ id, value: id, weight, models, config: {} });
+const key = (id: string, weight: number, models: string[] = []): SelectableKey => ({
+  id,
+  value: id,
+  weight,
+  models,
+  config: {},
+});
 
 describe('selectKey', () => {
   const keys = [key('a', 3), key('b', 1), key('mini-only', 5, ['gpt-4o-mini'])];
@@ -9,7 +15,7 @@ describe('selectKey', () => {
   it('chooses by weight among keys that may serve the model', () => {
     const counts: Record<string, number> = {};
     let seed = 0;
-    const random = () => ((seed = (seed * 9301 + 49297) % 233280) / 233280);
+    const random = () => (seed = (seed * 9301 + 49297) % 233280) / 233280;
     for (let index = 0; index < 4000; index++) {
       const chosen = selectKey(keys, { model: 'gpt-4o', excluded: new Set() }, random)!;
       counts[chosen.id] = (counts[chosen.id] ?? 0) + 1;
@@ -22,7 +28,9 @@ describe('selectKey', () => {
   it('honours the key ids a virtual key allows, with * meaning all', () => {
     expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['b'], excluded: new Set() })?.id).toBe('b');
     expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['*'], excluded: new Set(['a']) })?.id).toBe('b');
-    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['mini-only'], excluded: new Set() })).toBeUndefined();
+    expect(
+      selectKey(keys, { model: 'gpt-4o', allowedIds: ['mini-only'], excluded: new Set() }),
+    ).toBeUndefined();
   });
 
   it('avoids rotated-out keys while another remains, then falls back to them', () => {

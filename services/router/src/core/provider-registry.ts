@@ -48,7 +48,6 @@ export function loadProvider(name: string, input: unknown): LoadedProvider {
     if (custom)
       throw invalid(`provider '${name}' is built in; custom_provider_config is only for new provider names`);
     const entry = BUILT_IN_PROVIDERS[name as keyof typeof BUILT_IN_PROVIDERS];
-    if (!entry) throw invalid(`provider '${name}' has no adapter in this build`);
     adapter = entry.adapter;
     defaultBaseUrl = entry.defaultBaseUrl;
   } else {
@@ -57,13 +56,19 @@ export function loadProvider(name: string, input: unknown): LoadedProvider {
         `'${name}' is not a built-in provider; a custom provider needs custom_provider_config.base_provider`,
       );
     }
-    const base = BASE_FORMAT_ADAPTERS[custom.base_provider];
-    if (!base) throw invalid(`base provider '${custom.base_provider}' has no adapter in this build`);
-    adapter = restrictOperations(base, custom.allowed_operations);
+    adapter = restrictOperations(BASE_FORMAT_ADAPTERS[custom.base_provider], custom.allowed_operations);
   }
-  const baseUrl = config.network_config.base_url ?? defaultBaseUrl;
-  if (!baseUrl || (adapter.capabilities.requiresBaseUrl && !config.network_config.base_url)) {
-    throw invalid(`provider '${name}': network_config.base_url is required`);
+  // Azure-style providers may name their endpoint per key instead (`keys[].config.endpoint`).
+  const keyEndpoints =
+    config.keys.length > 0 && config.keys.every((key) => typeof key.config?.['endpoint'] === 'string');
+  const baseUrl = config.network_config.base_url ?? defaultBaseUrl ?? '';
+  if (
+    (!baseUrl && !keyEndpoints) ||
+    (adapter.capabilities.requiresBaseUrl && !config.network_config.base_url)
+  ) {
+    throw invalid(
+      `provider '${name}': network_config.base_url is required${keyEndpoints ? '' : ' (or config.endpoint on every key)'}`,
+    );
   }
   const keys = config.keys.map((key) => ({
     id: key.id ?? '',

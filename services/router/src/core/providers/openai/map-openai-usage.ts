@@ -9,8 +9,9 @@ export function mapOpenAiUsage(usage: OpenAiUsage | null | undefined): Usage {
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
   };
   const cached = usage.prompt_tokens_details?.cached_tokens;
-  if (cached !== undefined) mapped.prompt_tokens_details = { cached_tokens: cached };
+  if (cached !== undefined && cached !== null) mapped.prompt_tokens_details = { cached_tokens: cached };
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
-  if (reasoning !== undefined) mapped.completion_tokens_details = { reasoning_tokens: reasoning };
+  if (reasoning !== undefined && reasoning !== null)
+    mapped.completion_tokens_details = { reasoning_tokens: reasoning };
   return mapped;
 }

@@ -1,10 +1,4 @@
-import {
-  type ChatChoice,
-  type ChatCompletionChunk,
-  type FinishReason,
-  GatewayError,
-  type TextChoice,
-} from '@gw/shared';
+import type { ChatChoice, TextChoice } from '@gw/shared';
 import type {
   AdapterContext,
   AdapterResult,
@@ -15,33 +9,53 @@ import type {
   ProviderAdapter,
   TextInput,
 } from '../adapter.ts';
-import { callJson, callSse, parseEventJson } from '../upstream-call.ts';
+import { callJson, callSse, type ErrorMessageReader, type UpstreamCall } from '../upstream-call.ts';
+import { mapOpenAiChatResponse, mapOpenAiTextResponse } from './map-openai-response.ts';
+import { mapOpenAiStream } from './map-openai-stream.ts';
 import { mapOpenAiUsage } from './map-openai-usage.ts';
 import { readOpenAiErrorMessage } from './openai-error.ts';
 import {
+  type OpenAiChunk,
+  type OpenAiUsage,
   openAiChatResponseSchema,
-  openAiChunkSchema,
   openAiEmbeddingsSchema,
   openAiTextResponseSchema,
 } from './openai-schemas.ts';
 
+/** The operations of the OpenAI wire format, each with its own path. */
+export type OpenAiOperation = 'chat' | 'text' | 'embeddings';
+
 export interface OpenAiCompatibleOptions {
   capabilities: Capabilities;
   /** Paths of the operations, relative to the base URL. */
-  paths?: { chat?: string; text?: string; embeddings?: string };
+  paths?: Partial<Record<OpenAiOperation, string>>;
   /** How the key is sent; defaults to `Authorization: Bearer`. */
   authHeaders?: (context: AdapterContext) => Record<string, string>;
-  /** Last touch on the body before it is sent (a provider's quirks). */
-  adjustBody?: (body: Record<string, unknown>, context: AdapterContext) => Record<string, unknown>;
+  /** Last touch on the body before it is sent (a provider's quirks); may throw to refuse a request. */
+  adjustBody?: (
+    body: Record<string, unknown>,
+    context: AdapterContext,
+    operation: OpenAiOperation,
+  ) => Record<string, unknown>;
   /** Rewrites the path per request (azure deployments). */
   resolvePath?: (
     path: string,
     model: string,
     context: AdapterContext,
   ) => { path: string; query?: Record<string, string> };
+  /** A base URL per request, overriding the router's (azure's endpoint from the key's config). */
+  resolveBaseUrl?: (context: AdapterContext) => string;
+  /** Reads the provider's error bodies; defaults to OpenAI's `{ error: { message } }` and its variants. */
+  readErrorMessage?: ErrorMessageReader;
+  /** Where the provider reports usage in a stream when not in the chunk's `usage` (groq's `x_groq`). */
+  readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
 }
 
-const DEFAULT_PATHS = { chat: '/v1/chat/completions', text: '/v1/completions', embeddings: '/v1/embeddings' };
+const DEFAULT_PATHS: Record<OpenAiOperation, string> = {
+  chat: '/v1/chat/completions',
+  text: '/v1/completions',
+  embeddings: '/v1/embeddings',
+};
 
 export function bearerAuth(context: AdapterContext): Record<string, string> {
   return context.key?.value ? { authorization: `Bearer ${context.key.value}` } : {};
@@ -54,11 +68,12 @@ function toOpenAiParams(params: Record<string, unknown>): Record<string, unknown
   return { stop: stop_sequences, ...rest };
 }
 
-function finishReason(value: string | null | undefined): FinishReason {
-  if (value === 'stop' || value === 'length' || value === 'tool_calls' || value === 'content_filter')
-    return value;
-  if (value === 'function_call') return 'tool_calls';
-  return value ? 'stop' : null;
+function chatBody(input: ChatInput): Record<string, unknown> {
+  return { ...toOpenAiParams(input.params), model: input.model, messages: input.messages };
+}
+
+function textBody(input: TextInput): Record<string, unknown> {
+  return { ...toOpenAiParams(input.params), model: input.model, prompt: input.prompt };
 }
 
 /**
@@ -69,111 +84,87 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
   const paths = { ...DEFAULT_PATHS, ...options.paths };
   const authHeaders = options.authHeaders ?? bearerAuth;
   const adjust = options.adjustBody ?? ((body: Record<string, unknown>) => body);
+  const readMessage = options.readErrorMessage ?? readOpenAiErrorMessage;
+
+  /** The context of one call: the router's, or one aimed at the provider's per-request base URL. */
+  function target(context: AdapterContext): AdapterContext {
+    return options.resolveBaseUrl ? { ...context, baseUrl: options.resolveBaseUrl(context) } : context;
+  }
 
   function call(
-    operation: keyof typeof DEFAULT_PATHS,
+    operation: OpenAiOperation,
     model: string,
     body: Record<string, unknown>,
     context: AdapterContext,
-  ) {
+  ): UpstreamCall {
     const route = options.resolvePath?.(paths[operation], model, context) ?? { path: paths[operation] };
     return {
       path: route.path,
       query: route.query,
       headers: { 'content-type': 'application/json', ...authHeaders(context) },
-      body: JSON.stringify(adjust(body, context)),
+      body: JSON.stringify(adjust(body, context, operation)),
     };
   }
 
-  async function* streamChunks(
+  function stream(
     operation: 'chat' | 'text',
     model: string,
     body: Record<string, unknown>,
     context: AdapterContext,
-  ): AsyncGenerator<ChatCompletionChunk> {
+  ) {
+    const callContext = target(context);
     const streamBody = { ...body, stream: true, stream_options: { include_usage: true } };
-    for await (const event of callSse(
-      context,
-      call(operation, model, streamBody, context),
-      readOpenAiErrorMessage,
-    )) {
-      if (event.data === '[DONE]') return;
-      const payload = parseEventJson(context.provider, event.data);
-      if (typeof payload === 'object' && payload !== null && 'error' in payload) {
-        throw streamError(context, payload);
-      }
-      const chunk = openAiChunkSchema.parse(payload);
-      yield {
-        ...(chunk as unknown as ChatCompletionChunk),
-        usage: chunk.usage ? mapOpenAiUsage(chunk.usage) : chunk.usage === null ? null : undefined,
-      };
-    }
+    return mapOpenAiStream(
+      callSse(callContext, call(operation, model, streamBody, callContext), readMessage),
+      {
+        context: callContext,
+        object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+        readMessage,
+        readChunkUsage: options.readChunkUsage,
+      },
+    );
   }
 
-  const adapter: ProviderAdapter = {
+  // Methods of operations a provider lacks are left off, so its capabilities and methods always agree.
+  return onlyDeclaredOperations({
     capabilities: options.capabilities,
 
     async chat(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
-      const body = { ...toOpenAiParams(input.params), model: input.model, messages: input.messages };
-      const { raw, parsed } = await callJson(context, call('chat', input.model, body, context), {
-        schema: openAiChatResponseSchema,
-        readMessage: readOpenAiErrorMessage,
-      });
-      return {
-        id: parsed.id,
-        created: parsed.created,
-        model: parsed.model || input.model,
-        systemFingerprint: parsed.system_fingerprint,
-        choices: parsed.choices.map((choice) => ({
-          ...(choice as unknown as ChatChoice),
-          message: {
-            ...(choice.message as ChatChoice['message']),
-            role: 'assistant',
-            content: choice.message.content ?? null,
-          },
-          finish_reason: finishReason(choice.finish_reason),
-        })),
-        usage: mapOpenAiUsage(parsed.usage),
-        raw,
-      };
+      const callContext = target(context);
+      const { raw, parsed } = await callJson(
+        callContext,
+        call('chat', input.model, chatBody(input), callContext),
+        { schema: openAiChatResponseSchema, readMessage },
+      );
+      return mapOpenAiChatResponse(parsed, { raw, model: input.model });
     },
 
     chatStream(input: ChatInput, context: AdapterContext) {
-      const body = { ...toOpenAiParams(input.params), model: input.model, messages: input.messages };
-      return streamChunks('chat', input.model, body, context);
+      return stream('chat', input.model, chatBody(input), context);
     },
 
     async text(input: TextInput, context: AdapterContext): Promise<AdapterResult<TextChoice>> {
-      const body = { ...toOpenAiParams(input.params), model: input.model, prompt: input.prompt };
-      const { raw, parsed } = await callJson(context, call('text', input.model, body, context), {
-        schema: openAiTextResponseSchema,
-        readMessage: readOpenAiErrorMessage,
-      });
-      return {
-        id: parsed.id,
-        created: parsed.created,
-        model: parsed.model || input.model,
-        choices: parsed.choices.map((choice) => ({
-          index: choice.index,
-          text: choice.text,
-          finish_reason: finishReason(choice.finish_reason),
-        })),
-        usage: mapOpenAiUsage(parsed.usage),
-        raw,
-      };
+      const callContext = target(context);
+      const { raw, parsed } = await callJson(
+        callContext,
+        call('text', input.model, textBody(input), callContext),
+        { schema: openAiTextResponseSchema, readMessage },
+      );
+      return mapOpenAiTextResponse(parsed, { raw, model: input.model });
     },
 
     textStream(input: TextInput, context: AdapterContext) {
-      const body = { ...toOpenAiParams(input.params), model: input.model, prompt: input.prompt };
-      return streamChunks('text', input.model, body, context);
+      return stream('text', input.model, textBody(input), context);
     },
 
     async embeddings(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult> {
+      const callContext = target(context);
       const body = { ...input.params, model: input.model, input: input.input };
-      const { raw, parsed } = await callJson(context, call('embeddings', input.model, body, context), {
-        schema: openAiEmbeddingsSchema,
-        readMessage: readOpenAiErrorMessage,
-      });
+      const { raw, parsed } = await callJson(
+        callContext,
+        call('embeddings', input.model, body, callContext),
+        { schema: openAiEmbeddingsSchema, readMessage },
+      );
       return {
         model: parsed.model || input.model,
         data: parsed.data.map((item) => ({ index: item.index, embedding: item.embedding })),
@@ -181,20 +172,18 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
         raw,
       };
     },
-  };
-  return adapter;
+  });
 }
 
-/** An error event inside a stream that had already started. */
-function streamError(context: AdapterContext, payload: object): GatewayError {
-  return new GatewayError({
-    type: 'upstream_error',
-    status: 502,
-    message: readOpenAiErrorMessage(payload) ?? `${context.provider} stream failed`,
-    upstream: true,
-    upstreamBody: payload,
-    provider: context.provider,
-  });
+function onlyDeclaredOperations(adapter: ProviderAdapter): ProviderAdapter {
+  const declared = new Set(adapter.capabilities.operations);
+  const trimmed: ProviderAdapter = { capabilities: adapter.capabilities };
+  if (declared.has('chat')) trimmed.chat = adapter.chat;
+  if (declared.has('chat_stream')) trimmed.chatStream = adapter.chatStream;
+  if (declared.has('text')) trimmed.text = adapter.text;
+  if (declared.has('text_stream')) trimmed.textStream = adapter.textStream;
+  if (declared.has('embeddings')) trimmed.embeddings = adapter.embeddings;
+  return trimmed;
 }
 
 export const openAiAdapter = createOpenAiCompatibleAdapter({

@@ -2,11 +2,27 @@ import { z } from 'zod';
 
 /** The minimal shape gw relies on in OpenAI answers; everything else passes through untouched. */
 export const openAiUsageSchema = z.looseObject({
-  prompt_tokens: z.number().default(0),
-  completion_tokens: z.number().default(0),
-  total_tokens: z.number().optional(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().optional() }).nullish(),
-  completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().optional() }).nullish(),
+  prompt_tokens: z
+    .number()
+    .nullish()
+    .transform((tokens) => tokens ?? 0),
+  completion_tokens: z
+    .number()
+    .nullish()
+    .transform((tokens) => tokens ?? 0),
+  total_tokens: z.number().nullish(),
+  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
+  completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().nullish() }).nullish(),
+});
+
+/** Tool calls as compatible servers send them: some leave out `type`, a few send arguments as an object. */
+export const openAiToolCallSchema = z.looseObject({
+  id: z.string().nullish(),
+  type: z.string().nullish(),
+  function: z.looseObject({
+    name: z.string(),
+    arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+  }),
 });
 
 export const openAiChatResponseSchema = z.looseObject({
@@ -20,7 +36,7 @@ export const openAiChatResponseSchema = z.looseObject({
       message: z.looseObject({
         role: z.string().default('assistant'),
         content: z.string().nullish(),
-        tool_calls: z.array(z.looseObject({})).nullish(),
+        tool_calls: z.array(openAiToolCallSchema).nullish(),
       }),
       finish_reason: z.string().nullish(),
     }),
@@ -42,11 +58,34 @@ export const openAiTextResponseSchema = z.looseObject({
   usage: openAiUsageSchema.nullish(),
 });
 
+export const openAiToolCallDeltaSchema = z.looseObject({
+  index: z.number().optional(),
+  id: z.string().nullish(),
+  type: z.string().nullish(),
+  function: z
+    .looseObject({
+      name: z.string().nullish(),
+      arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+    })
+    .nullish(),
+});
+
 export const openAiChunkSchema = z.looseObject({
   id: z.string().default(''),
+  object: z.string().nullish(),
   created: z.number().default(0),
   model: z.string().default(''),
-  choices: z.array(z.looseObject({})).default([]),
+  choices: z
+    .array(
+      z.looseObject({
+        index: z.number().default(0),
+        delta: z.looseObject({ tool_calls: z.array(openAiToolCallDeltaSchema).nullish() }).nullish(),
+        text: z.string().nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish()
+    .transform((choices) => choices ?? []),
   usage: openAiUsageSchema.nullish(),
 });
 
@@ -57,3 +96,5 @@ export const openAiEmbeddingsSchema = z.looseObject({
 });
 
 export type OpenAiUsage = z.infer<typeof openAiUsageSchema>;
+export type OpenAiChunk = z.infer<typeof openAiChunkSchema>;
+export type OpenAiToolCallDelta = z.infer<typeof openAiToolCallDeltaSchema>;

@@ -1,0 +1,47 @@
+import { GatewayError } from '@gw/shared';
+import type { ErrorMessageReader } from '../upstream-call.ts';
+
+/** Anthropic answers errors as `{ "type": "error", "error": { "type": "…", "message": "…" } }`. */
+export const readAnthropicErrorMessage: ErrorMessageReader = (body) => {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const error = (body as { error?: unknown }).error;
+  if (typeof error === 'object' && error !== null) {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  const message = (body as { message?: unknown }).message;
+  return typeof message === 'string' ? message : undefined;
+};
+
+/**
+ * The HTTP status Anthropic documents for each error type. An error event inside a stream arrives after a
+ * 200, so its type is the only statement of the status; 529 keeps `overloaded_error` transient (retried).
+ */
+const STATUS_BY_ERROR_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+/** An `error` event inside a stream that had already started. */
+export function anthropicStreamError(
+  provider: string,
+  payload: { error: { type: string; message?: string | undefined } },
+): GatewayError {
+  return new GatewayError({
+    type: 'upstream_error',
+    status: STATUS_BY_ERROR_TYPE[payload.error.type] ?? 502,
+    message: payload.error.message ?? `${provider} stream failed (${payload.error.type})`,
+    code: payload.error.type,
+    upstream: true,
+    upstreamBody: payload,
+    provider,
+  });
+}

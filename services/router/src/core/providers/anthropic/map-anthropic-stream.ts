@@ -1,0 +1,116 @@
+import type { ChatCompletionChunk, FinishReason, SseEvent } from '@gw/shared';
+import { invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
+import { anthropicStreamError } from './anthropic-error.ts';
+import {
+  type AnthropicStreamEvent,
+  type AnthropicUsage,
+  anthropicStreamEventSchema,
+  isInputJsonDelta,
+  isTextBlock,
+  isTextDelta,
+  isToolUseBlock,
+} from './anthropic-schemas.ts';
+import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.ts';
+import { mapAnthropicUsage } from './map-anthropic-usage.ts';
+
+type Delta = NonNullable<ChatCompletionChunk['choices'][number]['delta']>;
+
+const KNOWN_EVENT_TYPES = new Set([
+  'message_start',
+  'content_block_start',
+  'content_block_delta',
+  'content_block_stop',
+  'message_delta',
+  'message_stop',
+  'ping',
+  'error',
+]);
+
+function parseEvent(provider: string, event: SseEvent): AnthropicStreamEvent | undefined {
+  const payload = parseEventJson(provider, event.data);
+  const type = (payload as { type?: unknown } | null)?.type;
+  // Event types Anthropic adds later are skipped, as its SDKs do.
+  if (typeof type !== 'string' || !KNOWN_EVENT_TYPES.has(type)) return undefined;
+  const result = anthropicStreamEventSchema.safeParse(payload);
+  if (!result.success) throw invalidUpstreamBody(provider, `stream carried a malformed ${type} event`);
+  return result.data;
+}
+
+/**
+ * The events of an Anthropic Messages stream as OpenAI chat.completion.chunk objects, one chunk per event
+ * as it arrives. Tool calls are numbered by their order among tool calls, not by content block index
+ * (a text block before them would shift the index OpenAI clients use to assemble calls).
+ */
+export async function* mapAnthropicStream(
+  events: AsyncIterable<SseEvent>,
+  options: { provider: string; model: string },
+): AsyncGenerator<ChatCompletionChunk> {
+  let id = '';
+  let model = options.model;
+  const created = Math.floor(Date.now() / 1000);
+  const usage: AnthropicUsage = {};
+  /** Content block index → tool call ordinal. */
+  const toolCallIndexes = new Map<number, number>();
+  let stopped = false;
+
+  const chunk = (delta: Delta, finishReason: FinishReason = null): ChatCompletionChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+
+  for await (const sseEvent of events) {
+    const event = parseEvent(options.provider, sseEvent);
+    if (!event) continue;
+    switch (event.type) {
+      case 'message_start':
+        id = event.message.id;
+        model = event.message.model || model;
+        Object.assign(usage, event.message.usage);
+        yield chunk({ role: 'assistant' });
+        break;
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (isTextBlock(block) && block.text) yield chunk({ content: block.text });
+        if (isToolUseBlock(block)) {
+          const index = toolCallIndexes.size;
+          toolCallIndexes.set(event.index, index);
+          yield chunk({
+            tool_calls: [
+              { index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } },
+            ],
+          });
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (isTextDelta(delta) && delta.text) yield chunk({ content: delta.text });
+        const index = toolCallIndexes.get(event.index);
+        if (isInputJsonDelta(delta) && delta.partial_json && index !== undefined) {
+          yield chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] });
+        }
+        break;
+      }
+      case 'message_delta':
+        // message_delta's counts are cumulative, so they replace those of message_start.
+        for (const [name, value] of Object.entries(event.usage ?? {})) {
+          if (value !== null && value !== undefined) usage[name] = value;
+        }
+        if (event.delta.stop_reason) yield chunk({}, mapAnthropicFinishReason(event.delta.stop_reason));
+        break;
+      case 'message_stop':
+        stopped = true;
+        yield { ...chunk({}), choices: [], usage: mapAnthropicUsage(usage) };
+        break;
+      case 'error':
+        throw anthropicStreamError(options.provider, event);
+      default:
+        // content_block_stop and ping carry nothing a chunk needs.
+        break;
+    }
+  }
+  if (!stopped) throw invalidUpstreamBody(options.provider, 'stream ended before message_stop');
+}

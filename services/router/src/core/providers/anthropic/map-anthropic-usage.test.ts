@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { mapAnthropicUsage } from './map-anthropic-usage.ts';
+
+describe('mapAnthropicUsage', () => {
+  it('counts cache reads and writes into prompt_tokens and reports cache reads as cached', () => {
+    expect(
+      mapAnthropicUsage({
+        input_tokens: 5,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 20,
+        output_tokens: 7,
+      }),
+    ).toEqual({
+      prompt_tokens: 125,
+      completion_tokens: 7,
+      total_tokens: 132,
+      prompt_tokens_details: { cached_tokens: 100 },
+    });
+  });
+
+  it('leaves cached_tokens out when Anthropic reports no cache', () => {
+    expect(mapAnthropicUsage({ input_tokens: 20, output_tokens: 8 })).toEqual({
+      prompt_tokens: 20,
+      completion_tokens: 8,
+      total_tokens: 28,
+    });
+  });
+
+  it('answers zeros without usage', () => {
+    expect(mapAnthropicUsage(undefined)).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+});

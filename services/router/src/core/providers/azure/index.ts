@@ -1,0 +1,5 @@
+import type { ProviderEntry } from '../registry.ts';
+import { azureAdapter } from './azure-adapter.ts';
+
+/** No default base URL: each key's `config.endpoint` (or `network_config.base_url`) names the resource. */
+export const azureProvider: ProviderEntry = { adapter: azureAdapter };

@@ -1,0 +1,133 @@
+import { type ChatChoice, type ChatCompletionChunk, newId } from '@gw/shared';
+import type {
+  AdapterContext,
+  AdapterResult,
+  ChatInput,
+  EmbeddingsInput,
+  EmbeddingsResult,
+  ProviderAdapter,
+} from '../adapter.ts';
+import { withTextViaChat } from '../text-via-chat.ts';
+import { callJson, callStream, type UpstreamCall, upstreamUrl } from '../upstream-call.ts';
+import { authorizeBedrockRequest, type CredentialSource, standardCredentialChain } from './bedrock-auth.ts';
+import {
+  bedrockBaseUrl,
+  bedrockModelId,
+  bedrockModelPath,
+  readBedrockKeySettings,
+} from './bedrock-config.ts';
+import { readBedrockErrorMessage } from './bedrock-error.ts';
+import { bedrockConverseResponseSchema, bedrockTitanEmbeddingSchema } from './bedrock-schemas.ts';
+import { convertToBedrockRequest } from './convert-to-bedrock-request.ts';
+import { mapBedrockResponse } from './map-bedrock-response.ts';
+import { mapBedrockStream } from './map-bedrock-stream.ts';
+import { readEventStream } from './read-event-stream.ts';
+
+export interface BedrockAdapterOptions {
+  /** Credentials for keys without their own (default: the standard AWS chain, kept per adapter). */
+  credentialChain?: CredentialSource;
+  /** Where AWS_REGION and `env.NAME` references of key configs are read (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+type BedrockAction = 'converse' | 'converse-stream' | 'invoke';
+
+const ACCEPT: Record<BedrockAction, string> = {
+  converse: 'application/json',
+  'converse-stream': 'application/vnd.amazon.eventstream',
+  invoke: 'application/json',
+};
+
+/**
+ * AWS Bedrock Runtime: chat over Converse and ConverseStream (one wire format for every model family),
+ * text completions served by chat, embeddings over InvokeModel with Titan's body. Requests are signed
+ * with SigV4 or carry a Bedrock API key, per key.
+ */
+export function createBedrockAdapter(options: BedrockAdapterOptions = {}): ProviderAdapter {
+  const credentialChain = options.credentialChain ?? standardCredentialChain();
+  const env = options.env ?? process.env;
+
+  /** One signed call: where it goes (the key's region unless a base URL was configured) and what it sends. */
+  async function prepare(
+    model: string,
+    action: BedrockAction,
+    body: unknown,
+    context: AdapterContext,
+  ): Promise<{ context: AdapterContext; call: UpstreamCall }> {
+    const settings = readBedrockKeySettings(context.provider, context.key, env);
+    const baseUrl = bedrockBaseUrl(context.baseUrl, settings.region);
+    const path = bedrockModelPath(bedrockModelId(model, settings.deployments), action);
+    const text = JSON.stringify(body);
+    const headers = await authorizeBedrockRequest(
+      {
+        url: upstreamUrl(baseUrl, { path }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: ACCEPT[action] },
+        body: text,
+      },
+      { provider: context.provider, settings, credentialChain },
+    );
+    return {
+      context: baseUrl === context.baseUrl ? context : { ...context, baseUrl },
+      call: { path, headers, body: text },
+    };
+  }
+
+  async function chat(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
+    const prepared = await prepare(input.model, 'converse', convertToBedrockRequest(input), context);
+    const { raw, parsed } = await callJson(prepared.context, prepared.call, {
+      schema: bedrockConverseResponseSchema,
+      readMessage: readBedrockErrorMessage,
+    });
+    return mapBedrockResponse(parsed, { raw, model: input.model, id: newId('chatcmpl') });
+  }
+
+  async function* chatStream(input: ChatInput, context: AdapterContext): AsyncGenerator<ChatCompletionChunk> {
+    const prepared = await prepare(input.model, 'converse-stream', convertToBedrockRequest(input), context);
+    const body = await callStream(prepared.context, prepared.call, readBedrockErrorMessage);
+    yield* mapBedrockStream(readEventStream(body, prepared.context), {
+      provider: context.provider,
+      model: input.model,
+      id: newId('chatcmpl'),
+    });
+  }
+
+  /** Titan embeds one text per InvokeModel call: the inputs go out side by side and come back in order. */
+  async function embeddings(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult> {
+    const texts = typeof input.input === 'string' ? [input.input] : input.input;
+    const dimensions = input.params['dimensions'];
+    const results = await Promise.all(
+      texts.map(async (inputText) => {
+        const body = { inputText, ...(dimensions !== undefined ? { dimensions } : {}) };
+        const prepared = await prepare(input.model, 'invoke', body, context);
+        return callJson(prepared.context, prepared.call, {
+          schema: bedrockTitanEmbeddingSchema,
+          readMessage: readBedrockErrorMessage,
+        });
+      }),
+    );
+    const promptTokens = results.reduce((sum, result) => sum + result.parsed.inputTextTokenCount, 0);
+    return {
+      model: input.model,
+      data: results.map((result, index) => ({ index, embedding: result.parsed.embedding })),
+      usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+      raw: results.length === 1 ? results[0]!.raw : results.map((result) => result.raw),
+    };
+  }
+
+  return withTextViaChat({
+    capabilities: {
+      operations: ['chat', 'chat_stream', 'embeddings'],
+      tools: true,
+      vision: true,
+      textViaChat: false,
+      authOptional: false,
+      requiresBaseUrl: false,
+    },
+    chat,
+    chatStream,
+    embeddings,
+  });
+}
+
+export const bedrockAdapter = createBedrockAdapter();

@@ -1,0 +1,28 @@
+import { GatewayError } from '@gw/shared';
+import type { ErrorMessageReader } from '../upstream-call.ts';
+
+/** Cohere answers errors as `{ "message": … }`, sometimes with an `id`. */
+export const readCohereErrorMessage: ErrorMessageReader = (body) => {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const message = (body as { message?: unknown }).message;
+  return typeof message === 'string' && message ? message : undefined;
+};
+
+/**
+ * A generation Cohere itself reports as failed after answering 200: a stream's error event, or a
+ * `finish_reason` of ERROR or TIMEOUT. It is an upstream failure (502) so the router can retry or fall back.
+ */
+export function cohereGenerationError(options: {
+  provider: string;
+  message: string | undefined;
+  body: unknown;
+}): GatewayError {
+  return new GatewayError({
+    type: 'upstream_error',
+    status: 502,
+    message: options.message ?? `${options.provider} failed while generating`,
+    upstream: true,
+    upstreamBody: options.body,
+    provider: options.provider,
+  });
+}

@@ -1,0 +1,52 @@
+import { runProviderContract } from '@gw/testkit';
+import { describe, expect, it } from 'vitest';
+import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
+import { openAiWireFixtures, textViaChatAnswer } from '../openai/openai-wire-fixtures.ts';
+import { convertToGroqBody } from './convert-to-groq-body.ts';
+import { groqAdapter } from './groq-adapter.ts';
+
+const model = 'llama-3.3-70b-versatile';
+// Groq's true format: x_groq on every chunk, usage in x_groq on the finish chunk, tool calls whole.
+const style = {
+  model,
+  extra: { system_fingerprint: 'fp_c06d5113ec', x_groq: { id: 'req_01jbd6g2qdfw2adyrt2az8hz4w' } },
+  streamUsage: 'x-groq',
+  streamToolCall: 'whole',
+  toolCallId: 'call_z2ka',
+} as const;
+
+runProviderContract({
+  name: 'groq',
+  adapter: groqAdapter,
+  model,
+  key: { id: 'k1', value: 'gsk_test', config: {} },
+  // The fake stands for https://api.groq.com/openai: Groq's paths are OpenAI's under /openai.
+  baseUrl: (fakeUrl) => `${fakeUrl}/openai`,
+  upstream: {
+    ...openAiWireFixtures(style).upstream,
+    text: () => ({ body: textViaChatAnswer(style) }),
+    textStream: undefined,
+  },
+  expectRequest: openAiRequestExpectations({
+    model,
+    headers: { authorization: 'Bearer gsk_test' },
+    paths: { chat: '/openai/v1/chat/completions' },
+    textViaChat: true,
+  }),
+});
+
+describe('groq body', () => {
+  it('leaves out the params Groq does not support', () => {
+    expect(
+      convertToGroqBody({ model, messages: [], logprobs: true, top_logprobs: 2, logit_bias: {}, n: 1 }),
+    ).toEqual({
+      model,
+      messages: [],
+      n: 1,
+    });
+  });
+
+  it('refuses more than one choice before calling Groq', () => {
+    expect(() => convertToGroqBody({ model, messages: [], n: 2 })).toThrow(/n must be 1/);
+  });
+});

@@ -1,0 +1,7 @@
+import type { ProviderEntry } from '../registry.ts';
+import { MISTRAL_DEFAULT_BASE_URL, mistralAdapter } from './mistral-adapter.ts';
+
+export const mistralProvider: ProviderEntry = {
+  adapter: mistralAdapter,
+  defaultBaseUrl: MISTRAL_DEFAULT_BASE_URL,
+};

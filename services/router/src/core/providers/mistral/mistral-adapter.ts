@@ -1,0 +1,25 @@
+import { createOpenAiCompatibleAdapter } from '../openai/openai-adapter.ts';
+import { withTextViaChat } from '../text-via-chat.ts';
+import { convertToMistralBody } from './convert-to-mistral-body.ts';
+import { readMistralErrorMessage } from './mistral-error.ts';
+
+export const MISTRAL_DEFAULT_BASE_URL = 'https://api.mistral.ai';
+
+/**
+ * Mistral La Plateforme: OpenAI's wire format with stricter validation and its own param names. It has no
+ * legacy completions endpoint, so text completions are served by chat; usage arrives without asking.
+ */
+export const mistralAdapter = withTextViaChat(
+  createOpenAiCompatibleAdapter({
+    capabilities: {
+      operations: ['chat', 'chat_stream', 'embeddings'],
+      tools: true,
+      vision: true,
+      textViaChat: true,
+      authOptional: false,
+      requiresBaseUrl: false,
+    },
+    adjustBody: (body, _context, operation) => convertToMistralBody(body, operation),
+    readErrorMessage: readMistralErrorMessage,
+  }),
+);

@@ -1,0 +1,5 @@
+import type { ProviderEntry } from '../registry.ts';
+import { ollamaAdapter } from './ollama-adapter.ts';
+
+/** No default base URL: `network_config.base_url` says where the Ollama server runs. */
+export const ollamaProvider: ProviderEntry = { adapter: ollamaAdapter };

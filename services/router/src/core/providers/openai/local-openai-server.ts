@@ -1,0 +1,27 @@
+import type { Message } from '@gw/shared';
+import type { ProviderAdapter } from '../adapter.ts';
+import { mapDeveloperToSystem } from './map-developer-to-system.ts';
+import { createOpenAiCompatibleAdapter } from './openai-adapter.ts';
+
+/**
+ * A self-hosted server speaking OpenAI's format (ollama, sglang): every operation, no default location
+ * (`network_config.base_url` says where it runs) and no key needed; a key, when configured, goes out as a
+ * bearer token (a server behind an authenticating proxy).
+ */
+export function createLocalOpenAiServerAdapter(): ProviderAdapter {
+  return createOpenAiCompatibleAdapter({
+    capabilities: {
+      operations: ['chat', 'chat_stream', 'text', 'text_stream', 'embeddings'],
+      tools: true,
+      vision: true,
+      textViaChat: false,
+      authOptional: true,
+      requiresBaseUrl: true,
+    },
+    // Chat templates of open models know system, not OpenAI's newer developer role.
+    adjustBody: (body) =>
+      Array.isArray(body['messages'])
+        ? { ...body, messages: mapDeveloperToSystem(body['messages'] as Message[]) }
+        : body,
+  });
+}

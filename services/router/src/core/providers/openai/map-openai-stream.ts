@@ -1,0 +1,148 @@
+import { type ChatCompletionChunk, GatewayError, type SseEvent } from '@gw/shared';
+import type { AdapterContext } from '../adapter.ts';
+import { type ErrorMessageReader, invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
+import { mapOpenAiFinishReason } from './map-openai-finish-reason.ts';
+import { toolCallArguments } from './map-openai-response.ts';
+import { mapOpenAiUsage } from './map-openai-usage.ts';
+import { type OpenAiChunk, type OpenAiUsage, openAiChunkSchema } from './openai-schemas.ts';
+
+type ChunkChoice = ChatCompletionChunk['choices'][number];
+type ToolCallDelta = NonNullable<NonNullable<ChunkChoice['delta']>['tool_calls']>[number];
+
+export interface MapOpenAiStreamOptions {
+  context: AdapterContext;
+  /** `chat.completion.chunk` for chat, `text_completion` for legacy text completions. */
+  object: ChatCompletionChunk['object'];
+  readMessage: ErrorMessageReader;
+  /** Where the provider reports usage when not in the chunk's `usage` (groq's `x_groq.usage`). */
+  readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
+}
+
+/**
+ * Turns an OpenAI-format event stream into gw's normalised chunks, evening out what compatible servers do
+ * differently: chunks without choices (azure's prompt-filter preamble, usage-only chunks) are not passed on,
+ * usage is held back and sent once in a final `choices: []` chunk (mistral and groq put it on the finish
+ * chunk), and a tool call sent whole in one delta (mistral, groq, ollama) is split into its opening and
+ * its arguments, as OpenAI streams it.
+ */
+export async function* mapOpenAiStream(
+  events: AsyncIterable<SseEvent>,
+  options: MapOpenAiStreamOptions,
+): AsyncGenerator<ChatCompletionChunk> {
+  const { context } = options;
+  let usage: OpenAiUsage | undefined;
+  let header = { id: '', created: 0, model: '' };
+  for await (const event of events) {
+    if (event.data === '[DONE]') break;
+    const payload = parseEventJson(context.provider, event.data);
+    if (isErrorPayload(payload)) throw streamError(context, payload, options.readMessage);
+    const parsed = openAiChunkSchema.safeParse(payload);
+    if (!parsed.success)
+      throw invalidUpstreamBody(context.provider, 'stream carried a chunk of unexpected shape');
+    const chunk = parsed.data;
+    header = {
+      id: chunk.id || header.id,
+      created: chunk.created || header.created,
+      model: chunk.model || header.model,
+    };
+    usage = options.readChunkUsage?.(chunk) ?? chunk.usage ?? usage;
+    if (chunk.choices.length === 0) continue;
+    for (const choices of splitWholeToolCalls(chunk.choices.map(normaliseChoice))) {
+      yield { ...header, object: options.object, choices };
+    }
+  }
+  if (usage) yield { ...header, object: options.object, choices: [], usage: mapOpenAiUsage(usage) };
+}
+
+function normaliseChoice(choice: OpenAiChunk['choices'][number]): ChunkChoice {
+  const { tool_calls: toolCalls, ...delta } = choice.delta ?? {};
+  const normalised: ChunkChoice = {
+    ...(choice as unknown as ChunkChoice),
+    finish_reason: mapOpenAiFinishReason(choice.finish_reason),
+  };
+  if (choice.delta) {
+    normalised.delta = delta as ChunkChoice['delta'];
+    if (toolCalls?.length) {
+      normalised.delta!.tool_calls = toolCalls.map((call, position): ToolCallDelta => {
+        const mapped: ToolCallDelta = { index: call.index ?? position };
+        if (call.id) mapped.id = call.id;
+        if (call.id || call.type) mapped.type = 'function';
+        if (call.function) {
+          mapped.function = { arguments: toolCallArguments(call.function.arguments) };
+          if (call.function.name) mapped.function.name = call.function.name;
+        }
+        return mapped;
+      });
+    }
+  }
+  return normalised;
+}
+
+/** A call opening (it has an id) that already carries arguments. */
+function isWhole(call: ToolCallDelta): boolean {
+  return Boolean(call.id && call.function?.arguments);
+}
+
+/** One chunk's choices, or two when whole tool calls must be split into opening and arguments. */
+function splitWholeToolCalls(choices: ChunkChoice[]): ChunkChoice[][] {
+  if (!choices.some((choice) => choice.delta?.tool_calls?.some(isWhole))) return [choices];
+  const openings: ChunkChoice[] = [];
+  const fragments: ChunkChoice[] = [];
+  for (const choice of choices) {
+    const calls = choice.delta?.tool_calls;
+    if (!calls?.some(isWhole)) {
+      openings.push(choice);
+      continue;
+    }
+    openings.push({
+      ...choice,
+      delta: {
+        ...choice.delta,
+        tool_calls: calls.map((call) =>
+          isWhole(call) ? { ...call, function: { ...call.function, arguments: '' } } : call,
+        ),
+      },
+      finish_reason: null,
+    });
+    fragments.push({
+      index: choice.index,
+      delta: {
+        tool_calls: calls
+          .filter(isWhole)
+          .map((call) => ({ index: call.index, function: { arguments: call.function!.arguments } })),
+      },
+      finish_reason: choice.finish_reason,
+    });
+  }
+  return [openings, fragments];
+}
+
+function isErrorPayload(payload: unknown): payload is Record<string, unknown> {
+  if (typeof payload !== 'object' || payload === null) return false;
+  return 'error' in payload || (payload as { object?: unknown }).object === 'error';
+}
+
+/** The status an error event states (sglang's `code: 400`), when it is an HTTP error status. */
+function statedStatus(payload: Record<string, unknown>): number | undefined {
+  const error = payload['error'];
+  const code =
+    typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : payload['code'];
+  const status = typeof code === 'string' ? Number(code) : code;
+  return typeof status === 'number' && status >= 400 && status <= 599 ? status : undefined;
+}
+
+/** An error event inside a stream that had already started. */
+function streamError(
+  context: AdapterContext,
+  payload: Record<string, unknown>,
+  readMessage: ErrorMessageReader,
+): GatewayError {
+  return new GatewayError({
+    type: 'upstream_error',
+    status: statedStatus(payload) ?? 502,
+    message: readMessage(payload) ?? `${context.provider} stream failed`,
+    upstream: true,
+    upstreamBody: payload,
+    provider: context.provider,
+  });
+}

@@ -1,0 +1,18 @@
+import { runProviderContract } from '@gw/testkit';
+import { openAiAdapter } from './openai-adapter.ts';
+import { openAiRequestExpectations } from './openai-request-expectations.ts';
+import { openAiWireFixtures } from './openai-wire-fixtures.ts';
+
+const model = 'gpt-4o-mini';
+
+runProviderContract({
+  name: 'openai',
+  adapter: openAiAdapter,
+  model,
+  key: { id: 'k1', value: 'sk-test', config: {} },
+  upstream: openAiWireFixtures({
+    model: 'gpt-4o-mini-2024-07-18',
+    extra: { system_fingerprint: 'fp_0ba0d124f1' },
+  }).upstream,
+  expectRequest: openAiRequestExpectations({ model, headers: { authorization: 'Bearer sk-test' } }),
+});

@@ -1,0 +1,5 @@
+import type { ProviderEntry } from '../registry.ts';
+import { sglAdapter } from './sgl-adapter.ts';
+
+/** No default base URL: `network_config.base_url` says where the SGLang server runs. */
+export const sglProvider: ProviderEntry = { adapter: sglAdapter };
