@@ -58,6 +58,8 @@ const params = {
   warmupMs: intEnv('BENCH_WARMUP_MS', 2_000),
   streams: intEnv('BENCH_STREAMS', 500, 1),
   streamWarmup: intEnv('BENCH_STREAM_WARMUP', 50),
+  /** Also measure every mode with a virtual key (governance counters on every request). */
+  governed: process.env['BENCH_GOVERNED'] !== '0',
   streamChunks: intEnv('BENCH_STREAM_CHUNKS', 5, 1),
   modes: modesEnv(),
   redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
@@ -69,6 +71,7 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const HOST = '127.0.0.1';
 const PATH = '/v1/chat/completions';
 const API_KEY = 'sk-bench';
+const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
 
 const message = [{ role: 'user', content: 'hello' }];
 const bodies = {
@@ -301,6 +304,8 @@ interface TargetResult {
   firstChunk?: PhaseResult;
   /** Calls the mock received during each measured phase (retries or lost calls would show here). */
   upstream?: { serial: MockStats; throughput: MockStats; firstChunk: MockStats };
+  /** Governed cluster rows: Redis commands per request (INFO commandstats; the machine's Redis is shared). */
+  redisCallsPerRequest?: number;
   errors: number;
   errorSamples: ErrorSample[];
   logPath?: string;
@@ -421,6 +426,14 @@ function gwConfig(tmp: string, mockUrl: string): string {
       `      - value: '${API_KEY}'`,
       '    network_config:',
       `      base_url: '${mockUrl}'`,
+      // The governed rows send this virtual key: its budget and limits are counted on every request.
+      'governance:',
+      '  virtual_keys:',
+      '    - name: bench',
+      `      value: '${VIRTUAL_KEY}'`,
+      '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
+      '      budget: { max_limit: 1000000, reset_duration: 1d }',
+      '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
       '',
     ].join('\n'),
   );
@@ -449,11 +462,17 @@ function readLog(result: TargetResult): void {
   result.logHead = lines.slice(0, 20).map((line) => line.slice(0, 600));
 }
 
-async function runMode(mode: Mode, tmp: string, mockUrl: string, redisPrefix: string): Promise<TargetResult> {
+async function runMode(
+  mode: Mode,
+  tmp: string,
+  mockUrl: string,
+  redisPrefix: string,
+): Promise<TargetResult[]> {
   const configPath = gwConfig(tmp, mockUrl);
   const dataDir = mkdtempSync(join(tmp, `${mode}-data-`));
   const logPath = join(tmp, `${mode}.log`);
   const result: TargetResult = { target: mode, url: '', ok: false, errors: 0, errorSamples: [], logPath };
+  let governed: TargetResult | undefined;
   let gw: Started | undefined;
   try {
     let port: number;
@@ -497,6 +516,24 @@ async function runMode(mode: Mode, tmp: string, mockUrl: string, redisPrefix: st
     progress(`${mode}: started (pid ${gw.child.pid}), waiting for ${base}/health`);
     result.startup = await waitReady(gw, base);
     Object.assign(result, await measure(mode, base, mockUrl, bodies.gw, bodies.gwStream, {}));
+    if (params.governed) {
+      const target = `${mode}+vk`;
+      governed = { target, url: result.url, ok: false, errors: 0, errorSamples: [] };
+      const before =
+        mode === 'cluster' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
+      Object.assign(
+        governed,
+        await measure(target, base, mockUrl, bodies.gw, bodies.gwStream, { 'x-gw-vk': VIRTUAL_KEY }),
+      );
+      if (before) {
+        // Redis commands per gateway request, warm-ups included: authorize's admission plus the settle.
+        const calls = (await redisCommandCalls()) - before.redis;
+        const upstream = delta(before.mock, await mockStats(mockUrl));
+        const requests = upstream.requests;
+        if (requests > 0) governed.redisCallsPerRequest = Math.round((calls / requests) * 100) / 100;
+      }
+      governed.ok = true;
+    }
     if (gw.child.exitCode !== null || gw.child.signalCode !== null) {
       throw new Error(`${gw.name} exited during the measurement:\n${logTail(logPath)}`);
     }
@@ -511,7 +548,18 @@ async function runMode(mode: Mode, tmp: string, mockUrl: string, redisPrefix: st
     }
     readLog(result);
   }
-  return result;
+  return governed ? [result, governed] : [result];
+}
+
+/** Total commands Redis has served (INFO commandstats), to count round trips per request. */
+async function redisCommandCalls(): Promise<number> {
+  const redis = await redisClient();
+  try {
+    const info = await redis.info('commandstats');
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 async function redisClient(): Promise<Redis> {
@@ -728,7 +776,15 @@ async function main(): Promise<number> {
     }
     if (!direct.ok) throw new Error(`direct measurement failed: ${direct.failure}`);
     for (const mode of params.modes) {
-      results.push(await runMode(mode, tmp, mockUrl, redisPrefix));
+      const measured = await runMode(mode, tmp, mockUrl, redisPrefix);
+      results.push(...measured);
+      for (const result of measured) {
+        if (result.redisCallsPerRequest !== undefined) {
+          extra.push(
+            `${result.target}: ${result.redisCallsPerRequest} Redis commands per request (authorize + settle; shared Redis)`,
+          );
+        }
+      }
       if (mode === 'cluster') {
         redisCleanup = { prefix: redisPrefix, ...(await deleteRunKeys(redisPrefix)) };
         extra.push(
