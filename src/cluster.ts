@@ -36,8 +36,12 @@ const shared = {
   GW_GOVERNANCE_ADDR: process.env['GW_GOVERNANCE_ADDR'] ?? addresses(governanceBase, replicas.governance),
 };
 
-const children: ChildProcess[] = [];
+const children = new Set<ChildProcess>();
 let stopping = false;
+/** Exit times per replica: a replica that keeps crashing stops the cluster instead of looping forever. */
+const crashes = new Map<string, number[]>();
+const CRASH_WINDOW_MS = 60_000;
+const MAX_CRASHES = 5;
 
 function start(service: Service, index: number): void {
   const env: NodeJS.ProcessEnv = { ...shared, GW_REPLICA: String(index) };
@@ -47,18 +51,33 @@ function start(service: Service, index: number): void {
   if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 8081) + index);
   const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
-  children.push(child);
+  children.add(child);
   child.on('exit', (code, signal) => {
+    children.delete(child);
     if (stopping) return;
-    console.error(`${service}[${index}] exited (${signal ?? code}); stopping the cluster`);
-    shutdown(1);
+    // Like a pod's restart policy: a replica that dies is started again; the others keep serving.
+    const name = `${service}[${index}]`;
+    const now = Date.now();
+    const recent = [...(crashes.get(name) ?? []), now].filter((time) => now - time < CRASH_WINDOW_MS);
+    crashes.set(name, recent);
+    if (recent.length > MAX_CRASHES) {
+      console.error(
+        `${name} exited ${recent.length} times within a minute (last: ${signal ?? code}); stopping the cluster`,
+      );
+      shutdown(1);
+      return;
+    }
+    console.error(`${name} exited (${signal ?? code}); restarting it`);
+    setTimeout(() => {
+      if (!stopping) start(service, index);
+    }, 200 * recent.length);
   });
 }
 
 function shutdown(code: number): void {
   if (stopping) return;
   stopping = true;
-  const alive = children.filter((child) => child.exitCode === null && child.signalCode === null);
+  const alive = [...children].filter((child) => child.exitCode === null && child.signalCode === null);
   for (const child of alive) child.kill('SIGTERM');
   let remaining = alive.length;
   if (remaining === 0) process.exit(code);

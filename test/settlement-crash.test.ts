@@ -1,0 +1,146 @@
+// "Settlement is never lost and never counted twice, including when a process dies mid-request" (issue 4):
+// a request is admitted (its reservation recorded), the process serving it is killed with SIGKILL before it
+// can settle, and governance's sweeper charges the reservation at its estimate, once.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type FakeOpenAi,
+  freePort,
+  type GatewayConfigInput,
+  startCluster,
+  startFakeOpenAi,
+} from '@gw/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { get, waitFor } from './support/http.ts';
+
+const ADMIN = { authorization: 'Bearer crash-admin' };
+const KEY = 'sk-gw-crash000000000000000000000000000000000000';
+const BODY = JSON.stringify({
+  model: 'openai/gpt-crash',
+  messages: [{ role: 'user', content: 'hi' }],
+  max_tokens: 10,
+});
+// The estimate: the body's bytes / 4 as prompt tokens, plus max_tokens; at $1 per token.
+const ESTIMATE_USD = Math.ceil(Buffer.byteLength(BODY) / 4) + 10;
+
+function config(fake: FakeOpenAi): GatewayConfigInput {
+  return {
+    providers: {
+      openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: fake.url, max_retries: 0 } },
+    },
+    governance: {
+      pricing: { 'gpt-crash': { input: 1_000_000, output: 1_000_000 } },
+      settings: { settle_deadline_ms: 800, sweep_interval_ms: 100 },
+      virtual_keys: [
+        {
+          id: 'vk-crash',
+          name: 'crash',
+          value: KEY,
+          provider_configs: [{ provider: 'openai' }],
+          budget: { max_limit: 1000, reset_duration: '1d' },
+        },
+      ],
+    },
+  };
+}
+
+async function spent(adminUrl: string): Promise<number> {
+  const usage = await get(`${adminUrl}/api/governance/virtual-keys/vk-crash/usage`, ADMIN);
+  return usage.body.usage[0].entries[0].used;
+}
+
+/** Sends the governed request and waits until the (hanging) upstream has it: admitted, not settled. */
+async function admitHangingRequest(url: string, fake: FakeOpenAi): Promise<void> {
+  fake.enqueue({ delayMs: 60_000, json: {} });
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gw-vk': KEY },
+    body: BODY,
+  }).catch(() => undefined);
+  await waitFor(() => fake.requests.length === 1);
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('a process killed mid-request', () => {
+  it('embedded: the restarted gateway charges the reservation from its data directory', async () => {
+    const fake = await startFakeOpenAi();
+    cleanups.push(() => fake.close());
+    const directory = await mkdtemp(join(tmpdir(), 'gw-crash-'));
+    cleanups.push(() => rm(directory, { recursive: true, force: true }));
+    const configPath = join(directory, 'gateway.json');
+    await writeFile(configPath, JSON.stringify(config(fake)));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const launch = (): ChildProcess => {
+      const child = spawn(process.execPath, ['src/embedded.ts'], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          GW_HOST: '127.0.0.1',
+          GATEWAY_CONFIG: configPath,
+          GATEWAY_DATA_DIR: join(directory, 'data'),
+          GATEWAY_ADMIN_TOKEN: 'crash-admin',
+          LOG_LEVEL: 'warn',
+        },
+        stdio: 'ignore',
+      });
+      cleanups.push(async () => {
+        child.kill('SIGKILL');
+      });
+      return child;
+    };
+
+    const first = launch();
+    await waitFor(async () => (await get(`${url}/health`).catch(() => ({ status: 0 }))).status === 200, {
+      timeoutMs: 15_000,
+    });
+    await admitHangingRequest(url, fake);
+    // The reservation reaches the data directory within the store's save delay (200 ms).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    launch();
+    await waitFor(async () => (await get(`${url}/health`).catch(() => ({ status: 0 }))).status === 200, {
+      timeoutMs: 15_000,
+    });
+    await waitFor(async () => (await spent(url)) > 0, { timeoutMs: 10_000 });
+    expect(await spent(url)).toBe(ESTIMATE_USD);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await spent(url)).toBe(ESTIMATE_USD);
+  }, 60_000);
+
+  it('cluster: the ingress replica is killed, a governance sweeper charges the reservation once', async () => {
+    const fake = await startFakeOpenAi();
+    cleanups.push(() => fake.close());
+    const gateway = await startCluster({
+      config: config(fake),
+      adminToken: 'crash-admin',
+      replicas: { governance: 2 },
+    });
+    cleanups.push(() => gateway.close());
+    await admitHangingRequest(gateway.url, fake);
+    const ingress = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(gateway.launcher.pid)], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .find((line) => line.includes('services/ingress/src/main.ts'));
+    expect(ingress).toBeDefined();
+    process.kill(Number(ingress!.trim().split(/\s+/)[0]), 'SIGKILL');
+    await waitFor(async () => (await spent(gateway.adminUrl)) > 0, { timeoutMs: 10_000 });
+    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    // The launcher restarted the killed replica.
+    await waitFor(
+      async () => (await get(`${gateway.url}/health`).catch(() => ({ status: 0 }))).status === 200,
+      { timeoutMs: 10_000 },
+    );
+  }, 60_000);
+});
