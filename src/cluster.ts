@@ -51,10 +51,23 @@ function start(service: Service, index: number): void {
   if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 8081) + index);
   const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
+  const startedAt = Date.now();
   children.add(child);
   child.on('exit', (code, signal) => {
     children.delete(child);
     if (stopping) return;
+    // Failing at its very first start is a configuration problem (bad config, port taken): restarting
+    // cannot help, so the cluster stops with it.
+    if (
+      !crashes.has(`${service}[${index}]`) &&
+      code !== null &&
+      code !== 0 &&
+      Date.now() - startedAt < 5_000
+    ) {
+      console.error(`${service}[${index}] failed to start (exit ${code}); stopping the cluster`);
+      shutdown(1);
+      return;
+    }
     // Like a pod's restart policy: a replica that dies is started again; the others keep serving.
     const name = `${service}[${index}]`;
     const now = Date.now();

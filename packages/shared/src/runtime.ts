@@ -42,8 +42,12 @@ export async function startHttpServer(options: {
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
+        // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
+        // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
         server.close(() => {
           clearTimeout(force);
+          clearInterval(sweep);
           resolve();
         });
         server.closeIdleConnections();
@@ -110,6 +114,19 @@ export function onShutdown(logger: Logger, steps: Array<(deadlineMs: number) => 
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * Runs a service's start-up; a failure (bad config, unreachable Redis, port in use) ends the process with
+ * one clear line instead of a stack trace.
+ */
+export async function startService(logger: Logger, start: () => Promise<void>): Promise<void> {
+  try {
+    await start();
+  } catch (error) {
+    logger.fatal(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
 }
 
 /** Reads a port from the environment with a default; a bad value fails start-up naming the variable. */

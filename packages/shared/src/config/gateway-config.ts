@@ -10,7 +10,7 @@ import {
   virtualKeySchema,
 } from '../schemas/governance.ts';
 import { guardrailProfileSchema, guardrailRuleSchema } from '../schemas/guardrails.ts';
-import { mcpClientConfigSchema } from '../schemas/mcp.ts';
+import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
 import { envReferenceName } from './env-reference.ts';
 
@@ -79,7 +79,7 @@ export const gatewayConfigSchema = z.strictObject({
       settings: governanceSettingsSchema.parse({}),
       pricing: {},
     }),
-  mcp: z.strictObject({ clients: z.array(mcpClientConfigSchema).default([]) }).default({ clients: [] }),
+  mcp: mcpSettingsSchema.default(mcpSettingsSchema.parse({})),
   guardrails: z
     .strictObject({
       profiles: z.array(guardrailProfileSchema).default([]),
@@ -113,7 +113,9 @@ function resolveReferences(value: unknown, path: PropertyKey[], env: NodeJS.Proc
     if (env[name] === undefined) {
       throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
     }
-    const isProviderKey = path[0] === 'providers' && path[2] === 'keys' && path[4] === 'value';
+    // Provider key values and key configs (secret_key, service-account JSON…) stay references.
+    const isProviderKey =
+      path[0] === 'providers' && path[2] === 'keys' && (path[4] === 'value' || path[4] === 'config');
     return isProviderKey ? value : env[name];
   }
   if (Array.isArray(value)) return value.map((item, index) => resolveReferences(item, [...path, index], env));

@@ -75,7 +75,7 @@ export function loadProvider(name: string, input: unknown): LoadedProvider {
     value: resolveSecret(key.value) ?? '',
     weight: key.weight,
     models: key.models,
-    config: key.config ?? {},
+    config: resolveConfigSecrets(key.config ?? {}),
   }));
   return { name, config, adapter, baseUrl, keys };
 }
@@ -92,6 +92,16 @@ function restrictOperations(
       operations: adapter.capabilities.operations.filter((operation) => allowed.includes(operation)),
     },
   };
+}
+
+/** `env.NAME` strings of a key's config, resolved in memory only (the store keeps the references). */
+function resolveConfigSecrets(config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(config).map(([field, value]) => [
+      field,
+      typeof value === 'string' ? (resolveSecret(value) ?? '') : value,
+    ]),
+  );
 }
 
 function invalid(message: string): GatewayError {
