@@ -6,6 +6,7 @@ import {
   type textPartSchema,
 } from '@gw/shared';
 import type { z } from 'zod';
+import { parseDataUrl, toAlternatingTurns, toolCallArguments } from '../message-parts.ts';
 
 /** A content block of an Anthropic request message (text, image, tool_use, tool_result, or passed through). */
 export type AnthropicRequestBlock = { type: string } & Record<string, unknown>;
@@ -24,12 +25,10 @@ export interface AnthropicPrompt {
 type TextPart = z.infer<typeof textPartSchema>;
 type ImageUrlPart = z.infer<typeof imageUrlPartSchema>;
 
-/** `data:<media type>;base64,<data>` */
-const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
-
 function imageBlock(url: string, param: string): AnthropicRequestBlock {
-  const dataUrl = DATA_URL.exec(url);
-  if (dataUrl) return { type: 'image', source: { type: 'base64', media_type: dataUrl[1], data: dataUrl[2] } };
+  const dataUrl = parseDataUrl(url);
+  if (dataUrl)
+    return { type: 'image', source: { type: 'base64', media_type: dataUrl.mediaType, data: dataUrl.data } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
   throw invalidRequest('anthropic takes images as base64 data URLs or http(s) URLs', param);
 }
@@ -53,43 +52,28 @@ function contentBlocks(content: Message['content'], param: string): AnthropicReq
   });
 }
 
-function textOf(content: Message['content']): string {
-  if (typeof content === 'string') return content;
-  return (content ?? [])
-    .map((part) => (part.type === 'text' ? (part as TextPart).text : ''))
-    .filter((text) => text)
-    .join('\n');
-}
-
-function toolUseBlocks(message: Message, position: number): AnthropicRequestBlock[] {
-  return (message.tool_calls ?? []).map((call, index) => {
-    let input: unknown;
-    try {
-      input = JSON.parse(call.function.arguments || '{}');
-    } catch {
-      input = undefined;
-    }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw invalidRequest(
-        'tool call arguments must be a JSON object for anthropic',
-        `messages[${position}].tool_calls[${index}].function.arguments`,
-      );
-    }
-    return { type: 'tool_use', id: call.id, name: call.function.name, input };
-  });
-}
-
-function toolResultBlock(message: Message, position: number): AnthropicRequestBlock {
-  if (!message.tool_call_id) {
-    throw invalidRequest('a tool message needs tool_call_id', `messages[${position}].tool_call_id`);
-  }
-  const content = message.content;
-  return {
+const ANTHROPIC_BLOCKS = {
+  provider: 'anthropic',
+  content: contentBlocks,
+  toolUses: (message: Message, position: number): AnthropicRequestBlock[] =>
+    (message.tool_calls ?? []).map((call, index) => ({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: toolCallArguments(call, {
+        provider: 'anthropic',
+        param: `messages[${position}].tool_calls[${index}].function.arguments`,
+      }),
+    })),
+  toolResult: (message: Message, position: number, toolCallId: string): AnthropicRequestBlock => ({
     type: 'tool_result',
-    tool_use_id: message.tool_call_id,
-    content: typeof content === 'string' ? content : contentBlocks(content, `messages[${position}].content`),
-  };
-}
+    tool_use_id: toolCallId,
+    content:
+      typeof message.content === 'string'
+        ? message.content
+        : contentBlocks(message.content, `messages[${position}].content`),
+  }),
+};
 
 /**
  * OpenAI-shaped messages as an Anthropic prompt: system and developer messages move to `system`; tool
@@ -97,43 +81,6 @@ function toolResultBlock(message: Message, position: number): AnthropicRequestBl
  * to alternate, consecutive messages of the same role (several tool results, a user text after them) merge.
  */
 export function convertToAnthropicMessages(messages: readonly Message[]): AnthropicPrompt {
-  const system: string[] = [];
-  const converted: AnthropicRequestMessage[] = [];
-
-  function append(role: AnthropicRequestMessage['role'], blocks: AnthropicRequestBlock[]): void {
-    if (blocks.length === 0) return;
-    const last = converted[converted.length - 1];
-    if (last?.role === role) last.content.push(...blocks);
-    else converted.push({ role, content: blocks });
-  }
-
-  messages.forEach((message, position) => {
-    switch (message.role) {
-      case 'system':
-      case 'developer': {
-        const text = textOf(message.content);
-        if (text) system.push(text);
-        return;
-      }
-      case 'user':
-        append('user', contentBlocks(message.content, `messages[${position}].content`));
-        return;
-      case 'assistant':
-        append('assistant', [
-          ...contentBlocks(message.content, `messages[${position}].content`),
-          ...toolUseBlocks(message, position),
-        ]);
-        return;
-      case 'tool':
-        append('user', [toolResultBlock(message, position)]);
-        return;
-      case 'function':
-        throw invalidRequest(
-          "anthropic does not take the legacy 'function' role; send tool messages",
-          `messages[${position}].role`,
-        );
-    }
-  });
-
-  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: converted };
+  const { system, turns } = toAlternatingTurns(messages, ANTHROPIC_BLOCKS);
+  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: turns };
 }

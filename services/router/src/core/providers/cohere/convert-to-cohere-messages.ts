@@ -1,4 +1,5 @@
 import { type ContentPart, GatewayError, type Message } from '@gw/shared';
+import { textOf } from '../message-parts.ts';
 
 type CohereContent = string | Array<Record<string, unknown>>;
 
@@ -29,22 +30,13 @@ function convertContent(content: Message['content']): CohereContent {
   return content.map(convertPart);
 }
 
-function textOf(content: Message['content']): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  return content
-    .filter((part) => part.type === 'text')
-    .map((part) => (part as { text: string }).text)
-    .join('');
-}
-
 function convertAssistant(message: Message): CohereMessage {
   const toolCalls = message.tool_calls ?? [];
   if (toolCalls.length === 0) return { role: 'assistant', content: convertContent(message.content) };
   // Text written alongside tool calls is what Cohere calls the `tool_plan`; a `tool_plan` member (a client
   // replaying Cohere's raw message) wins.
   const explicitPlan = (message as { tool_plan?: unknown }).tool_plan;
-  const plan = typeof explicitPlan === 'string' ? explicitPlan : textOf(message.content);
+  const plan = typeof explicitPlan === 'string' ? explicitPlan : textOf(message.content, '');
   return {
     role: 'assistant',
     ...(plan ? { tool_plan: plan } : {}),

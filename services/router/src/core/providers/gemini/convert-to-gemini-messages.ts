@@ -1,4 +1,5 @@
 import { type ContentPart, invalidRequest, type Message } from '@gw/shared';
+import { textOf } from '../message-parts.ts';
 
 export type GeminiPart = Record<string, unknown>;
 
@@ -53,14 +54,6 @@ function contentParts(content: Message['content']): GeminiPart[] {
   if (content === null || content === undefined || content === '') return [];
   if (typeof content === 'string') return [{ text: content }];
   return content.map(contentPart);
-}
-
-function textOf(content: Message['content']): string {
-  if (typeof content === 'string') return content;
-  return (content ?? [])
-    .filter((part) => part.type === 'text')
-    .map((part) => (part as { text: string }).text)
-    .join('\n');
 }
 
 function functionArguments(text: string, name: string): Record<string, unknown> {
