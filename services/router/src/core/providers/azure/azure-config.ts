@@ -1,6 +1,7 @@
 import { GatewayError } from '@gw/shared';
 import { z } from 'zod';
 import type { AdapterContext } from '../adapter.ts';
+import { parseKeyConfig } from '../key-config.ts';
 
 /** The API version gw speaks when a key names none: the GA version its request and answer shapes follow. */
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
@@ -20,13 +21,5 @@ export type AzureKeyConfig = z.infer<typeof azureKeyConfigSchema>;
 
 /** The key's settings, validated; mistakes name the field. */
 export function readAzureKeyConfig(context: AdapterContext): AzureKeyConfig {
-  const parsed = azureKeyConfigSchema.safeParse(context.key?.config ?? {});
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new GatewayError({
-    type: 'provider_not_configured',
-    status: 400,
-    message: `provider '${context.provider}': key config ${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`,
-    provider: context.provider,
-  });
+  return parseKeyConfig(azureKeyConfigSchema, { provider: context.provider, key: context.key });
 }

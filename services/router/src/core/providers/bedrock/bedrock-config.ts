@@ -1,6 +1,7 @@
 import { GatewayError, resolveSecret } from '@gw/shared';
 import { z } from 'zod';
 import type { ResolvedKey } from '../adapter.ts';
+import { misconfigured, parseKeyConfig } from '../key-config.ts';
 
 /** Used when `network_config.base_url` is not set; swapped for the key's own region (see bedrockBaseUrl). */
 export const BEDROCK_DEFAULT_BASE_URL = 'https://bedrock-runtime.us-east-1.amazonaws.com';
@@ -31,30 +32,13 @@ export interface BedrockKeySettings {
   apiKey: string;
 }
 
-function misconfigured(provider: string, message: string): GatewayError {
-  return new GatewayError({
-    type: 'provider_not_configured',
-    status: 400,
-    message: `provider '${provider}': ${message}`,
-    provider,
-  });
-}
-
 /** The settings of a key, validated; mistakes name the field. */
 export function readBedrockKeySettings(
   provider: string,
   key: ResolvedKey | undefined,
   env: NodeJS.ProcessEnv,
 ): BedrockKeySettings {
-  const parsed = bedrockKeyConfigSchema.safeParse(key?.config ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw misconfigured(
-      provider,
-      `key config ${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  const config = parsed.data;
+  const config = parseKeyConfig(bedrockKeyConfigSchema, { provider, key });
   const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'];
   if (!region || !/^[a-z0-9-]+$/.test(region)) {
     throw misconfigured(provider, 'key config region is required (or AWS_REGION in the environment)');

@@ -2,6 +2,7 @@ import { GatewayError, resolveSecret } from '@gw/shared';
 import { z } from 'zod';
 import type { ResolvedKey } from '../adapter.ts';
 import { modelPathSegment } from '../gemini/gemini-adapter.ts';
+import { misconfigured, parseKeyConfig } from '../key-config.ts';
 
 /**
  * Used when `network_config.base_url` is not set. It is also the global endpoint; a key in any other region
@@ -45,15 +46,6 @@ export interface VertexKeySettings {
   serviceAccount: ServiceAccount;
 }
 
-function misconfigured(provider: string, message: string): GatewayError {
-  return new GatewayError({
-    type: 'provider_not_configured',
-    status: 400,
-    message: `provider '${provider}': ${message}`,
-    provider,
-  });
-}
-
 function parseServiceAccount(provider: string, text: string): ServiceAccount {
   let json: unknown;
   try {
@@ -81,15 +73,7 @@ export function readVertexKeySettings(
   key: ResolvedKey | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): VertexKeySettings {
-  const parsed = vertexKeyConfigSchema.safeParse(key?.config ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw misconfigured(
-      provider,
-      `key config ${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  const config = parsed.data;
+  const config = parseKeyConfig(vertexKeyConfigSchema, { provider, key });
   const credentialsText =
     (config.auth_credentials ? resolveSecret(config.auth_credentials, env) : key?.value) ?? '';
   const serviceAccount = parseServiceAccount(provider, credentialsText);
