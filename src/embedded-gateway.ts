@@ -1,6 +1,7 @@
 import { createAdminApp } from '@gw/admin';
 import { GovernanceCore } from '@gw/governance';
 import { createIngressApp } from '@gw/ingress';
+import { InProcessToolQueue, McpCatalog, McpRegistry, McpRunnerCore } from '@gw/mcp-runner';
 import { RouterCore } from '@gw/router';
 import {
   createMetrics,
@@ -43,6 +44,22 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     client: config.client,
     governance: config.governance,
   });
+  // MCP: the runner core holds the connections; calls go through an in-process queue running the same
+  // processor as the cluster's BullMQ workers; ingress filters against the catalog, admin edits the registry.
+  const mcpRegistry = new McpRegistry({ store, logger });
+  await mcpRegistry.seed(config.mcp.clients);
+  const mcpRunner = await McpRunnerCore.start({
+    registry: mcpRegistry,
+    logger,
+    settings: config.mcp,
+    runnerId: 'embedded',
+  });
+  const mcpQueue = new InProcessToolQueue({
+    runner: mcpRunner,
+    concurrency: config.mcp.worker_concurrency,
+    maxQueued: config.mcp.max_queued,
+  });
+  const mcpCatalog = await McpCatalog.start({ registry: mcpRegistry, logger });
   let draining = false;
   const ingress = createIngressApp({
     governance,
@@ -51,17 +68,21 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     metrics,
     client: config.client,
     isDraining: () => draining,
+    mcp: { catalog: mcpCatalog, executor: mcpQueue, settings: config.mcp },
   });
   const admin = createAdminApp({
     router,
     governance,
     logger,
     auth: { adminToken: options.adminToken, allowAnonymous: config.client.allow_anonymous_admin },
+    mcp: { registry: mcpRegistry },
   });
   const http = await startHttpServer({
     port: options.port,
     host: options.host,
     handlers: [ingress.handle, admin.handle],
+    // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
+    http2: true,
   });
   return {
     port: http.port,
@@ -71,6 +92,9 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
       draining = true;
       await http.close(deadlineMs);
       await ingress.drain();
+      await mcpQueue.close();
+      await mcpCatalog.close();
+      await mcpRunner.close();
       await governance.close();
       await router.close();
       if (!options.store) await store.close();

@@ -1,7 +1,9 @@
 import { GovernanceClient } from '@gw/governance';
+import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router';
 import {
   createLogger,
+  createStore,
   envAddress,
   envPort,
   loadGatewayConfig,
@@ -14,6 +16,8 @@ const logger = createLogger({ service: 'admin' });
 const config = await loadGatewayConfig();
 const router = new RouterClient(envAddress('GW_ROUTER_ADDR'));
 const governance = new GovernanceClient(envAddress('GW_GOVERNANCE_ADDR'));
+// MCP clients live in the store; admin edits them and reads the runners' reports, never connecting itself.
+const mcpStore = process.env['REDIS_URL'] ? await createStore(process.env) : undefined;
 const app = createAdminApp({
   router,
   governance,
@@ -22,6 +26,7 @@ const app = createAdminApp({
     adminToken: process.env['GATEWAY_ADMIN_TOKEN'],
     allowAnonymous: config.client.allow_anonymous_admin,
   },
+  mcp: { registry: mcpStore && new McpRegistry({ store: mcpStore, logger }) },
 });
 const http = await startHttpServer({
   port: envPort('GW_ADMIN_PORT', 8081),
@@ -35,5 +40,6 @@ onShutdown(logger, [
   async () => {
     router.close();
     governance.close();
+    await mcpStore?.close();
   },
 ]);

@@ -1,3 +1,3 @@
+export * from './control.ts';
+export * from './core/mcp-connection.ts';
 export * from './core/mcp-runner-core.ts';
-export * from './core/mcp-runner-service.ts';
-export * from './core/tool-queue.ts';

@@ -13,7 +13,8 @@ import {
   sendJson,
   validate,
 } from '@gw/shared';
-import { type AdminAuthOptions, authorizeAdmin } from './admin-auth.ts';
+import { type AdminAuthOptions, type AdminRole, authorizeAdmin } from './admin-auth.ts';
+import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
 
 export interface AdminDependencies {
   router: RouterService;
@@ -21,16 +22,20 @@ export interface AdminDependencies {
   logger: Logger;
   auth: AdminAuthOptions;
   maxBodyBytes?: number;
+  /** `/api/mcp/*`: the MCP client registry in the store. */
+  mcp?: McpAdminOptions;
 }
 
-interface AdminRequest {
+export interface AdminRequest {
   method: string;
+  /** Who is calling: the admin token is Admin (RBAC will add roles). */
+  role: AdminRole;
   /** Path segments after /api/. */
   segments: string[];
   body: () => Promise<Record<string, unknown>>;
 }
 
-type AdminResult = { status: number; body: unknown };
+export type AdminResult = { status: number; body: unknown };
 
 function notFound(path: string): GatewayError {
   return new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
@@ -155,6 +160,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     providers,
     governance: governanceResources,
     keys: legacyKeys,
+    mcp: createMcpAdmin(dependencies.mcp ?? {}),
   };
 
   /** Answers `/api/*`; false for other paths. */
@@ -165,7 +171,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     if (path !== '/api' && !path.startsWith('/api/')) return false;
     const requestId = newRequestId();
     (async () => {
-      authorizeAdmin(request.headers, dependencies.auth);
+      const role = authorizeAdmin(request.headers, dependencies.auth);
       let segments: string[];
       try {
         segments = path.slice(5).split('/').filter(Boolean).map(decodeURIComponent);
@@ -177,6 +183,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
       const result = await handler(
         {
           method: request.method ?? 'GET',
+          role,
           segments,
           body: async () => {
             const value = parseJson(await readBody(request, maxBodyBytes));

@@ -15,9 +15,18 @@ function sameSecret(given: string, expected: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/**
+ * Who calls the admin API. Until RBAC lands the admin token is the only credential, and it is Admin; an
+ * anonymous caller (allowed only by `client.allow_anonymous_admin`) is not Admin (it may not add stdio MCP clients).
+ */
+export type AdminRole = 'admin' | 'anonymous';
+
 /** Throws 401/403 unless the caller may use the admin API. Never open to anonymous callers by default. */
-export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthOptions): void {
-  if (options.allowAnonymous) return;
+export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthOptions): AdminRole {
+  if (options.allowAnonymous) {
+    const given = headers.authorization?.startsWith('Bearer ') ? headers.authorization.slice(7).trim() : '';
+    return options.adminToken && given && sameSecret(given, options.adminToken) ? 'admin' : 'anonymous';
+  }
   if (!options.adminToken) {
     throw new GatewayError({
       type: 'forbidden',
@@ -37,4 +46,5 @@ export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthO
   if (!sameSecret(authorization.slice(7).trim(), options.adminToken)) {
     throw new GatewayError({ type: 'unauthorized', status: 401, message: 'the admin token is not valid' });
   }
+  return 'admin';
 }

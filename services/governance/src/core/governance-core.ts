@@ -169,8 +169,9 @@ export class GovernanceCore implements GovernanceService {
         message: `virtual key '${key.name}' expired at ${key.expires_at}`,
       });
     }
-    if (request.kind === 'mcp') return { targets: [], virtualKeyId: key.id };
-    return this.admit(key, this.access(key, request.targets), request, now);
+    const identity = { virtualKeyId: key.id, virtualKeyName: key.name, mcpTools: key.mcp_tools ?? [] };
+    if (request.kind === 'mcp') return { targets: [], ...identity };
+    return { ...(await this.admit(key, this.access(key, request.targets), request, now)), ...identity };
   }
 
   /** Targets the key may use, in order: the requested one (or, for a bare model, all by weight), then fallbacks. */

@@ -50,6 +50,9 @@ export interface SettlementPlan {
 export interface AuthorizeResult {
   targets: PlanTarget[];
   virtualKeyId?: string | undefined;
+  virtualKeyName?: string | undefined;
+  /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */
+  mcpTools?: Array<{ client: string; tools: string[] }> | undefined;
   settlement?: SettlementPlan | undefined;
 }
 

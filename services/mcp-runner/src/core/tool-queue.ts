@@ -1,2 +1,170 @@
+import { GatewayError, type Logger } from '@gw/shared';
+import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { queueFull } from './in-process-tool-queue.ts';
+import {
+  decodeFailure,
+  encodeFailure,
+  type ToolExecutor,
+  type ToolJob,
+  type ToolJobFailure,
+  type ToolResult,
+  toolResultSchema,
+} from './mcp-runner-service.ts';
+import {
+  processToolJob,
+  TOOL_JOB_ATTEMPTS,
+  TOOL_JOB_BACKOFF_MS,
+  type ToolJobRunner,
+} from './process-tool-job.ts';
+
 /** Name of the BullMQ queue that carries tool executions from ingress to runner workers. */
 export const TOOL_QUEUE = 'gw-mcp-tools';
+
+/** BullMQ's key prefix under the deployment's Redis prefix (GW_REDIS_PREFIX). */
+export function bullPrefix(redisPrefix: string): string {
+  return `${redisPrefix}bull`;
+}
+
+/** Every connection handed to BullMQ must have this (DESIGN.md §9). */
+export function bullConnection(redisUrl: string): Redis {
+  return new Redis(redisUrl, { maxRetriesPerRequest: null });
+}
+
+export interface ToolWorkerOptions {
+  redisUrl: string;
+  redisPrefix: string;
+  runner: ToolJobRunner;
+  concurrency: number;
+  /** How long a job's lock lasts without renewal; a dead worker's job is taken over after it (and a stall check). */
+  lockDurationMs: number;
+  /** How often workers look for jobs whose worker died. */
+  stalledIntervalMs: number;
+  /** Stored on each job it runs (`processedBy`), so an operator can tell which runner ran a call. */
+  name: string;
+  logger: Logger;
+}
+
+/**
+ * A runner's BullMQ worker: runs tool jobs with the shared processor. Transport failures throw a plain error
+ * (BullMQ retries them with backoff, possibly on another runner); everything else is an UnrecoverableError.
+ * Both carry the gateway error's JSON as their message, which is all BullMQ keeps of a failure.
+ */
+export function createToolWorker(options: ToolWorkerOptions): { worker: Worker; close(): Promise<void> } {
+  const connection = bullConnection(options.redisUrl);
+  const worker = new Worker(
+    TOOL_QUEUE,
+    async (job: Job) => {
+      try {
+        return await processToolJob(options.runner, job.data);
+      } catch (error) {
+        const failure = error as ToolJobFailure;
+        if (failure.retryable) throw new Error(encodeFailure(failure.error));
+        throw new UnrecoverableError(encodeFailure(failure.error));
+      }
+    },
+    {
+      connection,
+      prefix: bullPrefix(options.redisPrefix),
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: 1,
+      name: options.name,
+    },
+  );
+  worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      await connection.quit().catch(() => {});
+    },
+  };
+}
+
+export interface BullToolQueueOptions {
+  redisUrl: string;
+  redisPrefix: string;
+  /** Waiting jobs past which a call is refused with 429 queue_full. */
+  maxQueued: number;
+  /** The runners' per-call timeout: a caller waits for the queue time left to the job, then this, then gives up. */
+  toolTimeoutMs: number;
+}
+
+/** How long a read of the waiting count stands in for Redis's (saves a round trip per call under load). */
+const COUNT_TTL_MS = 50;
+
+/**
+ * The cluster's ToolExecutor (ingress): adds a job to the runners' queue and waits for its result through
+ * QueueEvents. The bound on waiting jobs is checked before adding against a count at most 50 ms old: it is
+ * approximate (a burst within 50 ms, or several ingress replicas, may overshoot it a little).
+ */
+export class BullToolQueue implements ToolExecutor {
+  private readonly options: BullToolQueueOptions;
+  private readonly connection: Redis;
+  private readonly eventsConnection: Redis;
+  private readonly queue: Queue;
+  private readonly events: QueueEvents;
+  /** The waiting count, read from Redis at most every COUNT_TTL_MS. */
+  private counted = { value: 0, atMs: Number.NEGATIVE_INFINITY };
+
+  private constructor(options: BullToolQueueOptions) {
+    this.options = options;
+    const prefix = bullPrefix(options.redisPrefix);
+    this.connection = bullConnection(options.redisUrl);
+    this.eventsConnection = bullConnection(options.redisUrl);
+    this.queue = new Queue(TOOL_QUEUE, { connection: this.connection, prefix });
+    this.events = new QueueEvents(TOOL_QUEUE, { connection: this.eventsConnection, prefix });
+    this.events.setMaxListeners(0);
+  }
+
+  static async open(options: BullToolQueueOptions): Promise<BullToolQueue> {
+    const queue = new BullToolQueue(options);
+    await Promise.all([queue.queue.waitUntilReady(), queue.events.waitUntilReady()]);
+    return queue;
+  }
+
+  async execute(job: ToolJob): Promise<ToolResult> {
+    if ((await this.waitingCount()) >= this.options.maxQueued) throw queueFull(this.options.maxQueued);
+    const added = await this.queue.add('call', job, {
+      attempts: TOOL_JOB_ATTEMPTS,
+      backoff: { type: 'exponential', delay: TOOL_JOB_BACKOFF_MS },
+      removeOnComplete: { age: 60, count: 1_000 },
+      removeOnFail: { age: 600, count: 1_000 },
+    });
+    const waitMs = Math.max(0, job.notAfter - Date.now()) + this.options.toolTimeoutMs + 1_000;
+    let value: unknown;
+    try {
+      value = await added.waitUntilFinished(this.events, waitMs);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (message.includes('timed out before finishing')) {
+        await added.remove().catch(() => {});
+        throw new GatewayError({
+          type: 'upstream_timeout',
+          status: 504,
+          message: `no MCP runner finished the tool call within ${waitMs} ms`,
+        });
+      }
+      throw decodeFailure(message);
+    }
+    const parsed = toolResultSchema.safeParse(value);
+    if (!parsed.success) throw decodeFailure('the runner answered a malformed result');
+    return parsed.data;
+  }
+
+  private async waitingCount(): Promise<number> {
+    const now = Date.now();
+    if (now - this.counted.atMs > COUNT_TTL_MS) {
+      this.counted = { value: await this.queue.getWaitingCount(), atMs: now };
+    }
+    return this.counted.value;
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+    await Promise.all([this.connection.quit().catch(() => {}), this.eventsConnection.quit().catch(() => {})]);
+  }
+}

@@ -1,0 +1,46 @@
+// A small stdio MCP server for failure tests: a tool that crashes the process mid-call, one that never
+// answers, one that fails (isError), one that reports the environment it received, one that adds a tool
+// (the server then sends notifications/tools/list_changed).
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+
+const server = new McpServer(
+  { name: 'gw-fixture', version: '1.0.0' },
+  { capabilities: { tools: { listChanged: true } } },
+);
+const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
+
+server.registerTool('ok', { description: 'Answers ok' }, async () => text('ok'));
+server.registerTool('pid', { description: 'The server process id' }, async () => text(String(process.pid)));
+server.registerTool(
+  'env',
+  { description: 'Names of the environment variables the server received' },
+  async () => text(JSON.stringify(Object.keys(process.env).sort())),
+);
+server.registerTool(
+  'sleep',
+  { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number().int().min(0) } },
+  async ({ ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return text(`slept ${ms}`);
+  },
+);
+server.registerTool('hang', { description: 'Never answers' }, () => new Promise(() => {}));
+server.registerTool('crash', { description: 'Exits the server process during the call' }, async () => {
+  process.exit(3);
+});
+server.registerTool('fail', { description: 'A tool failure' }, async () => ({
+  ...text('it failed on purpose'),
+  isError: true,
+}));
+server.registerTool(
+  'add-tool',
+  { description: 'Registers a new tool', inputSchema: { name: z.string().min(1) } },
+  async ({ name }) => {
+    server.registerTool(name, { description: `added at run time` }, async () => text(`I am ${name}`));
+    return text(`added ${name}`);
+  },
+);
+
+await server.connect(new StdioServerTransport());

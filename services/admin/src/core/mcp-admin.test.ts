@@ -1,0 +1,135 @@
+// The MCP admin handlers over a memory store, without runners: the role rule for stdio clients, the success
+// bodies, filter edits and the errors.
+import { McpRegistry } from '@gw/mcp-runner/control';
+import { MemoryStore, silentLogger } from '@gw/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdminRequest } from './admin-app.ts';
+import { authorizeAdmin } from './admin-auth.ts';
+import { createMcpAdmin } from './mcp-admin.ts';
+
+const STDIO = {
+  name: 'local',
+  connection_type: 'stdio',
+  stdio_config: { command: 'node', args: ['server.js'] },
+};
+const HTTP = { name: 'remote', connection_type: 'http', connection_string: 'http://127.0.0.1:9/mcp' };
+
+describe('MCP admin', () => {
+  let store: MemoryStore;
+  let handle: ReturnType<typeof createMcpAdmin>;
+
+  beforeAll(async () => {
+    store = await MemoryStore.open();
+    handle = createMcpAdmin({
+      registry: new McpRegistry({ store, logger: silentLogger() }),
+      reportWaitMs: 50,
+    });
+  });
+  afterAll(() => store.close());
+
+  const request = (method: string, path: string, body?: unknown, role: AdminRequest['role'] = 'admin') =>
+    handle(
+      {
+        method,
+        role,
+        segments: path.split('/').filter(Boolean),
+        body: async () => body as Record<string, unknown>,
+      },
+      `/api/${path}`,
+    );
+  const failure = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (error) {
+      return error as { status: number; type: string; message: string };
+    }
+    throw new Error('expected a failure');
+  };
+
+  it('lets only Admin add stdio clients; anyone allowed on the admin API may add remote ones', async () => {
+    expect(await failure(request('POST', 'mcp/client', STDIO, 'anonymous'))).toMatchObject({
+      status: 403,
+      type: 'forbidden',
+    });
+    const remote = await request('POST', 'mcp/client', HTTP, 'anonymous');
+    expect(remote).toMatchObject({ status: 200, body: { status: 'success', client: { name: 'remote' } } });
+    const local = await request('POST', 'mcp/client', STDIO);
+    // No runner runs here: the client is listed, disconnected, and says why.
+    expect(local.body).toMatchObject({
+      status: 'success',
+      message: "MCP client 'local' added",
+      client: {
+        name: 'local',
+        state: 'disconnected',
+        tools: [],
+        error: expect.stringContaining('no mcp-runner'),
+      },
+    });
+    expect((local.body as { client: object }).client).not.toHaveProperty('definitions');
+  });
+
+  it('validates the config and refuses a second client of the same name', async () => {
+    expect(
+      await failure(request('POST', 'mcp/client', { name: 'x', connection_type: 'http' })),
+    ).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('connection_string'),
+    });
+    expect(await failure(request('POST', 'mcp/client', HTTP))).toMatchObject({ status: 409 });
+  });
+
+  it('lists clients, edits filters (null removes a list) and refuses other edits', async () => {
+    const listed = await request('GET', 'mcp/clients');
+    expect((listed.body as Array<{ name: string }>).map((client) => client.name)).toEqual([
+      'local',
+      'remote',
+    ]);
+    const edited = await request('PUT', 'mcp/client/remote', {
+      tools_to_execute: ['a'],
+      tools_to_skip: ['b'],
+    });
+    expect(edited.body).toMatchObject({
+      status: 'success',
+      client: { config: { tools_to_execute: ['a'], tools_to_skip: ['b'] } },
+    });
+    const cleared = await request('PUT', 'mcp/client/remote', { tools_to_execute: null });
+    expect((cleared.body as { client: { config: object } }).client.config).not.toHaveProperty(
+      'tools_to_execute',
+    );
+    expect(
+      await failure(request('PUT', 'mcp/client/remote', { connection_string: 'http://127.0.0.1:1' })),
+    ).toMatchObject({ status: 400 });
+    expect(await failure(request('PUT', 'mcp/client/remote', { name: 'renamed' }))).toMatchObject({
+      status: 400,
+    });
+    expect(await failure(request('PUT', 'mcp/client/missing', {}))).toMatchObject({ status: 404 });
+  });
+
+  it('reconnects and deletes by name, 404 for unknown names', async () => {
+    expect(await request('POST', 'mcp/client/remote/reconnect')).toMatchObject({
+      status: 200,
+      body: { status: 'success', client: { name: 'remote' } },
+    });
+    expect(await request('DELETE', 'mcp/client/remote')).toEqual({
+      status: 200,
+      body: { status: 'success', deleted: 'remote' },
+    });
+    expect(await failure(request('DELETE', 'mcp/client/remote'))).toMatchObject({ status: 404 });
+    expect(await failure(request('POST', 'mcp/client/remote/reconnect'))).toMatchObject({ status: 404 });
+    expect(await failure(request('GET', 'mcp/client/remote'))).toMatchObject({ status: 404 });
+    expect(await failure(request('PATCH', 'mcp/client/local'))).toMatchObject({ status: 405 });
+  });
+});
+
+describe('admin roles', () => {
+  it('is Admin with the admin token; anonymous only where the operator opened the API', () => {
+    const token = { adminToken: 'secret', allowAnonymous: false };
+    expect(authorizeAdmin({ authorization: 'Bearer secret' }, token)).toBe('admin');
+    expect(() => authorizeAdmin({}, token)).toThrow();
+    const open = { adminToken: 'secret', allowAnonymous: true };
+    expect(authorizeAdmin({}, open)).toBe('anonymous');
+    expect(authorizeAdmin({ authorization: 'Bearer wrong' }, open)).toBe('anonymous');
+    expect(authorizeAdmin({ authorization: 'Bearer secret' }, open)).toBe('admin');
+    expect(authorizeAdmin({}, { allowAnonymous: true })).toBe('anonymous');
+  });
+});

@@ -1,0 +1,163 @@
+import { type McpClientView, type McpRegistry, mcpClientNotFound } from '@gw/mcp-runner/control';
+import {
+  GatewayError,
+  invalidRequest,
+  type McpClientConfig,
+  mcpClientConfigSchema,
+  validate,
+} from '@gw/shared';
+import { z } from 'zod';
+import type { AdminRequest, AdminResult } from './admin-app.ts';
+
+export interface McpAdminOptions {
+  /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */
+  registry?: McpRegistry | undefined;
+  /** How long add and reconnect wait for a runner to report the new connection; 5 s by default. */
+  reportWaitMs?: number;
+}
+
+/** The filter edits PUT accepts; `null` removes a list. Connection fields change by delete and add. */
+const editSchema = z.strictObject({
+  name: z.string().optional(),
+  tools_to_execute: z.array(z.string()).nullable().optional(),
+  tools_to_skip: z.array(z.string()).nullable().optional(),
+  tools_to_auto_execute: z.array(z.string()).nullable().optional(),
+  allow_by_default: z.boolean().optional(),
+});
+
+/** The MCPClient of SPEC.md (name, config, tools, state) plus `error` and each runner's own report. */
+function shown(view: McpClientView) {
+  const { definitions: _definitions, ...client } = view;
+  return client;
+}
+
+function methodNotAllowed(method: string, path: string, allowed: string): GatewayError {
+  return new GatewayError({
+    type: 'method_not_allowed',
+    status: 405,
+    message: `${method} is not allowed on ${path}; use ${allowed}`,
+  });
+}
+
+/**
+ * `/api/mcp/*` (docs/mcp.md "Admin API"). Admin never connects to MCP servers: it writes configs into the
+ * store, runners connect and report, and admin reads their reports.
+ *
+ * - `GET /api/mcp/clients` → 200 array of MCPClient
+ * - `GET /api/mcp/client/{name}` → 200 MCPClient
+ * - `POST /api/mcp/client` → 200 `{status: 'success', message, client}` once a runner reported (or after
+ *   the wait); 409 when the name exists; 403 for a stdio client unless the caller is Admin
+ * - `PUT /api/mcp/client/{name}` → 200 `{status: 'success', message, client}` (filter fields only)
+ * - `DELETE /api/mcp/client/{name}` → 200 `{status: 'success', deleted: name}`; runners disconnect it
+ * - `POST /api/mcp/client/{name}/reconnect` → 200 `{status: 'success', message, client}`
+ */
+export function createMcpAdmin(options: McpAdminOptions) {
+  const reportWaitMs = options.reportWaitMs ?? 5_000;
+
+  /** Polls until a runner reported on the client after `since` with a settled state, or the wait ends. */
+  async function settled(registry: McpRegistry, name: string, since: number): Promise<McpClientView> {
+    const deadline = Date.now() + reportWaitMs;
+    while (true) {
+      const reported = (await registry.listStatuses()).some(
+        (status) => status.client === name && status.updated_at >= since && status.state !== 'connecting',
+      );
+      if (reported || Date.now() >= deadline) return registry.view(name);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async function add(registry: McpRegistry, request: AdminRequest): Promise<AdminResult> {
+    const config = validate(mcpClientConfigSchema, await request.body());
+    if (config.connection_type === 'stdio' && request.role !== 'admin') {
+      throw new GatewayError({
+        type: 'forbidden',
+        status: 403,
+        message:
+          'only Admin may add stdio MCP clients (they run a command on the runners): send the admin token',
+      });
+    }
+    if (await registry.getConfig(config.name)) {
+      throw new GatewayError({
+        type: 'invalid_request',
+        status: 409,
+        message: `MCP client '${config.name}' already exists`,
+        param: 'name',
+      });
+    }
+    const since = Date.now();
+    await registry.putConfig(config);
+    const client = await settled(registry, config.name, since);
+    return {
+      status: 200,
+      body: { status: 'success', message: `MCP client '${config.name}' added`, client: shown(client) },
+    };
+  }
+
+  async function edit(registry: McpRegistry, name: string, request: AdminRequest): Promise<AdminResult> {
+    const existing = await registry.getConfig(name);
+    if (!existing) throw mcpClientNotFound(name);
+    const changes = validate(editSchema, await request.body());
+    if (changes.name !== undefined && changes.name !== name) {
+      throw invalidRequest('name: a client cannot be renamed; delete it and add it again', 'name');
+    }
+    const updated: McpClientConfig = { ...existing };
+    for (const field of ['tools_to_execute', 'tools_to_skip', 'tools_to_auto_execute'] as const) {
+      const value = changes[field];
+      if (value === null) delete updated[field];
+      else if (value !== undefined) updated[field] = value;
+    }
+    if (changes.allow_by_default !== undefined) updated.allow_by_default = changes.allow_by_default;
+    await registry.putConfig(updated);
+    return {
+      status: 200,
+      body: {
+        status: 'success',
+        message: `MCP client '${name}' updated`,
+        client: shown(await registry.view(name)),
+      },
+    };
+  }
+
+  return async function mcp(request: AdminRequest, path: string): Promise<AdminResult> {
+    const registry = options.registry;
+    if (!registry) {
+      throw new GatewayError({
+        type: 'mcp_not_configured',
+        status: 400,
+        message: 'MCP is not available on this admin',
+      });
+    }
+    const [, resource, name, action, ...rest] = request.segments;
+    if (resource === 'clients' && name === undefined) {
+      if (request.method !== 'GET') throw methodNotAllowed(request.method, path, 'GET');
+      return { status: 200, body: (await registry.views()).map(shown) };
+    }
+    if (resource !== 'client' || rest.length > 0) {
+      throw new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
+    }
+    if (name === undefined) {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      return add(registry, request);
+    }
+    if (action === 'reconnect') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      if (!(await registry.getConfig(name))) throw mcpClientNotFound(name);
+      const since = Date.now();
+      await registry.requestReconnect(name);
+      const client = await settled(registry, name, since);
+      return {
+        status: 200,
+        body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
+      };
+    }
+    if (action !== undefined)
+      throw new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
+    if (request.method === 'GET') return { status: 200, body: shown(await registry.view(name)) };
+    if (request.method === 'PUT') return edit(registry, name, request);
+    if (request.method === 'DELETE') {
+      if (!(await registry.deleteConfig(name))) throw mcpClientNotFound(name);
+      return { status: 200, body: { status: 'success', deleted: name } };
+    }
+    throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
+  };
+}

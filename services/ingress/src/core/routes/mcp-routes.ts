@@ -1,0 +1,45 @@
+import { GatewayError, parseJson, readBody, toolCallSchema, validate } from '@gw/shared';
+import { type McpRouteDependencies, resolveAccess, resolveTool, runToolCall } from '../mcp-tools.ts';
+import type { Route, RouteHandler } from '../route.ts';
+
+export interface McpRouteModuleDependencies {
+  /** Absent when this ingress has no MCP (every call answers 400 mcp_not_configured). */
+  mcp?: McpRouteDependencies | undefined;
+  maxBodyBytes: number;
+}
+
+/** Set on a tool message whose tool reported a failure (`isError`); the body stays SPEC's tool message. */
+export const TOOL_ERROR_HEADER = 'x-gw-mcp-tool-error';
+
+/**
+ * `POST /v1/mcp/tool/execute`: a ToolCall in, a tool message out (`tool_call_id` = the call's id). Governance
+ * runs first, then the three filtering levels, then the call runs on an mcp-runner (through the queue).
+ */
+export function mcpRoutes(dependencies: McpRouteModuleDependencies): Route[] {
+  const execute: RouteHandler = async (request, response, context) => {
+    const { mcp } = dependencies;
+    context.provider = 'mcp';
+    if (!mcp) {
+      throw new GatewayError({
+        type: 'mcp_not_configured',
+        status: 400,
+        message: 'MCP is not configured on this gateway',
+      });
+    }
+    const access = await resolveAccess(mcp, { requestId: context.requestId, headers: request.headers });
+    const call = validate(toolCallSchema, parseJson(await readBody(request, dependencies.maxBodyBytes)));
+    const tool = await resolveTool(mcp, call.function.name, access);
+    const { message, isError } = await runToolCall(mcp, { call, tool, requestId: context.requestId });
+    const payload = JSON.stringify(message);
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      'x-request-id': context.requestId,
+    };
+    if (isError) headers[TOOL_ERROR_HEADER] = 'true';
+    response.writeHead(200, headers);
+    response.end(payload);
+  };
+
+  return [{ method: 'POST', path: '/v1/mcp/tool/execute', handler: execute }];
+}
