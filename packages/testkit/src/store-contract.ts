@@ -453,6 +453,7 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(await store.dueReservations(Date.now(), 1_000)).toContainEqual({
         id,
         payload: '{"estimate":300}',
+        alternative: -1,
       });
       const adjustment = { key: budget, delta: -180, expireAtMs: far() };
       const settles = await Promise.all(
