@@ -1,5 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { GatewayError } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
@@ -23,36 +35,115 @@ export function notFoundHandler(request: IncomingMessage, response: ServerRespon
   );
 }
 
+/** The first bytes of every HTTP/2 connection (RFC 9113 §3.4); an HTTP/1 request never starts with them. */
+const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+/**
+ * Hands a new connection to the HTTP/1.1 or the HTTP/2 server by its first bytes (h2c with prior
+ * knowledge, as the AWS SDK's default handler speaks it). Only the first packet of a connection is
+ * looked at; keep-alive requests after it cost nothing more.
+ */
+function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server): void {
+  let received: Buffer | undefined;
+  const onData = (chunk: Buffer) => {
+    received = received ? Buffer.concat([received, chunk]) : chunk;
+    const compared = Math.min(received.length, HTTP2_PREFACE.length);
+    const preface = received.subarray(0, compared).equals(HTTP2_PREFACE.subarray(0, compared));
+    if (preface && received.length < HTTP2_PREFACE.length) return;
+    socket.off('data', onData);
+    socket.pause();
+    socket.unshift(received);
+    if (preface) {
+      // The HTTP/2 session reads what the socket already buffered itself (nodejs/node#35475).
+      http2.emit('connection', socket);
+    } else {
+      http1.emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    }
+  };
+  socket.on('data', onData);
+}
+
+/**
+ * Serves handlers over HTTP/1.1 and, with `http2: true`, also over cleartext HTTP/2 on the same port (the
+ * first bytes of each connection decide); handlers see the same request and response API either way
+ * (node:http2's compatibility API).
+ */
 export async function startHttpServer(options: {
   port: number;
   host: string;
   handlers: RequestHandler[];
+  http2?: boolean;
 }): Promise<Closable & { server: Server; port: number }> {
-  const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
+  const handle = (request: IncomingMessage, response: ServerResponse) => {
     for (const handler of options.handlers) if (handler(request, response)) return;
     notFoundHandler(request, response);
+  };
+  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  if (!options.http2) {
+    await listen(server, options);
+    return {
+      server,
+      port: (server.address() as AddressInfo).port,
+      close: (deadlineMs) =>
+        new Promise<void>((resolve) => {
+          const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
+          // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
+          // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          server.close(() => {
+            clearTimeout(force);
+            clearInterval(sweep);
+            resolve();
+          });
+          server.closeIdleConnections();
+        }),
+    };
+  }
+
+  const http2 = createHttp2Server(
+    {},
+    handle as unknown as (request: Http2ServerRequest, response: Http2ServerResponse) => void,
+  );
+  const sessions = new Set<ServerHttp2Session>();
+  http2.on('session', (session: ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  // The HTTP/1.1 server never listens itself; 'listening' starts its connection tracking, which
+  // closeIdleConnections and the request timeouts rely on.
+  server.emit('listening');
+  const listener = createNetServer({ noDelay: true }, (socket) => dispatchConnection(socket, server, http2));
+  await listen(listener, options);
   return {
     server,
-    port: (server.address() as AddressInfo).port,
+    port: (listener.address() as AddressInfo).port,
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
-        // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
-        // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
+        const force = setTimeout(() => {
+          server.closeAllConnections();
+          for (const session of sessions) session.destroy();
+        }, deadlineMs);
+        // As above: HTTP/1.1 keep-alive connections that turn idle during the drain are swept; HTTP/2
+        // sessions get a GOAWAY and end once their streams have.
         const sweep = setInterval(() => server.closeIdleConnections(), 50);
-        server.close(() => {
+        listener.close(() => {
           clearTimeout(force);
           clearInterval(sweep);
           resolve();
         });
-        server.closeIdleConnections();
+        // Stops the HTTP/1.1 server's timers and closes its idle keep-alive connections.
+        server.close(() => {});
+        for (const session of sessions) session.close();
       }),
   };
+}
+
+function listen(server: NetServer, at: { port: number; host: string }): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => resolve());
+  });
 }
 
 export async function startGrpcServer(options: {

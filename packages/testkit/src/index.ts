@@ -1,4 +1,8 @@
+export * from './fake-anthropic.ts';
+export * from './fake-gemini.ts';
 export * from './fake-openai.ts';
+export * from './fake-upstream.ts';
 export * from './gateway-launcher.ts';
+export * from './mcp/mcp-servers.ts';
 export * from './provider-contract.ts';
 export { runStoreContract, type StoreContractOptions } from './store-contract.ts';

@@ -1,5 +1,6 @@
 export * from './core/completion-pipeline.ts';
 export * from './core/ingress-app.ts';
+export * from './core/mcp-tools.ts';
 export * from './core/parse-request.ts';
 export * from './core/route.ts';
 export * from './core/sse-writer.ts';

@@ -1,6 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
-import type { CompleteResult, RouteRequest, RouterService, StreamItem } from '@gw/router';
+import type {
+  CompleteResult,
+  PassthroughRequest,
+  PassthroughResponse,
+  RouteRequest,
+  RouterService,
+  StreamItem,
+} from '@gw/router';
 import { EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
 import { estimateOf, type ParsedCompletion } from './parse-request.ts';
 import { findVirtualKey } from './virtual-key-header.ts';
@@ -9,6 +16,19 @@ export interface PipelineDependencies {
   governance: GovernanceService;
   router: RouterService;
   logger: Logger;
+}
+
+/** A pass-through call as a route hands it to the pipeline (SPEC.md endpoint note 7). */
+export interface PassthroughCall {
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  /** The provider and model the call is authorized for (model `*` when the call names none). */
+  target: { provider: string; model: string };
+  request: Omit<PassthroughRequest, 'requestId' | 'target'>;
+  body: AsyncIterable<Uint8Array> | undefined;
+  /** Rough size of the upload in tokens, for budget reservations. */
+  promptTokens: number;
+  signal: AbortSignal;
 }
 
 export interface PipelineCall {
@@ -56,7 +76,7 @@ export function createCompletionPipeline(dependencies: PipelineDependencies) {
     pendingSettles.add(pending);
   }
 
-  function settle(call: PipelineCall, plan: AuthorizeResult, outcome: Outcome | undefined): void {
+  function settle(call: { requestId: string }, plan: AuthorizeResult, outcome: Outcome | undefined): void {
     if (!plan.settlement) return;
     const first = plan.targets[0];
     settleLater({
@@ -86,6 +106,7 @@ export function createCompletionPipeline(dependencies: PipelineDependencies) {
     };
     if (parsed.messages) routeRequest.messages = parsed.messages;
     if (parsed.prompt !== undefined) routeRequest.prompt = parsed.prompt;
+    if (parsed.input !== undefined) routeRequest.input = parsed.input;
     return { plan, routeRequest };
   }
 
@@ -122,6 +143,47 @@ export function createCompletionPipeline(dependencies: PipelineDependencies) {
           settle(call, plan, outcome.provider ? outcome : undefined);
         }
       })();
+    },
+
+    /**
+     * A pass-through call (SPEC.md endpoint note 7): authorized like a completion; the caller reports the
+     * usage the answer carried (or none) through `done` once the answer's body has been relayed.
+     */
+    async passthrough(
+      call: PassthroughCall,
+    ): Promise<{ answer: PassthroughResponse; done(usage?: Usage): void }> {
+      const plan = await governance.authorize({
+        requestId: call.requestId,
+        kind: 'llm',
+        virtualKey: findVirtualKey(call.headers),
+        headerNames: Object.keys(call.headers),
+        targets: [call.target],
+        estimate: { promptTokens: call.promptTokens },
+      });
+      const target = plan.targets[0] ?? call.target;
+      const request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
+      const settleWith = (usage: Usage | undefined) =>
+        settle(call, plan, {
+          provider: target.provider,
+          model: target.model,
+          usage: usage ?? EMPTY_USAGE,
+        });
+      let answer: PassthroughResponse;
+      try {
+        answer = await router.passthrough(request, call.body, { signal: call.signal });
+      } catch (error) {
+        settleWith(undefined);
+        throw error;
+      }
+      let settled = false;
+      return {
+        answer,
+        done(usage) {
+          if (settled) return;
+          settled = true;
+          settleWith(usage);
+        },
+      };
     },
 
     /** Waits for background settles (shutdown: after the server stopped taking requests). */

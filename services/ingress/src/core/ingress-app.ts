@@ -11,6 +11,7 @@ import {
   sendJson,
 } from '@gw/shared';
 import { createCompletionPipeline } from './completion-pipeline.ts';
+import type { McpIngress } from './mcp-tools.ts';
 import type { RequestContext, Route, RouteHandler } from './route.ts';
 import { buildRoutes } from './routes/index.ts';
 
@@ -22,6 +23,8 @@ export interface IngressDependencies {
   client: ClientConfig;
   /** True while the process drains: /health answers 503 so load balancers stop sending. */
   isDraining?: () => boolean;
+  /** MCP tool execution and injection; without it `/v1/mcp/tool/execute` answers 400 mcp_not_configured. */
+  mcp?: McpIngress | undefined;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -51,7 +54,13 @@ export function createIngressApp(dependencies: IngressDependencies) {
   };
 
   const routes: Route[] = [
-    ...buildRoutes({ pipeline, metrics, logger, maxBodyBytes: client.max_request_body_bytes }),
+    ...buildRoutes({
+      pipeline,
+      metrics,
+      logger,
+      maxBodyBytes: client.max_request_body_bytes,
+      mcp: dependencies.mcp && { ...dependencies.mcp, governance: dependencies.governance },
+    }),
     { method: 'GET', path: '/health', handler: health },
     { method: 'GET', path: '/metrics', handler: metricsHandler },
   ];

@@ -13,11 +13,13 @@ export interface Target {
 }
 
 export interface ParsedCompletion {
-  operation: 'chat' | 'text';
+  operation: 'chat' | 'text' | 'embeddings';
   target: Target;
   fallbacks: Target[];
   messages?: Message[];
   prompt?: string | string[];
+  /** The texts to embed (operation `embeddings`). */
+  input?: string | string[];
   params: Record<string, unknown>;
   stream: boolean;
   /** Rough size of the prompt in tokens (bytes / 4), for budget reservations. */

@@ -3,13 +3,17 @@ import type { StreamItem } from '@gw/router';
 import { GatewayError, type Logger, type Metrics } from '@gw/shared';
 import type { RequestContext } from './route.ts';
 
+/**
+ * How a surface frames a stream. Framings that keep state (Anthropic's content blocks, Bedrock's binary
+ * event stream) are made per request; `end` may then be computed from what the stream carried.
+ */
 export interface SseFraming {
-  /** Bytes written for one item (its chunk already serialized). */
-  event(item: StreamItem): string;
+  /** Bytes written for one item (its chunk already serialized); empty when the item maps to nothing. */
+  event(item: StreamItem): string | Uint8Array;
   /** Bytes written once the stream ended well (OpenAI's `data: [DONE]`). */
-  end?: string;
+  end?: string | (() => string | Uint8Array);
   /** Bytes written when the stream fails after it started. */
-  error(error: GatewayError): string;
+  error(error: GatewayError): string | Uint8Array;
   contentType?: string;
 }
 
@@ -39,7 +43,8 @@ export async function writeSse(options: {
     response.writeHead(200, {
       'content-type': framing.contentType ?? 'text/event-stream',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      // HTTP/2 has no connection-specific headers (RFC 9113 §8.2.2).
+      ...(options.response.req?.httpVersionMajor === 2 ? {} : { connection: 'keep-alive' }),
       'x-request-id': context.requestId,
     });
   };
@@ -54,7 +59,8 @@ export async function writeSse(options: {
         );
       }
       if (response.destroyed) return;
-      response.write(framing.event(item));
+      const bytes = framing.event(item);
+      if (bytes.length > 0) response.write(bytes);
     }
   } catch (error) {
     if (!response.headersSent) throw error;
@@ -70,5 +76,6 @@ export async function writeSse(options: {
     return;
   }
   if (!response.headersSent) start();
-  if (!response.destroyed) response.end(framing.end ?? '');
+  if (!response.destroyed)
+    response.end(typeof framing.end === 'function' ? framing.end() : (framing.end ?? ''));
 }

@@ -10,6 +10,7 @@ import {
   type Operation,
   type ProviderConfig,
   providerConfigSchema,
+  providerNameSchema,
   type Store,
   type TextChoice,
   toGatewayError,
@@ -18,6 +19,7 @@ import {
 import { backoffMs, sleep } from './backoff.ts';
 import { HealthTracker, type ProviderHealth } from './health.ts';
 import { selectKey } from './key-selector.ts';
+import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
 import {
   isBuiltInProvider,
   keepRedactedSecrets,
@@ -26,7 +28,12 @@ import {
   redactProvider,
   withKeyIds,
 } from './provider-registry.ts';
-import type { AdapterContext, AdapterResult, ProviderAdapter } from './providers/adapter.ts';
+import type {
+  AdapterContext,
+  AdapterResult,
+  EmbeddingsResult,
+  ProviderAdapter,
+} from './providers/adapter.ts';
 import type {
   CallOptions,
   CompleteResult,
@@ -94,6 +101,7 @@ export class RouterCore implements RouterService {
   // --- completions -------------------------------------------------------------------------------------
 
   async complete(request: RouteRequest, options: CallOptions): Promise<CompleteResult> {
+    if (request.operation === 'embeddings') return this.embeddings(request, options);
     const operation: Operation = request.operation === 'chat' ? 'chat' : 'text';
     const { value, provider, startedAt } = await this.acrossTargets<AdapterResult<ChatChoice | TextChoice>>(
       request,
@@ -163,6 +171,50 @@ export class RouterCore implements RouterService {
     } finally {
       await iterator.return?.();
     }
+  }
+
+  /** Embeddings along the plan, answered as OpenAI's embeddings list (with gw's `extra_fields`). */
+  private async embeddings(request: RouteRequest, options: CallOptions): Promise<CompleteResult> {
+    const { value, provider, startedAt } = await this.acrossTargets<EmbeddingsResult>(
+      request,
+      options.signal,
+      'embeddings',
+      (adapter, input, context) =>
+        adapter.embeddings!(
+          { model: input.model, input: request.input ?? '', params: request.params },
+          context,
+        ),
+    );
+    const model = bareModel(value.model, provider.name);
+    const extra: Record<string, unknown> = {
+      provider: provider.name,
+      model_params: request.params,
+      latency: Math.round(performance.now() - startedAt) / 1000,
+    };
+    if (this.sendRawResponse) extra['raw_response'] = value.raw;
+    const body = {
+      object: 'list',
+      data: value.data.map((item) => ({ object: 'embedding', index: item.index, embedding: item.embedding })),
+      model,
+      usage: { prompt_tokens: value.usage.prompt_tokens, total_tokens: value.usage.total_tokens },
+      extra_fields: extra,
+    };
+    return { body: JSON.stringify(body), provider: provider.name, model, usage: value.usage };
+  }
+
+  async passthrough(
+    request: PassthroughRequest,
+    body: AsyncIterable<Uint8Array> | undefined,
+    options: CallOptions,
+  ): Promise<PassthroughResponse> {
+    return runPassthrough({
+      provider: this.resolve(request.target.provider),
+      request,
+      body,
+      http: this.http,
+      call: options,
+      random: this.dependencies.random,
+    });
   }
 
   /** Tries each target in order (fallbacks), each with retries; answers the first success. */
@@ -391,6 +443,15 @@ export class RouterCore implements RouterService {
     input: unknown,
     options: { create: boolean },
   ): Promise<Record<string, unknown>> {
+    const validName = providerNameSchema.safeParse(name);
+    if (!validName.success) {
+      throw new GatewayError({
+        type: 'invalid_request',
+        status: 400,
+        message: `name: '${name.slice(0, 80)}' ${validName.error.issues[0]?.message ?? 'is not a valid provider name'}`,
+        param: 'name',
+      });
+    }
     const stored = await this.storedConfig(name);
     if (options.create && stored) {
       throw new GatewayError({

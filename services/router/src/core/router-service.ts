@@ -1,5 +1,8 @@
 import type { Message, Usage } from '@gw/shared';
 import type { ProviderHealth } from './health.ts';
+import type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
+
+export type { PassthroughOperation, PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
 /** One place a request may be served: a provider, its model, and the provider keys it may use. */
 export interface RouteTarget {
@@ -9,18 +12,20 @@ export interface RouteTarget {
   keyIds?: string[] | undefined;
 }
 
-/** A completion to execute along a plan: targets in order (the first, then fallbacks). */
+/** A completion (or embeddings) to execute along a plan: targets in order (the first, then fallbacks). */
 export interface RouteRequest {
   requestId: string;
-  operation: 'chat' | 'text';
+  operation: 'chat' | 'text' | 'embeddings';
   targets: RouteTarget[];
   messages?: Message[];
   prompt?: string | string[];
+  /** The texts to embed (operation `embeddings`). */
+  input?: string | string[];
   params: Record<string, unknown>;
 }
 
 export interface CompleteResult {
-  /** The serialized CompletionResponse, ready to be written. */
+  /** The serialized CompletionResponse (embeddings: an OpenAI embeddings list), ready to be written. */
   body: string;
   provider: string;
   model: string;
@@ -45,6 +50,15 @@ export interface CallOptions {
 export interface RouterService {
   complete(request: RouteRequest, options: CallOptions): Promise<CompleteResult>;
   stream(request: RouteRequest, options: CallOptions): AsyncIterable<StreamItem>;
+  /**
+   * A pass-through call (SPEC.md endpoint note 7): the body streams up as `body` yields, the answer streams
+   * back; an upstream error is an ordinary answer (its status and body), not a thrown error.
+   */
+  passthrough(
+    request: PassthroughRequest,
+    body: AsyncIterable<Uint8Array> | undefined,
+    options: CallOptions,
+  ): Promise<PassthroughResponse>;
   listProviders(): Promise<Array<Record<string, unknown>>>;
   getProvider(name: string): Promise<Record<string, unknown>>;
   putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>>;

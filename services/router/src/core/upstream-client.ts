@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { GatewayError } from '@gw/shared';
 import { type Dispatcher, errors, Pool } from 'undici';
 
@@ -5,7 +6,8 @@ export interface UpstreamRequest {
   url: URL;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers: Record<string, string>;
-  body?: string | Buffer;
+  /** A stream (pass-through uploads) is sent as it arrives, never held whole. */
+  body?: string | Buffer | Readable | undefined;
   signal: AbortSignal;
   /** Bounds the wait for response headers and every gap between body chunks. */
   timeoutMs: number;

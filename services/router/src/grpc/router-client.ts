@@ -1,15 +1,23 @@
-import type { ClientReadableStream, ClientUnaryCall, Metadata, ServiceError } from '@grpc/grpc-js';
+import type {
+  ClientDuplexStream,
+  ClientReadableStream,
+  ClientUnaryCall,
+  Metadata,
+  ServiceError,
+} from '@grpc/grpc-js';
 import { credentials } from '@grpc/grpc-js';
 import { fromGrpcError, grpcChannel, type Usage } from '@gw/shared';
 import type { ProviderHealth } from '../core/health.ts';
 import type {
   CallOptions,
   CompleteResult,
+  PassthroughRequest,
+  PassthroughResponse,
   RouteRequest,
   RouterService,
   StreamItem,
 } from '../core/router-service.ts';
-import { RouterGrpcService } from './router-server.ts';
+import { type PassthroughFrame, RouterGrpcService, writeFrame } from './router-server.ts';
 
 interface WireUsage {
   prompt_tokens: number;
@@ -102,6 +110,64 @@ export class RouterClient implements RouterService {
       options.signal.removeEventListener('abort', cancel);
       call.cancel();
     }
+  }
+
+  /**
+   * Pass-through over one bidi stream: the head, then the body as it is read (back-pressure respected), while
+   * the answer's head and body come back; the answer's head is awaited, its body streams on.
+   */
+  async passthrough(
+    request: PassthroughRequest,
+    body: AsyncIterable<Uint8Array> | undefined,
+    options: CallOptions,
+  ): Promise<PassthroughResponse> {
+    const call = (
+      this.client as unknown as {
+        Passthrough: () => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
+      }
+    ).Passthrough();
+    const cancel = () => call.cancel();
+    options.signal.addEventListener('abort', cancel, { once: true });
+    const finish = () => {
+      options.signal.removeEventListener('abort', cancel);
+      call.cancel();
+    };
+    // Errors of the upload surface as the call's status on the reading side; the pump only stops.
+    const pump = async () => {
+      await writeFrame(call, { head: Buffer.from(JSON.stringify(request)) });
+      if (body) {
+        for await (const chunk of body) {
+          await writeFrame(call, { chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) });
+        }
+      }
+      call.end();
+    };
+    pump().catch(() => call.cancel());
+    const frames = call[Symbol.asyncIterator]() as AsyncIterator<PassthroughFrame>;
+    let head: { status: number; headers: Record<string, string | string[]> };
+    try {
+      const first = await frames.next();
+      if (first.done) throw new Error('the router ended the pass-through without an answer');
+      head = JSON.parse(first.value.head.toString('utf8')) as typeof head;
+    } catch (error) {
+      finish();
+      throw fromGrpcError(error);
+    }
+    return {
+      status: head.status,
+      headers: head.headers,
+      body: (async function* () {
+        try {
+          for (let next = await frames.next(); !next.done; next = await frames.next()) {
+            if (next.value.chunk.length > 0) yield next.value.chunk;
+          }
+        } catch (error) {
+          throw fromGrpcError(error);
+        } finally {
+          finish();
+        }
+      })(),
+    };
   }
 
   listProviders() {

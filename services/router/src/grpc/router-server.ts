@@ -1,11 +1,69 @@
-import type { Server, ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
-import { loadService, toGrpcError, type Usage } from '@gw/shared';
-import type { RouteRequest, RouterService } from '../core/router-service.ts';
+import type {
+  Server,
+  ServerDuplexStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  sendUnaryData,
+} from '@grpc/grpc-js';
+import { invalidRequest, loadService, toGrpcError, type Usage } from '@gw/shared';
+import type { PassthroughRequest, RouteRequest, RouterService } from '../core/router-service.ts';
 
 export const RouterGrpcService = loadService('router', 'Router');
 
 interface JsonMessage {
   json: Buffer;
+}
+
+/** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */
+export interface PassthroughFrame {
+  head: Buffer;
+  chunk: Buffer;
+}
+
+/** Writes a frame, waiting for the drain of a full buffer (back-pressure) or the end of the call. */
+export async function writeFrame(
+  stream: {
+    write(frame: unknown): boolean;
+    once(event: string, listener: () => void): unknown;
+    off(event: string, listener: () => void): unknown;
+  },
+  frame: Partial<PassthroughFrame>,
+): Promise<void> {
+  if (stream.write(frame)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      for (const event of ['drain', 'close', 'error']) stream.off(event, done);
+      resolve();
+    };
+    for (const event of ['drain', 'close', 'error']) stream.once(event, done);
+  });
+}
+
+/** The caller's pass-through frames: the request head, then the body chunks as they arrive. */
+async function servePassthrough(
+  call: ServerDuplexStream<PassthroughFrame, PassthroughFrame>,
+  core: RouterService,
+  signal: AbortSignal,
+): Promise<void> {
+  const frames = call[Symbol.asyncIterator]() as AsyncIterator<PassthroughFrame>;
+  const first = await frames.next();
+  if (first.done || first.value.head.length === 0) throw invalidRequest('pass-through: no request head');
+  const request = JSON.parse(first.value.head.toString('utf8')) as PassthroughRequest;
+  const body = request.hasBody
+    ? (async function* () {
+        for (let next = await frames.next(); !next.done; next = await frames.next()) {
+          if (next.value.chunk.length > 0) yield next.value.chunk;
+        }
+      })()
+    : undefined;
+  const answer = await core.passthrough(request, body, { signal });
+  await writeFrame(call, {
+    head: Buffer.from(JSON.stringify({ status: answer.status, headers: answer.headers })),
+  });
+  for await (const chunk of answer.body) {
+    if (signal.aborted) return;
+    await writeFrame(call, { chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) });
+  }
 }
 
 function toWireUsage(usage: Usage) {
@@ -69,6 +127,16 @@ export function addRouterService(server: Server, core: RouterService): void {
         () => call.end(),
         (error) => {
           // grpc-js sends a server stream's error status through the 'error' event.
+          if (!abort.signal.aborted) call.emit('error', toGrpcError(error));
+        },
+      );
+    },
+    Passthrough: (call: ServerDuplexStream<PassthroughFrame, PassthroughFrame>) => {
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort());
+      servePassthrough(call, core, abort.signal).then(
+        () => call.end(),
+        (error) => {
           if (!abort.signal.aborted) call.emit('error', toGrpcError(error));
         },
       );

@@ -1,0 +1,122 @@
+import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
+
+/** One SSE event as Anthropic frames it: `event:` naming the payload's type, then `data:`. */
+export function anthropicEvent(data: { type: string } & Record<string, unknown>): string {
+  return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export interface AnthropicAnswerOptions {
+  model?: string;
+  text?: string;
+  toolUse?: { id: string; name: string; input: Record<string, unknown> };
+  usage?: { input_tokens: number; output_tokens: number };
+}
+
+/** A Messages API answer (anthropic-version 2023-06-01). */
+export function anthropicMessage(options: AnthropicAnswerOptions = {}) {
+  const content: unknown[] = [];
+  if (options.text !== undefined || !options.toolUse)
+    content.push({ type: 'text', text: options.text ?? 'Hello from Claude' });
+  if (options.toolUse) content.push({ type: 'tool_use', ...options.toolUse });
+  return {
+    id: 'msg_fake_01',
+    type: 'message',
+    role: 'assistant',
+    model: options.model ?? 'claude-opus-4-7',
+    content,
+    stop_reason: options.toolUse ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: options.usage ?? { input_tokens: 12, output_tokens: 6, cache_read_input_tokens: 0 },
+  };
+}
+
+/** The events of a streamed Messages answer: text pieces, then optionally one tool call in two JSON pieces. */
+export function anthropicStream(
+  options: { model?: string; pieces?: string[]; toolUse?: { id: string; name: string; json: string[] } } = {},
+): string[] {
+  const pieces = options.pieces ?? ['Hel', 'lo', ' Claude'];
+  const events = [
+    anthropicEvent({
+      type: 'message_start',
+      message: {
+        id: 'msg_fake_02',
+        type: 'message',
+        role: 'assistant',
+        model: options.model ?? 'claude-opus-4-7',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    }),
+  ];
+  let index = 0;
+  if (pieces.length > 0) {
+    events.push(
+      anthropicEvent({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+    );
+    events.push(anthropicEvent({ type: 'ping' }));
+    for (const text of pieces) {
+      events.push(
+        anthropicEvent({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }),
+      );
+    }
+    events.push(anthropicEvent({ type: 'content_block_stop', index }));
+    index++;
+  }
+  if (options.toolUse) {
+    events.push(
+      anthropicEvent({
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: options.toolUse.id, name: options.toolUse.name, input: {} },
+      }),
+    );
+    for (const partial_json of options.toolUse.json) {
+      events.push(
+        anthropicEvent({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json },
+        }),
+      );
+    }
+    events.push(anthropicEvent({ type: 'content_block_stop', index }));
+  }
+  events.push(
+    anthropicEvent({
+      type: 'message_delta',
+      delta: { stop_reason: options.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 7 },
+    }),
+  );
+  events.push(anthropicEvent({ type: 'message_stop' }));
+  return events;
+}
+
+/** An Anthropic error answer. */
+export function anthropicError(status: number, type: string, message: string): FakeUpstreamAnswer {
+  return {
+    status,
+    json: { type: 'error', error: { type, message }, request_id: 'req_fake' },
+    headers: status === 429 ? { 'retry-after': '0' } : {},
+  };
+}
+
+function defaultAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  const body = request.body as { stream?: boolean; model?: string } | undefined;
+  if (request.path.startsWith('/v1/messages/count_tokens')) return { json: { input_tokens: 42 } };
+  if (request.path.startsWith('/v1/models')) {
+    return {
+      json: { data: [{ type: 'model', id: 'claude-opus-4-7', display_name: 'Claude' }], has_more: false },
+    };
+  }
+  const model = body?.model;
+  if (body?.stream) return { sse: anthropicStream(model ? { model } : {}) };
+  return { json: anthropicMessage(model ? { model } : {}) };
+}
+
+/** A fake Anthropic Messages API on loopback (real wire format), recording what gw sent. */
+export function startFakeAnthropic() {
+  return startFakeUpstream(defaultAnswer);
+}

@@ -1,0 +1,61 @@
+import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
+
+/** One SSE event as the Gemini API frames it (`alt=sse`): `data:` and a CRLF blank line. */
+export function geminiEvent(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\r\n\r\n`;
+}
+
+export interface GeminiAnswerOptions {
+  text?: string;
+  functionCall?: { name: string; args: Record<string, unknown> };
+  model?: string;
+}
+
+/** A GenerateContentResponse. */
+export function geminiResponse(options: GeminiAnswerOptions = {}) {
+  const parts: unknown[] = [];
+  if (options.text !== undefined || !options.functionCall)
+    parts.push({ text: options.text ?? 'Hello from Gemini' });
+  if (options.functionCall) parts.push({ functionCall: options.functionCall });
+  return {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4, totalTokenCount: 13 },
+    modelVersion: options.model ?? 'gemini-2.5-flash',
+    responseId: 'fake-gemini-1',
+  };
+}
+
+/** A streamed answer: text pieces, the last one with the finish reason and usage. */
+export function geminiStream(options: { pieces?: string[]; model?: string } = {}): string[] {
+  const pieces = options.pieces ?? ['Hel', 'lo', ' Gemini'];
+  return pieces.map((text, index) =>
+    geminiEvent({
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text }] },
+          index: 0,
+          ...(index === pieces.length - 1 ? { finishReason: 'STOP' } : {}),
+        },
+      ],
+      ...(index === pieces.length - 1
+        ? { usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 3, totalTokenCount: 12 } }
+        : {}),
+      modelVersion: options.model ?? 'gemini-2.5-flash',
+    }),
+  );
+}
+
+function defaultAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  if (request.path.includes(':streamGenerateContent')) return { sse: geminiStream() };
+  if (request.path.includes(':batchEmbedContents')) {
+    const requests = (request.body as { requests?: unknown[] } | undefined)?.requests ?? [];
+    return { json: { embeddings: requests.map((_, index) => ({ values: [index, 0.5, -0.5] })) } };
+  }
+  if (request.path.includes(':embedContent')) return { json: { embedding: { values: [0.5, -0.5] } } };
+  return { json: geminiResponse() };
+}
+
+/** A fake Gemini API (generativelanguage) on loopback (real wire format), recording what gw sent. */
+export function startFakeGemini() {
+  return startFakeUpstream(defaultAnswer);
+}

@@ -1,0 +1,212 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { PASSTHROUGH_ROUTES, type PassthroughOperation } from '@gw/router';
+import { invalidRequest, parseJson, readBody } from '@gw/shared';
+import type { RequestContext, Route } from '../core/route.ts';
+import { abortOnClose } from '../core/routes/completion-routes.ts';
+import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
+import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
+import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
+import { createUsageSniffer } from './passthrough-usage.ts';
+
+/** The provider when the call names none (no `x-gw-provider`, no `provider/` prefix on the model). */
+export const DEFAULT_PASSTHROUGH_PROVIDER = 'openai';
+
+/**
+ * Never forwarded: the caller's credentials (gw injects its own provider key), gw's own headers, the caller's
+ * provider account selectors (they would not match gw's key), cookies and hop-by-hop headers.
+ */
+const NOT_FORWARDED = new Set([
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'proxy-authorization',
+  'cookie',
+  'openai-organization',
+  'openai-project',
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'content-length',
+  'x-request-id',
+]);
+
+/** The headers of a call as they may go upstream: credentials and hop-by-hop headers removed. */
+export function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || name.startsWith(':') || name.startsWith('x-gw-') || NOT_FORWARDED.has(name))
+      continue;
+    kept[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return kept;
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function* prepend(head: Buffer, rest: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  if (head.length > 0) yield head;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/** The body of a call, with the provider and model read from it when it names them. */
+async function readCall(
+  request: IncomingMessage,
+  dependencies: SurfaceDependencies,
+  providers: { explicit: string | undefined; fallback: string },
+  json: Record<string, unknown> | undefined,
+) {
+  const explicitProvider = providers.explicit;
+  const defaultProvider = providers.fallback;
+  const headers = forwardedHeaders(request.headers);
+  const declaredLength = single(request.headers['content-length']);
+  const hasBody =
+    json !== undefined ||
+    (request.method !== 'GET' &&
+      request.method !== 'DELETE' &&
+      (declaredLength === undefined
+        ? request.headers['transfer-encoding'] !== undefined || request.httpVersionMajor === 2
+        : declaredLength !== '0'));
+  const resolve = (model: string) => {
+    if (explicitProvider || !model)
+      return { provider: explicitProvider ?? defaultProvider, model, rewritten: model };
+    const target = surfaceTarget(model, defaultProvider);
+    return { provider: target.provider, model: target.model, rewritten: target.model };
+  };
+  if (!hasBody) {
+    return { headers, hasBody: false, body: undefined, bytes: 0, ...resolve('') };
+  }
+  const contentType = single(request.headers['content-type']) ?? '';
+  if (json || /^application\/(.+\+)?json/i.test(contentType)) {
+    const raw = json ? Buffer.from(JSON.stringify(json)) : await readBody(request, dependencies.maxBodyBytes);
+    const value = json ?? (parseJson(raw) as Record<string, unknown>);
+    const model = typeof value?.['model'] === 'string' ? value['model'] : '';
+    const resolved = resolve(model);
+    let payload = raw;
+    if (model && resolved.rewritten !== model) {
+      payload = Buffer.from(JSON.stringify({ ...value, model: resolved.rewritten }));
+    }
+    headers['content-length'] = String(payload.length);
+    const body = (async function* () {
+      yield payload;
+    })();
+    return { headers, hasBody: true, body, bytes: payload.length, ...resolved };
+  }
+  const boundary = multipartBoundary(contentType);
+  if (boundary) {
+    const scan = await scanMultipartModel(request, boundary);
+    const resolved = resolve(scan.model ?? '');
+    let head = scan.head;
+    if (scan.model && resolved.rewritten !== scan.model) head = replaceModel(scan, resolved.rewritten);
+    if (declaredLength !== undefined) {
+      headers['content-length'] = String(Number(declaredLength) - (scan.head.length - head.length));
+    }
+    return {
+      headers,
+      hasBody: true,
+      body: prepend(head, scan.rest),
+      bytes: Number(declaredLength ?? 0),
+      ...resolved,
+    };
+  }
+  if (declaredLength !== undefined) headers['content-length'] = declaredLength;
+  return { headers, hasBody: true, body: request, bytes: Number(declaredLength ?? 0), ...resolve('') };
+}
+
+/**
+ * One pass-through call (SPEC.md endpoint note 7), from any path that maps to one (`/v1/<root>…`, and the
+ * `/openai` surface's audio, images, files, batches and models): governed like a completion, forwarded with
+ * gw's provider key, bodies streamed both ways with back-pressure, usage read from the answer for settlement.
+ */
+export async function handlePassthrough(options: {
+  dependencies: SurfaceDependencies;
+  request: IncomingMessage;
+  response: ServerResponse;
+  context: RequestContext;
+  operation: PassthroughOperation;
+  /** The path below `/v1`, with the query string. */
+  path: string;
+  /** The provider when neither `x-gw-provider` nor a `provider/` prefix on the model names one (openai). */
+  defaultProvider?: string;
+  /** The JSON body when the route already read it (it is forwarded instead of the request's bytes). */
+  json?: Record<string, unknown>;
+}): Promise<void> {
+  const { dependencies, request, response, context } = options;
+  const explicit = single(request.headers['x-gw-provider'])?.trim() || undefined;
+  const call = await readCall(
+    request,
+    dependencies,
+    {
+      explicit,
+      fallback: options.defaultProvider ?? DEFAULT_PASSTHROUGH_PROVIDER,
+    },
+    options.json,
+  );
+  if (!call.provider) throw invalidRequest('the provider could not be determined; send x-gw-provider');
+  context.provider = call.provider;
+  const signal = abortOnClose(response);
+  const { answer, done } = await dependencies.pipeline.passthrough({
+    requestId: context.requestId,
+    headers: request.headers,
+    // A call that names no model is authorized as `*`: only a key allowed every model of the provider may
+    // make it (files and batches can run any model).
+    target: { provider: call.provider, model: call.model || '*' },
+    request: {
+      operation: options.operation,
+      method: request.method ?? 'GET',
+      path: options.path,
+      headers: call.headers,
+      hasBody: call.hasBody,
+    },
+    body: call.body,
+    promptTokens: Math.ceil(call.bytes / 4),
+    signal,
+  });
+  const sniffer = createUsageSniffer(answer.headers);
+  try {
+    response.writeHead(answer.status, { ...answer.headers, 'x-request-id': context.requestId });
+    for await (const chunk of answer.body) {
+      sniffer.push(chunk);
+      if (!response.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const resume = () => {
+            response.off('drain', resume);
+            response.off('close', resume);
+            resolve();
+          };
+          response.on('drain', resume);
+          response.on('close', resume);
+        });
+        if (signal.aborted) return;
+      }
+    }
+    response.end();
+  } finally {
+    done(sniffer.usage());
+  }
+}
+
+/** `/v1/<root>` and everything below it, for every root of the pass-through family. */
+export function passthroughRoutes(dependencies: SurfaceDependencies): Route[] {
+  return PASSTHROUGH_ROUTES.map(({ root, operation }) => ({
+    method: ['GET', 'POST', 'DELETE'],
+    prefix: `/v1${root}`,
+    handler: (request, response, context) =>
+      handlePassthrough({
+        dependencies,
+        request,
+        response,
+        context,
+        operation,
+        path: (request.url ?? '').slice('/v1'.length),
+      }),
+  }));
+}

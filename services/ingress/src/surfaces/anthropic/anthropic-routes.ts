@@ -1,0 +1,95 @@
+import { validate } from '@gw/shared';
+import type { Route, RouteHandler } from '../../core/route.ts';
+import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
+import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
+import { estimateTokens } from '../shared/estimate-tokens.ts';
+import {
+  answerCompletion,
+  completionOf,
+  loggingErrors,
+  readJsonBody,
+  type SurfaceDependencies,
+  writeJson,
+} from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
+import { sendAnthropicError } from './anthropic-error.ts';
+import { anthropicRequestSchema, anthropicToChat, convertAnthropicMessages } from './anthropic-to-chat.ts';
+import { chatChunksToAnthropicEvents } from './chat-chunks-to-anthropic-events.ts';
+import { chatToAnthropic } from './chat-to-anthropic.ts';
+
+const target = (model: string) => surfaceTarget(model, 'anthropic');
+
+/**
+ * `/anthropic/v1/messages` (+ `count_tokens`, `models`): Anthropic's Messages API for applications written
+ * against the Anthropic SDK. `claude-…` goes to Anthropic, `<provider>/<model>` to that provider (an
+ * Anthropic-shaped request answered by OpenAI). The virtual key may come as `x-api-key` (SDK 0.x) or
+ * `Authorization: Bearer` (SDK 1.x); any `anthropic-version` is accepted.
+ */
+export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
+  const sendError = loggingErrors(sendAnthropicError, dependencies.logger);
+
+  const messages: RouteHandler = async (request, response, context) => {
+    const { body, bytes } = await readJsonBody(request, dependencies);
+    await answerCompletion({
+      dependencies,
+      request,
+      response,
+      context,
+      parsed: anthropicToChat(body, bytes, target),
+      render: (result) => ({ json: chatToAnthropic(completionOf(result), context.requestId) }),
+      framing: () => chatChunksToAnthropicEvents(context.requestId),
+    });
+  };
+
+  /**
+   * Anthropic counts its own tokens (forwarded, governed like any pass-through); for other providers the
+   * count is gw's estimate of the translated request (about four bytes a token).
+   */
+  const countTokens: RouteHandler = async (request, response, context) => {
+    const { body } = await readJsonBody(request, dependencies);
+    const counted = validate(anthropicRequestSchema.partial({ max_tokens: true }), body);
+    const resolved = target(counted.model);
+    if (resolved.provider === 'anthropic') {
+      await handlePassthrough({
+        dependencies,
+        request,
+        response,
+        context,
+        operation: 'count_tokens',
+        path: '/count-tokens',
+        defaultProvider: 'anthropic',
+        json: { ...(body as Record<string, unknown>), model: resolved.model },
+      });
+      return;
+    }
+    writeJson(response, context, {
+      input_tokens: estimateTokens(convertAnthropicMessages(counted), counted.tools),
+    });
+  };
+
+  const handler: RouteHandler = async (request, response, context) => {
+    const path = context.path.slice('/anthropic'.length);
+    if (path === '/v1/messages') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      return messages(request, response, context);
+    }
+    if (path === '/v1/messages/count_tokens') {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      return countTokens(request, response, context);
+    }
+    if (path === '/v1/models' || path.startsWith('/v1/models/')) {
+      return handlePassthrough({
+        dependencies,
+        request,
+        response,
+        context,
+        operation: 'models',
+        path: (request.url ?? '').slice('/anthropic/v1'.length),
+        defaultProvider: 'anthropic',
+      });
+    }
+    throw notFound(context, request.method);
+  };
+
+  return [{ method: ['GET', 'POST'], prefix: '/anthropic', handler, sendError }];
+}

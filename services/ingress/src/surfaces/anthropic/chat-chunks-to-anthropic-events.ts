@@ -1,0 +1,101 @@
+import type { StreamItem } from '@gw/router';
+import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { SseFraming } from '../../core/sse-writer.ts';
+import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
+import { anthropicErrorType } from './anthropic-error.ts';
+import { anthropicStopReason, anthropicUsage } from './chat-to-anthropic.ts';
+
+type AnthropicEvent = { type: string } & Record<string, unknown>;
+
+const sse = (data: AnthropicEvent) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+function translate(blockEvent: BlockEvent): AnthropicEvent {
+  switch (blockEvent.type) {
+    case 'block_start':
+      return {
+        type: 'content_block_start',
+        index: blockEvent.index,
+        content_block:
+          blockEvent.block.type === 'text'
+            ? { type: 'text', text: '' }
+            : { type: 'tool_use', id: blockEvent.block.id, name: blockEvent.block.name, input: {} },
+      };
+    case 'text_delta':
+      return {
+        type: 'content_block_delta',
+        index: blockEvent.index,
+        delta: { type: 'text_delta', text: blockEvent.text },
+      };
+    case 'arguments_delta':
+      return {
+        type: 'content_block_delta',
+        index: blockEvent.index,
+        delta: { type: 'input_json_delta', partial_json: blockEvent.arguments },
+      };
+    case 'block_stop':
+      return { type: 'content_block_stop', index: blockEvent.index };
+  }
+}
+
+/**
+ * Anthropic's stream events (`message_start`, content blocks with `text_delta` / `input_json_delta`,
+ * `message_delta` with the stop reason and usage, `message_stop`) from chat chunks, as objects: the
+ * Messages surface frames them as SSE, Bedrock's InvokeModelWithResponseStream as event-stream chunks.
+ */
+export function chatChunksToAnthropicObjects(requestId: string) {
+  const blocks = new ChatChunksToBlocks();
+  let started = false;
+  const start = (model: string): AnthropicEvent => ({
+    type: 'message_start',
+    message: {
+      id: `msg_${requestId}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
+    },
+  });
+  return {
+    blocks,
+    push(item: StreamItem): AnthropicEvent[] {
+      const events = blocks.push(JSON.parse(item.chunk) as ChatCompletionChunk);
+      const out: AnthropicEvent[] = [];
+      if (!started) {
+        started = true;
+        out.push(start(item.model ?? blocks.model));
+      }
+      for (const blockEvent of events) out.push(translate(blockEvent));
+      return out;
+    },
+    end(): AnthropicEvent[] {
+      const out: AnthropicEvent[] = started ? [] : [start(blocks.model)];
+      started = true;
+      for (const blockEvent of blocks.end()) out.push(translate(blockEvent));
+      out.push(
+        {
+          type: 'message_delta',
+          delta: { stop_reason: anthropicStopReason(blocks.finishReason), stop_sequence: null },
+          usage: anthropicUsage(blocks.usage),
+        },
+        { type: 'message_stop' },
+      );
+      return out;
+    },
+    error(error: GatewayError): AnthropicEvent {
+      return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } };
+    },
+  };
+}
+
+/** The Messages surface's stream framing: Anthropic's events as SSE (`event:` + `data:`; no `[DONE]`). */
+export function chatChunksToAnthropicEvents(requestId: string): SseFraming {
+  const objects = chatChunksToAnthropicObjects(requestId);
+  return {
+    event: (item: StreamItem) => objects.push(item).map(sse).join(''),
+    end: () => objects.end().map(sse).join(''),
+    error: (error: GatewayError) => sse(objects.error(error)),
+  };
+}

@@ -1,0 +1,107 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { invalidRequest } from '@gw/shared';
+import type { Route, RouteHandler } from '../../core/route.ts';
+import { chatToAnthropic } from '../anthropic/chat-to-anthropic.ts';
+import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
+import {
+  answerCompletion,
+  completionOf,
+  loggingErrors,
+  readJsonBody,
+  type SurfaceDependencies,
+} from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
+import { sendBedrockError } from './bedrock-error.ts';
+import { chatChunksToConverseEvents } from './chat-chunks-to-converse-events.ts';
+import { chatToConverse } from './chat-to-converse.ts';
+import { converseToChat } from './converse-to-chat.ts';
+import { chatChunksToInvokeEvents, invokeToChat } from './invoke-anthropic.ts';
+
+const OPERATIONS = ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream'] as const;
+type BedrockOperation = (typeof OPERATIONS)[number];
+
+/** `/bedrock/model/{modelId}/{operation}`; the id arrives percent-encoded (`%3A`, `%2F`) or with a bare `/`. */
+function parsePath(path: string): { modelId: string; operation: BedrockOperation } | undefined {
+  const match = /^\/bedrock\/model\/(.+)\/([a-z-]+)$/.exec(path);
+  if (!match || !(OPERATIONS as readonly string[]).includes(match[2]!)) return undefined;
+  let modelId: string;
+  try {
+    modelId = decodeURIComponent(match[1]!);
+  } catch {
+    throw invalidRequest(`model id '${match[1]}' is badly encoded`);
+  }
+  return { modelId, operation: match[2] as BedrockOperation };
+}
+
+const SIGV4_CREDENTIAL = /Credential=([^/,\s]+)\//;
+
+/**
+ * The virtual key of a Bedrock SDK call. With `AWS_BEARER_TOKEN_BEDROCK` (or `token`) set to it, the SDK
+ * sends `Authorization: Bearer`, found like any other. With IAM-style credentials the SDK signs with SigV4:
+ * gw does not verify AWS signatures (it holds no AWS secret of its callers) and takes the virtual key from
+ * the signature's access key id (`accessKeyId: 'sk-gw-…'`).
+ */
+function withSigV4Key(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const authorization = headers.authorization;
+  if (!authorization?.startsWith('AWS4-HMAC-SHA256') || headers['x-gw-vk']) return headers;
+  const accessKeyId = SIGV4_CREDENTIAL.exec(authorization)?.[1];
+  return accessKeyId ? { ...headers, 'x-gw-vk': accessKeyId } : headers;
+}
+
+/**
+ * `/bedrock/model/{modelId}/converse`, `/converse-stream`, `/invoke`, `/invoke-with-response-stream`:
+ * Bedrock Runtime for applications written against the AWS SDK (point `endpoint` at `{base}/bedrock`;
+ * the SDK's default HTTP/2 handler is served). A Bedrock model id (`anthropic.claude-…`, an ARN) goes to
+ * the bedrock provider, `<provider>/<model>` to that provider.
+ */
+export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
+  const sendError = loggingErrors(sendBedrockError, dependencies.logger);
+
+  const handler: RouteHandler = async (request, response, context) => {
+    const parsedPath = parsePath(context.path);
+    if (!parsedPath) throw notFound(context, request.method);
+    if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+    const target = surfaceTarget(parsedPath.modelId, 'bedrock');
+    const headers = withSigV4Key(request.headers);
+    const { body, bytes } = await readJsonBody(request, dependencies);
+    const common = { dependencies, request, response, context, headers };
+    switch (parsedPath.operation) {
+      case 'converse':
+      case 'converse-stream':
+        await answerCompletion({
+          ...common,
+          parsed: converseToChat({
+            body,
+            bodyBytes: bytes,
+            target,
+            stream: parsedPath.operation === 'converse-stream',
+          }),
+          render: (result) => ({ json: chatToConverse(completionOf(result)) }),
+          framing: chatChunksToConverseEvents,
+        });
+        return;
+      case 'invoke':
+      case 'invoke-with-response-stream':
+        await answerCompletion({
+          ...common,
+          parsed: invokeToChat({
+            body,
+            bodyBytes: bytes,
+            target,
+            stream: parsedPath.operation === 'invoke-with-response-stream',
+          }),
+          render: (result) => ({
+            json: chatToAnthropic(completionOf(result), context.requestId),
+            headers: {
+              'x-amzn-bedrock-input-token-count': result.usage.prompt_tokens,
+              'x-amzn-bedrock-output-token-count': result.usage.completion_tokens,
+            },
+          }),
+          framing: () => chatChunksToInvokeEvents(context.requestId),
+        });
+        return;
+    }
+  };
+
+  return [{ method: ['GET', 'POST'], prefix: '/bedrock', handler, sendError }];
+}

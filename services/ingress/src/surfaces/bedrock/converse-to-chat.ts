@@ -1,0 +1,174 @@
+import { invalidRequest, type Message, validate } from '@gw/shared';
+import { z } from 'zod';
+import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+
+const blockSchema = z.looseObject({});
+
+/** A Converse / ConverseStream request body (what the AWS SDK serializes; bytes arrive base64-encoded). */
+export const converseRequestSchema = z.looseObject({
+  messages: z
+    .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.array(blockSchema) }))
+    .min(1),
+  system: z.array(blockSchema).optional(),
+  inferenceConfig: z
+    .looseObject({
+      maxTokens: z.number().int().positive().optional(),
+      temperature: z.number().optional(),
+      topP: z.number().optional(),
+      stopSequences: z.array(z.string()).optional(),
+    })
+    .optional(),
+  toolConfig: z
+    .looseObject({
+      tools: z.array(blockSchema).optional(),
+      toolChoice: z.looseObject({}).optional(),
+    })
+    .optional(),
+  additionalModelRequestFields: z.record(z.string(), z.unknown()).optional(),
+});
+
+type Block = Record<string, unknown>;
+type ConverseRequest = z.infer<typeof converseRequestSchema>;
+
+const IMAGE_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
+
+function imagePart(image: Block, field: string) {
+  const source = image['source'] as Block | undefined;
+  const mediaType = IMAGE_TYPES[String(image['format'])];
+  if (!mediaType || typeof source?.['bytes'] !== 'string') {
+    throw invalidRequest(`${field}.image: only png, jpeg, gif or webp bytes are supported`, `${field}.image`);
+  }
+  return { type: 'image_url' as const, image_url: { url: `data:${mediaType};base64,${source['bytes']}` } };
+}
+
+function toolResultText(result: Block): string {
+  const content = Array.isArray(result['content']) ? (result['content'] as Block[]) : [];
+  const text = content
+    .map((item) =>
+      typeof item['text'] === 'string'
+        ? item['text']
+        : item['json'] !== undefined
+          ? JSON.stringify(item['json'])
+          : '',
+    )
+    .join('');
+  return result['status'] === 'error' ? `Error: ${text}` : text;
+}
+
+function convertMessages(request: ConverseRequest): Message[] {
+  const messages: Message[] = [];
+  const system = (request.system ?? [])
+    .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
+    .filter(Boolean)
+    .join('\n');
+  if (system) messages.push({ role: 'system', content: system });
+  for (const [index, message] of request.messages.entries()) {
+    const field = `messages[${index}].content`;
+    if (message.role === 'assistant') {
+      const text = message.content
+        .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
+        .join('');
+      const calls = message.content
+        .map((block) => block['toolUse'] as Block | undefined)
+        .filter((toolUse): toolUse is Block => toolUse !== undefined)
+        .map((toolUse) => ({
+          type: 'function' as const,
+          id: String(toolUse['toolUseId']),
+          function: { name: String(toolUse['name']), arguments: JSON.stringify(toolUse['input'] ?? {}) },
+        }));
+      messages.push({
+        role: 'assistant',
+        content: text || (calls.length > 0 ? null : ''),
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      });
+      continue;
+    }
+    const parts: Array<{ type: 'text'; text: string } | ReturnType<typeof imagePart>> = [];
+    for (const [blockIndex, block] of message.content.entries()) {
+      const blockField = `${field}[${blockIndex}]`;
+      if (block['toolResult']) {
+        const result = block['toolResult'] as Block;
+        messages.push({
+          role: 'tool',
+          tool_call_id: String(result['toolUseId']),
+          content: toolResultText(result),
+        });
+      } else if (typeof block['text'] === 'string') parts.push({ type: 'text', text: block['text'] });
+      else if (block['image']) parts.push(imagePart(block['image'] as Block, blockField));
+      else if (block['cachePoint']) continue;
+      else {
+        throw invalidRequest(
+          `${blockField}: '${Object.keys(block)[0]}' blocks are not supported by gw's Converse surface`,
+          blockField,
+        );
+      }
+    }
+    if (parts.length > 0) {
+      const onlyText = parts.every((part) => part.type === 'text');
+      messages.push({
+        role: 'user',
+        content: onlyText ? parts.map((part) => (part as { text: string }).text).join('') : parts,
+      });
+    }
+  }
+  return messages;
+}
+
+function convertTools(request: ConverseRequest, params: Record<string, unknown>): void {
+  const tools = (request.toolConfig?.tools ?? [])
+    .filter((tool) => !tool['cachePoint'])
+    .map((tool, index) => {
+      const spec = tool['toolSpec'] as Block | undefined;
+      if (!spec) throw invalidRequest(`toolConfig.tools[${index}]: only toolSpec tools are supported`);
+      const schema = (spec['inputSchema'] as Block | undefined)?.['json'];
+      return {
+        type: 'function',
+        function: {
+          name: String(spec['name']),
+          ...(typeof spec['description'] === 'string' ? { description: spec['description'] } : {}),
+          parameters: schema ?? { type: 'object', properties: {} },
+        },
+      };
+    });
+  if (tools.length === 0) return;
+  params['tools'] = tools;
+  const choice = request.toolConfig?.toolChoice as Block | undefined;
+  if (choice?.['any']) params['tool_choice'] = 'required';
+  else if (choice?.['tool']) {
+    params['tool_choice'] = {
+      type: 'function',
+      function: { name: String((choice['tool'] as Block)['name']) },
+    };
+  } else if (choice?.['auto']) params['tool_choice'] = 'auto';
+}
+
+/** A Converse request as a chat completion, servable by any provider. */
+export function converseToChat(options: {
+  body: unknown;
+  bodyBytes: number;
+  target: Target;
+  stream: boolean;
+}): ParsedCompletion {
+  const request = validate(converseRequestSchema, options.body);
+  const params: Record<string, unknown> = {};
+  const inference = request.inferenceConfig;
+  if (inference?.maxTokens) params['max_tokens'] = inference.maxTokens;
+  if (inference?.temperature !== undefined) params['temperature'] = inference.temperature;
+  if (inference?.topP !== undefined) params['top_p'] = inference.topP;
+  if (inference?.stopSequences?.length) params['stop'] = inference.stopSequences;
+  convertTools(request, params);
+  return {
+    operation: 'chat',
+    target: options.target,
+    fallbacks: [],
+    messages: convertMessages(request),
+    params,
+    stream: options.stream,
+    promptTokens: Math.ceil(options.bodyBytes / 4),
+  };
+}

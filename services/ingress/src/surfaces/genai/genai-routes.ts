@@ -1,0 +1,134 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError, validate } from '@gw/shared';
+import type { Route, RouteHandler } from '../../core/route.ts';
+import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
+import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
+import { estimateTokens } from '../shared/estimate-tokens.ts';
+import {
+  answerCompletion,
+  completionOf,
+  loggingErrors,
+  readJsonBody,
+  type SurfaceDependencies,
+  writeJson,
+} from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
+import { chatChunksToGenAiEvents } from './chat-chunks-to-genai-events.ts';
+import { chatToGenAi } from './chat-to-genai.ts';
+import { embeddingsToGenAi, genAiToEmbeddings } from './genai-embeddings.ts';
+import { sendGenAiError } from './genai-error.ts';
+import { genAiMessages, genAiToChat, generateContentSchema } from './genai-to-chat.ts';
+
+const PATH = /^\/genai\/(v1beta|v1)\/models(?:\/(.*))?$/;
+
+/** The model of a path: `gemini-…`, or `<provider>/<model>` (sent as is or URL-encoded). */
+function modelTarget(encoded: string) {
+  let model: string;
+  try {
+    model = decodeURIComponent(encoded);
+  } catch {
+    throw new GatewayError({
+      type: 'invalid_request',
+      status: 400,
+      message: `model '${encoded}' is badly encoded`,
+    });
+  }
+  return surfaceTarget(model.startsWith('models/') ? model.slice('models/'.length) : model, 'gemini');
+}
+
+/** The virtual key may also come as `?key=` (Google's API-key query parameter). */
+function withQueryKey(headers: IncomingHttpHeaders, url: string): IncomingHttpHeaders {
+  const query = url.indexOf('?');
+  if (query === -1) return headers;
+  const key = new URLSearchParams(url.slice(query + 1)).get('key');
+  return key && !headers['x-gw-vk'] ? { ...headers, 'x-gw-vk': key } : headers;
+}
+
+/**
+ * `/genai/v1beta/models/{model}:{method}` and `/genai/v1/models/{model}:{method}`: the Gemini API for
+ * applications written against @google/genai (`generateContent`, `streamGenerateContent`, `countTokens`,
+ * `embedContent`, `batchEmbedContents`). `gemini-…` goes to Gemini, `<provider>/<model>` to that
+ * provider. The virtual key comes as `x-goog-api-key` (what the SDK sends) or `?key=`.
+ */
+export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
+  const sendError = loggingErrors(sendGenAiError, dependencies.logger);
+
+  const handler: RouteHandler = async (request, response, context) => {
+    const match = PATH.exec(context.path);
+    if (!match) throw notFound(context, request.method);
+    const rest = match[2] ?? '';
+    const colon = rest.lastIndexOf(':');
+    const url = request.url ?? '';
+    const headers = withQueryKey(request.headers, url);
+    if (colon === -1) {
+      // `GET models` and `GET models/{model}`: Gemini's own catalogue, forwarded.
+      if (request.method !== 'GET') throw methodNotAllowed(request.method, context.path);
+      const query = url.indexOf('?');
+      const search = query === -1 ? '' : url.slice(query);
+      await handlePassthrough({
+        dependencies,
+        request,
+        response,
+        context,
+        operation: 'models',
+        path: `/models${rest ? `/${rest}` : ''}${search}`,
+        defaultProvider: 'gemini',
+      });
+      return;
+    }
+    if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+    const target = modelTarget(rest.slice(0, colon));
+    const method = rest.slice(colon + 1);
+    const { body, bytes } = await readJsonBody(request, dependencies);
+    switch (method) {
+      case 'generateContent':
+      case 'streamGenerateContent': {
+        const stream = method === 'streamGenerateContent';
+        const sse = new URLSearchParams(url.slice(url.indexOf('?') + 1)).get('alt') === 'sse';
+        await answerCompletion({
+          dependencies,
+          request,
+          response,
+          context,
+          headers,
+          parsed: genAiToChat({ body, bodyBytes: bytes, target, stream }),
+          render: (result) => ({ json: chatToGenAi(completionOf(result), context.requestId) }),
+          framing: () => chatChunksToGenAiEvents({ requestId: context.requestId, sse }),
+        });
+        return;
+      }
+      case 'embedContent':
+      case 'batchEmbedContents': {
+        const batch = method === 'batchEmbedContents';
+        await answerCompletion({
+          dependencies,
+          request,
+          response,
+          context,
+          headers,
+          parsed: genAiToEmbeddings({ body, bodyBytes: bytes, target, batch }),
+          render: (result) => ({ json: embeddingsToGenAi(result, batch) }),
+          framing: () => {
+            throw new Error('embeddings do not stream');
+          },
+        });
+        return;
+      }
+      case 'countTokens': {
+        // gw's estimate whoever serves the model (Gemini's own counter is reachable through pass-through).
+        const wrapped = (body as { generateContentRequest?: unknown }).generateContentRequest;
+        const counted = validate(
+          generateContentSchema,
+          wrapped ?? body,
+          wrapped ? 'generateContentRequest' : '',
+        );
+        writeJson(response, context, { totalTokens: estimateTokens(genAiMessages(counted), counted.tools) });
+        return;
+      }
+      default:
+        throw notFound(context, request.method);
+    }
+  };
+
+  return [{ method: ['GET', 'POST'], prefix: '/genai', handler, sendError }];
+}

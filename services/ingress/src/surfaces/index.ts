@@ -1,0 +1,23 @@
+import type { Route } from '../core/route.ts';
+import { passthroughRoutes } from '../passthrough/passthrough-routes.ts';
+import { anthropicRoutes } from './anthropic/anthropic-routes.ts';
+import { bedrockRoutes } from './bedrock/bedrock-routes.ts';
+import { genAiRoutes } from './genai/genai-routes.ts';
+import { liteLlmRoutes } from './litellm/litellm-routes.ts';
+import { openAiRoutes } from './openai/openai-routes.ts';
+import type { SurfaceDependencies } from './shared/surface-call.ts';
+
+/**
+ * The compatibility surfaces (SPEC.md "What the service does" 5, endpoint note 8) and the pass-through
+ * family (endpoint note 7): one route module each.
+ */
+export function surfaceRoutes(dependencies: SurfaceDependencies): Route[] {
+  return [
+    ...openAiRoutes(dependencies),
+    ...anthropicRoutes(dependencies),
+    ...genAiRoutes(dependencies),
+    ...liteLlmRoutes(dependencies),
+    ...bedrockRoutes(dependencies),
+    ...passthroughRoutes(dependencies),
+  ];
+}

@@ -1,0 +1,150 @@
+import type { StreamItem } from '@gw/router';
+import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { SseFraming } from '../../core/sse-writer.ts';
+import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
+import {
+  functionCallItem,
+  messageItem,
+  outputText,
+  type ResponseEcho,
+  responseObject,
+  responseStatus,
+  responsesUsage,
+} from './chat-to-responses.ts';
+
+/**
+ * The Responses API's stream (`response.created` … `response.completed`, each event with `type` and
+ * `sequence_number`) from chat chunks: each content block becomes an output item.
+ */
+export function chatChunksToResponsesEvents(options: { requestId: string; echo: ResponseEcho }): SseFraming {
+  const blocks = new ChatChunksToBlocks();
+  const responseId = `resp_${options.requestId}`;
+  const createdAt = Math.floor(Date.now() / 1000);
+  const output: unknown[] = [];
+  let sequence = 0;
+  let started = false;
+
+  const event = (type: string, data: Record<string, unknown>) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`;
+  const envelope = (status: 'in_progress' | 'completed' | 'incomplete') =>
+    responseObject({
+      id: responseId,
+      createdAt,
+      model: blocks.model,
+      echo: options.echo,
+      status,
+      output: status === 'in_progress' ? [] : output,
+      usage: status === 'in_progress' ? null : responsesUsage(blocks.usage),
+    });
+  const itemId = (blockEvent: { index: number }, kind: 'msg' | 'fc') =>
+    `${kind}_${options.requestId}_${blockEvent.index}`;
+
+  function translate(blockEvent: BlockEvent): string {
+    const index = blockEvent.index;
+    switch (blockEvent.type) {
+      case 'block_start':
+        if (blockEvent.block.type === 'text') {
+          const id = itemId(blockEvent, 'msg');
+          return (
+            event('response.output_item.added', {
+              output_index: index,
+              item: messageItem(id, '', 'in_progress'),
+            }) +
+            event('response.content_part.added', {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              part: outputText(''),
+            })
+          );
+        }
+        return event('response.output_item.added', {
+          output_index: index,
+          item: functionCallItem(
+            itemId(blockEvent, 'fc'),
+            { id: blockEvent.block.id, name: blockEvent.block.name, arguments: '' },
+            'in_progress',
+          ),
+        });
+      case 'text_delta':
+        return event('response.output_text.delta', {
+          item_id: itemId(blockEvent, 'msg'),
+          output_index: index,
+          content_index: 0,
+          delta: blockEvent.text,
+          logprobs: [],
+        });
+      case 'arguments_delta':
+        return event('response.function_call_arguments.delta', {
+          item_id: itemId(blockEvent, 'fc'),
+          output_index: index,
+          delta: blockEvent.arguments,
+        });
+      case 'block_stop': {
+        if (blockEvent.block.type === 'text') {
+          const id = itemId(blockEvent, 'msg');
+          const item = messageItem(id, blockEvent.text, 'completed');
+          output.push(item);
+          return (
+            event('response.output_text.done', {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              text: blockEvent.text,
+              logprobs: [],
+            }) +
+            event('response.content_part.done', {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              part: outputText(blockEvent.text),
+            }) +
+            event('response.output_item.done', { output_index: index, item })
+          );
+        }
+        const id = itemId(blockEvent, 'fc');
+        const call = { id: blockEvent.block.id, name: blockEvent.block.name, arguments: blockEvent.text };
+        const item = functionCallItem(id, call, 'completed');
+        output.push(item);
+        return (
+          event('response.function_call_arguments.done', {
+            item_id: id,
+            output_index: index,
+            name: call.name,
+            arguments: call.arguments,
+          }) + event('response.output_item.done', { output_index: index, item })
+        );
+      }
+    }
+  }
+
+  return {
+    event(item: StreamItem) {
+      const chunk = JSON.parse(item.chunk) as ChatCompletionChunk;
+      const events = blocks.push(chunk);
+      let text = '';
+      if (!started) {
+        started = true;
+        text +=
+          event('response.created', { response: envelope('in_progress') }) +
+          event('response.in_progress', { response: envelope('in_progress') });
+      }
+      for (const blockEvent of events) text += translate(blockEvent);
+      return text;
+    },
+    end() {
+      let text = '';
+      if (!started) {
+        started = true;
+        text += event('response.created', { response: envelope('in_progress') });
+      }
+      for (const blockEvent of blocks.end()) text += translate(blockEvent);
+      const status = responseStatus(blocks.finishReason);
+      const type = status === 'completed' ? 'response.completed' : 'response.incomplete';
+      return text + event(type, { response: envelope(status) });
+    },
+    error(error: GatewayError) {
+      return event('error', { code: error.type, message: error.message, param: error.param });
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { PASSTHROUGH_ROUTES } from '@gw/router';
+import { type CompletionResponse, GatewayError, type TextChoice } from '@gw/shared';
+import {
+  type ParsedCompletion,
+  parseChatRequest,
+  parseTextRequest,
+  type Target,
+} from '../../core/parse-request.ts';
+import type { RequestContext, Route, RouteHandler } from '../../core/route.ts';
+import { OPENAI_SSE } from '../../core/sse-writer.ts';
+import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
+import { answerCompletion, readJsonBody, type SurfaceDependencies } from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
+import { chatChunksToResponsesEvents } from './chat-chunks-to-responses-events.ts';
+import { chatToResponses } from './chat-to-responses.ts';
+import { embeddingsToOpenAi, openAiToEmbeddings } from './openai-embeddings.ts';
+import { responsesToChat } from './responses-to-chat.ts';
+
+/** How a surface of the OpenAI family names providers: its default, and aliases of prefixes. */
+export interface OpenAiFlavour {
+  /** The provider of a model without a `provider/` prefix. */
+  defaultProvider: string;
+  aliases?: Readonly<Record<string, string>>;
+}
+
+/** Re-targets a parsed request whose model carried no provider (gw's own paths leave it empty). */
+function withProvider(parsed: ParsedCompletion, flavour: OpenAiFlavour): ParsedCompletion {
+  const { target } = parsed;
+  if (target.provider === '') parsed.target = { provider: flavour.defaultProvider, model: target.model };
+  else if (flavour.aliases?.[target.provider]) {
+    parsed.target = { provider: flavour.aliases[target.provider]!, model: target.model };
+  }
+  return parsed;
+}
+
+/** A text completion as OpenAI's `text_completion` object (gw's own answer also carries `message`). */
+export function textCompletionToOpenAi(completion: CompletionResponse): unknown {
+  return {
+    ...completion,
+    object: 'text_completion',
+    choices: (completion.choices as Array<TextChoice & { message?: unknown }>).map((choice) => ({
+      index: choice.index,
+      text: choice.text,
+      logprobs: null,
+      finish_reason: choice.finish_reason,
+    })),
+  };
+}
+
+/**
+ * The OpenAI-shaped operations gw translates (chat, completions, embeddings, responses), served by any
+ * provider, keyed by the path below the surface's prefix (and its optional `/v1`).
+ */
+export function openAiOperations(
+  dependencies: SurfaceDependencies,
+  flavour: OpenAiFlavour,
+): Record<string, RouteHandler> {
+  const target = (model: string): Target =>
+    surfaceTarget(model, flavour.defaultProvider, flavour.aliases ? { aliases: flavour.aliases } : {});
+  return {
+    '/chat/completions': async (request, response, context) => {
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      await answerCompletion({
+        dependencies,
+        request,
+        response,
+        context,
+        parsed: withProvider(parseChatRequest(body, bytes), flavour),
+        render: (result) => result.body,
+        framing: () => OPENAI_SSE,
+      });
+    },
+    '/completions': async (request, response, context) => {
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      await answerCompletion({
+        dependencies,
+        request,
+        response,
+        context,
+        parsed: withProvider(parseTextRequest(body, bytes), flavour),
+        render: (result) => ({ json: textCompletionToOpenAi(JSON.parse(result.body) as CompletionResponse) }),
+        framing: () => OPENAI_SSE,
+      });
+    },
+    '/embeddings': async (request, response, context) => {
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      const { parsed, base64 } = openAiToEmbeddings(body, bytes, target);
+      await answerCompletion({
+        dependencies,
+        request,
+        response,
+        context,
+        parsed,
+        render: (result) => embeddingsToOpenAi(result, base64),
+        framing: () => OPENAI_SSE,
+      });
+    },
+    '/responses': async (request, response, context) => {
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      const parsed = responsesToChat(body, bytes, target);
+      const echo = body as Parameters<typeof chatToResponses>[1];
+      await answerCompletion({
+        dependencies,
+        request,
+        response,
+        context,
+        parsed,
+        render: (result) => ({
+          json: chatToResponses(JSON.parse(result.body) as CompletionResponse, echo, context.requestId),
+        }),
+        framing: () => chatChunksToResponsesEvents({ requestId: context.requestId, echo }),
+      });
+    },
+  };
+}
+
+export function notFound(context: RequestContext, method: string | undefined): GatewayError {
+  return new GatewayError({
+    type: 'not_found',
+    status: 404,
+    message: `no endpoint at ${method} ${context.path}`,
+  });
+}
+
+export function methodNotAllowed(method: string | undefined, path: string): GatewayError {
+  return new GatewayError({
+    type: 'method_not_allowed',
+    status: 405,
+    message: `${method} is not allowed on ${path}; use POST`,
+  });
+}
+
+/**
+ * `/openai/v1/…` and `/openai/…`: OpenAI's API for applications written against the OpenAI SDK. Chat,
+ * completions, embeddings and responses are translated (any provider serves them; a bare model is
+ * OpenAI's); the rest (models, audio, images, files, batches…) is the pass-through family. Errors are
+ * DESIGN.md §6's body, whose `error` member is OpenAI's own error object.
+ */
+export function openAiRoutes(dependencies: SurfaceDependencies): Route[] {
+  const flavour: OpenAiFlavour = { defaultProvider: 'openai' };
+  const operations = openAiOperations(dependencies, flavour);
+  const handler: RouteHandler = async (request, response, context) => {
+    let path = (request.url ?? '').slice('/openai'.length);
+    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1?')) path = path.slice(3);
+    const bare = path.split('?')[0]!;
+    const operation = operations[bare];
+    if (operation) {
+      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      await operation(request, response, context);
+      return;
+    }
+    const forwarded = PASSTHROUGH_ROUTES.find(({ root }) => bare === root || bare.startsWith(`${root}/`));
+    if (!forwarded) throw notFound(context, request.method);
+    await handlePassthrough({
+      dependencies,
+      request,
+      response,
+      context,
+      operation: forwarded.operation,
+      path,
+    });
+  };
+  return [{ method: ['GET', 'POST', 'DELETE'], prefix: '/openai', handler }];
+}

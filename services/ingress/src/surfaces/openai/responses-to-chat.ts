@@ -1,0 +1,201 @@
+import { invalidRequest, type Message, validate } from '@gw/shared';
+import { z } from 'zod';
+import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+
+const contentPartSchema = z.looseObject({ type: z.string() });
+
+const messageItemSchema = z.looseObject({
+  type: z.literal('message').optional(),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.union([z.string(), z.array(contentPartSchema)]),
+});
+const functionCallItemSchema = z.looseObject({
+  type: z.literal('function_call'),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+const functionCallOutputItemSchema = z.looseObject({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(contentPartSchema)]),
+});
+
+const functionToolSchema = z.looseObject({
+  type: z.string(),
+  name: z.string().optional(),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+/** The members of a Responses API request gw understands; others are refused or ignored as documented. */
+export const responsesRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.union([z.string(), z.array(z.looseObject({}))]),
+  instructions: z.string().nullish(),
+  tools: z.array(functionToolSchema).optional(),
+  tool_choice: z
+    .union([
+      z.enum(['auto', 'none', 'required']),
+      z.looseObject({ type: z.string(), name: z.string().optional() }),
+    ])
+    .optional(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  user: z.string().optional(),
+  stream: z.boolean().nullish(),
+  text: z.looseObject({ format: z.looseObject({ type: z.string() }).optional() }).optional(),
+  previous_response_id: z.string().nullish(),
+});
+
+export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
+
+/** Responses content parts as chat content (text, images); other kinds are refused with a 400 naming them. */
+function convertParts(parts: Array<Record<string, unknown>>, field: string): Message['content'] {
+  return parts.map((part, index) => {
+    if (part['type'] === 'input_text' || part['type'] === 'output_text' || part['type'] === 'text') {
+      return { type: 'text' as const, text: String(part['text'] ?? '') };
+    }
+    if (part['type'] === 'input_image' && typeof part['image_url'] === 'string') {
+      const detail = typeof part['detail'] === 'string' ? { detail: part['detail'] } : {};
+      return { type: 'image_url' as const, image_url: { url: part['image_url'], ...detail } };
+    }
+    throw invalidRequest(
+      `${field}[${index}]: content of type '${String(part['type'])}' is not supported by gw's Responses surface`,
+      `${field}[${index}]`,
+    );
+  });
+}
+
+function textOf(content: string | Array<Record<string, unknown>>): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (typeof part['text'] === 'string' ? part['text'] : '')).join('');
+}
+
+/** The input items as chat messages: consecutive function calls join one assistant turn, as chat wants. */
+function convertInput(request: ResponsesRequest): Message[] {
+  const messages: Message[] = [];
+  if (request.instructions) messages.push({ role: 'system', content: request.instructions });
+  if (typeof request.input === 'string') {
+    messages.push({ role: 'user', content: request.input });
+    return messages;
+  }
+  for (const [index, item] of request.input.entries()) {
+    const field = `input[${index}]`;
+    const type = item['type'] ?? 'message';
+    if (type === 'message') {
+      const message = validate(messageItemSchema, item, field);
+      const content =
+        typeof message.content === 'string'
+          ? message.content
+          : message.role === 'user'
+            ? convertParts(message.content, `${field}.content`)
+            : textOf(message.content);
+      messages.push({ role: message.role, content });
+    } else if (type === 'function_call') {
+      const call = validate(functionCallItemSchema, item, field);
+      const toolCall = {
+        type: 'function' as const,
+        id: call.call_id,
+        function: { name: call.name, arguments: call.arguments },
+      };
+      const last = messages[messages.length - 1];
+      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), toolCall];
+      else messages.push({ role: 'assistant', content: null, tool_calls: [toolCall] });
+    } else if (type === 'function_call_output') {
+      const output = validate(functionCallOutputItemSchema, item, field);
+      messages.push({ role: 'tool', tool_call_id: output.call_id, content: textOf(output.output) });
+    } else if (type === 'reasoning') {
+      // Reasoning items of an earlier answer carry nothing a chat model can take back.
+    } else {
+      throw invalidRequest(
+        `${field}: items of type '${String(type)}' are not supported by gw's Responses surface`,
+        field,
+      );
+    }
+  }
+  return messages;
+}
+
+function convertTools(tools: ResponsesRequest['tools']): unknown[] | undefined {
+  if (!tools?.length) return undefined;
+  return tools.map((tool, index) => {
+    if (tool.type !== 'function' || !tool.name) {
+      throw invalidRequest(
+        `tools[${index}]: tools of type '${tool.type}' are not supported by gw's Responses surface (function tools are)`,
+        `tools[${index}]`,
+      );
+    }
+    return {
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description ? { description: tool.description } : {}),
+        parameters: tool.parameters ?? { type: 'object', properties: {} },
+        ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
+      },
+    };
+  });
+}
+
+function convertToolChoice(choice: ResponsesRequest['tool_choice']): unknown {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  if (choice.type === 'function' && choice.name) return { type: 'function', function: { name: choice.name } };
+  throw invalidRequest(
+    `tool_choice: '${choice.type}' is not supported by gw's Responses surface`,
+    'tool_choice',
+  );
+}
+
+function convertFormat(format: Record<string, unknown> | undefined): unknown {
+  if (!format || format['type'] === 'text') return undefined;
+  if (format['type'] === 'json_object') return { type: 'json_object' };
+  if (format['type'] === 'json_schema') {
+    const { type: _type, ...schema } = format;
+    return { type: 'json_schema', json_schema: schema };
+  }
+  throw invalidRequest(`text.format: '${String(format['type'])}' is not supported`, 'text.format');
+}
+
+/**
+ * A Responses API request as a chat completion. gw keeps no conversation state, so `previous_response_id`
+ * is refused; the caller sends the whole conversation in `input`, as with chat.
+ */
+export function responsesToChat(
+  body: unknown,
+  bodyBytes: number,
+  target: (model: string) => Target,
+): ParsedCompletion {
+  const request = validate(responsesRequestSchema, body);
+  if (request.previous_response_id) {
+    throw invalidRequest(
+      'previous_response_id: gw stores no responses; send the whole conversation in input',
+      'previous_response_id',
+    );
+  }
+  const params: Record<string, unknown> = {};
+  const tools = convertTools(request.tools);
+  if (tools) params['tools'] = tools;
+  const toolChoice = convertToolChoice(request.tool_choice);
+  if (toolChoice !== undefined && tools) params['tool_choice'] = toolChoice;
+  if (request.max_output_tokens) params['max_tokens'] = request.max_output_tokens;
+  if (typeof request.temperature === 'number') params['temperature'] = request.temperature;
+  if (typeof request.top_p === 'number') params['top_p'] = request.top_p;
+  if (typeof request.parallel_tool_calls === 'boolean' && tools)
+    params['parallel_tool_calls'] = request.parallel_tool_calls;
+  if (request.user) params['user'] = request.user;
+  const format = convertFormat(request.text?.format);
+  if (format) params['response_format'] = format;
+  return {
+    operation: 'chat',
+    target: target(request.model),
+    fallbacks: [],
+    messages: convertInput(request),
+    params,
+    stream: request.stream === true,
+    promptTokens: Math.ceil(bodyBytes / 4),
+  };
+}
