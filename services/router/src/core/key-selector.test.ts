@@ -15,7 +15,10 @@ describe('selectKey', () => {
   it('chooses by weight among keys that may serve the model', () => {
     const counts: Record<string, number> = {};
     let seed = 0;
-    const random = () => (seed = (seed * 9301 + 49297) % 233280) / 233280;
+    const random = () => {
+      seed = (seed * 9301 + 49297) % 233280;
+      return seed / 233280;
+    };
     for (let index = 0; index < 4000; index++) {
       const chosen = selectKey(keys, { model: 'gpt-4o', excluded: new Set() }, random)!;
       counts[chosen.id] = (counts[chosen.id] ?? 0) + 1;

@@ -1,4 +1,3 @@
-import { GatewayError } from '@gw/shared';
 import { z } from 'zod';
 import type { AdapterContext } from '../adapter.ts';
 import { parseKeyConfig } from '../key-config.ts';

@@ -1,4 +1,4 @@
-import { GatewayError, resolveSecret } from '@gw/shared';
+import { resolveSecret } from '@gw/shared';
 import { z } from 'zod';
 import type { ResolvedKey } from '../adapter.ts';
 import { misconfigured, parseKeyConfig } from '../key-config.ts';

@@ -19,7 +19,6 @@ export interface BedrockPrompt {
   messages: BedrockMessage[];
 }
 
-type TextPart = Extract<ContentPart, { type: 'text' }>;
 type ImagePart = Extract<ContentPart, { type: 'image_url' }>;
 
 const IMAGE_FORMATS = {
