@@ -304,7 +304,7 @@ interface TargetResult {
   firstChunk?: PhaseResult;
   /** Calls the mock received during each measured phase (retries or lost calls would show here). */
   upstream?: { serial: MockStats; throughput: MockStats; firstChunk: MockStats };
-  /** Governed cluster rows: Redis commands per request (INFO commandstats; the machine's Redis is shared). */
+  /** Governed cluster rows: Redis script round trips per request (INFO commandstats evalsha). */
   redisCallsPerRequest?: number;
   errors: number;
   errorSamples: ErrorSample[];
@@ -526,7 +526,7 @@ async function runMode(
         await measure(target, base, mockUrl, bodies.gw, bodies.gwStream, { 'x-gw-vk': VIRTUAL_KEY }),
       );
       if (before) {
-        // Redis commands per gateway request, warm-ups included: authorize's admission plus the settle.
+        // Script round trips per gateway request, warm-ups included: authorize's admission, then the settle.
         const calls = (await redisCommandCalls()) - before.redis;
         const upstream = delta(before.mock, await mockStats(mockUrl));
         const requests = upstream.requests;
@@ -551,12 +551,18 @@ async function runMode(
   return governed ? [result, governed] : [result];
 }
 
-/** Total commands Redis has served (INFO commandstats), to count round trips per request. */
+/**
+ * Lua script calls Redis has served (INFO commandstats `evalsha`/`eval`): each is one round trip, whatever
+ * the script does inside (the commands a script runs are counted separately and are not round trips).
+ */
 async function redisCommandCalls(): Promise<number> {
   const redis = await redisClient();
   try {
     const info = await redis.info('commandstats');
-    return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+    return [...info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    );
   } finally {
     redis.disconnect();
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CounterCheck } from '@gw/shared';
 import {
   type ClientConfig,
@@ -295,7 +296,7 @@ export class GovernanceCore implements GovernanceService {
         duration: budget.reset_duration,
         nowMs: now,
         calendarAligned: budget.calendar_aligned,
-        anchorMs: Date.parse(owner.created_at ?? '1970-01-01T00:00:00Z') || 0,
+        anchorMs: anchorOf(owner.created_at),
       });
       checks.push({
         key: `b:${budget.id}:${period.startMs}`,
@@ -413,7 +414,7 @@ export class GovernanceCore implements GovernanceService {
     });
 
     const settlement: SettlementPlan = {
-      reservationId: newId('res'),
+      reservationId: `res_${randomUUID()}`,
       virtualKeyId: key.id,
       counters: settlementCounters(required),
       // Amounts an alternative reserves if it is the admitted one; `reservedProvider` says which one was.
@@ -665,6 +666,20 @@ export class GovernanceCore implements GovernanceService {
       else await this.repository.create('virtual-keys', body, { id, ...(value ? { value } : {}) });
     }
   }
+}
+
+const anchors = new Map<string, number>();
+
+/** Creation time of an owner in ms (unaligned periods repeat from it), parsed once per distinct value. */
+function anchorOf(createdAt: string | undefined): number {
+  if (createdAt === undefined) return 0;
+  let anchor = anchors.get(createdAt);
+  if (anchor === undefined) {
+    anchor = Date.parse(createdAt) || 0;
+    if (anchors.size >= 10_000) anchors.clear();
+    anchors.set(createdAt, anchor);
+  }
+  return anchor;
 }
 
 function merge(target: Checks, source: Checks): Checks {

@@ -14,6 +14,8 @@ const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
 
 const collectionKey = (collection: Collection) => `gov:${collection}`;
+/** Bounds the value → hash memo (cleared when full: a flood of invalid keys cannot grow it). */
+const MAX_REMEMBERED_HASHES = 10_000;
 
 type Stored = StoredVirtualKey | StoredOwner;
 
@@ -42,6 +44,7 @@ export class GovernanceRepository {
   private readonly logger: Logger;
   private readonly cache = new Map<Collection, Map<string, Stored>>();
   private readonly byHash = new Map<string, StoredVirtualKey>();
+  private readonly hashes = new Map<string, string>();
   private unsubscribe: (() => Promise<void>) | undefined;
   private readonly now: () => number;
 
@@ -79,7 +82,13 @@ export class GovernanceRepository {
 
   /** The key with this value; a key created a moment ago on another replica is read from the store. */
   async findVirtualKey(value: string): Promise<StoredVirtualKey | undefined> {
-    const hash = hashVirtualKey(value);
+    // The hash of a value never changes; remembering it spares a SHA-256 per request.
+    let hash = this.hashes.get(value);
+    if (hash === undefined) {
+      hash = hashVirtualKey(value);
+      if (this.hashes.size >= MAX_REMEMBERED_HASHES) this.hashes.clear();
+      this.hashes.set(value, hash);
+    }
     const cached = this.byHash.get(hash);
     if (cached) return cached;
     const id = await this.store.get(HASH_INDEX, hash);
