@@ -16,7 +16,10 @@ import { createIngressApp } from './core/ingress-app.ts';
 const logger = createLogger({ service: 'ingress' });
 const config = await loadGatewayConfig();
 const metrics = createMetrics({ service: 'ingress' });
-const governance = new GovernanceClient(envAddress('GW_GOVERNANCE_ADDR'));
+// Requests without a virtual key are decided here from the shared client settings: no governance hop.
+const governance = new GovernanceClient(envAddress('GW_GOVERNANCE_ADDR'), {
+  anonymousLocally: config.client,
+});
 const router = new RouterClient(envAddress('GW_ROUTER_ADDR'));
 // MCP in cluster mode: the catalog follows the store, calls go to mcp-runner workers through BullMQ. Ingress
 // never connects to an MCP server itself.

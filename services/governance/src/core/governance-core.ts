@@ -10,6 +10,7 @@ import {
   type Store,
   type Usage,
 } from '@gw/shared';
+import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
 import { GovernanceRepository } from './governance-repository.ts';
 import type {
   AuthorizeRequest,
@@ -119,35 +120,8 @@ export class GovernanceCore implements GovernanceService {
   // --- authorize ---------------------------------------------------------------------------------------
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
-    const missing = this.dependencies.client.required_headers.filter(
-      (name) => !request.headerNames.includes(name),
-    );
-    if (missing.length > 0) {
-      throw new GatewayError({
-        type: 'missing_required_header',
-        status: 400,
-        message: `missing required header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
-        param: missing[0] ?? null,
-      });
-    }
-    if (!request.virtualKey) {
-      if (this.dependencies.client.enforce_virtual_keys) {
-        throw new GatewayError({
-          type: 'virtual_key_required',
-          status: 401,
-          message:
-            'a virtual key is required: send it in x-gw-vk, Authorization: Bearer, x-api-key, x-goog-api-key or api-key',
-        });
-      }
-      const bare = request.targets.find((target) => target.provider === '');
-      if (bare) {
-        throw invalidRequest(
-          `model: '${bare.model}' must be '<provider>/<model>' (for example openai/gpt-4o-mini); a bare model needs a virtual key with provider configs`,
-          'model',
-        );
-      }
-      return { targets: request.targets };
-    }
+    if (!request.virtualKey) return authorizeAnonymous(this.dependencies.client, request);
+    checkRequiredHeaders(this.dependencies.client, request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
     if (!key)
       throw new GatewayError({
