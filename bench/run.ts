@@ -787,7 +787,7 @@ async function main(): Promise<number> {
       for (const result of measured) {
         if (result.redisCallsPerRequest !== undefined) {
           extra.push(
-            `${result.target}: ${result.redisCallsPerRequest} Redis commands per request (authorize + settle; shared Redis)`,
+            `${result.target}: ${result.redisCallsPerRequest} Redis script round trips per request (authorize on the critical path, settle after it)`,
           );
         }
       }
