@@ -13,10 +13,13 @@ import {
   type Socket,
 } from 'node:net';
 import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import { type GatewayConfig, loadGatewayConfig } from './config/gateway-config.ts';
 import { GatewayError } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
 import { newRequestId } from './ids.ts';
-import type { Logger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createStore, type Store } from './store/index.ts';
 
 export interface Closable {
   /** Stops accepting work, waits for what is in flight up to the deadline, then forces. */
@@ -249,4 +252,47 @@ export function metricsHandler(metrics: {
     });
     return true;
   };
+}
+
+/**
+ * The `main` of a gRPC service (router, governance): config, store and metrics from the environment, the
+ * gRPC server on `portVariable`, `/metrics` on GW_METRICS_PORT, and an orderly shutdown on SIGTERM.
+ */
+export async function runGrpcService<Core extends { close(): Promise<void> }>(options: {
+  service: string;
+  portVariable: string;
+  defaultPort: number;
+  createCore: (dependencies: {
+    config: GatewayConfig;
+    store: Store;
+    metrics: Metrics;
+    logger: Logger;
+  }) => Promise<Core>;
+  register: (server: GrpcServer, core: NoInfer<Core>) => void;
+}): Promise<void> {
+  const logger = createLogger({ service: options.service });
+  await startService(logger, async () => {
+    const config = await loadGatewayConfig();
+    const store = await createStore(process.env);
+    const metrics = createMetrics({ service: options.service });
+    const core = await options.createCore({ config, store, metrics, logger });
+    const host = process.env['GW_HOST'] ?? '0.0.0.0';
+    const grpc = await startGrpcServer({
+      port: envPort(options.portVariable, options.defaultPort),
+      host,
+      register: (server) => options.register(server, core),
+    });
+    const http = await startHttpServer({
+      port: envPort('GW_METRICS_PORT', 0),
+      host,
+      handlers: [metricsHandler(metrics)],
+    });
+    logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
+    onShutdown(logger, [
+      (deadline) => grpc.close(deadline),
+      (deadline) => http.close(deadline),
+      () => core.close(),
+      () => store.close(),
+    ]);
+  });
 }
