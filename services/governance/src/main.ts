@@ -2,7 +2,7 @@ import { runGrpcService } from '@gw/shared';
 import { GovernanceCore } from './core/governance-core.ts';
 import { addGovernanceService } from './grpc/governance-server.ts';
 
-await runGrpcService({
+await runGrpcService<GovernanceCore>({
   service: 'governance',
   portVariable: 'GW_GOVERNANCE_PORT',
   defaultPort: 7201,

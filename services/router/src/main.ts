@@ -2,7 +2,7 @@ import { runGrpcService } from '@gw/shared';
 import { RouterCore } from './core/router-core.ts';
 import { addRouterService } from './grpc/router-server.ts';
 
-await runGrpcService({
+await runGrpcService<RouterCore>({
   service: 'router',
   portVariable: 'GW_ROUTER_PORT',
   defaultPort: 7101,
