@@ -145,7 +145,7 @@ export class GovernanceCore implements GovernanceService {
       });
     }
     const identity = { virtualKeyId: key.id, virtualKeyName: key.name, mcpTools: key.mcp_tools ?? [] };
-    if (request.kind === 'mcp') return { targets: [], ...identity };
+    if (request.kind !== 'llm') return { targets: [], ...identity };
     return { ...(await this.admit(key, this.access(key, request.targets), request, now)), ...identity };
   }
 

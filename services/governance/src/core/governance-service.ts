@@ -10,8 +10,11 @@ export interface PlanTarget {
 /** What ingress knows of a request before anything is routed. */
 export interface AuthorizeRequest {
   requestId: string;
-  /** `llm` for completions, `mcp` for tool execution (key status and required headers only). */
-  kind: 'llm' | 'mcp';
+  /**
+   * `llm` for completions; `mcp` for tool execution and `meta` for calls that reach no model (token counts):
+   * these two check required headers and the key's status only.
+   */
+  kind: 'llm' | 'mcp' | 'meta';
   /** The `sk-gw-…` value from any of the five headers, when one was sent. */
   virtualKey?: string | undefined;
   /** Lowercased names of the request's headers (values are not needed to check required headers). */

@@ -146,6 +146,20 @@ export function createCompletionPipeline(dependencies: PipelineDependencies) {
     },
 
     /**
+     * Governance for a call that reaches no model (a token count gw estimates itself): required headers and
+     * the key's status, so such answers are not open to callers the gateway would refuse.
+     */
+    async checkCaller(call: { requestId: string; headers: IncomingHttpHeaders }): Promise<void> {
+      await governance.authorize({
+        requestId: call.requestId,
+        kind: 'meta',
+        virtualKey: findVirtualKey(call.headers),
+        headerNames: Object.keys(call.headers),
+        targets: [],
+      });
+    },
+
+    /**
      * A pass-through call (SPEC.md endpoint note 7): authorized like a completion; the caller reports the
      * usage the answer carried (or none) through `done` once the answer's body has been relayed.
      */

@@ -62,6 +62,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
       });
       return;
     }
+    await dependencies.pipeline.checkCaller({ requestId: context.requestId, headers: request.headers });
     writeJson(response, context, {
       input_tokens: estimateTokens(convertAnthropicMessages(counted), counted.tools),
     });

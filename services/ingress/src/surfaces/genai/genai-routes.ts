@@ -122,6 +122,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
           wrapped ?? body,
           wrapped ? 'generateContentRequest' : '',
         );
+        await dependencies.pipeline.checkCaller({ requestId: context.requestId, headers });
         writeJson(response, context, { totalTokens: estimateTokens(genAiMessages(counted), counted.tools) });
         return;
       }
