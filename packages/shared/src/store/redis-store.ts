@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
+import { GatewayError } from '../errors/gateway-error.ts';
 import { assertAdmitRequest, assertWindowRequest, counterTtlMs, parseReservation } from './admission.ts';
 import type {
   AdmitRequest,
@@ -92,7 +93,11 @@ export class RedisStore implements Store {
     }) as ScriptedRedis;
     await waitUntilReady(connection, options.url);
     state.everReady = true;
-    const store = new RedisStore(connection, options);
+    // Once up, a command must not wait for a Redis that is gone: it fails at once (no offline queue, one
+    // retry of what was in flight) and callers answer 503 instead of hanging.
+    connection.options.enableOfflineQueue = false;
+    connection.options.maxRetriesPerRequest = 1;
+    const store = new RedisStore(failFast(connection), options);
     connection.on('error', (error: unknown) => store.reportError(error));
     connection.defineCommand('consumeWindow', { numberOfKeys: 1, lua: lua! });
     connection.defineCommand('admitCounters', { lua: admitLua! });
@@ -260,7 +265,8 @@ export class RedisStore implements Store {
 
   private subscriberConnection(): Redis {
     if (this.subscriber === undefined) {
-      const subscriber = this.connection.duplicate();
+      // Pub/sub keeps its offline queue: ioredis re-subscribes by itself after a reconnect.
+      const subscriber = this.connection.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
       subscriber.on('error', (error: unknown) => this.reportError(error));
       subscriber.on('message', (channelName: string, message: string) => this.deliver(channelName, message));
       this.subscriber = subscriber;
@@ -320,6 +326,45 @@ export class RedisStore implements Store {
   private channelName(channel: string): string {
     return `${this.channelPrefix}${channel}`;
   }
+}
+
+const CONNECTION_METHODS = new Set(['connect', 'disconnect', 'quit', 'duplicate', 'defineCommand']);
+
+function unavailable(cause: unknown): GatewayError {
+  return new GatewayError({
+    type: 'service_unavailable',
+    status: 503,
+    message: 'the state store (Redis) is unavailable; retry shortly',
+    retryAfter: 1,
+    cause,
+  });
+}
+
+/**
+ * The connection with every command's failure while Redis is unreachable turned into 503
+ * service_unavailable, so no caller hangs and every transport answers the same retryable error.
+ */
+function failFast(connection: ScriptedRedis): ScriptedRedis {
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string' || CONNECTION_METHODS.has(property))
+        return value;
+      return (...args: unknown[]) => {
+        const result = value.apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((error: unknown) => {
+          if (
+            target.status !== 'ready' ||
+            /closed|ECONNREFUSED|ECONNRESET|writeable|MaxRetriesPerRequest/i.test(String(error))
+          ) {
+            throw unavailable(error);
+          }
+          throw error;
+        });
+      };
+    },
+  });
 }
 
 function waitUntilReady(connection: Redis, url: string): Promise<void> {
