@@ -48,7 +48,7 @@ function start(service: Service, index: number): void {
   if (service === 'router') env['GW_ROUTER_PORT'] = String(routerBase + index);
   if (service === 'governance') env['GW_GOVERNANCE_PORT'] = String(governanceBase + index);
   if (service === 'ingress') env['PORT'] = String(port('PORT', 8080) + index);
-  if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 8081) + index);
+  if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 9080) + index);
   const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
   const startedAt = Date.now();

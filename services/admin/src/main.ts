@@ -29,7 +29,7 @@ const app = createAdminApp({
   mcp: { registry: mcpStore && new McpRegistry({ store: mcpStore, logger }) },
 });
 const http = await startHttpServer({
-  port: envPort('GW_ADMIN_PORT', 8081),
+  port: envPort('GW_ADMIN_PORT', 9080),
   host: process.env['GW_HOST'] ?? '0.0.0.0',
   handlers: [app.handle],
 });
