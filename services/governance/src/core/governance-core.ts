@@ -6,7 +6,6 @@ import {
   GatewayError,
   invalidRequest,
   type Logger,
-  newId,
   type Store,
   type Usage,
 } from '@gw/shared';

@@ -1,6 +1,7 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { functionTool } from '../shared/chat-parts.ts';
 
 const blockSchema = z.looseObject({ type: z.string() });
 
@@ -145,14 +146,7 @@ function convertTools(tools: AnthropicRequest['tools']): unknown[] | undefined {
         `tools[${index}]`,
       );
     }
-    return {
-      type: 'function',
-      function: {
-        name: tool.name,
-        ...(tool.description ? { description: tool.description } : {}),
-        parameters: tool.input_schema ?? { type: 'object', properties: {} },
-      },
-    };
+    return functionTool({ name: tool.name, description: tool.description, parameters: tool.input_schema });
   });
 }
 

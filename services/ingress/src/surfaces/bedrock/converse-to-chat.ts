@@ -1,6 +1,7 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { functionTool, userMessage } from '../shared/chat-parts.ts';
 
 const blockSchema = z.looseObject({});
 
@@ -108,13 +109,8 @@ function convertMessages(request: ConverseRequest): Message[] {
         );
       }
     }
-    if (parts.length > 0) {
-      const onlyText = parts.every((part) => part.type === 'text');
-      messages.push({
-        role: 'user',
-        content: onlyText ? parts.map((part) => (part as { text: string }).text).join('') : parts,
-      });
-    }
+    const user = userMessage(parts);
+    if (user) messages.push(user);
   }
   return messages;
 }
@@ -126,14 +122,11 @@ function convertTools(request: ConverseRequest, params: Record<string, unknown>)
       const spec = tool['toolSpec'] as Block | undefined;
       if (!spec) throw invalidRequest(`toolConfig.tools[${index}]: only toolSpec tools are supported`);
       const schema = (spec['inputSchema'] as Block | undefined)?.['json'];
-      return {
-        type: 'function',
-        function: {
-          name: String(spec['name']),
-          ...(typeof spec['description'] === 'string' ? { description: spec['description'] } : {}),
-          parameters: schema ?? { type: 'object', properties: {} },
-        },
-      };
+      return functionTool({
+        name: String(spec['name']),
+        description: spec['description'],
+        parameters: schema,
+      });
     });
   if (tools.length === 0) return;
   params['tools'] = tools;

@@ -1,6 +1,7 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { userMessage } from '../shared/chat-parts.ts';
 
 const partSchema = z.looseObject({
   text: z.string().optional(),
@@ -172,13 +173,8 @@ function convertContents(request: GenerateContentRequest): Message[] {
           partField,
         );
     }
-    if (parts.length > 0) {
-      const onlyText = parts.every((part) => part.type === 'text');
-      messages.push({
-        role: 'user',
-        content: onlyText ? parts.map((part) => (part as { text: string }).text).join('') : parts,
-      });
-    }
+    const user = userMessage(parts);
+    if (user) messages.push(user);
   }
   return messages;
 }

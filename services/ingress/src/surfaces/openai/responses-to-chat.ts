@@ -1,6 +1,7 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { functionTool } from '../shared/chat-parts.ts';
 
 const contentPartSchema = z.looseObject({ type: z.string() });
 
@@ -129,15 +130,7 @@ function convertTools(tools: ResponsesRequest['tools']): unknown[] | undefined {
         `tools[${index}]`,
       );
     }
-    return {
-      type: 'function',
-      function: {
-        name: tool.name,
-        ...(tool.description ? { description: tool.description } : {}),
-        parameters: tool.parameters ?? { type: 'object', properties: {} },
-        ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
-      },
-    };
+    return functionTool({ ...tool, name: tool.name });
   });
 }
 
