@@ -7,19 +7,35 @@ import {
   type Store,
   silentLogger,
 } from '@gw/shared';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GovernanceCore } from './governance-core.ts';
 import type { AuthorizeRequest } from './governance-service.ts';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const stores: Store[] = [];
+const prefixes: string[] = [];
 afterAll(async () => {
   await Promise.all(stores.map((store) => store.close()));
+  // Each Redis case had its own prefix: remove what it left.
+  const redis = new Redis(REDIS_URL);
+  for (const prefix of prefixes) {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  }
+  await redis.quit();
 });
 
 const backends: Array<[string, () => Promise<Store>]> = [
   ['memory', () => MemoryStore.open()],
-  ['redis', () => RedisStore.connect({ url: REDIS_URL, prefix: `gw-test:gov:${randomUUID()}:` })],
+  [
+    'redis',
+    () => {
+      const prefix = `gw-test:gov:${randomUUID()}:`;
+      prefixes.push(prefix);
+      return RedisStore.connect({ url: REDIS_URL, prefix });
+    },
+  ],
 ];
 
 /** A governance core over a fresh store, a controllable clock and a price of $1 per million tokens either way (1 micro-USD per token). */
