@@ -4,7 +4,7 @@
 // exception classes.
 import Anthropic from '@anthropic-ai/sdk';
 import Anthropic0 from '@anthropic-ai/sdk-0';
-import { chatCompletion, type LaunchedGateway } from '@gw/testkit';
+import { chatCompletion, type LaunchedGateway, toolCallStreamEvents } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeFakes,
@@ -32,39 +32,15 @@ const TOOL_CALL = {
   function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
 };
 
-/** OpenAI stream chunks of one tool call whose arguments arrive in two pieces. */
-function toolCallStream(): string[] {
-  const base = {
-    id: 'chatcmpl-tools',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
+const toolCallStream = () =>
+  toolCallStreamEvents({
     model: 'gpt-4o',
-  };
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
-  return [
-    chunk({ role: 'assistant', content: 'Let me check.' }),
-    chunk({
-      tool_calls: [
-        {
-          index: 0,
-          id: 'call_weather_2',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '' },
-        },
-      ],
-    }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
-    chunk({}, 'tool_calls'),
-    JSON.stringify({
-      ...base,
-      choices: [],
-      usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 },
-    }),
-    '[DONE]',
-  ];
-}
+    text: 'Let me check.',
+    callId: 'call_weather_2',
+    name: 'get_weather',
+    fragments: ['', '{"city":', '"Paris"}'],
+    usage: { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 },
+  });
 
 /** Headers of the last request an SDK sent to gw (recorded by a fetch wrapper). */
 let lastSent = new Headers();

@@ -16,7 +16,7 @@ import {
   ThrottlingException,
   ValidationException,
 } from '@aws-sdk/client-bedrock-runtime';
-import { anthropicMessage, chatCompletion, type LaunchedGateway } from '@gw/testkit';
+import { anthropicMessage, chatCompletion, type LaunchedGateway, toolCallStreamEvents } from '@gw/testkit';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -37,37 +37,15 @@ const WEATHER_TOOL = {
   },
 };
 
-function toolStream(): string[] {
-  const base = {
+const toolStream = () =>
+  toolCallStreamEvents({
     id: 'chatcmpl-b',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'gpt-4o-mini',
-  };
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
-  return [
-    chunk({ role: 'assistant', content: 'Checking.' }),
-    chunk({
-      tool_calls: [
-        {
-          index: 0,
-          id: 'call_b2',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '{"city":' },
-        },
-      ],
-    }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: '"Lima"}' } }] }),
-    chunk({}, 'tool_calls'),
-    JSON.stringify({
-      ...base,
-      choices: [],
-      usage: { prompt_tokens: 14, completion_tokens: 6, total_tokens: 20 },
-    }),
-    '[DONE]',
-  ];
-}
+    text: 'Checking.',
+    callId: 'call_b2',
+    name: 'get_weather',
+    fragments: ['{"city":', '"Lima"}'],
+    usage: { prompt_tokens: 14, completion_tokens: 6, total_tokens: 20 },
+  });
 
 describe.each(MODES)('AWS SDK (Bedrock Runtime) → /bedrock (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;

@@ -2,7 +2,7 @@
 // both modes: generateContent whole and streamed, function calls both ways, embeddings and token counts,
 // answered by OpenAI (a fake OpenAI upstream); upstream errors raise the SDK's ApiError with the status.
 import { ApiError, GoogleGenAI, Type } from '@google/genai';
-import { chatCompletion, type LaunchedGateway } from '@gw/testkit';
+import { chatCompletion, type LaunchedGateway, toolCallStreamEvents } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeFakes,
@@ -24,27 +24,13 @@ const WEATHER = {
   ],
 };
 
-function toolStream(): string[] {
-  const base = {
+const toolStream = () =>
+  toolCallStreamEvents({
     id: 'chatcmpl-g',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'gpt-4o-mini',
-  };
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
-  return [
-    chunk({
-      role: 'assistant',
-      tool_calls: [
-        { index: 0, id: 'call_g2', type: 'function', function: { name: 'get_weather', arguments: '{"ci' } },
-      ],
-    }),
-    chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Oslo"}' } }] }),
-    chunk({}, 'tool_calls'),
-    '[DONE]',
-  ];
-}
+    callId: 'call_g2',
+    name: 'get_weather',
+    fragments: ['{"ci', 'ty":"Oslo"}'],
+  });
 
 describe.each(MODES)('@google/genai → /genai → OpenAI (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;

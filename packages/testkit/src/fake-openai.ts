@@ -193,3 +193,41 @@ function defaultAnswer(path: string, body: Record<string, unknown> | undefined):
   if (body?.['stream']) return { events: chatStreamEvents({ model }) };
   return { json: chatCompletion({ model }) };
 }
+
+/**
+ * The chunks OpenAI streams for one tool call whose arguments arrive in `fragments` (the first rides on
+ * the delta that opens the call), optionally after some text, then the finish and usage chunks.
+ */
+export function toolCallStreamEvents(options: {
+  id?: string;
+  model?: string;
+  text?: string;
+  callId: string;
+  name: string;
+  fragments: string[];
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}): string[] {
+  const base = {
+    id: options.id ?? 'chatcmpl-tools',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: options.model ?? 'gpt-4o-mini',
+  };
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const [first = '', ...rest] = options.fragments;
+  const opening = {
+    index: 0,
+    id: options.callId,
+    type: 'function',
+    function: { name: options.name, arguments: first },
+  };
+  return [
+    ...(options.text !== undefined ? [chunk({ role: 'assistant', content: options.text })] : []),
+    chunk({ ...(options.text === undefined ? { role: 'assistant' } : {}), tool_calls: [opening] }),
+    ...rest.map((fragment) => chunk({ tool_calls: [{ index: 0, function: { arguments: fragment } }] })),
+    chunk({}, 'tool_calls'),
+    ...(options.usage ? [JSON.stringify({ ...base, choices: [], usage: options.usage })] : []),
+    '[DONE]',
+  ];
+}
