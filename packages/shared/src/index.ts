@@ -10,6 +10,7 @@ export * from './logger.ts';
 export * from './metrics.ts';
 export * from './runtime.ts';
 export * from './schemas/chat.ts';
+export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';
 export * from './schemas/guardrails.ts';
 export * from './schemas/mcp.ts';

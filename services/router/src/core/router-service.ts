@@ -1,4 +1,4 @@
-import type { Message, Usage } from '@gw/shared';
+import type { ChatCompletionChunk, CompletionResponse, EmbeddingsList, Message } from '@gw/shared';
 import type { ProviderHealth } from './health.ts';
 import type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
@@ -12,34 +12,54 @@ export interface RouteTarget {
   keyIds?: string[] | undefined;
 }
 
-/** A completion (or embeddings) to execute along a plan: targets in order (the first, then fallbacks). */
-export interface RouteRequest {
+interface RouteBase {
   requestId: string;
-  operation: 'chat' | 'text' | 'embeddings';
+  /** Targets in order: the first, then fallbacks. */
   targets: RouteTarget[];
-  messages?: Message[];
-  prompt?: string | string[];
-  /** The texts to embed (operation `embeddings`). */
-  input?: string | string[];
   params: Record<string, unknown>;
 }
 
-export interface CompleteResult {
-  /** The serialized CompletionResponse (embeddings: an OpenAI embeddings list), ready to be written. */
-  body: string;
-  provider: string;
-  model: string;
-  usage: Usage;
+export interface ChatRoute extends RouteBase {
+  operation: 'chat';
+  messages: Message[];
 }
 
+export interface TextRoute extends RouteBase {
+  operation: 'text';
+  prompt: string | string[];
+}
+
+export interface EmbeddingsRoute extends RouteBase {
+  operation: 'embeddings';
+  /** The texts to embed. */
+  input: string | string[];
+}
+
+/** A completion to execute along a plan. */
+export type CompletionRoute = ChatRoute | TextRoute;
+export type RouteRequest = CompletionRoute | EmbeddingsRoute;
+
+/** A finished call: the domain answer and the provider that served it. */
+export interface Served<Response> {
+  response: Response;
+  provider: string;
+  /**
+   * `response` as JSON text when a transport already holds it (saves one serialization on the way out).
+   * Whoever changes `response` drops it.
+   */
+  json?: string | undefined;
+}
+
+export type CompletionResult = Served<CompletionResponse>;
+export type EmbeddingsResult = Served<EmbeddingsList>;
+
+/** One chunk of a stream. Model and usage are the chunk's own (`chunk.model`, `chunk.usage`). */
 export interface StreamItem {
-  /** One serialized chunk: the SSE data payload. */
-  chunk: string;
-  /** Set on the first item. */
-  provider?: string;
-  model?: string;
-  /** Set on the item that carried usage (normally the last). */
-  usage?: Usage;
+  chunk: ChatCompletionChunk;
+  /** The provider that serves the stream; set on the first item. */
+  provider?: string | undefined;
+  /** `chunk` as JSON text when a transport already holds it; whoever changes `chunk` drops it. */
+  json?: string | undefined;
 }
 
 export interface CallOptions {
@@ -48,8 +68,9 @@ export interface CallOptions {
 
 /** The router's interface; implemented by the core, and by the gRPC client with the same meaning. */
 export interface RouterService {
-  complete(request: RouteRequest, options: CallOptions): Promise<CompleteResult>;
-  stream(request: RouteRequest, options: CallOptions): AsyncIterable<StreamItem>;
+  complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult>;
+  stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem>;
+  embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult>;
   /**
    * A pass-through call (SPEC.md endpoint note 7): the body streams up as `body` yields, the answer streams
    * back; an upstream error is an ordinary answer (its status and body), not a thrown error.
