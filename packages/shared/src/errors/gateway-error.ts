@@ -35,6 +35,8 @@ export const ERROR_TYPES = [
   'all_targets_failed',
   'service_unavailable',
   'internal_error',
+  /** The caller went away or cancelled (499); never answered, only recorded. */
+  'cancelled',
 ] as const;
 
 export type ErrorType = (typeof ERROR_TYPES)[number];
