@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
+import type { z } from 'zod';
+import { internalError } from './errors/gateway-error.ts';
+import { parseJson, validate } from './http/body.ts';
 
 /** The one set of proto-loader options every service uses. */
 export const PROTO_LOADER_OPTIONS: Options = {
@@ -48,4 +51,21 @@ export function grpcChannel(address: string): { target: string; options: Record<
         }
       : GRPC_CHANNEL_OPTIONS,
   };
+}
+
+/**
+ * Decodes a JSON message of a gRPC call against its schema. A request that does not match is the caller's
+ * error (invalid_request naming the field); a reply that does not match is a broken peer (internal_error).
+ */
+export function decodeMessage<Schema extends z.ZodType>(
+  schema: Schema,
+  bytes: Buffer,
+  options: { what: string; side: 'request' | 'reply' },
+): z.infer<Schema> {
+  try {
+    return validate(schema, parseJson(bytes), options.what);
+  } catch (error) {
+    if (options.side === 'request') throw error;
+    throw internalError(`malformed ${options.what} from a peer service: ${(error as Error).message}`, error);
+  }
 }

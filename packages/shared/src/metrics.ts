@@ -44,6 +44,12 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       labelNames: ['provider'] as const,
       registers: [registry],
     }),
+    tokens: new Counter({
+      name: 'gw_tokens_total',
+      help: 'Tokens used by served requests, by provider and kind (prompt, completion)',
+      labelNames: ['provider', 'kind'] as const,
+      registers: [registry],
+    }),
     fallbacks: new Counter({
       name: 'gw_fallbacks_total',
       help: 'Requests answered by a fallback target',

@@ -14,7 +14,7 @@ import {
 } from 'node:net';
 import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { type GatewayConfig, loadGatewayConfig } from './config/gateway-config.ts';
-import { GatewayError } from './errors/gateway-error.ts';
+import { noEndpoint } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
 import { newRequestId } from './ids.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -31,11 +31,7 @@ type RequestHandler = (request: IncomingMessage, response: ServerResponse) => bo
 /** The answer for a path no handler claimed. */
 export function notFoundHandler(request: IncomingMessage, response: ServerResponse): void {
   const path = (request.url ?? '/').split('?')[0];
-  sendError(
-    response,
-    new GatewayError({ type: 'not_found', status: 404, message: `no endpoint at ${request.method} ${path}` }),
-    newRequestId(),
-  );
+  sendError(response, noEndpoint(request.method, path ?? '/'), newRequestId());
 }
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4); an HTTP/1 request never starts with them. */

@@ -6,7 +6,6 @@ import { errorBody } from './http.ts';
 describe('error mappers', () => {
   const budget = new GatewayError({
     type: 'budget_exceeded',
-    status: 402,
     message: 'team budget exhausted',
     provider: 'openai',
     model: 'gpt-4o-mini',
@@ -56,6 +55,6 @@ describe('error mappers', () => {
   });
 
   it('never retries a gateway-made 4xx or 5xx', () => {
-    expect(isTransient(new GatewayError({ type: 'internal_error', status: 500, message: 'x' }))).toBe(false);
+    expect(isTransient(new GatewayError({ type: 'internal_error', message: 'x' }))).toBe(false);
   });
 });

@@ -3,47 +3,62 @@
  * translate it once (errors/http.ts for HTTP, errors/grpc.ts for gRPC).
  */
 
-/** Values of `error.type` in the error body (DESIGN.md §6). */
-export const ERROR_TYPES = [
-  'invalid_request',
-  'payload_too_large',
-  'not_found',
-  'method_not_allowed',
-  'unsupported_operation',
-  'unknown_provider',
-  'provider_not_configured',
-  'missing_required_header',
-  'unauthorized',
-  'forbidden',
-  'virtual_key_required',
-  'virtual_key_invalid',
-  'virtual_key_inactive',
-  'virtual_key_expired',
-  'provider_not_allowed',
-  'model_not_allowed',
-  'budget_exceeded',
-  'token_limit_exceeded',
-  'request_limit_exceeded',
-  'queue_full',
-  'guardrail_blocked',
-  'mcp_not_configured',
-  'mcp_tool_not_found',
-  'mcp_tool_not_allowed',
-  'upstream_error',
-  'upstream_timeout',
-  'upstream_unreachable',
-  'all_targets_failed',
-  'service_unavailable',
-  'internal_error',
-  /** The caller went away or cancelled (499); never answered, only recorded. */
-  'cancelled',
-] as const;
+/**
+ * Every value of `error.type` in the error body (DESIGN.md §6), its HTTP status and what it means. The status
+ * of an error comes from here; only errors that relay an upstream's answer (`upstream_error`,
+ * `all_targets_failed`) carry the upstream's own status instead. README.md's error table is generated from
+ * this list (`node scripts/error-table.ts`).
+ */
+export const ERROR_CATALOG = {
+  invalid_request: { status: 400, meaning: 'malformed request; the message names the field' },
+  payload_too_large: { status: 413, meaning: 'the body is larger than `client.max_request_body_bytes`' },
+  not_found: { status: 404, meaning: 'no endpoint at this path, or no such resource' },
+  method_not_allowed: { status: 405, meaning: 'the path exists; the message names the methods it takes' },
+  conflict: { status: 409, meaning: 'a resource of that name already exists' },
+  unsupported_operation: { status: 400, meaning: 'the provider does not offer this operation' },
+  unknown_provider: { status: 400, meaning: 'no provider of that name exists' },
+  provider_not_configured: {
+    status: 400,
+    meaning: 'the provider has no config or no key that may serve the model',
+  },
+  missing_required_header: { status: 400, meaning: 'a header of `client.required_headers` is missing' },
+  unauthorized: { status: 401, meaning: 'the admin API needs a credential' },
+  forbidden: { status: 403, meaning: 'the credential may not do this' },
+  virtual_key_required: { status: 401, meaning: 'virtual keys are mandatory and none was sent' },
+  virtual_key_invalid: { status: 401, meaning: 'no virtual key has this value' },
+  virtual_key_inactive: { status: 403, meaning: 'the virtual key is deactivated' },
+  virtual_key_expired: { status: 403, meaning: 'the virtual key is past its expiry' },
+  provider_not_allowed: { status: 403, meaning: "the key's provider configs do not include the provider" },
+  model_not_allowed: { status: 403, meaning: "the model is not in the provider config's allowed models" },
+  budget_exceeded: { status: 402, meaning: 'a budget of the hierarchy is spent; `code` names its level' },
+  token_limit_exceeded: {
+    status: 429,
+    meaning: 'a token limit is reached; `Retry-After` says when it resets',
+  },
+  request_limit_exceeded: {
+    status: 429,
+    meaning: 'a request limit is reached; `Retry-After` says when it resets',
+  },
+  queue_full: { status: 429, meaning: 'too many MCP tool calls are waiting' },
+  guardrail_blocked: { status: 446, meaning: 'a guardrail blocked the request' },
+  mcp_not_configured: { status: 400, meaning: 'MCP is not configured on this gateway' },
+  mcp_tool_not_found: { status: 400, meaning: 'no MCP client offers a tool of that name' },
+  mcp_tool_not_allowed: { status: 403, meaning: 'the tool is filtered out for this request or key' },
+  upstream_error: { status: 502, meaning: "the provider's own error, with its status and message" },
+  upstream_timeout: { status: 504, meaning: 'the provider did not answer in time' },
+  upstream_unreachable: { status: 502, meaning: 'the provider could not be reached' },
+  all_targets_failed: { status: 502, meaning: "every target and fallback failed; the last one's status" },
+  service_unavailable: { status: 503, meaning: 'a service gw needs (Redis, a peer) is down; retry' },
+  internal_error: { status: 500, meaning: "gw's own failure (logged with the request id)" },
+  cancelled: { status: 499, meaning: 'the caller went away; recorded, never answered' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
 
-export type ErrorType = (typeof ERROR_TYPES)[number];
+export type ErrorType = keyof typeof ERROR_CATALOG;
 
 export interface GatewayErrorOptions {
   type: ErrorType;
-  status: number;
+  /** Set only when relaying an upstream's status; otherwise the catalog's status of the type. */
+  status?: number | undefined;
   message: string;
   code?: string | null;
   param?: string | null;
@@ -73,7 +88,7 @@ export class GatewayError extends Error {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.type = options.type;
-    this.status = options.status;
+    this.status = options.status ?? ERROR_CATALOG[options.type].status;
     this.code = options.code ?? null;
     this.param = options.param ?? null;
     this.provider = options.provider;
@@ -106,20 +121,42 @@ export class GatewayError extends Error {
 }
 
 export function invalidRequest(message: string, param?: string): GatewayError {
-  return new GatewayError({ type: 'invalid_request', status: 400, message, param: param ?? null });
+  return new GatewayError({ type: 'invalid_request', message, param: param ?? null });
+}
+
+/** 404 for a path no route serves: the one not-found answer of every HTTP service. */
+export function noEndpoint(method: string | undefined, path: string): GatewayError {
+  return new GatewayError({ type: 'not_found', message: `no endpoint at ${method ?? 'GET'} ${path}` });
+}
+
+/** 404 for a resource that does not exist (`provider 'x'`, `virtual key 'y'`). */
+export function notFound(what: string): GatewayError {
+  return new GatewayError({ type: 'not_found', message: `${what} does not exist` });
+}
+
+/** 405 naming the methods the path takes: the one method-not-allowed answer of every HTTP service. */
+export function methodNotAllowed(options: {
+  method: string | undefined;
+  path: string;
+  allowed: string | readonly string[];
+}): GatewayError {
+  const allowed = typeof options.allowed === 'string' ? options.allowed : options.allowed.join(' or ');
+  return new GatewayError({
+    type: 'method_not_allowed',
+    message: `${options.method} is not allowed on ${options.path}; use ${allowed}`,
+  });
 }
 
 export function unsupportedOperation(provider: string, operation: string): GatewayError {
   return new GatewayError({
     type: 'unsupported_operation',
-    status: 400,
     message: `provider '${provider}' does not support the operation '${operation}'`,
     provider,
   });
 }
 
 export function internalError(message = 'internal error', cause?: unknown): GatewayError {
-  return new GatewayError({ type: 'internal_error', status: 500, message, cause });
+  return new GatewayError({ type: 'internal_error', message, cause });
 }
 
 /** Any thrown value as a GatewayError; unknown errors become a 500 without leaking their text. */

@@ -30,12 +30,11 @@ export function fromGrpcError(thrown: unknown): GatewayError {
     return new GatewayError(JSON.parse(encoded.toString('utf8')) as GatewayErrorOptions);
   }
   if (serviceError.code === status.CANCELLED) {
-    return new GatewayError({ type: 'internal_error', status: 499, message: 'request cancelled' });
+    return new GatewayError({ type: 'cancelled', message: 'request cancelled' });
   }
   if (serviceError.code === status.UNAVAILABLE || serviceError.code === status.DEADLINE_EXCEEDED) {
     return new GatewayError({
       type: 'service_unavailable',
-      status: 503,
       message: `an internal service is unavailable: ${serviceError.details ?? 'no details'}`,
       retryAfter: 1,
     });

@@ -27,7 +27,6 @@ export function readBody(request: IncomingMessage, limit: number): Promise<Buffe
 function payloadTooLarge(limit: number): GatewayError {
   return new GatewayError({
     type: 'payload_too_large',
-    status: 413,
     message: `request body exceeds the limit of ${limit} bytes`,
   });
 }

@@ -333,7 +333,6 @@ const CONNECTION_METHODS = new Set(['connect', 'disconnect', 'quit', 'duplicate'
 function unavailable(cause: unknown): GatewayError {
   return new GatewayError({
     type: 'service_unavailable',
-    status: 503,
     message: 'the state store (Redis) is unavailable; retry shortly',
     retryAfter: 1,
     cause,

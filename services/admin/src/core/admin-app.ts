@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GovernanceService, ManageRequest } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import {
-  GatewayError,
   invalidRequest,
   type Logger,
   legacyKeySchema,
+  methodNotAllowed,
   newRequestId,
+  noEndpoint,
   parseJson,
   readBody,
   sendError,
@@ -37,18 +38,6 @@ export interface AdminRequest {
 
 export type AdminResult = { status: number; body: unknown };
 
-function notFound(path: string): GatewayError {
-  return new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
-}
-
-function methodNotAllowed(method: string, path: string, allowed: string): GatewayError {
-  return new GatewayError({
-    type: 'method_not_allowed',
-    status: 405,
-    message: `${method} is not allowed on ${path}; use ${allowed}`,
-  });
-}
-
 /** `/api/*`: provider configuration CRUD (DESIGN.md §5); other resources join as their services grow. */
 export function createAdminApp(dependencies: AdminDependencies) {
   const { router } = dependencies;
@@ -66,9 +55,9 @@ export function createAdminApp(dependencies: AdminDependencies) {
         }
         return { status: 201, body: await router.putProvider(providerName, config, { create: true }) };
       }
-      throw methodNotAllowed(request.method, path, 'GET or POST');
+      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
-    if (request.segments.length > 2) throw notFound(path);
+    if (request.segments.length > 2) throw noEndpoint(request.method, path);
     if (request.method === 'GET') return { status: 200, body: await router.getProvider(name) };
     if (request.method === 'PUT') {
       const { name: _ignored, provider: _alsoIgnored, ...config } = await request.body();
@@ -78,7 +67,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
       await router.deleteProvider(name);
       return { status: 200, body: { deleted: name } };
     }
-    throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
   }
 
   /**
@@ -87,7 +76,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
    */
   async function governanceResources(request: AdminRequest, path: string): Promise<AdminResult> {
     const [, collection, id, action, ...rest] = request.segments;
-    if (!collection || rest.length > 0) throw notFound(path);
+    if (!collection || rest.length > 0) throw noEndpoint(request.method, path);
     const manage = (manageRequest: ManageRequest) => dependencies.governance.manage(manageRequest);
     if (id === undefined) {
       if (request.method === 'GET')
@@ -98,17 +87,18 @@ export function createAdminApp(dependencies: AdminDependencies) {
           body: await manage({ action: 'create', collection, body: await request.body() }),
         };
       }
-      throw methodNotAllowed(request.method, path, 'GET or POST');
+      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
     if (action === 'usage') {
-      if (request.method !== 'GET') throw methodNotAllowed(request.method, path, 'GET');
+      if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
       return { status: 200, body: await manage({ action: 'usage', collection, id }) };
     }
     if (action === 'rotate') {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
       return { status: 200, body: await manage({ action: 'rotate', collection, id }) };
     }
-    if (action !== undefined) throw notFound(path);
+    if (action !== undefined) throw noEndpoint(request.method, path);
     if (request.method === 'GET')
       return { status: 200, body: await manage({ action: 'get', collection, id }) };
     if (request.method === 'PUT') {
@@ -119,7 +109,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     }
     if (request.method === 'DELETE')
       return { status: 200, body: await manage({ action: 'delete', collection, id }) };
-    throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
   }
 
   /**
@@ -134,7 +124,8 @@ export function createAdminApp(dependencies: AdminDependencies) {
     };
     if (request.segments.length > 1 || request.method === 'GET')
       return governanceResources(asVirtualKeys, path);
-    if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'GET or POST');
+    if (request.method !== 'POST')
+      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     const input = validate(legacyKeySchema, await request.body());
     const providers = (await router.listProviders()).map((provider) => String(provider['name']));
     const byProvider = new Map<string, string[]>();
@@ -179,7 +170,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
         throw invalidRequest(`the path ${path} is not valid`);
       }
       const handler = resources[segments[0] ?? ''];
-      if (!handler) throw notFound(path);
+      if (!handler) throw noEndpoint(request.method, path);
       const result = await handler(
         {
           method: request.method ?? 'GET',

@@ -30,7 +30,6 @@ export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthO
   if (!options.adminToken) {
     throw new GatewayError({
       type: 'forbidden',
-      status: 403,
       message:
         'the admin API is disabled: set GATEWAY_ADMIN_TOKEN (or client.allow_anonymous_admin in the config)',
     });
@@ -39,12 +38,11 @@ export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthO
   if (!authorization?.startsWith('Bearer ')) {
     throw new GatewayError({
       type: 'unauthorized',
-      status: 401,
       message: 'send the admin token as Authorization: Bearer <token>',
     });
   }
   if (!sameSecret(authorization.slice(7).trim(), options.adminToken)) {
-    throw new GatewayError({ type: 'unauthorized', status: 401, message: 'the admin token is not valid' });
+    throw new GatewayError({ type: 'unauthorized', message: 'the admin token is not valid' });
   }
   return 'admin';
 }

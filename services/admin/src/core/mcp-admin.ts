@@ -4,6 +4,8 @@ import {
   invalidRequest,
   type McpClientConfig,
   mcpClientConfigSchema,
+  methodNotAllowed,
+  noEndpoint,
   validate,
 } from '@gw/shared';
 import { z } from 'zod';
@@ -52,14 +54,6 @@ function shown(view: McpClientView) {
   };
 }
 
-function methodNotAllowed(method: string, path: string, allowed: string): GatewayError {
-  return new GatewayError({
-    type: 'method_not_allowed',
-    status: 405,
-    message: `${method} is not allowed on ${path}; use ${allowed}`,
-  });
-}
-
 /**
  * `/api/mcp/*` (docs/mcp.md "Admin API"). Admin never connects to MCP servers: it writes configs into the
  * store, runners connect and report, and admin reads their reports.
@@ -92,15 +86,13 @@ export function createMcpAdmin(options: McpAdminOptions) {
     if (config.connection_type === 'stdio' && request.role !== 'admin') {
       throw new GatewayError({
         type: 'forbidden',
-        status: 403,
         message:
           'only Admin may add stdio MCP clients (they run a command on the runners): send the admin token',
       });
     }
     if (await registry.getConfig(config.name)) {
       throw new GatewayError({
-        type: 'invalid_request',
-        status: 409,
+        type: 'conflict',
         message: `MCP client '${config.name}' already exists`,
         param: 'name',
       });
@@ -144,24 +136,25 @@ export function createMcpAdmin(options: McpAdminOptions) {
     if (!registry) {
       throw new GatewayError({
         type: 'mcp_not_configured',
-        status: 400,
         message: 'MCP is not available on this admin',
       });
     }
     const [, resource, name, action, ...rest] = request.segments;
     if (resource === 'clients' && name === undefined) {
-      if (request.method !== 'GET') throw methodNotAllowed(request.method, path, 'GET');
+      if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
       return { status: 200, body: (await registry.views()).map(shown) };
     }
     if (resource !== 'client' || rest.length > 0) {
-      throw new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
+      throw noEndpoint(request.method, path);
     }
     if (name === undefined) {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
       return add(registry, request);
     }
     if (action === 'reconnect') {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, path, 'POST');
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
       if (!(await registry.getConfig(name))) throw mcpClientNotFound(name);
       const since = Date.now();
       await registry.requestReconnect(name);
@@ -171,14 +164,13 @@ export function createMcpAdmin(options: McpAdminOptions) {
         body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
       };
     }
-    if (action !== undefined)
-      throw new GatewayError({ type: 'not_found', status: 404, message: `no admin endpoint at ${path}` });
+    if (action !== undefined) throw noEndpoint(request.method, path);
     if (request.method === 'GET') return { status: 200, body: shown(await registry.view(name)) };
     if (request.method === 'PUT') return edit(registry, name, request);
     if (request.method === 'DELETE') {
       if (!(await registry.deleteConfig(name))) throw mcpClientNotFound(name);
       return { status: 200, body: { status: 'success', deleted: name } };
     }
-    throw methodNotAllowed(request.method, path, 'GET, PUT or DELETE');
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
   };
 }

@@ -7,7 +7,6 @@ export function checkRequiredHeaders(client: ClientConfig, headerNames: readonly
   if (missing.length === 0) return;
   throw new GatewayError({
     type: 'missing_required_header',
-    status: 400,
     message: `missing required header${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
     param: missing[0] ?? null,
   });
@@ -22,7 +21,6 @@ export function authorizeAnonymous(client: ClientConfig, request: AuthorizeReque
   if (client.enforce_virtual_keys) {
     throw new GatewayError({
       type: 'virtual_key_required',
-      status: 401,
       message:
         'a virtual key is required: send it in x-gw-vk, Authorization: Bearer, x-api-key, x-goog-api-key or api-key',
     });

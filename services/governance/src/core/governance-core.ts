@@ -6,6 +6,7 @@ import {
   GatewayError,
   invalidRequest,
   type Logger,
+  notFound,
   type Store,
   type Usage,
 } from '@gw/shared';
@@ -125,13 +126,11 @@ export class GovernanceCore implements GovernanceService {
     if (!key)
       throw new GatewayError({
         type: 'virtual_key_invalid',
-        status: 401,
         message: 'the virtual key is not valid',
       });
     if (!key.is_active) {
       throw new GatewayError({
         type: 'virtual_key_inactive',
-        status: 403,
         message: `virtual key '${key.name}' is inactive`,
       });
     }
@@ -139,7 +138,6 @@ export class GovernanceCore implements GovernanceService {
     if (key.expires_at && Date.parse(key.expires_at) <= now) {
       throw new GatewayError({
         type: 'virtual_key_expired',
-        status: 403,
         message: `virtual key '${key.name}' expired at ${key.expires_at}`,
       });
     }
@@ -157,7 +155,6 @@ export class GovernanceCore implements GovernanceService {
     if (configs.length === 0) {
       throw new GatewayError({
         type: 'provider_not_allowed',
-        status: 403,
         message: `virtual key '${key.name}' allows no provider`,
       });
     }
@@ -171,7 +168,6 @@ export class GovernanceCore implements GovernanceService {
       if (eligible.length === 0) {
         throw new GatewayError({
           type: 'model_not_allowed',
-          status: 403,
           message: `no provider of virtual key '${key.name}' allows model '${primary.model}'`,
         });
       }
@@ -181,7 +177,6 @@ export class GovernanceCore implements GovernanceService {
       if (!config) {
         throw new GatewayError({
           type: 'provider_not_allowed',
-          status: 403,
           message: `virtual key '${key.name}' does not allow provider '${primary.provider}'`,
           provider: primary.provider,
         });
@@ -189,7 +184,6 @@ export class GovernanceCore implements GovernanceService {
       if (!allows(config, primary.model)) {
         throw new GatewayError({
           type: 'model_not_allowed',
-          status: 403,
           message: `virtual key '${key.name}' does not allow model '${primary.model}' on provider '${primary.provider}'`,
           provider: primary.provider,
           model: primary.model,
@@ -436,7 +430,6 @@ export class GovernanceCore implements GovernanceService {
     if (!meaning)
       return new GatewayError({
         type: 'request_limit_exceeded',
-        status: 429,
         message: 'no provider of the virtual key is within its limits',
         retryAfter: 60,
       });
@@ -447,7 +440,6 @@ export class GovernanceCore implements GovernanceService {
       const used = (failed?.current ?? 0) / MICROS_PER_USD;
       return new GatewayError({
         type: 'budget_exceeded',
-        status: 402,
         code: meaning.level,
         message: `budget of ${who} is exhausted: $${used.toFixed(6)} used of ${meaning.limitText}; it resets at ${resets}`,
         retryAfter,
@@ -455,7 +447,6 @@ export class GovernanceCore implements GovernanceService {
     }
     return new GatewayError({
       type: meaning.kind === 'requests' ? 'request_limit_exceeded' : 'token_limit_exceeded',
-      status: 429,
       code: meaning.level,
       message: `${meaning.kind === 'requests' ? 'request' : 'token'} limit of ${who} reached (${meaning.limitText}); retry after ${resets}`,
       retryAfter,
@@ -512,21 +503,12 @@ export class GovernanceCore implements GovernanceService {
   async manage(request: ManageRequest): Promise<unknown> {
     const collection = request.collection as Collection;
     if (!COLLECTIONS.includes(collection)) {
-      throw new GatewayError({
-        type: 'not_found',
-        status: 404,
-        message: `no governance resource '${request.collection}'`,
-      });
+      throw notFound(`governance resource '${request.collection}'`);
     }
     const id = request.id ?? '';
     const existing = () => {
       const resource = this.repository.get(collection, id);
-      if (!resource)
-        throw new GatewayError({
-          type: 'not_found',
-          status: 404,
-          message: `${collection} '${id}' does not exist`,
-        });
+      if (!resource) throw notFound(`${collection} '${id}'`);
       return resource;
     };
     switch (request.action) {

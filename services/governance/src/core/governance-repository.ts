@@ -1,4 +1,4 @@
-import { GatewayError, type Logger, newId, newVirtualKeyValue, type Store } from '@gw/shared';
+import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound, type Store } from '@gw/shared';
 import {
   type Collection,
   ID_PREFIX,
@@ -20,15 +20,11 @@ const MAX_REMEMBERED_HASHES = 10_000;
 type Stored = StoredVirtualKey | StoredOwner;
 
 function invalid(message: string, param?: string): GatewayError {
-  return new GatewayError({ type: 'invalid_request', status: 400, message, param: param ?? null });
+  return new GatewayError({ type: 'invalid_request', message, param: param ?? null });
 }
 
-function notFound(collection: Collection, id: string): GatewayError {
-  return new GatewayError({
-    type: 'not_found',
-    status: 404,
-    message: `${collection} '${id}' does not exist`,
-  });
+function missing(collection: Collection, id: string): GatewayError {
+  return notFound(`${collection} '${id}'`);
 }
 
 function hint(value: string): string {
@@ -163,8 +159,7 @@ export class GovernanceRepository {
     const id = options.id ?? newId(ID_PREFIX[collection]);
     if (this.get(collection, id))
       throw new GatewayError({
-        type: 'invalid_request',
-        status: 409,
+        type: 'conflict',
         message: `${collection} '${id}' already exists`,
       });
     const timestamp = new Date(this.now()).toISOString();
@@ -194,7 +189,7 @@ export class GovernanceRepository {
 
   async update(collection: Collection, id: string, body: unknown): Promise<Record<string, unknown>> {
     const existing = this.get(collection, id);
-    if (!existing) throw notFound(collection, id);
+    if (!existing) throw missing(collection, id);
     const input = this.parseInput(collection, body);
     this.checkReferences(input);
     const { budget, budgets, ...rest } = input as Record<string, unknown>;
@@ -217,7 +212,7 @@ export class GovernanceRepository {
 
   async delete(collection: Collection, id: string): Promise<void> {
     const existing = this.get(collection, id);
-    if (!existing) throw notFound(collection, id);
+    if (!existing) throw missing(collection, id);
     if (collection === 'virtual-keys')
       await this.store.delete(HASH_INDEX, (existing as StoredVirtualKey).value_hash);
     await this.store.delete(collectionKey(collection), id);
@@ -228,7 +223,7 @@ export class GovernanceRepository {
   /** A new value for a key; the old one stops working at once on every replica. */
   async rotate(id: string): Promise<Record<string, unknown>> {
     const existing = this.get<StoredVirtualKey>('virtual-keys', id);
-    if (!existing) throw notFound('virtual-keys', id);
+    if (!existing) throw missing('virtual-keys', id);
     const value = newVirtualKeyValue();
     const rotated = {
       ...existing,

@@ -91,7 +91,6 @@ export function normalizeBudgets(
   if (input.budgets && input.budget) {
     throw new GatewayError({
       type: 'invalid_request',
-      status: 400,
       message: 'send either budgets (array) or budget (object), not both',
       param: 'budget',
     });

@@ -3,14 +3,17 @@ import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import {
   type ClientConfig,
-  GatewayError,
   type Logger,
   type Metrics,
+  methodNotAllowed,
   newRequestId,
   sendError,
   sendJson,
 } from '@gw/shared';
-import { createCompletionPipeline } from './completion-pipeline.ts';
+import { mcpStage } from '../pipeline/mcp-stage.ts';
+import { createPipeline } from '../pipeline/pipeline.ts';
+import { recordStage } from '../pipeline/record-stage.ts';
+import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
 import type { McpIngress } from './mcp-tools.ts';
 import type { RequestContext, Route, RouteHandler } from './route.ts';
 import { buildRoutes } from './routes/index.ts';
@@ -34,8 +37,14 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * hot path is one Map lookup, parse, authorize, route, write.
  */
 export function createIngressApp(dependencies: IngressDependencies) {
-  const { router, logger, metrics, client } = dependencies;
-  const pipeline = createCompletionPipeline(dependencies);
+  const { governance, router, logger, metrics, client, mcp } = dependencies;
+  // The stages after authorize, outermost first (docs/architecture.md). The SPEC chat paths add MCP's.
+  const settler = createSettler({ governance, logger });
+  const stages = [recordStage(metrics), settleStage(settler)];
+  const pipeline = createPipeline({ governance, router, settler, stages });
+  const chatPipeline = mcp
+    ? createPipeline({ governance, router, settler, stages: [...stages, mcpStage(mcp)] })
+    : pipeline;
 
   const health: RouteHandler = async (_request, response) => {
     if (dependencies.isDraining?.()) sendJson(response, 503, { status: 'draining' });
@@ -56,10 +65,11 @@ export function createIngressApp(dependencies: IngressDependencies) {
   const routes: Route[] = [
     ...buildRoutes({
       pipeline,
+      chatPipeline,
       metrics,
       logger,
       maxBodyBytes: client.max_request_body_bytes,
-      mcp: dependencies.mcp && { ...dependencies.mcp, governance: dependencies.governance },
+      mcp: mcp && { ...mcp, governance },
     }),
     { method: 'GET', path: '/health', handler: health },
     { method: 'GET', path: '/metrics', handler: metricsHandler },
@@ -104,14 +114,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
       }
     };
     if (!allows(route, request.method)) {
-      const allowed = typeof route.method === 'string' ? route.method : route.method.join(' or ');
-      fail(
-        new GatewayError({
-          type: 'method_not_allowed',
-          status: 405,
-          message: `${request.method} is not allowed on ${path}; use ${allowed}`,
-        }),
-      );
+      fail(methodNotAllowed({ method: request.method, path, allowed: route.method }));
       return true;
     }
     metrics.inflight.inc();
@@ -135,7 +138,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     );
   }
 
-  return { handle, drain: pipeline.drain };
+  return { handle, drain: settler.drain };
 }
 
 export type IngressApp = ReturnType<typeof createIngressApp>;

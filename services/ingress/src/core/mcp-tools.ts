@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { GovernanceService } from '@gw/governance';
+import type { AuthorizeResult, GovernanceService } from '@gw/governance';
 import {
   type CatalogTool,
   type McpCatalog,
@@ -26,23 +26,28 @@ export interface McpRouteDependencies extends McpIngress {
 export const INCLUDE_TOOLS_HEADER = 'x-gw-mcp-include-tools';
 
 /**
- * Governance first (required headers 400, key 401/403: before anything runs), then what the request may use:
- * the key's MCP policy (in governance's answer; none without a key) and the `x-gw-mcp-include-tools` entries.
+ * What a request may use: the key's MCP policy (in governance's answer; none without a key) and the
+ * `x-gw-mcp-include-tools` entries.
  */
+export function accessOf(authorization: AuthorizeResult, headers: IncomingHttpHeaders): ToolAccess {
+  const include = parseIncludeHeader(headers[INCLUDE_TOOLS_HEADER]);
+  if (!authorization.virtualKeyId) return { include };
+  return { keyPolicy: authorization.mcpTools ?? [], keyName: authorization.virtualKeyName, include };
+}
+
+/** A tool call's governance (required headers 400, key 401/403: before anything runs), then its access. */
 export async function resolveAccess(
   mcp: McpRouteDependencies,
   request: { requestId: string; headers: IncomingHttpHeaders },
 ): Promise<ToolAccess> {
-  const plan = await mcp.governance.authorize({
+  const authorization = await mcp.governance.authorize({
     requestId: request.requestId,
     kind: 'mcp',
     virtualKey: findVirtualKey(request.headers),
     headerNames: Object.keys(request.headers),
     targets: [],
   });
-  const include = parseIncludeHeader(request.headers[INCLUDE_TOOLS_HEADER]);
-  if (!plan.virtualKeyId) return { include };
-  return { keyPolicy: plan.mcpTools ?? [], keyName: plan.virtualKeyName, include };
+  return accessOf(authorization, request.headers);
 }
 
 /** The tool a call names, allowed for this request; a miss reloads the catalog once (it may be a moment old). */

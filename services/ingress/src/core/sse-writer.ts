@@ -19,7 +19,7 @@ export interface SseFraming {
 
 /** OpenAI's framing: `data: {chunk}` per item, `data: [DONE]` at the end. */
 export const OPENAI_SSE: SseFraming = {
-  event: (item) => `data: ${item.chunk}\n\n`,
+  event: (item) => `data: ${item.json ?? JSON.stringify(item.chunk)}\n\n`,
   end: 'data: [DONE]\n\n',
   error: (error) =>
     `data: ${JSON.stringify({ error: { type: error.type, message: error.message, code: error.code, param: error.param }, status_code: error.status })}\n\n`,
@@ -67,7 +67,7 @@ export async function writeSse(options: {
     const failure =
       error instanceof GatewayError
         ? error
-        : new GatewayError({ type: 'internal_error', status: 500, message: 'stream failed' });
+        : new GatewayError({ type: 'internal_error', message: 'stream failed' });
     if (!response.destroyed) response.end(framing.error(failure));
     options.logger.warn(
       { requestId: context.requestId, type: failure.type },

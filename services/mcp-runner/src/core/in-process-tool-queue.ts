@@ -27,7 +27,6 @@ interface Item {
 export function queueFull(maxQueued: number): GatewayError {
   return new GatewayError({
     type: 'queue_full',
-    status: 429,
     message: `the MCP tool queue is full (${maxQueued} calls waiting); retry later`,
     retryAfter: 1,
   });
@@ -109,7 +108,6 @@ export class InProcessToolQueue implements ToolExecutor {
 function stopped(): GatewayError {
   return new GatewayError({
     type: 'service_unavailable',
-    status: 503,
     message: 'the MCP tool queue is stopping',
   });
 }

@@ -1,9 +1,10 @@
 import {
-  GatewayError,
+  type GatewayError,
   type Logger,
   type McpClientConfig,
   type McpClientState,
   mcpClientConfigSchema,
+  notFound,
   type Store,
 } from '@gw/shared';
 import {
@@ -193,5 +194,5 @@ export class McpRegistry {
 }
 
 export function mcpClientNotFound(name: string): GatewayError {
-  return new GatewayError({ type: 'not_found', status: 404, message: `no MCP client named '${name}'` });
+  return notFound(`MCP client '${name}'`);
 }

@@ -257,7 +257,6 @@ describe('McpRunnerCore', () => {
   it('answers unknown clients and tools with final 400s and expired jobs with 504', async () => {
     expect((await failure(core.execute(job('nobody', 'echo')))).error).toMatchObject({
       type: 'mcp_tool_not_found',
-      status: 400,
     });
     expect((await failure(core.execute(job('everything', 'no-such-tool')))).error).toMatchObject({
       type: 'mcp_tool_not_found',

@@ -93,7 +93,7 @@ export class McpRunnerCore {
       if (error instanceof ToolCallError) {
         if (error.kind === 'timeout') throw final('upstream_timeout', 504, error.message);
         throw new ToolJobFailure(
-          new GatewayError({ type: 'upstream_unreachable', status: 502, message: error.message }),
+          new GatewayError({ type: 'upstream_unreachable', message: error.message }),
           true,
         );
       }

@@ -68,7 +68,6 @@ export function decodeFailure(message: string): GatewayError {
   } catch {}
   return new GatewayError({
     type: 'upstream_unreachable',
-    status: 502,
     message: `the tool call failed on its runner: ${message}`,
   });
 }

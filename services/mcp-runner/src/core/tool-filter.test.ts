@@ -118,7 +118,6 @@ describe('filtering', () => {
     expect(() => resolveToolCall(twice, 'ping', {})).toThrow(
       expect.objectContaining({
         type: 'mcp_tool_not_found',
-        status: 400,
         message: expect.stringContaining("'a-ping', 'b-ping'"),
       }),
     );

@@ -128,7 +128,6 @@ export function resolveToolCall(snapshot: McpCatalogSnapshot, name: string, acce
   if (snapshot.clients.length === 0) {
     throw new GatewayError({
       type: 'mcp_not_configured',
-      status: 400,
       message: 'MCP is not configured: add an MCP client (POST /api/mcp/client or mcp.clients in the config)',
     });
   }
@@ -140,7 +139,6 @@ export function resolveToolCall(snapshot: McpCatalogSnapshot, name: string, acce
     if (usable.length > 1) {
       throw new GatewayError({
         type: 'mcp_tool_not_found',
-        status: 400,
         message: `tool '${name}' is offered by several MCP clients: use one of ${usable.map((candidate) => `'${candidate.name}'`).join(', ')}`,
         param: 'function.name',
       });
@@ -154,14 +152,12 @@ export function resolveToolCall(snapshot: McpCatalogSnapshot, name: string, acce
     if (owner) {
       throw new GatewayError({
         type: 'service_unavailable',
-        status: 503,
         message: `MCP client '${owner.name}' is ${owner.state}${owner.error ? ` (${owner.error})` : ''}; its tools are not known`,
         retryAfter: 1,
       });
     }
     throw new GatewayError({
       type: 'mcp_tool_not_found',
-      status: 400,
       message: `no MCP client offers a tool named '${name}' (tools are named '<client>-<tool>')`,
       param: 'function.name',
     });
@@ -170,7 +166,6 @@ export function resolveToolCall(snapshot: McpCatalogSnapshot, name: string, acce
   if (level) {
     throw new GatewayError({
       type: 'mcp_tool_not_allowed',
-      status: 403,
       message: `tool '${tool.name}' is not allowed by ${LEVEL_TEXT[level]}${level === 'virtual_key' && access.keyName ? ` of '${access.keyName}'` : ''}`,
       param: 'function.name',
     });

@@ -143,7 +143,6 @@ export class BullToolQueue implements ToolExecutor {
         await added.remove().catch(() => {});
         throw new GatewayError({
           type: 'upstream_timeout',
-          status: 504,
           message: `no MCP runner finished the tool call within ${waitMs} ms`,
         });
       }

@@ -199,7 +199,6 @@ export async function runPassthrough(options: {
   if (!METHODS.has(request.method)) {
     throw new GatewayError({
       type: 'method_not_allowed',
-      status: 405,
       message: `${request.method} is not forwarded`,
     });
   }
@@ -211,7 +210,6 @@ export async function runPassthrough(options: {
   if (!key && !provider.adapter.capabilities.authOptional) {
     throw new GatewayError({
       type: 'provider_not_configured',
-      status: 400,
       message: `provider '${provider.name}' has no key that may serve this call`,
       provider: provider.name,
     });

@@ -35,7 +35,6 @@ export function loadProvider(name: string, input: unknown): LoadedProvider {
     const issue = parsed.error.issues[0];
     throw new GatewayError({
       type: 'invalid_request',
-      status: 400,
       message: `provider '${name}': ${issue?.path.join('.') || 'config'}: ${issue?.message ?? 'invalid'}`,
       param: issue?.path.join('.') ?? null,
     });
@@ -105,7 +104,7 @@ function resolveConfigSecrets(config: Record<string, unknown>): Record<string, u
 }
 
 function invalid(message: string): GatewayError {
-  return new GatewayError({ type: 'invalid_request', status: 400, message });
+  return new GatewayError({ type: 'invalid_request', message });
 }
 
 const SECRET_FIELD = /secret|token|password|credential|api_?key|access_key|private/i;

@@ -60,17 +60,10 @@ export class UpstreamClient {
 /** Classifies an error thrown while talking to an upstream (also while reading its body). */
 export function networkError(error: unknown, request: { url: URL; signal: AbortSignal }): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (request.signal.aborted) {
-    return new GatewayError({
-      type: 'internal_error',
-      status: 499,
-      message: 'request cancelled by the caller',
-    });
-  }
+  if (request.signal.aborted) return cancelledByCaller();
   if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
     return new GatewayError({
       type: 'upstream_timeout',
-      status: 504,
       message: `upstream ${request.url.host} did not answer in time`,
       cause: error,
     });
@@ -78,13 +71,17 @@ export function networkError(error: unknown, request: { url: URL; signal: AbortS
   const code = (error as { code?: string }).code ?? 'unknown';
   return new GatewayError({
     type: 'upstream_unreachable',
-    status: 502,
     message: `upstream ${request.url.host} unreachable (${code})`,
     cause: error,
   });
 }
 
+/** The error of a call whose caller went away (its upstream call is abandoned). */
+export function cancelledByCaller(): GatewayError {
+  return new GatewayError({ type: 'cancelled', message: 'request cancelled by the caller' });
+}
+
 /** True for the cancellation error produced when the caller went away. */
 export function isCancellation(error: unknown): boolean {
-  return error instanceof GatewayError && error.status === 499;
+  return error instanceof GatewayError && error.type === 'cancelled';
 }

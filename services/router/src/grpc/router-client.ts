@@ -6,25 +6,31 @@ import type {
   ServiceError,
 } from '@grpc/grpc-js';
 import { credentials } from '@grpc/grpc-js';
-import { fromGrpcError, grpcChannel, type Usage } from '@gw/shared';
+import {
+  chatCompletionChunkSchema,
+  completionResponseSchema,
+  decodeMessage,
+  embeddingsListSchema,
+  fromGrpcError,
+  grpcChannel,
+} from '@gw/shared';
+import type { z } from 'zod';
 import type { ProviderHealth } from '../core/health.ts';
 import type {
   CallOptions,
-  CompleteResult,
+  CompletionResult,
+  CompletionRoute,
+  EmbeddingsResult,
+  EmbeddingsRoute,
   PassthroughRequest,
   PassthroughResponse,
   RouteRequest,
   RouterService,
+  Served,
   StreamItem,
 } from '../core/router-service.ts';
 import { type PassthroughFrame, RouterGrpcService, writeFrame } from './router-server.ts';
-
-interface WireUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cached_tokens: number;
-}
+import { passthroughHeadSchema } from './wire-schemas.ts';
 
 type Callback<T> = (error: ServiceError | null, value?: T) => void;
 type UnaryMethod = (
@@ -32,16 +38,6 @@ type UnaryMethod = (
   metadata: Metadata | Callback<unknown>,
   callback?: Callback<unknown>,
 ) => ClientUnaryCall;
-
-function fromWireUsage(usage: WireUsage): Usage {
-  const mapped: Usage = {
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    total_tokens: usage.total_tokens,
-  };
-  if (usage.cached_tokens) mapped.prompt_tokens_details = { cached_tokens: usage.cached_tokens };
-  return mapped;
-}
 
 /** RouterService over gRPC: the same interface as the core, one channel reused for every call. */
 export class RouterClient implements RouterService {
@@ -70,38 +66,51 @@ export class RouterClient implements RouterService {
     return JSON.parse(reply.json.toString('utf8')) as T;
   }
 
-  async complete(request: RouteRequest, options: CallOptions): Promise<CompleteResult> {
-    const reply = await this.call<{ body: Buffer; provider: string; model: string; usage: WireUsage }>(
-      'Complete',
+  /** A unary call answering a served result: the reply's JSON validated, and kept as the result's text. */
+  private async served<Response>(
+    method: 'Complete' | 'Embed',
+    request: RouteRequest,
+    options: CallOptions & { schema: z.ZodType<Response>; what: string },
+  ): Promise<Served<Response>> {
+    const reply = await this.call<{ json: Buffer; provider: string }>(
+      method,
       { json: Buffer.from(JSON.stringify(request)) },
       options.signal,
     );
-    return {
-      body: reply.body.toString('utf8'),
-      provider: reply.provider,
-      model: reply.model,
-      usage: fromWireUsage(reply.usage),
-    };
+    const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
+    return { response, provider: reply.provider, json: reply.json.toString('utf8') };
   }
 
-  async *stream(request: RouteRequest, options: CallOptions): AsyncGenerator<StreamItem> {
-    const call: ClientReadableStream<{
-      chunk: Buffer;
-      provider: string;
-      model: string;
-      usage?: WireUsage;
-      has_usage: boolean;
-    }> = (this.client as unknown as { Stream: (request: unknown) => ClientReadableStream<never> }).Stream({
-      json: Buffer.from(JSON.stringify(request)),
+  complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
+    return this.served('Complete', request, {
+      ...options,
+      schema: completionResponseSchema,
+      what: 'completion',
     });
+  }
+
+  embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
+    return this.served('Embed', request, {
+      ...options,
+      schema: embeddingsListSchema,
+      what: 'embeddings list',
+    });
+  }
+
+  async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+    const call: ClientReadableStream<{ chunk: Buffer; provider: string }> = (
+      this.client as unknown as { Stream: (request: unknown) => ClientReadableStream<never> }
+    ).Stream({ json: Buffer.from(JSON.stringify(request)) });
     const cancel = () => call.cancel();
     options.signal.addEventListener('abort', cancel, { once: true });
     try {
       for await (const message of call) {
-        const item: StreamItem = { chunk: message.chunk.toString('utf8') };
+        const chunk = decodeMessage(chatCompletionChunkSchema, message.chunk, {
+          what: 'stream chunk',
+          side: 'reply',
+        });
+        const item: StreamItem = { chunk, json: message.chunk.toString('utf8') };
         if (message.provider) item.provider = message.provider;
-        if (message.model) item.model = message.model;
-        if (message.has_usage && message.usage) item.usage = fromWireUsage(message.usage);
         yield item;
       }
     } catch (error) {
@@ -148,7 +157,10 @@ export class RouterClient implements RouterService {
     try {
       const first = await frames.next();
       if (first.done) throw new Error('the router ended the pass-through without an answer');
-      head = JSON.parse(first.value.head.toString('utf8')) as typeof head;
+      head = decodeMessage(passthroughHeadSchema, first.value.head, {
+        what: 'pass-through answer head',
+        side: 'reply',
+      });
     } catch (error) {
       finish();
       throw fromGrpcError(error);

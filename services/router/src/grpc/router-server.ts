@@ -5,8 +5,9 @@ import type {
   ServerWritableStream,
   sendUnaryData,
 } from '@grpc/grpc-js';
-import { invalidRequest, loadService, toGrpcError, type Usage } from '@gw/shared';
-import type { PassthroughRequest, RouteRequest, RouterService } from '../core/router-service.ts';
+import { decodeMessage, invalidRequest, loadService, parseJson, toGrpcError } from '@gw/shared';
+import type { RouterService, Served } from '../core/router-service.ts';
+import { completionRouteSchema, embeddingsRouteSchema, passthroughRequestSchema } from './wire-schemas.ts';
 
 export const RouterGrpcService = loadService('router', 'Router');
 
@@ -48,7 +49,10 @@ async function servePassthrough(
   const frames = call[Symbol.asyncIterator]() as AsyncIterator<PassthroughFrame>;
   const first = await frames.next();
   if (first.done || first.value.head.length === 0) throw invalidRequest('pass-through: no request head');
-  const request = JSON.parse(first.value.head.toString('utf8')) as PassthroughRequest;
+  const request = decodeMessage(passthroughRequestSchema, first.value.head, {
+    what: 'pass-through head',
+    side: 'request',
+  });
   const body = request.hasBody
     ? (async function* () {
         for (let next = await frames.next(); !next.done; next = await frames.next()) {
@@ -66,15 +70,6 @@ async function servePassthrough(
   }
 }
 
-function toWireUsage(usage: Usage) {
-  return {
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    total_tokens: usage.total_tokens,
-    cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-  };
-}
-
 function unary<Request, Result>(
   run: (request: Request) => Promise<Result>,
 ): (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>) => void {
@@ -88,38 +83,40 @@ function unary<Request, Result>(
 
 const json = (value: unknown) => ({ json: Buffer.from(JSON.stringify(value ?? null)) });
 
+const routeRequest = { what: 'route request', side: 'request' } as const;
+
+/** A unary call answering a served result, cancelled when the caller cancels. */
+function served(
+  run: (request: JsonMessage, signal: AbortSignal) => Promise<Served<unknown>>,
+): (call: ServerUnaryCall<JsonMessage, unknown>, callback: sendUnaryData<unknown>) => void {
+  return (call, callback) => {
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort());
+    (async () => run(call.request, abort.signal))().then(
+      (result) =>
+        callback(null, { json: Buffer.from(JSON.stringify(result.response)), provider: result.provider }),
+      (error) => callback(toGrpcError(error)),
+    );
+  };
+}
+
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
 export function addRouterService(server: Server, core: RouterService): void {
   server.addService(RouterGrpcService.service, {
-    Complete: (call: ServerUnaryCall<JsonMessage, unknown>, callback: sendUnaryData<unknown>) => {
-      const abort = new AbortController();
-      call.on('cancelled', () => abort.abort());
-      const request = JSON.parse(call.request.json.toString('utf8')) as RouteRequest;
-      core.complete(request, { signal: abort.signal }).then(
-        (result) =>
-          callback(null, {
-            body: Buffer.from(result.body),
-            provider: result.provider,
-            model: result.model,
-            usage: toWireUsage(result.usage),
-          }),
-        (error) => callback(toGrpcError(error)),
-      );
-    },
+    Complete: served((request, signal) =>
+      core.complete(decodeMessage(completionRouteSchema, request.json, routeRequest), { signal }),
+    ),
+    Embed: served((request, signal) =>
+      core.embed(decodeMessage(embeddingsRouteSchema, request.json, routeRequest), { signal }),
+    ),
     Stream: (call: ServerWritableStream<JsonMessage, unknown>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
-      const request = JSON.parse(call.request.json.toString('utf8')) as RouteRequest;
       (async () => {
+        const request = decodeMessage(completionRouteSchema, call.request.json, routeRequest);
         for await (const item of core.stream(request, { signal: abort.signal })) {
           if (abort.signal.aborted) break;
-          const message = {
-            chunk: Buffer.from(item.chunk),
-            provider: item.provider ?? '',
-            model: item.model ?? '',
-            usage: item.usage ? toWireUsage(item.usage) : undefined,
-            has_usage: item.usage !== undefined,
-          };
+          const message = { chunk: Buffer.from(JSON.stringify(item.chunk)), provider: item.provider ?? '' };
           // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
           if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
         }
@@ -145,7 +142,7 @@ export function addRouterService(server: Server, core: RouterService): void {
     GetProvider: unary(async (request: { name: string }) => json(await core.getProvider(request.name))),
     PutProvider: unary(async (request: { name: string; json: Buffer; create: boolean }) =>
       json(
-        await core.putProvider(request.name, JSON.parse(request.json.toString('utf8')), {
+        await core.putProvider(request.name, parseJson(request.json), {
           create: request.create,
         }),
       ),

@@ -1,12 +1,12 @@
 import type { Logger, Metrics } from '@gw/shared';
 import { parseJson, readBody } from '@gw/shared';
-import type { CompletionPipeline } from '../completion-pipeline.ts';
+import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../parse-request.ts';
 import type { Route, RouteHandler } from '../route.ts';
 import { OPENAI_SSE, writeSse } from '../sse-writer.ts';
 
 export interface CompletionRouteDependencies {
-  pipeline: CompletionPipeline;
+  pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
   maxBodyBytes: number;
@@ -49,12 +49,13 @@ export function completionRoutes(dependencies: CompletionRouteDependencies): Rou
       }
       const result = await pipeline.complete(call);
       context.provider = result.provider;
+      const payload = result.json ?? JSON.stringify(result.response);
       response.writeHead(200, {
         'content-type': 'application/json',
-        'content-length': Buffer.byteLength(result.body),
+        'content-length': Buffer.byteLength(payload),
         'x-request-id': context.requestId,
       });
-      response.end(result.body);
+      response.end(payload);
     };
 
   return [

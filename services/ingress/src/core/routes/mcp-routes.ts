@@ -22,7 +22,6 @@ export function mcpRoutes(dependencies: McpRouteModuleDependencies): Route[] {
     if (!mcp) {
       throw new GatewayError({
         type: 'mcp_not_configured',
-        status: 400,
         message: 'MCP is not configured on this gateway',
       });
     }

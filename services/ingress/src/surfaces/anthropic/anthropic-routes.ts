@@ -1,11 +1,9 @@
-import { validate } from '@gw/shared';
+import { methodNotAllowed, noEndpoint, validate } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
 import { estimateTokens } from '../shared/estimate-tokens.ts';
 import {
   answerCompletion,
-  completionOf,
   loggingErrors,
   readJsonBody,
   type SurfaceDependencies,
@@ -36,7 +34,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
       response,
       context,
       parsed: anthropicToChat(body, bytes, target),
-      render: (result) => ({ json: chatToAnthropic(completionOf(result), context.requestId) }),
+      render: (result) => ({ json: chatToAnthropic(result.response, context.requestId) }),
       framing: () => chatChunksToAnthropicEvents(context.requestId),
     });
   };
@@ -71,11 +69,13 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
   const handler: RouteHandler = async (request, response, context) => {
     const path = context.path.slice('/anthropic'.length);
     if (path === '/v1/messages') {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
       return messages(request, response, context);
     }
     if (path === '/v1/messages/count_tokens') {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
       return countTokens(request, response, context);
     }
     if (path === '/v1/models' || path.startsWith('/v1/models/')) {
@@ -89,7 +89,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
         defaultProvider: 'anthropic',
       });
     }
-    throw notFound(context, request.method);
+    throw noEndpoint(request.method, context.path);
   };
 
   return [{ method: ['GET', 'POST'], prefix: '/anthropic', handler, sendError }];

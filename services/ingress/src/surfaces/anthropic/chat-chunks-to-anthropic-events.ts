@@ -1,5 +1,5 @@
 import type { StreamItem } from '@gw/router';
-import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { GatewayError } from '@gw/shared';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { anthropicErrorType } from './anthropic-error.ts';
@@ -61,11 +61,11 @@ export function chatChunksToAnthropicObjects(requestId: string) {
   return {
     blocks,
     push(item: StreamItem): AnthropicEvent[] {
-      const events = blocks.push(JSON.parse(item.chunk) as ChatCompletionChunk);
+      const events = blocks.push(item.chunk);
       const out: AnthropicEvent[] = [];
       if (!started) {
         started = true;
-        out.push(start(item.model ?? blocks.model));
+        out.push(start(item.chunk.model || blocks.model));
       }
       for (const blockEvent of events) out.push(translate(blockEvent));
       return out;

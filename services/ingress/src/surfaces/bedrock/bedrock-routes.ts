@@ -1,11 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { invalidRequest } from '@gw/shared';
+import { invalidRequest, methodNotAllowed, noEndpoint } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
 import { chatToAnthropic } from '../anthropic/chat-to-anthropic.ts';
-import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
 import {
   answerCompletion,
-  completionOf,
   loggingErrors,
   readJsonBody,
   type SurfaceDependencies,
@@ -59,8 +57,9 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
 
   const handler: RouteHandler = async (request, response, context) => {
     const parsedPath = parsePath(context.path);
-    if (!parsedPath) throw notFound(context, request.method);
-    if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+    if (!parsedPath) throw noEndpoint(request.method, context.path);
+    if (request.method !== 'POST')
+      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
     const target = surfaceTarget(parsedPath.modelId, 'bedrock');
     const headers = withSigV4Key(request.headers);
     const { body, bytes } = await readJsonBody(request, dependencies);
@@ -76,7 +75,7 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
             target,
             stream: parsedPath.operation === 'converse-stream',
           }),
-          render: (result) => ({ json: chatToConverse(completionOf(result)) }),
+          render: (result) => ({ json: chatToConverse(result.response) }),
           framing: chatChunksToConverseEvents,
         });
         return;
@@ -91,10 +90,10 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
             stream: parsedPath.operation === 'invoke-with-response-stream',
           }),
           render: (result) => ({
-            json: chatToAnthropic(completionOf(result), context.requestId),
+            json: chatToAnthropic(result.response, context.requestId),
             headers: {
-              'x-amzn-bedrock-input-token-count': result.usage.prompt_tokens,
-              'x-amzn-bedrock-output-token-count': result.usage.completion_tokens,
+              'x-amzn-bedrock-input-token-count': result.response.usage.prompt_tokens,
+              'x-amzn-bedrock-output-token-count': result.response.usage.completion_tokens,
             },
           }),
           framing: () => chatChunksToInvokeEvents(context.requestId),

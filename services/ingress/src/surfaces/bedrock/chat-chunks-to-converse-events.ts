@@ -1,5 +1,5 @@
 import type { StreamItem } from '@gw/router';
-import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { GatewayError } from '@gw/shared';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { bedrockStreamExceptionType } from './bedrock-error.ts';
@@ -51,7 +51,7 @@ export function chatChunksToConverseEvents(): SseFraming {
     event(item: StreamItem) {
       const first = !started;
       started = true;
-      return frames(blocks.push(JSON.parse(item.chunk) as ChatCompletionChunk), first);
+      return frames(blocks.push(item.chunk), first);
     },
     end() {
       const first = !started;

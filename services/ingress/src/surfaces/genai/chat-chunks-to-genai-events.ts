@@ -1,5 +1,5 @@
 import type { StreamItem } from '@gw/router';
-import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { GatewayError } from '@gw/shared';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { functionCallPart, genAiFinishReason, genAiUsage } from './chat-to-genai.ts';
@@ -37,7 +37,7 @@ export function chatChunksToGenAiEvents(options: { requestId: string; sse: boole
   return {
     contentType: options.sse ? 'text/event-stream' : 'application/json',
     event(item: StreamItem) {
-      const parts = partsOf(blocks.push(JSON.parse(item.chunk) as ChatCompletionChunk));
+      const parts = partsOf(blocks.push(item.chunk));
       return parts.length > 0 ? frame(response(parts)) : '';
     },
     end() {

@@ -1,5 +1,4 @@
-import type { CompleteResult } from '@gw/router';
-import { invalidRequest, validate } from '@gw/shared';
+import { type EmbeddingsList, invalidRequest, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 
@@ -53,8 +52,7 @@ export function genAiToEmbeddings(options: {
 }
 
 /** The router's embeddings list as Gemini answers them. */
-export function embeddingsToGenAi(result: CompleteResult, batch: boolean): unknown {
-  const list = JSON.parse(result.body) as { data: Array<{ embedding: number[] }> };
+export function embeddingsToGenAi(list: EmbeddingsList, batch: boolean): unknown {
   const embeddings = list.data.map((item) => ({ values: item.embedding }));
   return batch ? { embeddings } : { embedding: embeddings[0] };
 }

@@ -1,12 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError, validate } from '@gw/shared';
+import { GatewayError, methodNotAllowed, noEndpoint, validate } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { methodNotAllowed, notFound } from '../openai/openai-routes.ts';
 import { estimateTokens } from '../shared/estimate-tokens.ts';
 import {
   answerCompletion,
-  completionOf,
+  answerEmbeddings,
   loggingErrors,
   readJsonBody,
   type SurfaceDependencies,
@@ -29,7 +28,6 @@ function modelTarget(encoded: string) {
   } catch {
     throw new GatewayError({
       type: 'invalid_request',
-      status: 400,
       message: `model '${encoded}' is badly encoded`,
     });
   }
@@ -55,14 +53,15 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
 
   const handler: RouteHandler = async (request, response, context) => {
     const match = PATH.exec(context.path);
-    if (!match) throw notFound(context, request.method);
+    if (!match) throw noEndpoint(request.method, context.path);
     const rest = match[2] ?? '';
     const colon = rest.lastIndexOf(':');
     const url = request.url ?? '';
     const headers = withQueryKey(request.headers, url);
     if (colon === -1) {
       // `GET models` and `GET models/{model}`: Gemini's own catalogue, forwarded.
-      if (request.method !== 'GET') throw methodNotAllowed(request.method, context.path);
+      if (request.method !== 'GET')
+        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
       const query = url.indexOf('?');
       const search = query === -1 ? '' : url.slice(query);
       await handlePassthrough({
@@ -76,7 +75,8 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
       });
       return;
     }
-    if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+    if (request.method !== 'POST')
+      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
     const target = modelTarget(rest.slice(0, colon));
     const method = rest.slice(colon + 1);
     const { body, bytes } = await readJsonBody(request, dependencies);
@@ -92,7 +92,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
           context,
           headers,
           parsed: genAiToChat({ body, bodyBytes: bytes, target, stream }),
-          render: (result) => ({ json: chatToGenAi(completionOf(result), context.requestId) }),
+          render: (result) => ({ json: chatToGenAi(result.response, context.requestId) }),
           framing: () => chatChunksToGenAiEvents({ requestId: context.requestId, sse }),
         });
         return;
@@ -100,17 +100,14 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
       case 'embedContent':
       case 'batchEmbedContents': {
         const batch = method === 'batchEmbedContents';
-        await answerCompletion({
+        await answerEmbeddings({
           dependencies,
           request,
           response,
           context,
           headers,
           parsed: genAiToEmbeddings({ body, bodyBytes: bytes, target, batch }),
-          render: (result) => ({ json: embeddingsToGenAi(result, batch) }),
-          framing: () => {
-            throw new Error('embeddings do not stream');
-          },
+          render: (result) => ({ json: embeddingsToGenAi(result.response, batch) }),
         });
         return;
       }
@@ -127,7 +124,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
         return;
       }
       default:
-        throw notFound(context, request.method);
+        throw noEndpoint(request.method, context.path);
     }
   };
 

@@ -1,5 +1,6 @@
+import { methodNotAllowed, noEndpoint } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
-import { methodNotAllowed, notFound, openAiOperations } from '../openai/openai-routes.ts';
+import { openAiOperations } from '../openai/openai-routes.ts';
 import type { SurfaceDependencies } from '../shared/surface-call.ts';
 
 /** LiteLLM's provider prefixes that differ from gw's provider names. */
@@ -27,8 +28,9 @@ export function liteLlmRoutes(dependencies: SurfaceDependencies): Route[] {
     let path = context.path.slice('/litellm'.length);
     if (path.startsWith('/v1/')) path = path.slice(3);
     const operation = path === '/responses' ? undefined : operations[path];
-    if (!operation) throw notFound(context, request.method);
-    if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+    if (!operation) throw noEndpoint(request.method, context.path);
+    if (request.method !== 'POST')
+      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
     await operation(request, response, context);
   };
   return [{ method: ['GET', 'POST', 'DELETE'], prefix: '/litellm', handler }];

@@ -1,5 +1,5 @@
 import type { StreamItem } from '@gw/router';
-import type { ChatCompletionChunk, GatewayError } from '@gw/shared';
+import type { GatewayError } from '@gw/shared';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import {
@@ -120,7 +120,7 @@ export function chatChunksToResponsesEvents(options: { requestId: string; echo: 
 
   return {
     event(item: StreamItem) {
-      const chunk = JSON.parse(item.chunk) as ChatCompletionChunk;
+      const { chunk } = item;
       const events = blocks.push(chunk);
       let text = '';
       if (!started) {

@@ -1,4 +1,4 @@
-import type { CompleteResult } from '@gw/router';
+import type { EmbeddingsResult } from '@gw/router';
 import { validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
@@ -47,16 +47,11 @@ export function embeddingToBase64(values: number[]): string {
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
 }
 
-interface EmbeddingsList {
-  data: Array<{ object: string; index: number; embedding: number[] | string }>;
-}
-
 /** The router's embeddings list, with base64 vectors when the caller asked for them. */
-export function embeddingsToOpenAi(result: CompleteResult, base64: boolean): string {
-  if (!base64) return result.body;
-  const list = JSON.parse(result.body) as EmbeddingsList;
-  for (const item of list.data) {
-    if (Array.isArray(item.embedding)) item.embedding = embeddingToBase64(item.embedding);
-  }
-  return JSON.stringify(list);
+export function embeddingsToOpenAi(result: EmbeddingsResult, base64: boolean): string {
+  if (!base64) return result.json ?? JSON.stringify(result.response);
+  const data = result.response.data.map((item) =>
+    Array.isArray(item.embedding) ? { ...item, embedding: embeddingToBase64(item.embedding) } : item,
+  );
+  return JSON.stringify({ ...result.response, data });
 }

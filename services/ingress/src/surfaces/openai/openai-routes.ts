@@ -1,15 +1,21 @@
 import { PASSTHROUGH_ROUTES } from '@gw/router';
-import { type CompletionResponse, GatewayError, type TextChoice } from '@gw/shared';
+import { type CompletionResponse, methodNotAllowed, noEndpoint, type TextChoice } from '@gw/shared';
 import {
   type ParsedCompletion,
   parseChatRequest,
   parseTextRequest,
   type Target,
 } from '../../core/parse-request.ts';
-import type { RequestContext, Route, RouteHandler } from '../../core/route.ts';
+import type { Route, RouteHandler } from '../../core/route.ts';
 import { OPENAI_SSE } from '../../core/sse-writer.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { answerCompletion, readJsonBody, type SurfaceDependencies } from '../shared/surface-call.ts';
+import {
+  answerCompletion,
+  answerEmbeddings,
+  readJsonBody,
+  type SurfaceDependencies,
+  servedJson,
+} from '../shared/surface-call.ts';
 import { surfaceTarget } from '../shared/surface-target.ts';
 import { chatChunksToResponsesEvents } from './chat-chunks-to-responses-events.ts';
 import { chatToResponses } from './chat-to-responses.ts';
@@ -66,7 +72,7 @@ export function openAiOperations(
         response,
         context,
         parsed: withProvider(parseChatRequest(body, bytes), flavour),
-        render: (result) => result.body,
+        render: servedJson,
         framing: () => OPENAI_SSE,
       });
     },
@@ -78,21 +84,20 @@ export function openAiOperations(
         response,
         context,
         parsed: withProvider(parseTextRequest(body, bytes), flavour),
-        render: (result) => ({ json: textCompletionToOpenAi(JSON.parse(result.body) as CompletionResponse) }),
+        render: (result) => ({ json: textCompletionToOpenAi(result.response) }),
         framing: () => OPENAI_SSE,
       });
     },
     '/embeddings': async (request, response, context) => {
       const { body, bytes } = await readJsonBody(request, dependencies);
       const { parsed, base64 } = openAiToEmbeddings(body, bytes, target);
-      await answerCompletion({
+      await answerEmbeddings({
         dependencies,
         request,
         response,
         context,
         parsed,
         render: (result) => embeddingsToOpenAi(result, base64),
-        framing: () => OPENAI_SSE,
       });
     },
     '/responses': async (request, response, context) => {
@@ -106,28 +111,12 @@ export function openAiOperations(
         context,
         parsed,
         render: (result) => ({
-          json: chatToResponses(JSON.parse(result.body) as CompletionResponse, echo, context.requestId),
+          json: chatToResponses(result.response, echo, context.requestId),
         }),
         framing: () => chatChunksToResponsesEvents({ requestId: context.requestId, echo }),
       });
     },
   };
-}
-
-export function notFound(context: RequestContext, method: string | undefined): GatewayError {
-  return new GatewayError({
-    type: 'not_found',
-    status: 404,
-    message: `no endpoint at ${method} ${context.path}`,
-  });
-}
-
-export function methodNotAllowed(method: string | undefined, path: string): GatewayError {
-  return new GatewayError({
-    type: 'method_not_allowed',
-    status: 405,
-    message: `${method} is not allowed on ${path}; use POST`,
-  });
 }
 
 /**
@@ -145,12 +134,13 @@ export function openAiRoutes(dependencies: SurfaceDependencies): Route[] {
     const bare = path.split('?')[0]!;
     const operation = operations[bare];
     if (operation) {
-      if (request.method !== 'POST') throw methodNotAllowed(request.method, context.path);
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
       await operation(request, response, context);
       return;
     }
     const forwarded = PASSTHROUGH_ROUTES.find(({ root }) => bare === root || bare.startsWith(`${root}/`));
-    if (!forwarded) throw notFound(context, request.method);
+    if (!forwarded) throw noEndpoint(request.method, context.path);
     await handlePassthrough({
       dependencies,
       request,

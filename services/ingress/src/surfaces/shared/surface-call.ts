@@ -1,22 +1,15 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { CompleteResult } from '@gw/router';
-import {
-  type CompletionResponse,
-  type Logger,
-  type Metrics,
-  parseJson,
-  readBody,
-  toGatewayError,
-} from '@gw/shared';
-import type { CompletionPipeline } from '../../core/completion-pipeline.ts';
+import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
+import { type Logger, type Metrics, parseJson, readBody, toGatewayError } from '@gw/shared';
 import type { ParsedCompletion } from '../../core/parse-request.ts';
 import type { RequestContext } from '../../core/route.ts';
 import { abortOnClose } from '../../core/routes/completion-routes.ts';
 import { type SseFraming, writeSse } from '../../core/sse-writer.ts';
+import type { Pipeline } from '../../pipeline/pipeline.ts';
 
 /** What a surface's routes use: the same dependencies as every route module. */
 export interface SurfaceDependencies {
-  pipeline: CompletionPipeline;
+  pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
   maxBodyBytes: number;
@@ -37,11 +30,7 @@ export interface SurfaceAnswer {
   headers?: Record<string, string | number>;
 }
 
-/**
- * Runs a completion that came in by a surface through the shared pipeline (authorize, route, settle) and
- * answers in the surface's shape: `render` for a whole answer, a fresh `framing` for a stream.
- */
-export async function answerCompletion(options: {
+interface SurfaceCall {
   dependencies: SurfaceDependencies;
   request: IncomingMessage;
   response: ServerResponse;
@@ -49,30 +38,25 @@ export async function answerCompletion(options: {
   parsed: ParsedCompletion;
   /** Headers the virtual key is looked for in (a surface may add one it found elsewhere). */
   headers?: IncomingHttpHeaders;
-  render: (result: CompleteResult) => SurfaceAnswer | string;
-  framing: () => SseFraming;
-}): Promise<void> {
-  const { dependencies, response, context, parsed } = options;
-  const call = {
-    requestId: context.requestId,
+}
+
+function pipelineCall(options: SurfaceCall) {
+  return {
+    requestId: options.context.requestId,
     headers: options.headers ?? options.request.headers,
-    parsed,
-    signal: abortOnClose(response),
+    parsed: options.parsed,
+    signal: abortOnClose(options.response),
   };
-  if (parsed.stream) {
-    await writeSse({
-      response,
-      items: await dependencies.pipeline.stream(call),
-      context,
-      framing: options.framing(),
-      metrics: dependencies.metrics,
-      logger: dependencies.logger,
-    });
-    return;
-  }
-  const result = await dependencies.pipeline.complete(call);
-  context.provider = result.provider;
-  const rendered = options.render(result);
+}
+
+/** The router's answer as JSON text: the transport's own text when it has it, else serialized once here. */
+export function servedJson(result: Served<unknown>): string {
+  return result.json ?? JSON.stringify(result.response);
+}
+
+function writeAnswer(options: SurfaceCall, provider: string, rendered: SurfaceAnswer | string): void {
+  const { response, context } = options;
+  context.provider = provider;
   const payload = typeof rendered === 'string' ? rendered : JSON.stringify(rendered.json);
   response.writeHead(200, {
     'content-type': 'application/json',
@@ -83,9 +67,38 @@ export async function answerCompletion(options: {
   response.end(payload);
 }
 
-/** The router's answer as the CompletionResponse it is (surfaces translate from it). */
-export function completionOf(result: CompleteResult): CompletionResponse {
-  return JSON.parse(result.body) as CompletionResponse;
+/**
+ * Runs a completion that came in by a surface through the shared pipeline and answers in the surface's
+ * shape: `render` for a whole answer, a fresh `framing` for a stream.
+ */
+export async function answerCompletion(
+  options: SurfaceCall & {
+    render: (result: CompletionResult) => SurfaceAnswer | string;
+    framing: () => SseFraming;
+  },
+): Promise<void> {
+  const { dependencies, response, context } = options;
+  if (options.parsed.stream) {
+    await writeSse({
+      response,
+      items: await dependencies.pipeline.stream(pipelineCall(options)),
+      context,
+      framing: options.framing(),
+      metrics: dependencies.metrics,
+      logger: dependencies.logger,
+    });
+    return;
+  }
+  const result = await dependencies.pipeline.complete(pipelineCall(options));
+  writeAnswer(options, result.provider, options.render(result));
+}
+
+/** Runs an embeddings request through the shared pipeline and answers in the surface's shape. */
+export async function answerEmbeddings(
+  options: SurfaceCall & { render: (result: EmbeddingsResult) => SurfaceAnswer | string },
+): Promise<void> {
+  const result = await options.dependencies.pipeline.embed(pipelineCall(options));
+  writeAnswer(options, result.provider, options.render(result));
 }
 
 /** Writes a JSON answer (models lists, token counts, embeddings). */

@@ -6,7 +6,6 @@ import type { ResolvedKey } from './adapter.ts';
 export function misconfigured(provider: string, message: string): GatewayError {
   return new GatewayError({
     type: 'provider_not_configured',
-    status: 400,
     message: `provider '${provider}': ${message}`,
     provider,
   });

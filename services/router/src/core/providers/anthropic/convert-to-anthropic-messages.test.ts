@@ -149,7 +149,7 @@ describe('convertToAnthropicMessages', () => {
     try {
       attempt();
     } catch (error) {
-      expect(error).toMatchObject({ type: 'invalid_request', status: 400, param });
+      expect(error).toMatchObject({ type: 'invalid_request', param });
     }
   });
 });

@@ -38,7 +38,6 @@ export function standardCredentialChain(): CredentialSource {
 function credentialsUnavailable(provider: string, cause: unknown): GatewayError {
   return new GatewayError({
     type: 'provider_not_configured',
-    status: 500,
     message: `provider '${provider}': no AWS credentials in the key config nor from the AWS credential chain`,
     provider,
     cause,

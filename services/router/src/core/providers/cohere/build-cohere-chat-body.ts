@@ -49,7 +49,6 @@ export function buildCohereChatBody(input: ChatInput): Record<string, unknown> {
   if (typeof n === 'number' && n > 1) {
     throw new GatewayError({
       type: 'invalid_request',
-      status: 400,
       message: 'cohere answers a single choice; n must be 1',
       param: 'n',
     });

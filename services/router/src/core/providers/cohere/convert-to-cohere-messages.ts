@@ -67,7 +67,6 @@ function convertMessage(message: Message): CohereMessage {
       // Legacy function results carry no call id, which Cohere needs to pair a result with its call.
       throw new GatewayError({
         type: 'invalid_request',
-        status: 400,
         message: 'cohere does not accept messages with role "function"; send role "tool" with a tool_call_id',
         param: 'messages',
       });

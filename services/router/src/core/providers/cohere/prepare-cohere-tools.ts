@@ -48,7 +48,6 @@ export function prepareCohereTools(
   if (cohereTools.length === 0) {
     throw new GatewayError({
       type: 'invalid_request',
-      status: 400,
       message: `tool_choice names the function "${name}", which is not among the tools`,
       param: 'tool_choice',
     });

@@ -11,7 +11,7 @@ function recordingClient(urls: string[]): UpstreamClient {
   return {
     request: async (request: UpstreamRequest) => {
       urls.push(request.url.href);
-      throw new GatewayError({ type: 'upstream_unreachable', status: 502, message: 'recorded' });
+      throw new GatewayError({ type: 'upstream_unreachable', message: 'recorded' });
     },
   } as unknown as UpstreamClient;
 }

@@ -55,7 +55,6 @@ describe('readVertexKeySettings', () => {
     }
     expect(failure).toMatchObject({
       type: 'provider_not_configured',
-      status: 400,
       message: expect.stringMatching(message),
     });
     expect((failure as Error).message).not.toContain('PEM');

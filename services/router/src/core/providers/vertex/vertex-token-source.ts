@@ -32,7 +32,6 @@ function tokenError(provider: string, error: unknown): GatewayError {
   if (status === undefined) {
     return new GatewayError({
       type: 'upstream_unreachable',
-      status: 502,
       message: `the Google token endpoint is unreachable (${reason})`,
       provider,
       cause: error,

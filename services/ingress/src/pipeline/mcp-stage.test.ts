@@ -1,13 +1,15 @@
-// The agent loop around the completion pipeline, with a scripted pipeline and a stand-in tool executor: depth
-// limit, mixed tool calls, a failing tool, usage of all rounds, streaming (injection only), text completions.
-import type { GovernanceService } from '@gw/governance';
+// The agent loop inside the real pipeline, with a scripted router, a counting governance and a stand-in tool
+// executor: one authorization per request, depth limit, mixed tool calls, a failing tool, usage of all rounds
+// settled once, streaming (injection only), text completions.
+import type { AuthorizeRequest, GovernanceService, SettleRequest } from '@gw/governance';
 import { aggregateView, buildSnapshot, type McpCatalog, type ToolJob } from '@gw/mcp-runner/control';
-import type { CompleteResult } from '@gw/router';
-import { GatewayError, mcpClientConfigSchema } from '@gw/shared';
+import type { CompletionResult, CompletionRoute, RouterService } from '@gw/router';
+import { createLogger, GatewayError, mcpClientConfigSchema } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import type { CompletionPipeline, PipelineCall } from './completion-pipeline.ts';
-import { withMcpAgent } from './mcp-agent.ts';
-import type { McpRouteDependencies } from './mcp-tools.ts';
+import type { McpIngress } from '../core/mcp-tools.ts';
+import { mcpStage } from './mcp-stage.ts';
+import { createPipeline, type PipelineCall } from './pipeline.ts';
+import { createSettler, settleStage } from './settle-stage.ts';
 
 const snapshot = buildSnapshot([
   aggregateView(
@@ -33,59 +35,96 @@ const snapshot = buildSnapshot([
   ),
 ]);
 
-function completion(toolCalls?: Array<{ id: string; name: string }>): CompleteResult {
+function completion(toolCalls?: Array<{ id: string; name: string }>): CompletionResult {
   const message = toolCalls
     ? {
-        role: 'assistant',
+        role: 'assistant' as const,
         content: null,
         tool_calls: toolCalls.map((call) => ({
           id: call.id,
-          type: 'function',
+          type: 'function' as const,
           function: { name: call.name, arguments: '{}' },
         })),
       }
-    : { role: 'assistant', content: 'done' };
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+    : { role: 'assistant' as const, content: 'done' };
   return {
-    body: JSON.stringify({
-      choices: [{ index: 0, message, finish_reason: toolCalls ? 'tool_calls' : 'stop' }],
-      usage,
-    }),
     provider: 'openai',
-    model: 'm',
-    usage,
+    response: {
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message, finish_reason: toolCalls ? 'tool_calls' : 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      extra_fields: { provider: 'openai', model_params: {}, latency: 0 },
+    },
   };
 }
 
-function setup(script: CompleteResult[], depth = 5) {
-  const calls: PipelineCall[] = [];
+function setup(script: CompletionResult[], depth = 5) {
+  const calls: CompletionRoute[] = [];
   const jobs: ToolJob[] = [];
-  const pipeline = {
-    async complete(call: PipelineCall) {
-      calls.push(structuredClone({ ...call, signal: undefined }) as unknown as PipelineCall);
+  const authorizations: AuthorizeRequest[] = [];
+  const settles: SettleRequest[] = [];
+  const router = {
+    async complete(route: CompletionRoute) {
+      calls.push(structuredClone(route));
       return script.shift() ?? completion();
     },
-    async stream(call: PipelineCall) {
-      calls.push(call);
+    stream(route: CompletionRoute) {
+      calls.push(route);
       return (async function* () {})();
     },
-    async drain() {},
-  } as unknown as CompletionPipeline;
-  const mcp: McpRouteDependencies = {
-    catalog: { snapshot: () => snapshot, refresh: async () => {} } as unknown as McpCatalog,
+  } as Pick<RouterService, 'complete' | 'stream'> as RouterService;
+  const governance: GovernanceService = {
+    async authorize(request) {
+      authorizations.push(request);
+      return {
+        targets: [{ provider: 'openai', model: 'm' }],
+        settlement: {
+          reservationId: 'r',
+          virtualKeyId: 'vk',
+          counters: [],
+          providerCounters: {},
+          alternativeProviders: ['openai'],
+          estimate: {
+            model: 'm',
+            provider: 'openai',
+            usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 },
+          },
+        },
+      };
+    },
+    async settle(request) {
+      settles.push(request);
+    },
+    async manage() {
+      return undefined;
+    },
+  };
+  const mcp: McpIngress = {
+    catalog: { snapshot: () => snapshot, refresh: async () => {} } as Pick<
+      McpCatalog,
+      'snapshot' | 'refresh'
+    > as McpCatalog,
     executor: {
       async execute(job) {
         jobs.push(job);
-        if (job.tool === 'broken')
-          throw new GatewayError({ type: 'upstream_timeout', status: 504, message: 'too slow' });
+        if (job.tool === 'broken') throw new GatewayError({ type: 'upstream_timeout', message: 'too slow' });
         return { content: `ran ${job.tool}`, isError: false };
       },
       async close() {},
     },
     settings: { queue_timeout_ms: 1_000, agent_max_depth: depth },
-    governance: { authorize: async () => ({ targets: [] }) } as unknown as GovernanceService,
   };
-  return { agent: withMcpAgent(pipeline, mcp), calls, jobs };
+  const settler = createSettler({ governance, logger: createLogger({ service: 'test', level: 'silent' }) });
+  const agent = createPipeline({
+    governance,
+    router,
+    settler,
+    stages: [settleStage(settler), mcpStage(mcp)],
+  });
+  return { agent, calls, jobs, authorizations, settles, settler };
 }
 
 function chatCall(overrides: Partial<PipelineCall['parsed']> = {}): PipelineCall {
@@ -108,16 +147,15 @@ function chatCall(overrides: Partial<PipelineCall['parsed']> = {}): PipelineCall
 
 describe('MCP agent loop', () => {
   it('runs automatic tools round after round and sums the usage of every round', async () => {
-    const { agent, calls, jobs } = setup([
+    const { agent, calls, jobs, authorizations, settles, settler } = setup([
       completion([{ id: 'a', name: 'calc-add' }]),
       completion([
         { id: 'b', name: 'calc-add' },
         { id: 'c', name: 'calc-broken' },
       ]),
     ]);
-    const result = await agent.complete(chatCall());
-    const body = JSON.parse(result.body);
-    expect(body.choices[0].message.content).toBe('done');
+    const body = (await agent.complete(chatCall())).response;
+    expect(body.choices[0]).toMatchObject({ message: { content: 'done' } });
     expect(body.usage).toEqual({ prompt_tokens: 30, completion_tokens: 15, total_tokens: 45 });
     expect(body.extra_fields.mcp_agent).toEqual({ rounds: 2, tool_calls: 3 });
     expect(jobs.map((job) => `${job.client}/${job.tool}/${job.callId}`)).toEqual([
@@ -126,7 +164,13 @@ describe('MCP agent loop', () => {
       'calc/broken/c',
     ]);
     expect(calls).toHaveLength(3);
-    const last = calls[2]!.parsed.messages!;
+    // One authorization for the whole loop, one settle with the usage of every round.
+    expect(authorizations).toHaveLength(1);
+    await settler.drain();
+    expect(settles.map((settle) => settle.usage)).toEqual([
+      { prompt_tokens: 30, completion_tokens: 15, total_tokens: 45 },
+    ]);
+    const last = (calls[2] as Extract<CompletionRoute, { operation: 'chat' }>).messages;
     expect(last.slice(1)).toEqual([
       expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: 'a' })] }),
       { role: 'tool', content: 'ran add', tool_call_id: 'a' },
@@ -139,7 +183,7 @@ describe('MCP agent loop', () => {
         tool_call_id: 'c',
       },
     ]);
-    const tools = calls[0]!.parsed.params['tools'] as Array<{
+    const tools = calls[0]!.params['tools'] as Array<{
       function: { name: string; parameters: object };
     }>;
     expect(tools.map((tool) => tool.function.name)).toEqual(['calc-add', 'calc-broken', 'calc-manual']);
@@ -149,10 +193,10 @@ describe('MCP agent loop', () => {
   it('stops at the depth limit and answers the last response as it is', async () => {
     const again = () => completion([{ id: 'x', name: 'calc-add' }]);
     const { agent, calls } = setup([again(), again(), again(), again()], 2);
-    const body = JSON.parse((await agent.complete(chatCall())).body);
+    const body = (await agent.complete(chatCall())).response;
     expect(calls).toHaveLength(3);
-    expect(body.choices[0].finish_reason).toBe('tool_calls');
-    expect(body.extra_fields.mcp_agent.rounds).toBe(2);
+    expect(body.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(body.extra_fields['mcp_agent']).toMatchObject({ rounds: 2 });
   });
 
   it('returns answers with a tool call that is not automatic to the caller untouched', async () => {
@@ -171,11 +215,11 @@ describe('MCP agent loop', () => {
     await agent.stream(
       chatCall({ stream: true, params: { tools: [{ type: 'function', function: { name: 'calc-add' } }] } }),
     );
-    const tools = calls[0]!.parsed.params['tools'] as Array<{ function: { name: string } }>;
+    const tools = calls[0]!.params['tools'] as Array<{ function: { name: string } }>;
     // The caller's tool of the same name stays; the MCP one is left out.
     expect(tools.map((tool) => tool.function.name)).toEqual(['calc-add', 'calc-broken', 'calc-manual']);
     expect(tools[0]).toEqual({ type: 'function', function: { name: 'calc-add' } });
     await agent.complete(chatCall({ operation: 'text', messages: undefined, prompt: 'hi' }));
-    expect(calls[1]!.parsed.params).toEqual({});
+    expect(calls[1]!.params).toEqual({});
   });
 });

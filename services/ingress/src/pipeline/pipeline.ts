@@ -1,0 +1,177 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthorizeResult, GovernanceService } from '@gw/governance';
+import type {
+  CompletionResult,
+  CompletionRoute,
+  EmbeddingsResult,
+  EmbeddingsRoute,
+  PassthroughRequest,
+  PassthroughResponse,
+  RouteRequest,
+  RouterService,
+  StreamItem,
+} from '@gw/router';
+import { internalError, type Usage } from '@gw/shared';
+import { estimateOf, type ParsedCompletion } from '../core/parse-request.ts';
+import { findVirtualKey } from '../core/virtual-key-header.ts';
+import type { Settler } from './settle-stage.ts';
+import { compose, type Exchange, type Stage } from './stage.ts';
+
+export interface PipelineDependencies {
+  governance: GovernanceService;
+  router: RouterService;
+  settler: Settler;
+  /** The stages between authorize and the router, outermost first (docs/architecture.md). */
+  stages: readonly Stage[];
+}
+
+/** A parsed request as a route hands it to the pipeline. */
+export interface PipelineCall {
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  parsed: ParsedCompletion;
+  signal: AbortSignal;
+}
+
+/** A pass-through call as a route hands it to the pipeline (SPEC.md endpoint note 7). */
+export interface PassthroughCall {
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  /** The provider and model the call is authorized for (model `*` when the call names none). */
+  target: { provider: string; model: string };
+  request: Omit<PassthroughRequest, 'requestId' | 'target'>;
+  body: AsyncIterable<Uint8Array> | undefined;
+  /** Rough size of the upload in tokens, for budget reservations. */
+  promptTokens: number;
+  signal: AbortSignal;
+}
+
+/** What the router is asked for a parsed completion, along the targets governance planned. */
+function completionRoute(call: PipelineCall, authorization: AuthorizeResult): CompletionRoute {
+  const { parsed } = call;
+  const base = { requestId: call.requestId, targets: authorization.targets, params: parsed.params };
+  if (parsed.operation === 'chat') return { ...base, operation: 'chat', messages: parsed.messages ?? [] };
+  if (parsed.operation === 'text') return { ...base, operation: 'text', prompt: parsed.prompt ?? '' };
+  throw internalError('an embeddings request was routed as a completion');
+}
+
+function embeddingsRoute(call: PipelineCall, authorization: AuthorizeResult): EmbeddingsRoute {
+  const { parsed } = call;
+  if (parsed.operation !== 'embeddings') throw internalError('a completion was routed as embeddings');
+  return {
+    requestId: call.requestId,
+    targets: authorization.targets,
+    params: parsed.params,
+    operation: 'embeddings',
+    input: parsed.input ?? '',
+  };
+}
+
+/**
+ * The staged request pipeline (DESIGN.md §4a, docs/architecture.md): the route parses; authorize runs once
+ * and makes the exchange; the stages wrap the router call in list order; the route renders the result.
+ */
+export function createPipeline(dependencies: PipelineDependencies) {
+  const { governance, router, stages } = dependencies;
+
+  /** Governance, once per request: the plan, the key, its MCP policy and the reservation. */
+  async function authorize<Route extends RouteRequest>(
+    call: PipelineCall,
+    routeOf: (call: PipelineCall, authorization: AuthorizeResult) => Route,
+  ): Promise<Exchange<Route>> {
+    const authorization = await governance.authorize({
+      requestId: call.requestId,
+      kind: 'llm',
+      virtualKey: findVirtualKey(call.headers),
+      headerNames: Object.keys(call.headers),
+      targets: [call.parsed.target, ...call.parsed.fallbacks],
+      estimate: estimateOf(call.parsed),
+    });
+    return {
+      requestId: call.requestId,
+      headers: call.headers,
+      signal: call.signal,
+      authorization,
+      route: routeOf(call, authorization),
+    };
+  }
+
+  const complete = compose('complete', stages, (exchange) =>
+    router.complete(exchange.route, { signal: exchange.signal }),
+  );
+  const stream = compose('stream', stages, async (exchange) =>
+    router.stream(exchange.route, { signal: exchange.signal }),
+  );
+  const embed = compose('embed', stages, (exchange) =>
+    router.embed(exchange.route, { signal: exchange.signal }),
+  );
+
+  return {
+    /** A whole chat or text completion. */
+    async complete(call: PipelineCall): Promise<CompletionResult> {
+      return complete(await authorize(call, completionRoute));
+    },
+
+    /** A streamed completion; a denial is thrown before the first item, so it is an ordinary error answer. */
+    async stream(call: PipelineCall): Promise<AsyncIterable<StreamItem>> {
+      return stream(await authorize(call, completionRoute));
+    },
+
+    async embed(call: PipelineCall): Promise<EmbeddingsResult> {
+      return embed(await authorize(call, embeddingsRoute));
+    },
+
+    /**
+     * Governance for a call that reaches no model (a token count gw estimates itself): required headers and
+     * the key's status, so such answers are not open to callers the gateway would refuse.
+     */
+    async checkCaller(call: { requestId: string; headers: IncomingHttpHeaders }): Promise<void> {
+      await governance.authorize({
+        requestId: call.requestId,
+        kind: 'meta',
+        virtualKey: findVirtualKey(call.headers),
+        headerNames: Object.keys(call.headers),
+        targets: [],
+      });
+    },
+
+    /**
+     * A pass-through call (SPEC.md endpoint note 7): authorized like a completion; the caller reports the
+     * usage the answer carried (or none) through `done` once the answer's body has been relayed.
+     */
+    async passthrough(
+      call: PassthroughCall,
+    ): Promise<{ answer: PassthroughResponse; done(usage?: Usage): void }> {
+      const authorization = await governance.authorize({
+        requestId: call.requestId,
+        kind: 'llm',
+        virtualKey: findVirtualKey(call.headers),
+        headerNames: Object.keys(call.headers),
+        targets: [call.target],
+        estimate: { promptTokens: call.promptTokens },
+      });
+      const target = authorization.targets[0] ?? call.target;
+      const request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
+      const settle = (usage: Usage | undefined) =>
+        dependencies.settler.settle(call.requestId, authorization, usage && { ...target, usage });
+      let answer: PassthroughResponse;
+      try {
+        answer = await router.passthrough(request, call.body, { signal: call.signal });
+      } catch (error) {
+        settle(undefined);
+        throw error;
+      }
+      let settled = false;
+      return {
+        answer,
+        done(usage) {
+          if (settled) return;
+          settled = true;
+          settle(usage);
+        },
+      };
+    },
+  };
+}
+
+export type Pipeline = ReturnType<typeof createPipeline>;

@@ -1,0 +1,121 @@
+import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
+import type { StreamItem } from '@gw/router';
+import { EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
+import type { Stage } from './stage.ts';
+
+/** Who served a request and what it used; undefined when nothing was served. */
+export interface Outcome {
+  provider: string;
+  model: string;
+  usage: Usage;
+}
+
+/**
+ * Settlement off the critical path (DESIGN.md §4 step 4): each settle is retried a few times in the
+ * background; one that never lands is charged at its estimate by governance's sweeper.
+ */
+export function createSettler(dependencies: { governance: GovernanceService; logger: Logger }) {
+  const { governance, logger } = dependencies;
+  const pending = new Set<Promise<void>>();
+
+  async function settleWithRetries(request: SettleRequest): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await governance.settle(request);
+        return;
+      } catch (error) {
+        if (attempt >= 4) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  return {
+    /** Charges what the request used (nothing served: the reservation is released). Never throws. */
+    settle(requestId: string, authorization: AuthorizeResult, outcome: Outcome | undefined): void {
+      if (!authorization.settlement) return;
+      const first = authorization.targets[0];
+      const request: SettleRequest = {
+        requestId,
+        settlement: authorization.settlement,
+        provider: outcome?.provider ?? first?.provider ?? '',
+        model: outcome?.model ?? first?.model ?? '',
+        usage: outcome?.usage ?? EMPTY_USAGE,
+      };
+      const attempt = settleWithRetries(request)
+        .catch((error) =>
+          logger.error({ err: error, requestId }, 'settle failed; the sweeper will charge the estimate'),
+        )
+        .finally(() => pending.delete(attempt));
+      pending.add(attempt);
+    },
+
+    /** Waits for background settles (shutdown: after the server stopped taking requests). */
+    async drain(): Promise<void> {
+      await Promise.allSettled([...pending]);
+    },
+  };
+}
+
+export type Settler = ReturnType<typeof createSettler>;
+
+/**
+ * Settle: charges every request exactly once with what it used, also when it failed or the client went away
+ * mid-stream. Outermost stage after authorize, so it sees the usage of everything inside (all agent rounds).
+ */
+export function settleStage(settler: Settler): Stage {
+  return {
+    name: 'settle',
+    async complete(exchange, next) {
+      let outcome: Outcome | undefined;
+      try {
+        const result = await next();
+        outcome = { provider: result.provider, model: result.response.model, usage: result.response.usage };
+        return result;
+      } finally {
+        settler.settle(exchange.requestId, exchange.authorization, outcome);
+      }
+    },
+    async embed(exchange, next) {
+      let outcome: Outcome | undefined;
+      try {
+        const result = await next();
+        const { usage, model } = result.response;
+        outcome = {
+          provider: result.provider,
+          model,
+          usage: {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: 0,
+            total_tokens: usage.total_tokens,
+          },
+        };
+        return result;
+      } finally {
+        settler.settle(exchange.requestId, exchange.authorization, outcome);
+      }
+    },
+    async stream(exchange, next) {
+      let items: AsyncIterable<StreamItem>;
+      try {
+        items = await next();
+      } catch (error) {
+        settler.settle(exchange.requestId, exchange.authorization, undefined);
+        throw error;
+      }
+      return (async function* () {
+        const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
+        try {
+          for await (const item of items) {
+            if (item.provider) outcome.provider = item.provider;
+            if (!outcome.model) outcome.model = item.chunk.model;
+            if (item.chunk.usage) outcome.usage = item.chunk.usage;
+            yield item;
+          }
+        } finally {
+          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined);
+        }
+      })();
+    },
+  };
+}

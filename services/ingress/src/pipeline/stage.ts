@@ -1,0 +1,74 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthorizeResult } from '@gw/governance';
+import type {
+  CompletionResult,
+  CompletionRoute,
+  EmbeddingsResult,
+  EmbeddingsRoute,
+  RouteRequest,
+  StreamItem,
+} from '@gw/router';
+
+/**
+ * One request between authorize and the answer (docs/architecture.md "The pipeline"). Authorize makes it;
+ * every later stage sees it. `route` is what the router will be asked, and a stage may replace it (MCP adds
+ * tools; a guardrail may redact).
+ */
+export interface Exchange<Route extends RouteRequest = RouteRequest> {
+  readonly requestId: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly signal: AbortSignal;
+  /** Governance's one answer for this request: the plan, the key, its MCP policy, the settlement. */
+  readonly authorization: AuthorizeResult;
+  route: Route;
+}
+
+export type CompletionExchange = Exchange<CompletionRoute>;
+export type EmbeddingsExchange = Exchange<EmbeddingsRoute>;
+
+export type Next<Result> = () => Promise<Result>;
+
+/**
+ * A capability that steps into requests at a known point. Each method wraps the rest of the pipeline for
+ * one kind of call: it may change the exchange before `next`, end the request with a GatewayError, answer
+ * without calling `next` (a cache hit), call `next` again (an agent loop), or look at what came back. A
+ * stage without a method for a kind of call is skipped for it; a capability that is not configured is not in
+ * the list at all, so it costs nothing.
+ */
+export interface Stage {
+  readonly name: string;
+  complete?(exchange: CompletionExchange, next: Next<CompletionResult>): Promise<CompletionResult>;
+  stream?(
+    exchange: CompletionExchange,
+    next: Next<AsyncIterable<StreamItem>>,
+  ): Promise<AsyncIterable<StreamItem>>;
+  embed?(exchange: EmbeddingsExchange, next: Next<EmbeddingsResult>): Promise<EmbeddingsResult>;
+}
+
+type Kind = 'complete' | 'stream' | 'embed';
+type ExchangeOf<K extends Kind> = K extends 'embed' ? EmbeddingsExchange : CompletionExchange;
+type ResultOf<K extends Kind> = K extends 'complete'
+  ? CompletionResult
+  : K extends 'stream'
+    ? AsyncIterable<StreamItem>
+    : EmbeddingsResult;
+type StageMethod<K extends Kind> = (exchange: ExchangeOf<K>, next: Next<ResultOf<K>>) => Promise<ResultOf<K>>;
+
+/**
+ * The stages of one kind of call folded around the terminal call, once, when the pipeline is built: the
+ * first stage of the list is the outermost.
+ */
+export function compose<K extends Kind>(
+  kind: K,
+  stages: readonly Stage[],
+  terminal: (exchange: ExchangeOf<K>) => Promise<ResultOf<K>>,
+): (exchange: ExchangeOf<K>) => Promise<ResultOf<K>> {
+  let run = terminal;
+  for (const stage of [...stages].reverse()) {
+    const method = stage[kind] as StageMethod<K> | undefined;
+    if (!method) continue;
+    const inner = run;
+    run = (exchange) => method.call(stage, exchange, () => inner(exchange));
+  }
+  return run;
+}

@@ -1,0 +1,155 @@
+import { GatewayError, isTransient, type Metrics, type Operation, toGatewayError } from '@gw/shared';
+import { backoffMs, sleep } from './backoff.ts';
+import type { HealthTracker } from './health.ts';
+import { selectKey } from './key-selector.ts';
+import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
+import type { ProviderConfigs } from './provider-configs.ts';
+import type { LoadedProvider } from './provider-registry.ts';
+import type { AdapterContext } from './providers/adapter.ts';
+import type { RouteTarget } from './router-service.ts';
+import { cancelledByCaller, isCancellation, type UpstreamClient } from './upstream-client.ts';
+
+export interface Attempted<T> {
+  value: T;
+  provider: LoadedProvider;
+  startedAt: number;
+}
+
+/** One attempt at one target: the call of the adapter's method for the operation, in the attempt's context. */
+export type Attempt<O extends Operation, T> = (
+  method: MethodOf<O>,
+  target: RouteTarget,
+  context: AdapterContext,
+) => Promise<T>;
+
+export interface PlanExecutionDependencies {
+  providers: ProviderConfigs;
+  http: UpstreamClient;
+  metrics: Metrics;
+  health: HealthTracker;
+  random?: (() => number) | undefined;
+}
+
+/**
+ * Executes a routing plan (DESIGN.md §4 step 3): targets in order (the first, then fallbacks), each with
+ * key selection and retries with exponential backoff and jitter on transient errors only.
+ */
+export class PlanExecution {
+  private readonly dependencies: PlanExecutionDependencies;
+
+  constructor(dependencies: PlanExecutionDependencies) {
+    this.dependencies = dependencies;
+  }
+
+  /** Tries each target in order, each with retries; answers the first success. */
+  async acrossTargets<O extends Operation, T>(options: {
+    targets: RouteTarget[];
+    signal: AbortSignal;
+    operation: O;
+    attempt: Attempt<O, T>;
+  }): Promise<Attempted<T>> {
+    const failures: Array<{ target: RouteTarget; error: GatewayError }> = [];
+    for (const [index, target] of options.targets.entries()) {
+      try {
+        const attempted = await this.withRetries(target, options);
+        if (index > 0) this.dependencies.metrics.fallbacks.inc({ provider: target.provider });
+        return attempted;
+      } catch (error) {
+        const failure = toGatewayError(error);
+        if (isCancellation(failure)) throw failure;
+        failures.push({ target, error: failure.withTarget(target.provider, target.model) });
+      }
+    }
+    if (failures.length === 1) throw failures[0]!.error;
+    const last = failures[failures.length - 1]!.error;
+    throw new GatewayError({
+      type: 'all_targets_failed',
+      status: last.status,
+      message: `all ${failures.length} targets failed: ${failures
+        .map(({ target, error }) => `${target.provider}/${target.model}: ${error.message}`)
+        .join('; ')}`,
+      provider: last.provider,
+      model: last.model,
+      retryAfter: last.retryAfter,
+      upstreamBody: last.upstreamBody,
+    });
+  }
+
+  private async withRetries<O extends Operation, T>(
+    target: RouteTarget,
+    options: { signal: AbortSignal; operation: O; attempt: Attempt<O, T> },
+  ): Promise<Attempted<T>> {
+    const { http, metrics, random } = this.dependencies;
+    const { signal, operation } = options;
+    const provider = this.dependencies.providers.resolve(target.provider);
+    const method = adapterMethod(provider.adapter, provider.name, operation);
+    const network = provider.config.network_config;
+    const excluded = new Set<string>();
+    for (let attempt = 0; ; attempt++) {
+      const key = selectKey(
+        provider.keys,
+        { model: target.model, allowedIds: target.keyIds, excluded },
+        random,
+      );
+      if (!key && !provider.adapter.capabilities.authOptional) {
+        throw new GatewayError({
+          type: 'provider_not_configured',
+          message: `provider '${provider.name}' has no key that may serve model '${target.model}'`,
+          provider: provider.name,
+          model: target.model,
+        });
+      }
+      const context: AdapterContext = {
+        provider: provider.name,
+        http,
+        baseUrl: provider.baseUrl,
+        key,
+        network,
+        timeoutMs: network.model_timeouts_ms[target.model] ?? network.timeout_ms,
+        signal,
+      };
+      const startedAt = performance.now();
+      try {
+        const value = await options.attempt(method, target, context);
+        metrics.upstreamDuration.observe(
+          { provider: provider.name, operation },
+          (performance.now() - startedAt) / 1000,
+        );
+        this.dependencies.health.record(provider.name, true);
+        return { value, provider, startedAt };
+      } catch (error) {
+        const failure = toGatewayError(error);
+        if (isCancellation(failure)) throw failure;
+        this.recordFailure(provider.name, failure);
+        const rotatesKey = failure.upstream && [401, 403, 429].includes(failure.status);
+        if (key && rotatesKey) excluded.add(key.id);
+        const anotherKey = rotatesKey && provider.keys.some((candidate) => !excluded.has(candidate.id));
+        const retryable =
+          isTransient(failure) || (anotherKey && (failure.status === 401 || failure.status === 403));
+        if (!retryable || attempt >= network.max_retries) throw failure;
+        metrics.retries.inc({ provider: provider.name });
+        await sleep(
+          backoffMs({
+            attempt,
+            initialMs: network.retry_backoff_initial_ms,
+            maxMs: network.retry_backoff_max_ms,
+            retryAfterSeconds: anotherKey ? undefined : failure.retryAfter,
+          }),
+          signal,
+        ).catch(() => {
+          throw cancelledByCaller();
+        });
+      }
+    }
+  }
+
+  /** Counts a failed attempt against the provider's health and in the error metrics. */
+  recordFailure(provider: string, failure: GatewayError): void {
+    this.dependencies.health.record(provider, false);
+    this.dependencies.metrics.upstreamErrors.inc({
+      provider,
+      type: failure.type,
+      status: String(failure.status),
+    });
+  }
+}

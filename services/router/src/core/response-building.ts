@@ -1,0 +1,71 @@
+import type { ChatChoice, CompletionResponse, EmbeddingsList, TextChoice } from '@gw/shared';
+import type { AdapterResult, EmbeddingsResult } from './providers/adapter.ts';
+import type { CompletionRoute, EmbeddingsRoute } from './router-service.ts';
+
+/** Models are answered without the provider prefix (SPEC.md Versioning 3). */
+export function bareModel(model: string, provider: string): string {
+  return model.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
+}
+
+function extraFields(options: {
+  provider: string;
+  params: Record<string, unknown>;
+  startedAt: number;
+  raw: unknown;
+  sendRawResponse: boolean;
+}): CompletionResponse['extra_fields'] {
+  const extra: CompletionResponse['extra_fields'] = {
+    provider: options.provider,
+    model_params: options.params,
+    latency: Math.round(performance.now() - options.startedAt) / 1000,
+  };
+  if (options.sendRawResponse) extra.raw_response = options.raw;
+  return extra;
+}
+
+/** SPEC.md's CompletionResponse from an adapter's answer (text choices also carry `message`). */
+export function buildCompletionResponse(options: {
+  request: CompletionRoute;
+  provider: string;
+  result: AdapterResult<ChatChoice | TextChoice>;
+  startedAt: number;
+  sendRawResponse: boolean;
+}): CompletionResponse {
+  const { request, provider, result } = options;
+  const choices =
+    request.operation === 'chat'
+      ? result.choices
+      : (result.choices as TextChoice[]).map((choice) => ({
+          ...choice,
+          message: { role: 'assistant' as const, content: choice.text },
+        }));
+  const response: CompletionResponse = {
+    id: result.id || `gw-${request.requestId}`,
+    object: request.operation === 'chat' ? 'chat.completion' : 'text.completion',
+    choices,
+    model: bareModel(result.model, provider),
+    created: result.created,
+    usage: result.usage,
+    extra_fields: extraFields({ ...options, params: request.params, raw: result.raw }),
+  };
+  if (result.systemFingerprint) response.system_fingerprint = result.systemFingerprint;
+  return response;
+}
+
+/** OpenAI's embeddings list, with gw's `extra_fields`, from an adapter's answer. */
+export function buildEmbeddingsList(options: {
+  request: EmbeddingsRoute;
+  provider: string;
+  result: EmbeddingsResult;
+  startedAt: number;
+  sendRawResponse: boolean;
+}): EmbeddingsList {
+  const { provider, result } = options;
+  return {
+    object: 'list',
+    data: result.data.map((item) => ({ object: 'embedding', index: item.index, embedding: item.embedding })),
+    model: bareModel(result.model, provider),
+    usage: { prompt_tokens: result.usage.prompt_tokens, total_tokens: result.usage.total_tokens },
+    extra_fields: extraFields({ ...options, params: options.request.params, raw: result.raw }),
+  };
+}

@@ -1,0 +1,50 @@
+import { messageSchema } from '@gw/shared';
+import { z } from 'zod';
+import { PASSTHROUGH_ROUTES } from '../core/passthrough.ts';
+
+/** What the router's gRPC server decodes, checked before the core sees it (a forged call gets 400). */
+const targetSchema = z.object({
+  provider: z.string(),
+  model: z.string(),
+  keyIds: z.array(z.string()).optional(),
+});
+
+const routeBase = {
+  requestId: z.string().min(1),
+  targets: z.array(targetSchema).min(1),
+  params: z.record(z.string(), z.unknown()),
+};
+
+export const completionRouteSchema = z.discriminatedUnion('operation', [
+  z.object({ ...routeBase, operation: z.literal('chat'), messages: z.array(messageSchema) }),
+  z.object({
+    ...routeBase,
+    operation: z.literal('text'),
+    prompt: z.union([z.string(), z.array(z.string())]),
+  }),
+]);
+
+export const embeddingsRouteSchema = z.object({
+  ...routeBase,
+  operation: z.literal('embeddings'),
+  input: z.union([z.string(), z.array(z.string())]),
+});
+
+const passthroughOperations = PASSTHROUGH_ROUTES.map((route) => route.operation);
+
+export const passthroughRequestSchema = z.object({
+  requestId: z.string().min(1),
+  operation: z.enum(
+    passthroughOperations as [(typeof passthroughOperations)[number], ...typeof passthroughOperations],
+  ),
+  target: targetSchema,
+  method: z.string().min(1),
+  path: z.string().startsWith('/'),
+  headers: z.record(z.string(), z.string()),
+  hasBody: z.boolean(),
+});
+
+export const passthroughHeadSchema = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+});
