@@ -167,6 +167,16 @@ describe('config loader', () => {
     expect(error.message).toContain('enforce_virtal_keys');
   });
 
+  it.each([
+    ['guardrails', 'guardrails:\n  rules: []\n'],
+    ['governance.budgets', 'governance:\n  budgets:\n    - { max_limit: 10, reset_duration: 1M }\n'],
+  ])('refuses %s, a section gw does not act on yet', async (field, yaml) => {
+    const path = await file(`inert-${field.replace(/[^a-z]/gi, '-')}.yaml`, yaml);
+    const error = await loadError({ GATEWAY_CONFIG: path });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toContain(`${field}: is not supported yet`);
+  });
+
   it('names the file when it cannot be read or parsed', async () => {
     const missing = join(directory, 'does-not-exist.yaml');
     const unreadable = await loadError({ GATEWAY_CONFIG: missing });

@@ -12,7 +12,6 @@ export * from './runtime.ts';
 export * from './schemas/chat.ts';
 export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';
-export * from './schemas/guardrails.ts';
 export * from './schemas/mcp.ts';
 export * from './schemas/providers.ts';
 export * from './sse.ts';

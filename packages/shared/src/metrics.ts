@@ -75,12 +75,6 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       buckets: latencyBuckets,
       registers: [registry],
     }),
-    dropped: new Counter({
-      name: 'gw_dropped_events_total',
-      help: 'Background events dropped because a bounded buffer was full',
-      labelNames: ['kind'] as const,
-      registers: [registry],
-    }),
     inflight: new Gauge({
       name: 'gw_inflight_requests',
       help: 'Requests being served',

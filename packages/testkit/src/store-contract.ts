@@ -14,8 +14,6 @@ export interface StoreContractOptions {
   skip?: Record<string, string>;
 }
 
-/** Window length of the window cases. */
-const WINDOW_MS = 60_000;
 const DELIVERY_TIMEOUT_MS = 2_000;
 
 /**
@@ -135,153 +133,6 @@ export function runStoreContract(options: StoreContractOptions): void {
       await expect(store.put(unique('documents'), 'a', undefined)).rejects.toThrow(TypeError);
     });
 
-    contractCase('consumeWindow allows up to the limit, then refuses without counting', async () => {
-      const store = await open();
-      const window = {
-        key: unique('window'),
-        amount: 1,
-        limit: 3,
-        windowMs: WINDOW_MS,
-        nowMs: nextWindowStart(),
-      };
-      const resetAtMs = window.nowMs + WINDOW_MS;
-      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 1, resetAtMs });
-      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 2, resetAtMs });
-      expect(await store.consumeWindow(window)).toEqual({ allowed: true, count: 3, resetAtMs });
-      expect(await store.consumeWindow(window)).toEqual({ allowed: false, count: 3, resetAtMs });
-      expect(await store.consumeWindow(window)).toEqual({ allowed: false, count: 3, resetAtMs });
-      expect(await store.consumeWindow({ ...window, amount: 0 })).toEqual({
-        allowed: true,
-        count: 3,
-        resetAtMs,
-      });
-    });
-
-    contractCase('consumeWindow with amount 0 only reads', async () => {
-      const store = await open();
-      const window = {
-        key: unique('window'),
-        amount: 0,
-        limit: 5,
-        windowMs: WINDOW_MS,
-        nowMs: nextWindowStart(),
-      };
-      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 0 });
-      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 0 });
-      await store.consumeWindow({ ...window, amount: 2 });
-      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 2 });
-      expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 2 });
-    });
-
-    contractCase(
-      'consumeWindow adds amounts larger than 1, refusing one that would cross the limit',
-      async () => {
-        const store = await open();
-        const window = {
-          key: unique('window'),
-          amount: 4,
-          limit: 10,
-          windowMs: WINDOW_MS,
-          nowMs: nextWindowStart(),
-        };
-        expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 4 });
-        expect(await store.consumeWindow(window)).toMatchObject({ allowed: true, count: 8 });
-        expect(await store.consumeWindow(window)).toMatchObject({ allowed: false, count: 8 });
-        expect(await store.consumeWindow({ ...window, amount: 2 })).toMatchObject({
-          allowed: true,
-          count: 10,
-        });
-        expect(await store.consumeWindow({ ...window, key: unique('window'), amount: 11 })).toMatchObject({
-          allowed: false,
-          count: 0,
-        });
-      },
-    );
-
-    contractCase('windows roll over when nowMs enters the next window', async () => {
-      const store = await open();
-      const startMs = nextWindowStart();
-      const window = { key: unique('window'), amount: 1, limit: 2, windowMs: WINDOW_MS, nowMs: startMs };
-      await store.consumeWindow(window);
-      await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS - 1 });
-      expect(await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS - 1 })).toEqual({
-        allowed: false,
-        count: 2,
-        resetAtMs: startMs + WINDOW_MS,
-      });
-      expect(await store.consumeWindow({ ...window, nowMs: startMs + WINDOW_MS })).toEqual({
-        allowed: true,
-        count: 1,
-        resetAtMs: startMs + 2 * WINDOW_MS,
-      });
-      expect(await store.consumeWindow({ ...window, nowMs: startMs + 3 * WINDOW_MS + 5 })).toEqual({
-        allowed: true,
-        count: 1,
-        resetAtMs: startMs + 4 * WINDOW_MS,
-      });
-    });
-
-    contractCase('resetAtMs is the end of the window containing nowMs', async () => {
-      const store = await open();
-      const startMs = nextWindowStart();
-      const request = { key: unique('window'), amount: 0, limit: 1, windowMs: WINDOW_MS };
-      for (const nowMs of [startMs, startMs + 1, startMs + WINDOW_MS / 2, startMs + WINDOW_MS - 1]) {
-        expect(await store.consumeWindow({ ...request, nowMs })).toMatchObject({
-          resetAtMs: startMs + WINDOW_MS,
-        });
-      }
-      const hourMs = 3_600_000;
-      const hourStartMs = Math.ceil(startMs / hourMs) * hourMs;
-      expect(
-        await store.consumeWindow({ ...request, amount: 1, windowMs: hourMs, nowMs: hourStartMs + 1234 }),
-      ).toEqual({ allowed: true, count: 1, resetAtMs: hourStartMs + hourMs });
-    });
-
-    contractCase('separate keys count separately', async () => {
-      const store = await open();
-      const nowMs = nextWindowStart();
-      const first = { key: unique('window'), amount: 1, limit: 1, windowMs: WINDOW_MS, nowMs };
-      const second = { ...first, key: unique('window') };
-      expect(await store.consumeWindow(first)).toMatchObject({ allowed: true, count: 1 });
-      expect(await store.consumeWindow(first)).toMatchObject({ allowed: false, count: 1 });
-      expect(await store.consumeWindow(second)).toMatchObject({ allowed: true, count: 1 });
-      expect(await store.consumeWindow({ ...first, windowMs: 2 * WINDOW_MS })).toMatchObject({
-        allowed: true,
-        count: 1,
-      });
-    });
-
-    contractCase('concurrent consumeWindow calls never exceed the limit', async () => {
-      const store = await open();
-      const window = {
-        key: unique('window'),
-        amount: 1,
-        limit: 50,
-        windowMs: WINDOW_MS,
-        nowMs: nextWindowStart(),
-      };
-      const results = await Promise.all(Array.from({ length: 200 }, () => store.consumeWindow(window)));
-      expect(results.filter((result) => result.allowed)).toHaveLength(50);
-      expect(results.every((result) => result.count <= 50)).toBe(true);
-      expect(await store.consumeWindow({ ...window, amount: 0 })).toMatchObject({ count: 50 });
-    });
-
-    contractCase('consumeWindow rejects requests it cannot count', async () => {
-      const store = await open();
-      const window = {
-        key: unique('window'),
-        amount: 1,
-        limit: 5,
-        windowMs: WINDOW_MS,
-        nowMs: nextWindowStart(),
-      };
-      await expect(store.consumeWindow({ ...window, windowMs: 0 })).rejects.toThrow(RangeError);
-      await expect(store.consumeWindow({ ...window, amount: -1 })).rejects.toThrow(RangeError);
-      await expect(store.consumeWindow({ ...window, amount: 0.5 })).rejects.toThrow(RangeError);
-      await expect(store.consumeWindow({ ...window, nowMs: Number.NaN })).rejects.toThrow(RangeError);
-      expect(await store.consumeWindow({ ...window, amount: 0 })).toMatchObject({ count: 0 });
-    });
-
     contractCase('publish delivers to a subscriber, outside the publisher’s stack', async () => {
       const store = await open();
       const channel = unique('channel');
@@ -352,22 +203,6 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(await second.get(collection, 'a')).toEqual({ secret: 'kept' });
       const listed = await second.list(collection);
       expect(listed.map((document) => document.id).sort()).toEqual(['a', 'b']);
-    });
-
-    contractCase('a second store over the same state continues the window counts of the first', async () => {
-      const first = await open();
-      const window = {
-        key: unique('window'),
-        amount: 3,
-        limit: 5,
-        windowMs: WINDOW_MS,
-        nowMs: nextWindowStart(),
-      };
-      await first.consumeWindow(window);
-      await first.close();
-      const second = await open();
-      expect(await second.consumeWindow(window)).toMatchObject({ allowed: false, count: 3 });
-      expect(await second.consumeWindow({ ...window, amount: 2 })).toMatchObject({ allowed: true, count: 5 });
     });
 
     contractCase('a message published by one store reaches a subscriber of another', async () => {
@@ -483,14 +318,6 @@ export function runStoreContract(options: StoreContractOptions): void {
 
 function unique(name: string): string {
   return `${name}-${randomUUID()}`;
-}
-
-/**
- * Start of the next window by the wall clock: far enough ahead that no window ends mid-case, and real enough
- * that stores expiring windows by the wall clock (Redis, a reloaded data directory) keep them.
- */
-function nextWindowStart(): number {
-  return (Math.floor(Date.now() / WINDOW_MS) + 1) * WINDOW_MS;
 }
 
 function recorder(): { messages: string[]; handler: (message: string) => void } {

@@ -4,7 +4,6 @@ import type {
   CounterAdjustment,
   CounterCheck,
   DueReservation,
-  WindowRequest,
 } from './store.ts';
 
 /**
@@ -62,19 +61,6 @@ export function assertAdmitRequest(request: AdmitRequest): void {
 }
 
 /** Counters are integers, since Redis adds with INCRBY. */
-export function assertWindowRequest(request: WindowRequest): void {
-  if (!Number.isSafeInteger(request.windowMs) || request.windowMs <= 0) {
-    throw new RangeError(`windowMs must be a positive integer, got ${request.windowMs}`);
-  }
-  if (!Number.isSafeInteger(request.amount) || request.amount < 0) {
-    throw new RangeError(`amount must be a non-negative integer, got ${request.amount}`);
-  }
-  if (!Number.isSafeInteger(request.limit) || request.limit < 0) {
-    throw new RangeError(`limit must be a non-negative integer, got ${request.limit}`);
-  }
-  if (!Number.isFinite(request.nowMs)) throw new RangeError(`nowMs must be finite, got ${request.nowMs}`);
-}
-
 /** How long past now a counter must live at least, whatever the caller's clock says (tests use fake clocks). */
 export function counterTtlMs(expireAtMs: number): number {
   return Math.max(60_000, expireAtMs - Date.now());

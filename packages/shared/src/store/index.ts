@@ -12,8 +12,6 @@ export type {
   DueReservation,
   SettleReservationRequest,
   Store,
-  WindowRequest,
-  WindowResult,
 } from './store.ts';
 
 /** The environment variables that choose the store. */

@@ -38,18 +38,6 @@ describe('MemoryStore', () => {
     await store.close();
   });
 
-  it('drops windows that have ended when it reopens', async () => {
-    const directory = await freshDir();
-    const store = await MemoryStore.open({ dataDir: directory });
-    const window = { key: 'k', amount: 1, limit: 5, windowMs: 1_000 };
-    await store.consumeWindow({ ...window, nowMs: Date.now() - 10_000 });
-    await store.consumeWindow({ ...window, windowMs: 3_600_000, nowMs: Date.now() });
-    await store.close();
-    const file = JSON.parse(await readFile(path.join(directory, STORE_FILE_NAME), 'utf8'));
-    expect(file.windows).toHaveLength(1);
-    expect(file.windows[0]).toMatchObject({ key: 'k', windowMs: 3_600_000, count: 1 });
-  });
-
   it('refuses to open a corrupt file, naming it, and leaves it untouched', async () => {
     const directory = await freshDir();
     const filePath = path.join(directory, STORE_FILE_NAME);

@@ -5,7 +5,6 @@ import { z } from 'zod';
 import {
   admittedAdditions,
   assertAdmitRequest,
-  assertWindowRequest,
   counterTtlMs,
   decideAdmission,
   parseReservation,
@@ -17,8 +16,6 @@ import type {
   DueReservation,
   SettleReservationRequest,
   Store,
-  WindowRequest,
-  WindowResult,
 } from './store.ts';
 
 export interface MemoryStoreOptions {
@@ -36,8 +33,6 @@ export const STORE_FILE_NAME = 'store.json';
 
 /** Changes are written at most this often, so a burst of writes costs one file write. */
 const SAVE_DELAY_MS = 200;
-/** Ended windows are swept at most this often, by the callers' clock: memory stays bounded by live keys. */
-const SWEEP_INTERVAL_MS = 10_000;
 
 /**
  * Arrays of entries rather than objects keyed by id: ids are caller data, and a key such as `__proto__` must
@@ -46,14 +41,6 @@ const SWEEP_INTERVAL_MS = 10_000;
 const storeFileSchema = z.object({
   version: z.literal(1),
   documents: z.array(z.object({ collection: z.string(), id: z.string(), value: z.unknown() })),
-  windows: z.array(
-    z.object({
-      key: z.string(),
-      windowMs: z.number().int().positive(),
-      resetAtMs: z.number(),
-      count: z.number().int().nonnegative(),
-    }),
-  ),
   counters: z
     .array(z.object({ key: z.string(), value: z.number().int(), expireAtMs: z.number() }))
     .default([]),
@@ -63,7 +50,6 @@ const storeFileSchema = z.object({
 });
 
 type StoreFile = z.infer<typeof storeFileSchema>;
-type WindowState = StoreFile['windows'][number];
 
 interface Subscription {
   handler: (message: string) => void;
@@ -77,14 +63,12 @@ interface Subscription {
 export class MemoryStore implements Store {
   /** Collection → id → the document as JSON text, so callers never share objects with the store. */
   private readonly documents = new Map<string, Map<string, string>>();
-  private readonly windows = new Map<string, WindowState>();
   /** Governance counters: value and the time after which they may be forgotten. */
   private readonly counters = new Map<string, { value: number; expireAtMs: number }>();
   private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
   private readonly filePath: string | undefined;
   private readonly reportError: (error: unknown) => void;
-  private nextSweepAtMs = Number.NEGATIVE_INFINITY;
   private dirty = false;
   private saveTimer: NodeJS.Timeout | undefined;
   private saving: Promise<void> | undefined;
@@ -138,24 +122,6 @@ export class MemoryStore implements Store {
     if (documents.size === 0) this.documents.delete(collection);
     this.scheduleSave();
     return true;
-  }
-
-  async consumeWindow(request: WindowRequest): Promise<WindowResult> {
-    this.assertOpen();
-    assertWindowRequest(request);
-    const windowStartMs = Math.floor(request.nowMs / request.windowMs) * request.windowMs;
-    const resetAtMs = windowStartMs + request.windowMs;
-    this.sweepWindows(request.nowMs);
-
-    const id = windowId(request.key, request.windowMs, resetAtMs);
-    const current = this.windows.get(id)?.count ?? 0;
-    if (current + request.amount > request.limit) return { allowed: false, count: current, resetAtMs };
-    const count = current + request.amount;
-    if (request.amount > 0) {
-      this.windows.set(id, { key: request.key, windowMs: request.windowMs, resetAtMs, count });
-      this.scheduleSave();
-    }
-    return { allowed: true, count, resetAtMs };
   }
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {
@@ -268,14 +234,6 @@ export class MemoryStore implements Store {
     }
   }
 
-  private sweepWindows(nowMs: number): void {
-    if (nowMs < this.nextSweepAtMs) return;
-    this.nextSweepAtMs = nowMs + SWEEP_INTERVAL_MS;
-    for (const [id, window] of this.windows) {
-      if (window.resetAtMs <= nowMs) this.windows.delete(id);
-    }
-  }
-
   private scheduleSave(): void {
     if (this.filePath === undefined) return;
     this.dirty = true;
@@ -312,12 +270,11 @@ export class MemoryStore implements Store {
       for (const [id, text] of entries) documents.push({ collection, id, value: JSON.parse(text) });
     }
     const nowMs = Date.now();
-    const windows = Array.from(this.windows.values()).filter((window) => window.resetAtMs > nowMs);
     const counters = Array.from(this.counters, ([key, counter]) => ({ key, ...counter })).filter(
       (counter) => counter.expireAtMs > nowMs,
     );
     const reservations = Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }));
-    return { version: 1, documents, windows, counters, reservations };
+    return { version: 1, documents, counters, reservations };
   }
 
   private load(file: StoreFile): void {
@@ -335,10 +292,6 @@ export class MemoryStore implements Store {
     }
     for (const { id, deadlineMs, payload } of file.reservations)
       this.reservations.set(id, { deadlineMs, payload });
-    for (const window of file.windows) {
-      if (window.resetAtMs > nowMs)
-        this.windows.set(windowId(window.key, window.windowMs, window.resetAtMs), window);
-    }
   }
 }
 
@@ -387,10 +340,6 @@ function toJsonText(value: unknown): string {
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError('A store document must be a JSON value');
   return text;
-}
-
-function windowId(key: string, windowMs: number, resetAtMs: number): string {
-  return JSON.stringify([key, windowMs, resetAtMs]);
 }
 
 function describeError(error: unknown): string {

@@ -2,15 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { assertAdmitRequest, assertWindowRequest, counterTtlMs, parseReservation } from './admission.ts';
+import { assertAdmitRequest, counterTtlMs, parseReservation } from './admission.ts';
 import type {
   AdmitRequest,
   AdmitResult,
   DueReservation,
   SettleReservationRequest,
   Store,
-  WindowRequest,
-  WindowResult,
 } from './store.ts';
 
 export interface RedisStoreOptions {
@@ -28,7 +26,6 @@ export interface RedisStoreOptions {
 const CONNECT_ATTEMPTS = 5;
 const CONNECT_TIMEOUT_MS = 5_000;
 
-const CONSUME_WINDOW_LUA = new URL('./lua/consume-window-1.lua', import.meta.url);
 const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
 const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-2.lua', import.meta.url);
 const admitReplySchema = z.tuple([
@@ -38,11 +35,9 @@ const admitReplySchema = z.tuple([
   z.number(),
   z.string(),
 ]);
-const consumeWindowReplySchema = z.tuple([z.union([z.literal(0), z.literal(1)]), z.number(), z.number()]);
 
-/** The main connection with the command that defineCommand adds for consume-window-1.lua. */
+/** The main connection with the commands that defineCommand adds for the Lua scripts of lua/. */
 interface ScriptedRedis extends Redis {
-  consumeWindow(key: string, ...argv: string[]): Promise<unknown>;
   admitCounters(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
   settleReservation(reservations: string, deadlines: string, ...argv: string[]): Promise<unknown>;
 }
@@ -59,7 +54,7 @@ interface Subscription {
 
 /**
  * The cluster-mode Store. Documents are one hash per collection (`<prefix>doc:<collection>`, JSON text),
- * windows are counters with an expiry (`<prefix>window:…`), pub/sub channels are `<prefix>channel:<name>`.
+ * counters of admission are `<prefix>counter:…` with an expiry, pub/sub channels are `<prefix>channel:<name>`.
  */
 export class RedisStore implements Store {
   private readonly connection: ScriptedRedis;
@@ -80,8 +75,8 @@ export class RedisStore implements Store {
 
   /** Connects and waits until Redis is ready; rejects after a few attempts when it cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
-    const [lua, admitLua, settleLua] = await Promise.all(
-      [CONSUME_WINDOW_LUA, ADMIT_COUNTERS_LUA, SETTLE_RESERVATION_LUA].map((file) => readFile(file, 'utf8')),
+    const [admitLua, settleLua] = await Promise.all(
+      [ADMIT_COUNTERS_LUA, SETTLE_RESERVATION_LUA].map((file) => readFile(file, 'utf8')),
     );
     const state = { everReady: false };
     const connection = new Redis(options.url, {
@@ -99,7 +94,6 @@ export class RedisStore implements Store {
     connection.options.maxRetriesPerRequest = 1;
     const store = new RedisStore(failFast(connection), options);
     connection.on('error', (error: unknown) => store.reportError(error));
-    connection.defineCommand('consumeWindow', { numberOfKeys: 1, lua: lua! });
     connection.defineCommand('admitCounters', { lua: admitLua! });
     connection.defineCommand('settleReservation', { numberOfKeys: 2, lua: settleLua! });
     return store;
@@ -128,23 +122,6 @@ export class RedisStore implements Store {
 
   async delete(collection: string, id: string): Promise<boolean> {
     return (await this.connection.hdel(this.documentKey(collection), id)) === 1;
-  }
-
-  async consumeWindow(request: WindowRequest): Promise<WindowResult> {
-    assertWindowRequest(request);
-    const windowStartMs = Math.floor(request.nowMs / request.windowMs) * request.windowMs;
-    const resetAtMs = windowStartMs + request.windowMs;
-    // The numbers go last: they hold no ':', so no two (key, window) pairs share a counter.
-    const counterKey = `${this.prefix}window:${request.key}:${request.windowMs}:${windowStartMs}`;
-    const reply = await this.connection.consumeWindow(
-      counterKey,
-      String(request.amount),
-      String(request.limit),
-      String(resetAtMs),
-      String(request.windowMs),
-    );
-    const [allowed, count] = consumeWindowReplySchema.parse(reply);
-    return { allowed: allowed === 1, count, resetAtMs };
   }
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {

@@ -15,13 +15,6 @@ export interface Store {
   delete(collection: string, id: string): Promise<boolean>;
 
   /**
-   * Atomic fixed-window counter. The window containing `nowMs` is `[floor(nowMs / windowMs) * windowMs, +windowMs)`.
-   * Adds `amount` only if the count after adding stays within `limit`; answers the count after the call and
-   * when the window ends. An `amount` of 0 only reads.
-   */
-  consumeWindow(request: WindowRequest): Promise<WindowResult>;
-
-  /**
    * Governance admission, all or nothing in one atomic step (one Redis round trip): every `required` check
    * must pass, and when `alternatives` are given at least one group must pass. On success the amounts of the
    * required checks and of the FIRST passing alternative are added, and the reservation (if any) is recorded.
@@ -44,22 +37,6 @@ export interface Store {
 
   /** Writes pending state (memory: the data directory) and releases connections. */
   close(): Promise<void>;
-}
-
-export interface WindowRequest {
-  key: string;
-  amount: number;
-  limit: number;
-  windowMs: number;
-  nowMs: number;
-}
-
-export interface WindowResult {
-  allowed: boolean;
-  /** Count in the window after this call. */
-  count: number;
-  /** Epoch milliseconds at which the window ends. */
-  resetAtMs: number;
 }
 
 /** One counter of an admission: passes when `current + need <= limit`; `amount` is added on success. */
