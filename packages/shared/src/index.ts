@@ -13,6 +13,7 @@ export * from './schemas/chat.ts';
 export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';
 export * from './schemas/mcp.ts';
+export * from './schemas/passthrough.ts';
 export * from './schemas/providers.ts';
 export * from './sse.ts';
 export * from './store/index.ts';

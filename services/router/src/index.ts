@@ -1,5 +1,4 @@
 export * from './core/health.ts';
-export { PASSTHROUGH_ROUTES, PASSTHROUGH_SUPPORT } from './core/passthrough.ts';
 export * from './core/router-core.ts';
 export * from './core/router-service.ts';
 export * from './grpc/router-client.ts';

@@ -1,10 +1,4 @@
-import type {
-  AdmitRequest,
-  AdmitResult,
-  CounterAdjustment,
-  CounterCheck,
-  DueReservation,
-} from './store.ts';
+import type { AdmitRequest, AdmitResult, CounterAdjustment, CounterCheck, DueReservation } from './store.ts';
 
 /**
  * The admission decision over current counter values, shared by the memory store (which then applies it)

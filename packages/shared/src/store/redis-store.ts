@@ -3,13 +3,7 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { assertAdmitRequest, counterTtlMs, parseReservation } from './admission.ts';
-import type {
-  AdmitRequest,
-  AdmitResult,
-  DueReservation,
-  SettleReservationRequest,
-  Store,
-} from './store.ts';
+import type { AdmitRequest, AdmitResult, DueReservation, SettleReservationRequest, Store } from './store.ts';
 
 export interface RedisStoreOptions {
   url: string;

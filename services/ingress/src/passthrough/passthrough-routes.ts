@@ -1,6 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { PASSTHROUGH_ROUTES, type PassthroughOperation } from '@gw/router';
-import { invalidRequest, parseJson, readBody } from '@gw/shared';
+import {
+  invalidRequest,
+  PASSTHROUGH_ROUTES,
+  type PassthroughOperation,
+  parseJson,
+  readBody,
+} from '@gw/shared';
 import type { RequestContext, Route } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';

@@ -1,34 +1,16 @@
 import { Readable } from 'node:stream';
-import { GatewayError, unsupportedOperation } from '@gw/shared';
+import {
+  type BuiltInProvider,
+  GatewayError,
+  type PassthroughOperation,
+  unsupportedOperation,
+} from '@gw/shared';
 import { selectKey } from './key-selector.ts';
 import type { LoadedProvider } from './provider-registry.ts';
-import type { ResolvedKey } from './providers/adapter.ts';
-import { azureKeyConfigSchema } from './providers/azure/azure-config.ts';
+import type { PassthroughDescriptor } from './providers/passthrough-descriptor.ts';
+import { BUILT_IN_PROVIDERS } from './providers/registry.ts';
 import type { CallOptions, RouteTarget } from './router-service.ts';
 import type { UpstreamClient } from './upstream-client.ts';
-
-/**
- * The pass-through family of SPEC.md endpoint note 7: `/v1/<root>[/…]` forwarded to the provider's own API
- * with the gateway's provider key. `/v1/chat/completions` is not here: it is the governed, normalised path.
- */
-export const PASSTHROUGH_ROUTES = [
-  { root: '/models', operation: 'models' },
-  { root: '/completions', operation: 'completions' },
-  { root: '/responses', operation: 'responses' },
-  { root: '/images/generations', operation: 'images_generations' },
-  { root: '/images/edits', operation: 'images_edits' },
-  { root: '/images/variations', operation: 'images_variations' },
-  { root: '/embeddings', operation: 'embeddings' },
-  { root: '/audio/speech', operation: 'audio_speech' },
-  { root: '/audio/transcriptions', operation: 'audio_transcriptions' },
-  { root: '/files', operation: 'files' },
-  { root: '/batches', operation: 'batches' },
-  { root: '/count-tokens', operation: 'count_tokens' },
-  { root: '/videos', operation: 'videos' },
-  { root: '/containers', operation: 'containers' },
-] as const;
-
-export type PassthroughOperation = (typeof PASSTHROUGH_ROUTES)[number]['operation'];
 
 /** A pass-through call as ingress hands it over (the body travels beside it, as a stream). */
 export interface PassthroughRequest {
@@ -52,104 +34,10 @@ export interface PassthroughResponse {
   body: AsyncIterable<Uint8Array>;
 }
 
-/** How one provider is spoken to in pass-through: what it offers, where, and how gw's key is presented. */
-interface PassthroughSupport {
-  operations: readonly PassthroughOperation[];
-  /** The upstream URL of a call (the provider's base URL may carry a path prefix). */
-  url(call: {
-    baseUrl: string;
-    path: string;
-    operation: PassthroughOperation;
-    key: ResolvedKey | undefined;
-  }): URL;
-  /** The headers that carry gw's provider key (they win over anything the caller sent). */
-  auth(key: ResolvedKey | undefined): Record<string, string>;
-  /** Headers the provider needs, unless the caller sent its own (Anthropic's API version). */
-  defaults?: Record<string, string>;
-}
-
-const ALL_OPERATIONS = PASSTHROUGH_ROUTES.map((route) => route.operation);
-
-function join(baseUrl: string, path: string): URL {
-  return new URL(baseUrl.replace(/\/+$/, '') + path);
-}
-
-const bearer = (key: ResolvedKey | undefined): Record<string, string> =>
-  key?.value ? { authorization: `Bearer ${key.value}` } : {};
-
-/** OpenAI's API layout: `/v1/<path>`; its count of input tokens lives under the Responses API. */
-function openAiPath(path: string, operation: PassthroughOperation): string {
-  if (operation === 'count_tokens') return `/v1/responses/input_tokens${path.slice('/count-tokens'.length)}`;
-  return `/v1${path}`;
-}
-
-const openAiStyle = (operations: readonly PassthroughOperation[]): PassthroughSupport => ({
-  operations,
-  url: ({ baseUrl, path, operation }) => join(baseUrl, openAiPath(path, operation)),
-  auth: bearer,
-});
-
-/**
- * Pass-through support per provider, as data: the router answers 400 `unsupported_operation` before any
- * upstream call for an operation a provider lacks. Providers not listed support none.
- */
-export const PASSTHROUGH_SUPPORT: Readonly<Record<string, PassthroughSupport>> = {
-  openai: openAiStyle(ALL_OPERATIONS),
-  // Azure OpenAI's v1 API (`/openai/v1/…`) on the key's resource endpoint.
-  azure: {
-    operations: [
-      'models',
-      'completions',
-      'responses',
-      'embeddings',
-      'images_generations',
-      'images_edits',
-      'audio_speech',
-      'audio_transcriptions',
-      'files',
-      'batches',
-    ],
-    url: ({ baseUrl, path, operation, key }) => {
-      const endpoint = azureKeyConfigSchema.safeParse(key?.config ?? {}).data?.endpoint;
-      return join(endpoint ?? baseUrl, `/openai${openAiPath(path, operation)}`);
-    },
-    auth: (key) => {
-      if (!key?.value) return {};
-      const entra = azureKeyConfigSchema.safeParse(key.config).data?.auth === 'entra';
-      return entra ? bearer(key) : { 'api-key': key.value };
-    },
-  },
-  // The provider SPEC.md describes as supporting only models, completions, chat, responses, speech and
-  // transcriptions (its default base URL already ends in `/openai`).
-  groq: openAiStyle(['models', 'completions', 'responses', 'audio_speech', 'audio_transcriptions']),
-  mistral: openAiStyle(['models', 'embeddings', 'files']),
-  anthropic: {
-    operations: ['models', 'count_tokens'],
-    url: ({ baseUrl, path, operation }) =>
-      join(
-        baseUrl,
-        operation === 'count_tokens'
-          ? `/v1/messages/count_tokens${path.slice('/count-tokens'.length)}`
-          : `/v1${path}`,
-      ),
-    auth: (key): Record<string, string> => (key?.value ? { 'x-api-key': key.value } : {}),
-    defaults: { 'anthropic-version': '2023-06-01' },
-  },
-  gemini: {
-    operations: ['models'],
-    url: ({ baseUrl, path }) => join(baseUrl, `/v1beta${path}`),
-    auth: (key): Record<string, string> => (key?.value ? { 'x-goog-api-key': key.value } : {}),
-  },
-};
-
-/** The support of a provider: its own entry, or (custom providers) that of the wire format it is built on. */
-export function passthroughSupportOf(provider: LoadedProvider): PassthroughSupport | undefined {
-  return (
-    PASSTHROUGH_SUPPORT[provider.name] ??
-    (provider.config.custom_provider_config
-      ? PASSTHROUGH_SUPPORT[provider.config.custom_provider_config.base_provider]
-      : undefined)
-  );
+/** The descriptor of a provider: its own, or (custom providers) that of the wire format it is built on. */
+function descriptorOf(provider: LoadedProvider): PassthroughDescriptor | undefined {
+  const name = provider.config.custom_provider_config?.base_provider ?? provider.name;
+  return BUILT_IN_PROVIDERS[name as BuiltInProvider]?.passthrough;
 }
 
 /** Headers that describe one connection, never forwarded (RFC 9110 §7.6.1), in either direction. */
@@ -192,7 +80,7 @@ export async function runPassthrough(options: {
   random?: (() => number) | undefined;
 }): Promise<PassthroughResponse> {
   const { provider, request } = options;
-  const support = passthroughSupportOf(provider);
+  const support = descriptorOf(provider);
   if (!support?.operations.includes(request.operation)) {
     throw unsupportedOperation(provider.name, request.operation);
   }

@@ -2,7 +2,7 @@ import type { ChatCompletionChunk, CompletionResponse, EmbeddingsList, Message }
 import type { ProviderHealth } from './health.ts';
 import type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
-export type { PassthroughOperation, PassthroughRequest, PassthroughResponse } from './passthrough.ts';
+export type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
 /** One place a request may be served: a provider, its model, and the provider keys it may use. */
 export interface RouteTarget {

@@ -1,6 +1,5 @@
-import { messageSchema } from '@gw/shared';
+import { messageSchema, PASSTHROUGH_OPERATIONS } from '@gw/shared';
 import { z } from 'zod';
-import { PASSTHROUGH_ROUTES } from '../core/passthrough.ts';
 
 /** What the router's gRPC server decodes, checked before the core sees it (a forged call gets 400). */
 const targetSchema = z.object({
@@ -30,13 +29,9 @@ export const embeddingsRouteSchema = z.object({
   input: z.union([z.string(), z.array(z.string())]),
 });
 
-const passthroughOperations = PASSTHROUGH_ROUTES.map((route) => route.operation);
-
 export const passthroughRequestSchema = z.object({
   requestId: z.string().min(1),
-  operation: z.enum(
-    passthroughOperations as [(typeof passthroughOperations)[number], ...typeof passthroughOperations],
-  ),
+  operation: z.enum(PASSTHROUGH_OPERATIONS),
   target: targetSchema,
   method: z.string().min(1),
   path: z.string().startsWith('/'),

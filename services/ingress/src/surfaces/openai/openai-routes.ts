@@ -1,5 +1,10 @@
-import { PASSTHROUGH_ROUTES } from '@gw/router';
-import { type CompletionResponse, methodNotAllowed, noEndpoint, type TextChoice } from '@gw/shared';
+import {
+  type CompletionResponse,
+  methodNotAllowed,
+  noEndpoint,
+  PASSTHROUGH_ROUTES,
+  type TextChoice,
+} from '@gw/shared';
 import {
   type ParsedCompletion,
   parseChatRequest,

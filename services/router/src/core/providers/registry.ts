@@ -8,7 +8,8 @@ import { geminiProvider } from './gemini/index.ts';
 import { groqProvider } from './groq/index.ts';
 import { mistralProvider } from './mistral/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
-import { openAiAdapter } from './openai/openai-adapter.ts';
+import { openAiProvider } from './openai/index.ts';
+import type { PassthroughDescriptor } from './passthrough-descriptor.ts';
 import { sglProvider } from './sgl/index.ts';
 import { vertexProvider } from './vertex/index.ts';
 
@@ -16,6 +17,8 @@ export interface ProviderEntry {
   adapter: ProviderAdapter;
   /** Used when `network_config.base_url` is not set (absent when the provider requires one). */
   defaultBaseUrl?: string;
+  /** The pass-through operations it offers and how (none when absent). */
+  passthrough?: PassthroughDescriptor;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface ProviderEntry {
  * (packages/testkit/src/provider-contract.ts), nowhere else.
  */
 export const BUILT_IN_PROVIDERS: Record<BuiltInProvider, ProviderEntry> = {
-  openai: { adapter: openAiAdapter, defaultBaseUrl: 'https://api.openai.com' },
+  openai: openAiProvider,
   azure: azureProvider,
   anthropic: anthropicProvider,
   bedrock: bedrockProvider,
@@ -38,7 +41,7 @@ export const BUILT_IN_PROVIDERS: Record<BuiltInProvider, ProviderEntry> = {
 
 /** Adapters a custom provider can be built over, by base wire format. */
 export const BASE_FORMAT_ADAPTERS: Record<BaseFormat, ProviderAdapter> = {
-  openai: openAiAdapter,
+  openai: openAiProvider.adapter,
   anthropic: anthropicProvider.adapter,
   bedrock: bedrockProvider.adapter,
   cohere: cohereProvider.adapter,

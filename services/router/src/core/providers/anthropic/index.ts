@@ -1,5 +1,6 @@
 import type { ProviderEntry } from '../registry.ts';
 import { anthropicAdapter } from './anthropic-adapter.ts';
+import { anthropicPassthrough } from './anthropic-passthrough.ts';
 
 export {
   ANTHROPIC_VERSION,
@@ -23,4 +24,5 @@ export { mapAnthropicUsage } from './map-anthropic-usage.ts';
 export const anthropicProvider: ProviderEntry = {
   adapter: anthropicAdapter,
   defaultBaseUrl: 'https://api.anthropic.com',
+  passthrough: anthropicPassthrough,
 };

@@ -1,3 +1,4 @@
+import { joinUrl } from '../passthrough-descriptor.ts';
 import type { ProviderEntry } from '../registry.ts';
 import { GEMINI_DEFAULT_BASE_URL, geminiAdapter } from './gemini-adapter.ts';
 
@@ -6,4 +7,10 @@ export { createGeminiAdapter, type GeminiAdapterOptions, type GeminiEndpoint } f
 export const geminiProvider: ProviderEntry = {
   adapter: geminiAdapter,
   defaultBaseUrl: GEMINI_DEFAULT_BASE_URL,
+  // Gemini's models list only; generate-content is the /genai surface's, governed and translated.
+  passthrough: {
+    operations: ['models'],
+    url: ({ baseUrl, path }) => joinUrl(baseUrl, `/v1beta${path}`),
+    auth: (key): Record<string, string> => (key?.value ? { 'x-goog-api-key': key.value } : {}),
+  },
 };

@@ -1,7 +1,9 @@
+import { openAiStylePassthrough } from '../passthrough-descriptor.ts';
 import type { ProviderEntry } from '../registry.ts';
 import { MISTRAL_DEFAULT_BASE_URL, mistralAdapter } from './mistral-adapter.ts';
 
 export const mistralProvider: ProviderEntry = {
   adapter: mistralAdapter,
   defaultBaseUrl: MISTRAL_DEFAULT_BASE_URL,
+  passthrough: openAiStylePassthrough(['models', 'embeddings', 'files']),
 };
