@@ -1,6 +1,8 @@
 import { credentials, type ServiceError } from '@grpc/grpc-js';
-import { type ClientConfig, fromGrpcError, grpcChannel } from '@gw/shared';
+import { type ClientConfig, decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared';
+import { z } from 'zod';
 import { authorizeAnonymous } from '../core/anonymous.ts';
+import { authorizeResultSchema } from '../core/governance-messages.ts';
 import type {
   AuthorizeRequest,
   AuthorizeResult,
@@ -45,7 +47,10 @@ export class GovernanceClient implements GovernanceService {
     if (!request.virtualKey && this.anonymousLocally)
       return authorizeAnonymous(this.anonymousLocally, request);
     const reply = await this.call('Authorize', request);
-    return JSON.parse(reply.json!.toString('utf8')) as AuthorizeResult;
+    return decodeMessage(authorizeResultSchema, reply.json ?? Buffer.alloc(0), {
+      what: 'authorization',
+      side: 'reply',
+    });
   }
 
   async settle(request: SettleRequest): Promise<void> {
@@ -54,7 +59,10 @@ export class GovernanceClient implements GovernanceService {
 
   async manage(request: ManageRequest): Promise<unknown> {
     const reply = await this.call('Manage', request);
-    return JSON.parse(reply.json!.toString('utf8'));
+    return decodeMessage(z.unknown(), reply.json ?? Buffer.alloc(0), {
+      what: 'management answer',
+      side: 'reply',
+    });
   }
 
   close(): void {

@@ -1,40 +1,36 @@
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { loadService, toGrpcError } from '@gw/shared';
-import type {
-  AuthorizeRequest,
-  GovernanceService,
-  ManageRequest,
-  SettleRequest,
-} from '../core/governance-service.ts';
+import { decodeMessage, loadService, toGrpcError } from '@gw/shared';
+import type { z } from 'zod';
+import {
+  authorizeRequestSchema,
+  manageRequestSchema,
+  settleRequestSchema,
+} from '../core/governance-messages.ts';
+import type { GovernanceService } from '../core/governance-service.ts';
 
 export const GovernanceGrpcService = loadService('governance', 'Governance');
 
 type JsonCall = ServerUnaryCall<{ json: Buffer }, unknown>;
 
-function decode<T>(call: JsonCall): T {
-  return JSON.parse(call.request.json.toString('utf8')) as T;
+/** A unary JSON call: the request validated (invalid_request otherwise), the answer serialized. */
+function unary<Schema extends z.ZodType>(
+  schema: Schema,
+  what: string,
+  run: (request: z.infer<Schema>) => Promise<unknown>,
+): (call: JsonCall, callback: sendUnaryData<unknown>) => void {
+  return (call, callback) => {
+    (async () => run(decodeMessage(schema, call.request.json, { what, side: 'request' })))().then(
+      (result) => callback(null, { json: Buffer.from(JSON.stringify(result ?? null)) }),
+      (error) => callback(toGrpcError(error)),
+    );
+  };
 }
 
 /** Adds the Governance service, backed by a GovernanceService core, to a gRPC server. */
 export function addGovernanceService(server: Server, core: GovernanceService): void {
   server.addService(GovernanceGrpcService.service, {
-    Authorize: (call: JsonCall, callback: sendUnaryData<unknown>) => {
-      core.authorize(decode<AuthorizeRequest>(call)).then(
-        (result) => callback(null, { json: Buffer.from(JSON.stringify(result)) }),
-        (error) => callback(toGrpcError(error)),
-      );
-    },
-    Settle: (call: JsonCall, callback: sendUnaryData<unknown>) => {
-      core.settle(decode<SettleRequest>(call)).then(
-        () => callback(null, {}),
-        (error) => callback(toGrpcError(error)),
-      );
-    },
-    Manage: (call: JsonCall, callback: sendUnaryData<unknown>) => {
-      core.manage(decode<ManageRequest>(call)).then(
-        (result) => callback(null, { json: Buffer.from(JSON.stringify(result ?? null)) }),
-        (error) => callback(toGrpcError(error)),
-      );
-    },
+    Authorize: unary(authorizeRequestSchema, 'authorize request', (request) => core.authorize(request)),
+    Settle: unary(settleRequestSchema, 'settle request', (request) => core.settle(request)),
+    Manage: unary(manageRequestSchema, 'manage request', (request) => core.manage(request)),
   });
 }

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+/**
+ * The messages of GovernanceService as zod schemas: the types below are inferred from them, and the gRPC
+ * server and client validate what they decode against them (a forged or broken message never reaches the
+ * core, and a settle can never carry negative usage).
+ */
+const count = z.number().int().nonnegative();
+
+export const usageSchema = z.looseObject({
+  prompt_tokens: count,
+  completion_tokens: count,
+  total_tokens: count,
+  prompt_tokens_details: z.looseObject({ cached_tokens: count.optional() }).optional(),
+  completion_tokens_details: z.looseObject({ reasoning_tokens: count.optional() }).optional(),
+});
+
+export const planTargetSchema = z.object({
+  /** Empty when the request named a bare model: governance picks providers from the virtual key. */
+  provider: z.string(),
+  model: z.string(),
+  keyIds: z.array(z.string()).optional(),
+});
+
+/** What ingress knows of a request before anything is routed. */
+export const authorizeRequestSchema = z.object({
+  requestId: z.string().min(1),
+  /**
+   * `llm` for completions; `mcp` for tool execution and `meta` for calls that reach no model (token counts):
+   * these two check required headers and the key's status only.
+   */
+  kind: z.enum(['llm', 'mcp', 'meta']),
+  /** The `sk-gw-…` value from any of the five headers, when one was sent. */
+  virtualKey: z.string().optional(),
+  /** Lowercased names of the request's headers (values are not needed to check required headers). */
+  headerNames: z.array(z.string()),
+  /** The requested target, then the request's fallbacks. */
+  targets: z.array(planTargetSchema),
+  /** For budget reservations: an estimate of the prompt's tokens and the most the answer may use. */
+  estimate: z.object({ promptTokens: count, maxCompletionTokens: count.optional() }).optional(),
+});
+
+/** A counter charged at settlement, with what authorize already added to it. */
+export const settlementCounterSchema = z.object({
+  key: z.string().min(1),
+  kind: z.enum(['budget', 'tokens']),
+  reserved: z.number().nonnegative(),
+  expireAtMs: z.number(),
+});
+
+/** Everything Settle needs, returned by Authorize and handed back unchanged (also kept as the reservation). */
+export const settlementPlanSchema = z.object({
+  reservationId: z.string().min(1),
+  virtualKeyId: z.string().min(1),
+  /** Counters of the key and its owners, charged whatever provider serves. */
+  counters: z.array(settlementCounterSchema),
+  /** Counters of each provider config, charged only for the provider that served. */
+  providerCounters: z.record(z.string(), z.array(settlementCounterSchema)),
+  /** Providers of the plan's targets, in order (the store reports the admitted one by index). */
+  alternativeProviders: z.array(z.string()),
+  /** The provider config whose counters received the reserved amounts at admission. */
+  reservedProvider: z.string().optional(),
+  /** Charged by the sweeper when no Settle arrives in time. */
+  estimate: z.object({ model: z.string(), provider: z.string(), usage: usageSchema }),
+});
+
+/** An allowed request: the routing plan and what Settle needs later. */
+export const authorizeResultSchema = z.object({
+  targets: z.array(planTargetSchema),
+  virtualKeyId: z.string().optional(),
+  virtualKeyName: z.string().optional(),
+  /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */
+  mcpTools: z.array(z.object({ client: z.string(), tools: z.array(z.string()) })).optional(),
+  settlement: settlementPlanSchema.optional(),
+});
+
+export const settleRequestSchema = z.object({
+  requestId: z.string().min(1),
+  settlement: settlementPlanSchema,
+  provider: z.string(),
+  model: z.string(),
+  usage: usageSchema,
+});
+
+/** Management of governance resources (the admin API), one shape for every collection. */
+export const manageRequestSchema = z.object({
+  action: z.enum(['list', 'get', 'create', 'update', 'delete', 'rotate', 'usage']),
+  collection: z.string().min(1),
+  id: z.string().optional(),
+  body: z.unknown().optional(),
+});
+
+export type PlanTarget = z.infer<typeof planTargetSchema>;
+export type AuthorizeRequest = z.infer<typeof authorizeRequestSchema>;
+export type SettlementCounter = z.infer<typeof settlementCounterSchema>;
+export type SettlementPlan = z.infer<typeof settlementPlanSchema>;
+export type AuthorizeResult = z.infer<typeof authorizeResultSchema>;
+export type SettleRequest = z.infer<typeof settleRequestSchema>;
+export type ManageRequest = z.infer<typeof manageRequestSchema>;
