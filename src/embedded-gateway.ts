@@ -1,16 +1,11 @@
-import { createAdminApp } from '@gw/admin';
-import { GovernanceCore } from '@gw/governance';
-import { createIngressApp } from '@gw/ingress';
-import { InProcessToolQueue, McpCatalog, McpRegistry, McpRunnerCore } from '@gw/mcp-runner';
-import { RouterCore } from '@gw/router';
-import {
-  createMetrics,
-  type GatewayConfig,
-  type Logger,
-  MemoryStore,
-  type Store,
-  startHttpServer,
-} from '@gw/shared';
+import { composeAdmin } from '@gw/admin';
+import { startGovernance } from '@gw/governance';
+import { composeIngress } from '@gw/ingress';
+import { InProcessToolQueue, McpCatalog, startMcpRunner } from '@gw/mcp-runner';
+import { startRouter } from '@gw/router';
+import { createMetrics, type GatewayConfig, type Logger } from '@gw/shared';
+import { startHttpServer } from '@gw/shared/server';
+import { MemoryStore, type Store } from '@gw/shared/store';
 
 export interface EmbeddedGatewayOptions {
   config: GatewayConfig;
@@ -19,6 +14,8 @@ export interface EmbeddedGatewayOptions {
   host: string;
   dataDir: string;
   adminToken?: string | undefined;
+  /** Where stdio MCP clients' `envs` values come from (the process's environment, injected by main). */
+  environment?: NodeJS.ProcessEnv;
   /** A store to use instead of the data directory's (tests). */
   store?: Store;
 }
@@ -31,28 +28,17 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const { config, logger } = options;
   const store = options.store ?? (await MemoryStore.open({ dataDir: options.dataDir }));
   const metrics = createMetrics({ service: 'gateway' });
-  const router = await RouterCore.start({
-    store,
-    logger,
-    metrics,
-    seedProviders: config.providers,
-    sendRawResponse: config.client.send_raw_response,
-  });
-  const governance = await GovernanceCore.start({
-    store,
-    logger,
-    client: config.client,
-    governance: config.governance,
-  });
+  // Each service's own composition root, wired through the core interfaces (no loopback gRPC).
+  const router = await startRouter({ config, store, logger, metrics });
+  const governance = await startGovernance({ config, store, logger });
   // MCP: the runner core holds the connections; calls go through an in-process queue running the same
   // processor as the cluster's BullMQ workers; ingress filters against the catalog, admin edits the registry.
-  const mcpRegistry = new McpRegistry({ store, logger });
-  await mcpRegistry.seed(config.mcp.clients);
-  const mcpRunner = await McpRunnerCore.start({
-    registry: mcpRegistry,
+  const { registry: mcpRegistry, core: mcpRunner } = await startMcpRunner({
+    config,
+    store,
     logger,
-    settings: config.mcp,
     runnerId: 'embedded',
+    environment: options.environment ?? {},
   });
   const mcpQueue = new InProcessToolQueue({
     runner: mcpRunner,
@@ -61,21 +47,22 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   });
   const mcpCatalog = await McpCatalog.start({ registry: mcpRegistry, logger });
   let draining = false;
-  const ingress = createIngressApp({
+  const ingress = composeIngress({
+    config,
     governance,
     router,
     logger,
     metrics,
-    client: config.client,
     isDraining: () => draining,
-    mcp: { catalog: mcpCatalog, executor: mcpQueue, settings: config.mcp },
+    mcp: { catalog: mcpCatalog, executor: mcpQueue },
   });
-  const admin = createAdminApp({
+  const admin = composeAdmin({
+    config,
     router,
     governance,
     logger,
-    auth: { adminToken: options.adminToken, allowAnonymous: config.client.allow_anonymous_admin },
-    mcp: { registry: mcpRegistry },
+    adminToken: options.adminToken,
+    mcpRegistry,
   });
   const http = await startHttpServer({
     port: options.port,

@@ -1,21 +1,26 @@
 // `pnpm start`: the whole gateway in one process, no external service needed.
-import { createLogger, envPort, loadGatewayConfig, onShutdown } from '@gw/shared';
+import { createLogger, embeddedEnvironmentSchema, loadGatewayConfig, readEnvironment } from '@gw/shared';
+import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
 const logger = createLogger({ service: 'gateway' });
-try {
+await startService(logger, async () => {
+  const environment = readEnvironment(embeddedEnvironmentSchema);
+  logger.level = environment.LOG_LEVEL;
   const config = await loadGatewayConfig();
   const gateway = await startEmbeddedGateway({
     config,
     logger,
-    port: envPort('PORT', 8080),
-    host: process.env['GW_HOST'] ?? '0.0.0.0',
-    dataDir: process.env['GATEWAY_DATA_DIR'] ?? './data',
-    adminToken: process.env['GATEWAY_ADMIN_TOKEN'],
+    port: environment.PORT,
+    host: environment.GW_HOST,
+    dataDir: environment.GATEWAY_DATA_DIR,
+    adminToken: environment.GATEWAY_ADMIN_TOKEN,
+    environment: process.env,
   });
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
-  onShutdown(logger, [(deadline) => gateway.close(deadline)]);
-} catch (error) {
-  logger.fatal((error as Error).message);
-  process.exit(1);
-}
+  onShutdown({
+    logger,
+    deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
+    steps: [(deadline) => gateway.close(deadline)],
+  });
+});

@@ -272,3 +272,38 @@ describe('node src/cluster.ts start-up', () => {
     );
   });
 });
+
+describe('every service main refuses a bad environment with one line', () => {
+  const main = (service: string) =>
+    fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
+
+  it.each([
+    ['ingress', {}, 'GW_ROUTER_ADDR: is not set'],
+    [
+      'ingress',
+      { GW_ROUTER_ADDR: 'a:1', GW_GOVERNANCE_ADDR: 'b:1', PORT: 'eighty' },
+      "PORT: 'eighty' is not a port number",
+    ],
+    ['router', { GW_ROUTER_PORT: '70000' }, "GW_ROUTER_PORT: '70000' is not a port number"],
+    [
+      'governance',
+      { GATEWAY_CONFIG: '/does/not/exist.yaml' },
+      'GATEWAY_CONFIG: cannot read /does/not/exist.yaml',
+    ],
+    ['admin', { GW_ROUTER_ADDR: 'a:1' }, 'GW_GOVERNANCE_ADDR: is not set'],
+    ['mcp-runner', {}, 'REDIS_URL: is not set'],
+  ])('%s with %j', async (service, environment, message) => {
+    const child = spawn(process.execPath, [main(service)], {
+      env: { PATH: process.env['PATH'], ...environment },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, output).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines, output).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 60, msg: expect.stringContaining(message) });
+  });
+});

@@ -1,14 +1,14 @@
+// `@gw/shared`: schemas, errors, config, logging and metrics. Servers, gRPC and stores have their own entry
+// points (`@gw/shared/server`, `@gw/shared/grpc`, `@gw/shared/store`), so importing a schema opens nothing.
 export * from './config/env-reference.ts';
+export * from './config/environment.ts';
 export * from './config/gateway-config.ts';
 export * from './errors/gateway-error.ts';
-export * from './errors/grpc.ts';
 export * from './errors/http.ts';
-export * from './grpc.ts';
 export * from './http/body.ts';
 export * from './ids.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
-export * from './runtime.ts';
 export * from './schemas/chat.ts';
 export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';
@@ -16,4 +16,3 @@ export * from './schemas/mcp.ts';
 export * from './schemas/passthrough.ts';
 export * from './schemas/providers.ts';
 export * from './sse.ts';
-export * from './store/index.ts';

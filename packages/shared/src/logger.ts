@@ -25,7 +25,7 @@ const REDACT_PATHS = [
 export function createLogger(options: { service: string; level?: string }): Logger {
   return pino({
     name: `gw-${options.service}`,
-    level: options.level ?? process.env['LOG_LEVEL'] ?? 'info',
+    level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { service: options.service, pid: process.pid },
   });

@@ -1,2 +1,3 @@
+export * from './compose.ts';
 export * from './core/admin-app.ts';
 export * from './core/admin-auth.ts';

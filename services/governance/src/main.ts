@@ -1,12 +1,12 @@
-import { runGrpcService } from '@gw/shared';
-import { GovernanceCore } from './core/governance-core.ts';
-import { addGovernanceService } from './grpc/governance-server.ts';
+import { governanceEnvironmentSchema } from '@gw/shared';
+import { runGrpcService } from '@gw/shared/grpc';
+import { startGovernance } from './compose.ts';
+import { addGovernanceService } from './grpc.ts';
 
-await runGrpcService<GovernanceCore>({
+await runGrpcService({
   service: 'governance',
-  portVariable: 'GW_GOVERNANCE_PORT',
-  defaultPort: 7201,
-  createCore: ({ config, store, logger }) =>
-    GovernanceCore.start({ store, logger, client: config.client, governance: config.governance }),
+  environment: governanceEnvironmentSchema,
+  port: (environment) => environment.GW_GOVERNANCE_PORT,
+  createCore: startGovernance,
   register: addGovernanceService,
 });

@@ -1,3 +1,4 @@
+export * from './compose.ts';
 export * from './core/ingress-app.ts';
 export * from './core/mcp-tools.ts';
 export * from './core/parse-request.ts';

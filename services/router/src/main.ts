@@ -1,18 +1,12 @@
-import { runGrpcService } from '@gw/shared';
-import { RouterCore } from './core/router-core.ts';
-import { addRouterService } from './grpc/router-server.ts';
+import { routerEnvironmentSchema } from '@gw/shared';
+import { runGrpcService } from '@gw/shared/grpc';
+import { startRouter } from './compose.ts';
+import { addRouterService } from './grpc.ts';
 
-await runGrpcService<RouterCore>({
+await runGrpcService({
   service: 'router',
-  portVariable: 'GW_ROUTER_PORT',
-  defaultPort: 7101,
-  createCore: ({ config, store, metrics, logger }) =>
-    RouterCore.start({
-      store,
-      logger,
-      metrics,
-      seedProviders: config.providers,
-      sendRawResponse: config.client.send_raw_response,
-    }),
+  environment: routerEnvironmentSchema,
+  port: (environment) => environment.GW_ROUTER_PORT,
+  createCore: startRouter,
   register: addRouterService,
 });

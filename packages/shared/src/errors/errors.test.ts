@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { fromGrpcError, toGrpcError } from '../grpc/grpc-errors.ts';
 import { GatewayError, isTransient } from './gateway-error.ts';
-import { fromGrpcError, toGrpcError } from './grpc.ts';
 import { errorBody } from './http.ts';
 
 describe('error mappers', () => {

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The one error hierarchy of gw. Every error the gateway answers itself is a GatewayError; transports
  * translate it once (errors/http.ts for HTTP, errors/grpc.ts for gRPC).
@@ -71,6 +73,35 @@ export interface GatewayErrorOptions {
   /** The provider's own error body, kept for the caller. */
   upstreamBody?: unknown;
   cause?: unknown;
+}
+
+/**
+ * A GatewayError as it crosses a process boundary (gRPC metadata, a failed job's text): what a receiver
+ * accepts back. Anything else it receives is not one of gw's errors.
+ */
+export const gatewayErrorWireSchema = z.object({
+  type: z.enum(Object.keys(ERROR_CATALOG) as [ErrorType, ...ErrorType[]]),
+  status: z.number().int().min(100).max(599).optional(),
+  message: z.string(),
+  code: z.string().nullable().optional(),
+  param: z.string().nullable().optional(),
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  retryAfter: z.number().nonnegative().optional(),
+  upstream: z.boolean().optional(),
+  upstreamBody: z.unknown().optional(),
+});
+
+/** The GatewayError a JSON text carries, or undefined when it carries none. */
+export function decodeGatewayError(text: string): GatewayError | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = gatewayErrorWireSchema.safeParse(value);
+  return parsed.success ? new GatewayError(parsed.data) : undefined;
 }
 
 export class GatewayError extends Error {

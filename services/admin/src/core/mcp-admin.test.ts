@@ -1,7 +1,8 @@
 // The MCP admin handlers over a memory store, without runners: the role rule for stdio clients, the success
 // bodies, filter edits and the errors.
 import { McpRegistry } from '@gw/mcp-runner/control';
-import { MemoryStore, silentLogger } from '@gw/shared';
+import { silentLogger } from '@gw/shared';
+import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminRequest } from './admin-app.ts';
 import { authorizeAdmin } from './admin-auth.ts';

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  GatewayError,
-  MemoryStore,
-  parseGatewayConfig,
-  RedisStore,
-  type Store,
-  silentLogger,
-} from '@gw/shared';
+import { GatewayError, parseGatewayConfig, silentLogger } from '@gw/shared';
+import { MemoryStore, RedisStore, type Store } from '@gw/shared/store';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GovernanceCore } from './governance-core.ts';

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { CounterCheck } from '@gw/shared';
 import {
   type ClientConfig,
   type GatewayConfig,
@@ -7,9 +6,9 @@ import {
   invalidRequest,
   type Logger,
   notFound,
-  type Store,
   type Usage,
 } from '@gw/shared';
+import type { CounterCheck, Store } from '@gw/shared/store';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
 import { GovernanceRepository } from './governance-repository.ts';
 import type {

@@ -1,4 +1,5 @@
-import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound, type Store } from '@gw/shared';
+import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
 import {
   type Collection,
   ID_PREFIX,

@@ -1,5 +1,6 @@
 import { credentials, type ServiceError } from '@grpc/grpc-js';
-import { type ClientConfig, decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared';
+import type { ClientConfig } from '@gw/shared';
+import { decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared/grpc';
 import { z } from 'zod';
 import { authorizeAnonymous } from '../core/anonymous.ts';
 import { authorizeResultSchema } from '../core/governance-messages.ts';
@@ -10,7 +11,7 @@ import type {
   ManageRequest,
   SettleRequest,
 } from '../core/governance-service.ts';
-import { GovernanceGrpcService } from './governance-server.ts';
+import { governanceGrpcService } from './governance-server.ts';
 
 type Unary = (
   request: unknown,
@@ -19,7 +20,7 @@ type Unary = (
 
 /** GovernanceService over gRPC: the same interface as the core. */
 export class GovernanceClient implements GovernanceService {
-  private readonly client: InstanceType<typeof GovernanceGrpcService>;
+  private readonly client: InstanceType<ReturnType<typeof governanceGrpcService>>;
 
   private readonly anonymousLocally: ClientConfig | undefined;
 
@@ -30,7 +31,8 @@ export class GovernanceClient implements GovernanceService {
   constructor(address: string, options: { anonymousLocally?: ClientConfig } = {}) {
     this.anonymousLocally = options.anonymousLocally;
     const channel = grpcChannel(address);
-    this.client = new GovernanceGrpcService(channel.target, credentials.createInsecure(), channel.options);
+    const Service = governanceGrpcService();
+    this.client = new Service(channel.target, credentials.createInsecure(), channel.options);
   }
 
   private call(method: 'Authorize' | 'Settle' | 'Manage', request: unknown): Promise<{ json?: Buffer }> {

@@ -1,10 +1,10 @@
 // The gRPC server refuses a malformed or forged message before the core sees it: a settle with negative
 // usage (which would give money back) is invalid_request, and the core is never called.
 import { credentials, type ServiceError, status } from '@grpc/grpc-js';
-import { startGrpcServer } from '@gw/shared';
+import { startGrpcServer } from '@gw/shared/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GovernanceService } from '../core/governance-service.ts';
-import { addGovernanceService, GovernanceGrpcService } from './governance-server.ts';
+import { addGovernanceService, governanceGrpcService } from './governance-server.ts';
 
 const calls: string[] = [];
 const core: GovernanceService = {
@@ -22,7 +22,7 @@ const core: GovernanceService = {
 };
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: InstanceType<typeof GovernanceGrpcService>;
+let client: InstanceType<ReturnType<typeof governanceGrpcService>>;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -30,7 +30,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     register: (grpc) => addGovernanceService(grpc, core),
   });
-  client = new GovernanceGrpcService(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  const Service = governanceGrpcService();
+  client = new Service(`127.0.0.1:${server.port}`, credentials.createInsecure());
 });
 
 afterAll(async () => {
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 function send(method: 'Authorize' | 'Settle' | 'Manage', json: string): Promise<ServiceError | undefined> {
   return new Promise((resolve) => {
-    const invoke = (client as unknown as Record<string, Function>)[method]!.bind(client);
+    const invoke = (client as unknown as Record<string, (...args: unknown[]) => void>)[method]!.bind(client);
     invoke({ json: Buffer.from(json) }, (error: ServiceError | null) => resolve(error ?? undefined));
   });
 }

@@ -1,5 +1,5 @@
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { decodeMessage, loadService, toGrpcError } from '@gw/shared';
+import { decodeMessage, loadService, toGrpcError } from '@gw/shared/grpc';
 import type { z } from 'zod';
 import {
   authorizeRequestSchema,
@@ -8,7 +8,8 @@ import {
 } from '../core/governance-messages.ts';
 import type { GovernanceService } from '../core/governance-service.ts';
 
-export const GovernanceGrpcService = loadService('governance', 'Governance');
+/** The Governance service of proto/governance.proto (loaded on first use). */
+export const governanceGrpcService = () => loadService('governance', 'Governance');
 
 type JsonCall = ServerUnaryCall<{ json: Buffer }, unknown>;
 
@@ -28,7 +29,7 @@ function unary<Schema extends z.ZodType>(
 
 /** Adds the Governance service, backed by a GovernanceService core, to a gRPC server. */
 export function addGovernanceService(server: Server, core: GovernanceService): void {
-  server.addService(GovernanceGrpcService.service, {
+  server.addService(governanceGrpcService().service, {
     Authorize: unary(authorizeRequestSchema, 'authorize request', (request) => core.authorize(request)),
     Settle: unary(settleRequestSchema, 'settle request', (request) => core.settle(request)),
     Manage: unary(manageRequestSchema, 'manage request', (request) => core.manage(request)),

@@ -5,8 +5,8 @@ import {
   type McpClientState,
   mcpClientConfigSchema,
   notFound,
-  type Store,
 } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
 import {
   MCP_CHANNEL,
   MCP_CLIENTS_COLLECTION,

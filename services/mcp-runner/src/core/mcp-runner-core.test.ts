@@ -3,7 +3,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type McpClientConfig, MemoryStore, mcpClientConfigSchema, silentLogger } from '@gw/shared';
+import { type McpClientConfig, mcpClientConfigSchema, silentLogger } from '@gw/shared';
+import { MemoryStore } from '@gw/shared/store';
 import {
   FIXTURE_MCP_SERVER,
   MCP_SERVER_ENTRIES,

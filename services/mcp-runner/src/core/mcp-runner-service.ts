@@ -1,4 +1,4 @@
-import { GatewayError, type GatewayErrorOptions } from '@gw/shared';
+import { decodeGatewayError, GatewayError } from '@gw/shared';
 import { z } from 'zod';
 
 /** The answer of a tool execution (SPEC.md "Tool message"). */
@@ -62,10 +62,8 @@ export function encodeFailure(error: GatewayError): string {
 
 /** The gateway error a failed job carried; a failure that is not one (a job lost with its runner) is a 502. */
 export function decodeFailure(message: string): GatewayError {
-  try {
-    const value = JSON.parse(message) as GatewayErrorOptions;
-    if (typeof value?.type === 'string' && typeof value.status === 'number') return new GatewayError(value);
-  } catch {}
+  const carried = decodeGatewayError(message);
+  if (carried) return carried;
   return new GatewayError({
     type: 'upstream_unreachable',
     message: `the tool call failed on its runner: ${message}`,

@@ -6,8 +6,8 @@ import {
   type ProviderConfig,
   providerConfigSchema,
   providerNameSchema,
-  type Store,
 } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
 import {
   isBuiltInProvider,
   keepRedactedSecrets,

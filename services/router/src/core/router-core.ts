@@ -4,10 +4,10 @@ import {
   type GatewayConfig,
   type Logger,
   type Metrics,
-  type Store,
   type TextChoice,
   toGatewayError,
 } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
 import { HealthTracker, type ProviderHealth } from './health.ts';
 import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
 import { PlanExecution } from './plan-execution.ts';

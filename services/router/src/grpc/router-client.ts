@@ -6,14 +6,8 @@ import type {
   ServiceError,
 } from '@grpc/grpc-js';
 import { credentials } from '@grpc/grpc-js';
-import {
-  chatCompletionChunkSchema,
-  completionResponseSchema,
-  decodeMessage,
-  embeddingsListSchema,
-  fromGrpcError,
-  grpcChannel,
-} from '@gw/shared';
+import { chatCompletionChunkSchema, completionResponseSchema, embeddingsListSchema } from '@gw/shared';
+import { decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared/grpc';
 import type { z } from 'zod';
 import type { ProviderHealth } from '../core/health.ts';
 import type {
@@ -29,7 +23,7 @@ import type {
   Served,
   StreamItem,
 } from '../core/router-service.ts';
-import { type PassthroughFrame, RouterGrpcService, writeFrame } from './router-server.ts';
+import { type PassthroughFrame, routerGrpcService, writeFrame } from './router-proto.ts';
 import { passthroughHeadSchema } from './wire-schemas.ts';
 
 type Callback<T> = (error: ServiceError | null, value?: T) => void;
@@ -41,11 +35,12 @@ type UnaryMethod = (
 
 /** RouterService over gRPC: the same interface as the core, one channel reused for every call. */
 export class RouterClient implements RouterService {
-  private readonly client: InstanceType<typeof RouterGrpcService>;
+  private readonly client: InstanceType<ReturnType<typeof routerGrpcService>>;
 
   constructor(address: string) {
     const channel = grpcChannel(address);
-    this.client = new RouterGrpcService(channel.target, credentials.createInsecure(), channel.options);
+    const Service = routerGrpcService();
+    this.client = new Service(channel.target, credentials.createInsecure(), channel.options);
   }
 
   private call<T>(method: string, request: unknown, signal?: AbortSignal): Promise<T> {

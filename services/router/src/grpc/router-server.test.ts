@@ -1,10 +1,11 @@
 // The router's gRPC server validates what it decodes: a malformed route request is invalid_request and
 // never reaches the core.
 import { credentials, type ServiceError, status } from '@grpc/grpc-js';
-import { startGrpcServer } from '@gw/shared';
+import { startGrpcServer } from '@gw/shared/grpc';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RouterService } from '../core/router-service.ts';
-import { addRouterService, RouterGrpcService } from './router-server.ts';
+import { routerGrpcService } from './router-proto.ts';
+import { addRouterService } from './router-server.ts';
 
 const calls: string[] = [];
 const core = {
@@ -15,7 +16,7 @@ const core = {
 } as Pick<RouterService, 'complete'> as RouterService;
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: InstanceType<typeof RouterGrpcService>;
+let client: InstanceType<ReturnType<typeof routerGrpcService>>;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -23,7 +24,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     register: (grpc) => addRouterService(grpc, core),
   });
-  client = new RouterGrpcService(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  const Service = routerGrpcService();
+  client = new Service(`127.0.0.1:${server.port}`, credentials.createInsecure());
 });
 
 afterAll(async () => {
@@ -47,7 +49,7 @@ it.each([
   ],
 ])('refuses a route request with %s', async (_name, request, field) => {
   const error = await new Promise<ServiceError | undefined>((resolve) => {
-    (client as unknown as Record<string, Function>)['Complete']!.call(
+    (client as unknown as Record<string, (...args: unknown[]) => void>)['Complete']!.call(
       client,
       { json: Buffer.from(JSON.stringify(request)) },
       (failure: ServiceError | null) => resolve(failure ?? undefined),

@@ -5,39 +5,14 @@ import type {
   ServerWritableStream,
   sendUnaryData,
 } from '@grpc/grpc-js';
-import { decodeMessage, invalidRequest, loadService, parseJson, toGrpcError } from '@gw/shared';
+import { invalidRequest, parseJson } from '@gw/shared';
+import { decodeMessage, toGrpcError } from '@gw/shared/grpc';
 import type { RouterService, Served } from '../core/router-service.ts';
+import { type PassthroughFrame, routerGrpcService, writeFrame } from './router-proto.ts';
 import { completionRouteSchema, embeddingsRouteSchema, passthroughRequestSchema } from './wire-schemas.ts';
-
-export const RouterGrpcService = loadService('router', 'Router');
 
 interface JsonMessage {
   json: Buffer;
-}
-
-/** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */
-export interface PassthroughFrame {
-  head: Buffer;
-  chunk: Buffer;
-}
-
-/** Writes a frame, waiting for the drain of a full buffer (back-pressure) or the end of the call. */
-export async function writeFrame(
-  stream: {
-    write(frame: unknown): boolean;
-    once(event: string, listener: () => void): unknown;
-    off(event: string, listener: () => void): unknown;
-  },
-  frame: Partial<PassthroughFrame>,
-): Promise<void> {
-  if (stream.write(frame)) return;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      for (const event of ['drain', 'close', 'error']) stream.off(event, done);
-      resolve();
-    };
-    for (const event of ['drain', 'close', 'error']) stream.once(event, done);
-  });
 }
 
 /** The caller's pass-through frames: the request head, then the body chunks as they arrive. */
@@ -102,7 +77,7 @@ function served(
 
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
 export function addRouterService(server: Server, core: RouterService): void {
-  server.addService(RouterGrpcService.service, {
+  server.addService(routerGrpcService().service, {
     Complete: served((request, signal) =>
       core.complete(decodeMessage(completionRouteSchema, request.json, routeRequest), { signal }),
     ),

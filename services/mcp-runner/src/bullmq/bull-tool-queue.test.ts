@@ -4,10 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError, silentLogger } from '@gw/shared';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InProcessToolQueue } from './in-process-tool-queue.ts';
-import { type ToolExecutor, type ToolJob, ToolJobFailure, type ToolResult } from './mcp-runner-service.ts';
-import type { ToolJobRunner } from './process-tool-job.ts';
-import { BullToolQueue, createToolWorker } from './tool-queue.ts';
+import { InProcessToolQueue } from '../core/in-process-tool-queue.ts';
+import {
+  type ToolExecutor,
+  type ToolJob,
+  ToolJobFailure,
+  type ToolResult,
+} from '../core/mcp-runner-service.ts';
+import type { ToolJobRunner } from '../core/process-tool-job.ts';
+import { BullToolQueue, createToolWorker } from './bull-tool-queue.ts';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 

@@ -12,14 +12,11 @@ import {
   type Server as NetServer,
   type Socket,
 } from 'node:net';
-import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
-import { type GatewayConfig, loadGatewayConfig } from './config/gateway-config.ts';
-import { noEndpoint } from './errors/gateway-error.ts';
+import { ConfigError } from './config/gateway-config.ts';
+import { GatewayError, noEndpoint } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
 import { newRequestId } from './ids.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { createStore, type Store } from './store/index.ts';
+import type { Logger } from './logger.ts';
 
 export interface Closable {
   /** Stops accepting work, waits for what is in flight up to the deadline, then forces. */
@@ -145,40 +142,17 @@ function listen(server: NetServer, at: { port: number; host: string }): Promise<
   });
 }
 
-export async function startGrpcServer(options: {
-  port: number;
-  host: string;
-  register: (server: GrpcServer) => void;
-}): Promise<Closable & { port: number }> {
-  const server = new GrpcServer({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-  options.register(server);
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    );
-  });
-  return {
-    port,
-    close: (deadlineMs) =>
-      new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, deadlineMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      }),
-  };
-}
-
 /**
  * On SIGTERM or SIGINT: run the shutdown steps in order (stop accepting and drain first, then release
  * connections), bounded by GW_SHUTDOWN_TIMEOUT_MS, then exit.
  */
-export function onShutdown(logger: Logger, steps: Array<(deadlineMs: number) => Promise<void>>): void {
-  const deadlineMs = Number(process.env['GW_SHUTDOWN_TIMEOUT_MS'] ?? 25_000);
+export function onShutdown(options: {
+  logger: Logger;
+  /** GW_SHUTDOWN_TIMEOUT_MS: how long draining may take before the process is stopped. */
+  deadlineMs: number;
+  steps: Array<(deadlineMs: number) => Promise<void>>;
+}): void {
+  const { logger, deadlineMs, steps } = options;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -214,26 +188,13 @@ export async function startService(logger: Logger, start: () => Promise<void>): 
   try {
     await start();
   } catch (error) {
-    logger.fatal(error instanceof Error ? error.message : String(error));
+    // A GatewayError or ConfigError says what is wrong in its message; anything else is a bug worth its stack.
+    const known = error instanceof ConfigError || error instanceof GatewayError;
+    logger.fatal(
+      known || !(error instanceof Error) ? String((error as Error).message ?? error) : error.stack,
+    );
     process.exit(1);
   }
-}
-
-/** Reads a port from the environment with a default; a bad value fails start-up naming the variable. */
-export function envPort(name: string, fallback: number): number {
-  const value = process.env[name];
-  if (value === undefined || value === '') return fallback;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new Error(`${name}: '${value}' is not a port number`);
-  return port;
-}
-
-/** Required address of another service, e.g. GW_ROUTER_ADDR=127.0.0.1:7101 (comma-separated for several). */
-export function envAddress(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: the address of the service (host:port)`);
-  return value;
 }
 
 /** `GET /metrics` for services whose main port is gRPC. */
@@ -248,47 +209,4 @@ export function metricsHandler(metrics: {
     });
     return true;
   };
-}
-
-/**
- * The `main` of a gRPC service (router, governance): config, store and metrics from the environment, the
- * gRPC server on `portVariable`, `/metrics` on GW_METRICS_PORT, and an orderly shutdown on SIGTERM.
- */
-export async function runGrpcService<Core extends { close(): Promise<void> }>(options: {
-  service: string;
-  portVariable: string;
-  defaultPort: number;
-  createCore: (dependencies: {
-    config: GatewayConfig;
-    store: Store;
-    metrics: Metrics;
-    logger: Logger;
-  }) => Promise<Core>;
-  register: (server: GrpcServer, core: NoInfer<Core>) => void;
-}): Promise<void> {
-  const logger = createLogger({ service: options.service });
-  await startService(logger, async () => {
-    const config = await loadGatewayConfig();
-    const store = await createStore(process.env);
-    const metrics = createMetrics({ service: options.service });
-    const core = await options.createCore({ config, store, metrics, logger });
-    const host = process.env['GW_HOST'] ?? '0.0.0.0';
-    const grpc = await startGrpcServer({
-      port: envPort(options.portVariable, options.defaultPort),
-      host,
-      register: (server) => options.register(server, core),
-    });
-    const http = await startHttpServer({
-      port: envPort('GW_METRICS_PORT', 0),
-      host,
-      handlers: [metricsHandler(metrics)],
-    });
-    logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
-    onShutdown(logger, [
-      (deadline) => grpc.close(deadline),
-      (deadline) => http.close(deadline),
-      () => core.close(),
-      () => store.close(),
-    ]);
-  });
 }

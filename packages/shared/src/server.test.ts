@@ -2,7 +2,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { connect as connectHttp2 } from 'node:http2';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpServer } from './runtime.ts';
+import { startHttpServer } from './server.ts';
 
 type Started = Awaited<ReturnType<typeof startHttpServer>>;
 

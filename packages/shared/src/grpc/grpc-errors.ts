@@ -1,5 +1,5 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { GatewayError, type GatewayErrorOptions, internalError } from './gateway-error.ts';
+import { decodeGatewayError, GatewayError, internalError } from '../errors/gateway-error.ts';
 
 const ERROR_METADATA_KEY = 'gw-error-bin';
 
@@ -26,9 +26,8 @@ export function toGrpcError(thrown: unknown): Partial<ServiceError> {
 export function fromGrpcError(thrown: unknown): GatewayError {
   const serviceError = thrown as Partial<ServiceError>;
   const encoded = serviceError.metadata?.get(ERROR_METADATA_KEY)[0];
-  if (encoded instanceof Buffer) {
-    return new GatewayError(JSON.parse(encoded.toString('utf8')) as GatewayErrorOptions);
-  }
+  const carried = encoded instanceof Buffer ? decodeGatewayError(encoded.toString('utf8')) : undefined;
+  if (carried) return carried;
   if (serviceError.code === status.CANCELLED) {
     return new GatewayError({ type: 'cancelled', message: 'request cancelled' });
   }

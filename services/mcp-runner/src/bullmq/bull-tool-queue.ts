@@ -1,7 +1,7 @@
 import { GatewayError, type Logger } from '@gw/shared';
 import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { queueFull } from './in-process-tool-queue.ts';
+import { queueFull } from '../core/in-process-tool-queue.ts';
 import {
   decodeFailure,
   encodeFailure,
@@ -10,13 +10,13 @@ import {
   type ToolJobFailure,
   type ToolResult,
   toolResultSchema,
-} from './mcp-runner-service.ts';
+} from '../core/mcp-runner-service.ts';
 import {
   processToolJob,
   TOOL_JOB_ATTEMPTS,
   TOOL_JOB_BACKOFF_MS,
   type ToolJobRunner,
-} from './process-tool-job.ts';
+} from '../core/process-tool-job.ts';
 
 /** Name of the BullMQ queue that carries tool executions from ingress to runner workers. */
 export const TOOL_QUEUE = 'gw-mcp-tools';

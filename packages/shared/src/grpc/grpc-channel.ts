@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { z } from 'zod';
-import { internalError } from './errors/gateway-error.ts';
-import { parseJson, validate } from './http/body.ts';
+import { internalError } from '../errors/gateway-error.ts';
+import { parseJson, validate } from '../http/body.ts';
 
 /** The one set of proto-loader options every service uses. */
 export const PROTO_LOADER_OPTIONS: Options = {
@@ -14,17 +14,26 @@ export const PROTO_LOADER_OPTIONS: Options = {
   oneofs: true,
 };
 
-const PROTO_DIR = fileURLToPath(new URL('../../../proto/', import.meta.url));
+const PROTO_DIR = fileURLToPath(new URL('../../../../proto/', import.meta.url));
 
-/** Loads `proto/<name>.proto` and returns the service constructor `gw.<name>.<Service>`. */
+const loaded = new Map<string, ServiceClientConstructor>();
+
+/**
+ * The service constructor `gw.<name>.<Service>` of `proto/<name>.proto`, loaded on first use (importing a
+ * client or server module parses no proto) and kept.
+ */
 export function loadService(file: 'governance' | 'router', service: string): ServiceClientConstructor {
+  const known = loaded.get(`${file}.${service}`);
+  if (known) return known;
   const definition = loadSync(`${PROTO_DIR}${file}.proto`, {
     ...PROTO_LOADER_OPTIONS,
     includeDirs: [PROTO_DIR],
   });
   const root = loadPackageDefinition(definition);
   const namespace = (root['gw'] as GrpcObject)[file] as GrpcObject;
-  return namespace[service] as ServiceClientConstructor;
+  const serviceConstructor = namespace[service] as ServiceClientConstructor;
+  loaded.set(`${file}.${service}`, serviceConstructor);
+  return serviceConstructor;
 }
 
 /** Channel options shared by every client: keepalive so dead peers are noticed, large messages allowed. */

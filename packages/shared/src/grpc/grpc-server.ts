@@ -1,0 +1,88 @@
+import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import type { z } from 'zod';
+import { type CommonEnvironment, readEnvironment } from '../config/environment.ts';
+import { type GatewayConfig, loadGatewayConfig } from '../config/gateway-config.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { createMetrics, type Metrics } from '../metrics.ts';
+import { type Closable, metricsHandler, onShutdown, startHttpServer, startService } from '../server.ts';
+import { createStore, type Store } from '../store/index.ts';
+
+export async function startGrpcServer(options: {
+  port: number;
+  host: string;
+  register: (server: GrpcServer) => void;
+}): Promise<Closable & { port: number }> {
+  const server = new GrpcServer({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  options.register(server);
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+  return {
+    port,
+    close: (deadlineMs) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, deadlineMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
+
+/**
+ * The `main` of a gRPC service (router, governance): its environment read through its schema, config, store
+ * and metrics, the gRPC server, `/metrics` on GW_METRICS_PORT, and an orderly shutdown on SIGTERM. A bad
+ * environment or config ends the process with one line.
+ */
+export async function runGrpcService<
+  Environment extends CommonEnvironment,
+  Core extends { close(): Promise<void> },
+>(options: {
+  service: string;
+  environment: z.ZodType<Environment>;
+  port: (environment: Environment) => number;
+  createCore: (dependencies: {
+    config: GatewayConfig;
+    store: Store;
+    metrics: Metrics;
+    logger: Logger;
+  }) => Promise<Core>;
+  register: (server: GrpcServer, core: NoInfer<Core>) => void;
+}): Promise<void> {
+  const logger = createLogger({ service: options.service });
+  await startService(logger, async () => {
+    const environment = readEnvironment(options.environment);
+    logger.level = environment.LOG_LEVEL;
+    const config = await loadGatewayConfig();
+    const store = await createStore(environment);
+    const metrics = createMetrics({ service: options.service });
+    const core = await options.createCore({ config, store, metrics, logger });
+    const grpc = await startGrpcServer({
+      port: options.port(environment),
+      host: environment.GW_HOST,
+      register: (server) => options.register(server, core),
+    });
+    const http = await startHttpServer({
+      port: environment.GW_METRICS_PORT,
+      host: environment.GW_HOST,
+      handlers: [metricsHandler(metrics)],
+    });
+    logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
+    onShutdown({
+      logger,
+      deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
+      steps: [
+        (deadline) => grpc.close(deadline),
+        (deadline) => http.close(deadline),
+        () => core.close(),
+        () => store.close(),
+      ],
+    });
+  });
+}

@@ -1,0 +1,4 @@
+// `@gw/shared/grpc`: what only gRPC clients and servers load (grpc-js, proto loading, error mapping).
+export * from './grpc-channel.ts';
+export * from './grpc-errors.ts';
+export * from './grpc-server.ts';

@@ -1,0 +1,32 @@
+import type { GatewayConfig, Logger } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
+import { McpRegistry } from './core/mcp-registry.ts';
+import { McpRunnerCore } from './core/mcp-runner-core.ts';
+
+/**
+ * An MCP runner of a gateway config: its one composition root, used by its main (behind BullMQ workers) and by
+ * the embedded gateway (behind the in-process queue). Every runner seeds the config file's clients
+ * (idempotent): whichever starts first makes them known.
+ */
+export async function startMcpRunner(options: {
+  config: GatewayConfig;
+  store: Store;
+  logger: Logger;
+  runnerId: string;
+  heartbeatMs?: number;
+  /** Where stdio clients' `envs` values come from (the process's environment, injected by main). */
+  environment: NodeJS.ProcessEnv;
+}): Promise<{ registry: McpRegistry; core: McpRunnerCore }> {
+  const { config, logger } = options;
+  const registry = new McpRegistry({ store: options.store, logger });
+  await registry.seed(config.mcp.clients);
+  const core = await McpRunnerCore.start({
+    registry,
+    logger,
+    settings: config.mcp,
+    runnerId: options.runnerId,
+    environment: options.environment,
+    ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
+  });
+  return { registry, core };
+}

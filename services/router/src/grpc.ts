@@ -1,0 +1,2 @@
+// `@gw/router/grpc`: the gRPC server of the router (its main).
+export * from './grpc/router-server.ts';
