@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The one error hierarchy of gw. Every error the gateway answers itself is a GatewayError; transports
- * translate it once (errors/http.ts for HTTP, errors/grpc.ts for gRPC).
+ * translate it once (errors/http.ts for HTTP, grpc/grpc-errors.ts for gRPC).
  */
 
 /**
@@ -46,20 +46,38 @@ export const ERROR_CATALOG = {
   mcp_not_configured: { status: 400, meaning: 'MCP is not configured on this gateway' },
   mcp_tool_not_found: { status: 400, meaning: 'no MCP client offers a tool of that name' },
   mcp_tool_not_allowed: { status: 403, meaning: 'the tool is filtered out for this request or key' },
-  upstream_error: { status: 502, meaning: "the provider's own error, with its status and message" },
+  upstream_error: {
+    status: 502,
+    relaysUpstreamStatus: true,
+    meaning: "the provider's own error, with its status and message",
+  },
   upstream_timeout: { status: 504, meaning: 'the provider did not answer in time' },
   upstream_unreachable: { status: 502, meaning: 'the provider could not be reached' },
-  all_targets_failed: { status: 502, meaning: "every target and fallback failed; the last one's status" },
+  all_targets_failed: {
+    status: 502,
+    relaysUpstreamStatus: true,
+    meaning: "every target and fallback failed; the last one's status",
+  },
   service_unavailable: { status: 503, meaning: 'a service gw needs (Redis, a peer) is down; retry' },
   internal_error: { status: 500, meaning: "gw's own failure (logged with the request id)" },
   cancelled: { status: 499, meaning: 'the caller went away; recorded, never answered' },
-} as const satisfies Record<string, { status: number; meaning: string }>;
+} as const satisfies Record<string, { status: number; meaning: string; relaysUpstreamStatus?: true }>;
 
 export type ErrorType = keyof typeof ERROR_CATALOG;
 
+/**
+ * The HTTP status of an error of this type. A status given by the code that raised it counts only for the
+ * types that relay an upstream's answer; for every other type the catalog decides, so a stray `status:`
+ * at a call site can neither change nor contradict it.
+ */
+export function statusOf(type: ErrorType, relayed?: number): number {
+  const entry: { status: number; relaysUpstreamStatus?: true } = ERROR_CATALOG[type];
+  return (entry.relaysUpstreamStatus && relayed) || entry.status;
+}
+
 export interface GatewayErrorOptions {
   type: ErrorType;
-  /** Set only when relaying an upstream's status; otherwise the catalog's status of the type. */
+  /** The upstream's status, for the types that relay it; any other type has its catalog status (`statusOf`). */
   status?: number | undefined;
   message: string;
   code?: string | null;
@@ -79,7 +97,7 @@ export interface GatewayErrorOptions {
  * A GatewayError as it crosses a process boundary (gRPC metadata, a failed job's text): what a receiver
  * accepts back. Anything else it receives is not one of gw's errors.
  */
-export const gatewayErrorWireSchema = z.object({
+const gatewayErrorWireSchema = z.object({
   type: z.enum(Object.keys(ERROR_CATALOG) as [ErrorType, ...ErrorType[]]),
   status: z.number().int().min(100).max(599).optional(),
   message: z.string(),
@@ -92,7 +110,22 @@ export const gatewayErrorWireSchema = z.object({
   upstreamBody: z.unknown().optional(),
 });
 
-/** The GatewayError a JSON text carries, or undefined when it carries none. */
+/**
+ * A GatewayError as JSON text for a process boundary, checked against the schema its receiver applies. An
+ * upstream body that cannot be written as JSON (a cycle, a bigint) is left out rather than failing the answer.
+ */
+export function encodeGatewayError(error: GatewayError): string {
+  const parsed = gatewayErrorWireSchema.safeParse(error.toJSON());
+  // What its receiver would refuse travels as what the receiver would make of it: an internal error.
+  const wire = parsed.success ? parsed.data : internalError().toJSON();
+  try {
+    return JSON.stringify(wire);
+  } catch {
+    return JSON.stringify({ ...wire, upstreamBody: undefined });
+  }
+}
+
+/** The GatewayError a JSON text carries, or undefined when it carries none (malformed or foreign text). */
 export function decodeGatewayError(text: string): GatewayError | undefined {
   let value: unknown;
   try {
@@ -119,7 +152,7 @@ export class GatewayError extends Error {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.type = options.type;
-    this.status = options.status ?? ERROR_CATALOG[options.type].status;
+    this.status = statusOf(options.type, options.status);
     this.code = options.code ?? null;
     this.param = options.param ?? null;
     this.provider = options.provider;
@@ -188,6 +221,16 @@ export function unsupportedOperation(provider: string, operation: string): Gatew
 
 export function internalError(message = 'internal error', cause?: unknown): GatewayError {
   return new GatewayError({ type: 'internal_error', message, cause });
+}
+
+/** 503 for a service gw needs (a peer, Redis, a runner) that is down; callers may retry after a second. */
+export function serviceUnavailable(message: string): GatewayError {
+  return new GatewayError({ type: 'service_unavailable', message, retryAfter: 1 });
+}
+
+/** 499 for a request whose caller went away: recorded in logs and metrics, never answered. */
+export function requestCancelled(message = 'request cancelled by the caller'): GatewayError {
+  return new GatewayError({ type: 'cancelled', message });
 }
 
 /** Any thrown value as a GatewayError; unknown errors become a 500 without leaking their text. */

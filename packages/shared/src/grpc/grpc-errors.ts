@@ -1,5 +1,13 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { decodeGatewayError, GatewayError, internalError } from '../errors/gateway-error.ts';
+import { z } from 'zod';
+import {
+  decodeGatewayError,
+  encodeGatewayError,
+  GatewayError,
+  internalError,
+  requestCancelled,
+  serviceUnavailable,
+} from '../errors/gateway-error.ts';
 
 const ERROR_METADATA_KEY = 'gw-error-bin';
 
@@ -9,6 +17,7 @@ function grpcCode(httpStatus: number): status {
   if (httpStatus === 403) return status.PERMISSION_DENIED;
   if (httpStatus === 404) return status.NOT_FOUND;
   if (httpStatus === 402 || httpStatus === 429) return status.RESOURCE_EXHAUSTED;
+  if (httpStatus === 499) return status.CANCELLED;
   if (httpStatus === 503) return status.UNAVAILABLE;
   if (httpStatus === 504) return status.DEADLINE_EXCEEDED;
   return status.INTERNAL;
@@ -18,25 +27,31 @@ function grpcCode(httpStatus: number): status {
 export function toGrpcError(thrown: unknown): Partial<ServiceError> {
   const error = thrown instanceof GatewayError ? thrown : internalError('internal error', thrown);
   const metadata = new Metadata();
-  metadata.set(ERROR_METADATA_KEY, Buffer.from(JSON.stringify(error.toJSON())));
+  metadata.set(ERROR_METADATA_KEY, Buffer.from(encodeGatewayError(error)));
   return { code: grpcCode(error.status), details: error.message, metadata };
 }
 
-/** gRPC error -> GatewayError; a transport failure (peer down) becomes 503 service_unavailable. */
+/** The fields of a failed call gw reads; a field of another shape counts as absent, a non-object as nothing. */
+const serviceErrorSchema = z.object({
+  code: z.number().optional().catch(undefined),
+  details: z.string().optional().catch(undefined),
+  metadata: z.instanceof(Metadata).optional().catch(undefined),
+});
+
+/**
+ * gRPC error -> GatewayError: the error the peer carried in metadata when it is one of gw's; otherwise the
+ * status decides (cancelled, 503 for a peer that is down or too slow, else a 500 that does not leak text).
+ */
 export function fromGrpcError(thrown: unknown): GatewayError {
-  const serviceError = thrown as Partial<ServiceError>;
-  const encoded = serviceError.metadata?.get(ERROR_METADATA_KEY)[0];
+  const parsed = serviceErrorSchema.safeParse(thrown);
+  if (!parsed.success) return internalError('internal error', thrown);
+  const { code, details, metadata } = parsed.data;
+  const encoded = metadata?.get(ERROR_METADATA_KEY)[0];
   const carried = encoded instanceof Buffer ? decodeGatewayError(encoded.toString('utf8')) : undefined;
   if (carried) return carried;
-  if (serviceError.code === status.CANCELLED) {
-    return new GatewayError({ type: 'cancelled', message: 'request cancelled' });
-  }
-  if (serviceError.code === status.UNAVAILABLE || serviceError.code === status.DEADLINE_EXCEEDED) {
-    return new GatewayError({
-      type: 'service_unavailable',
-      message: `an internal service is unavailable: ${serviceError.details ?? 'no details'}`,
-      retryAfter: 1,
-    });
+  if (code === status.CANCELLED) return requestCancelled('request cancelled');
+  if (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) {
+    return serviceUnavailable(`an internal service is unavailable: ${details ?? 'no details'}`);
   }
   return internalError('internal error', thrown);
 }

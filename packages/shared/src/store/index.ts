@@ -2,17 +2,9 @@ import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
-export { MemoryStore, type MemoryStoreOptions, STORE_FILE_NAME } from './memory-store.ts';
-export { RedisStore, type RedisStoreOptions } from './redis-store.ts';
-export type {
-  AdmitRequest,
-  AdmitResult,
-  CounterAdjustment,
-  CounterCheck,
-  DueReservation,
-  SettleReservationRequest,
-  Store,
-} from './store.ts';
+export { MemoryStore } from './memory-store.ts';
+export { RedisStore } from './redis-store.ts';
+export type { CounterAdjustment, CounterCheck, Store } from './store.ts';
 
 /** The environment variables that choose the store. */
 export interface StoreEnvironment {

@@ -1,24 +1,29 @@
 import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
+import type { z } from 'zod';
 import {
   type Collection,
   ID_PREFIX,
   inputSchemas,
+  isVirtualKey,
   normalizeBudgets,
-  type StoredOwner,
+  type Stored,
+  type StoredOf,
   type StoredVirtualKey,
   storedSchemas,
+  storedVirtualKeySchema,
 } from './resources.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
 
 const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
 
+type ResourceInput = z.infer<(typeof inputSchemas)[Collection]>;
+type VirtualKeyInput = z.infer<(typeof inputSchemas)['virtual-keys']>;
+
 const collectionKey = (collection: Collection) => `gov:${collection}`;
 /** Bounds the value → hash memo (cleared when full: a flood of invalid keys cannot grow it). */
 const MAX_REMEMBERED_HASHES = 10_000;
-
-type Stored = StoredVirtualKey | StoredOwner;
 
 function invalid(message: string, param?: string): GatewayError {
   return new GatewayError({ type: 'invalid_request', message, param: param ?? null });
@@ -69,8 +74,9 @@ export class GovernanceRepository {
     await this.unsubscribe?.();
   }
 
-  get<T extends Stored>(collection: Collection, id: string | undefined): T | undefined {
-    return id === undefined ? undefined : (this.cache.get(collection)?.get(id) as T | undefined);
+  get<C extends Collection>(collection: C, id: string | undefined): StoredOf<C> | undefined {
+    // The cache of a collection holds only what its schema parsed.
+    return id === undefined ? undefined : (this.cache.get(collection)?.get(id) as StoredOf<C> | undefined);
   }
 
   list(collection: Collection): Stored[] {
@@ -99,7 +105,7 @@ export class GovernanceRepository {
     if (!map) return;
     const previous = map.get(id);
     if (previous && collection === 'virtual-keys')
-      this.byHash.delete((previous as StoredVirtualKey).value_hash);
+      this.byHash.delete(isVirtualKey(previous) ? previous.value_hash : '');
     const value = await this.store.get(collectionKey(collection), id);
     if (value === undefined) {
       map.delete(id);
@@ -114,9 +120,9 @@ export class GovernanceRepository {
       map.delete(id);
       return;
     }
-    map.set(id, parsed.data as Stored);
-    if (collection === 'virtual-keys')
-      this.byHash.set((parsed.data as StoredVirtualKey).value_hash, parsed.data as StoredVirtualKey);
+    const resource: Stored = parsed.data;
+    map.set(id, resource);
+    if (isVirtualKey(resource)) this.byHash.set(resource.value_hash, resource);
   }
 
   private async write(collection: Collection, resource: Stored): Promise<void> {
@@ -139,14 +145,14 @@ export class GovernanceRepository {
     }
   }
 
-  private parseInput(collection: Collection, body: unknown) {
+  private parseInput(collection: Collection, body: unknown): ResourceInput {
     const result = inputSchemas[collection].safeParse(body);
     if (!result.success) {
       const issue = result.error.issues[0]!;
       const path = issue.path.join('.');
       throw invalid(`${path ? `${path}: ` : ''}${issue.message}`, path || undefined);
     }
-    return result.data as Record<string, unknown> & { budgets?: never; budget?: never };
+    return result.data;
   }
 
   /** Creates a resource; for a virtual key the answer carries its value, the only time it is shown. */
@@ -164,25 +170,29 @@ export class GovernanceRepository {
         message: `${collection} '${id}' already exists`,
       });
     const timestamp = new Date(this.now()).toISOString();
-    const { budget, budgets, ...rest } = input as Record<string, unknown>;
+    const { budget, budgets, ...rest } = input;
     const base = {
       ...rest,
       id,
-      budgets: normalizeBudgets({ budgets, budget } as never),
+      budgets: normalizeBudgets({ budgets, budget }),
       created_at: timestamp,
       updated_at: timestamp,
     };
     if (collection !== 'virtual-keys') {
-      await this.write(collection, base as unknown as StoredOwner);
-      return this.view(collection, base as unknown as Stored);
+      const stored = storedSchemas[collection].parse(base);
+      await this.write(collection, stored);
+      return this.view(collection, stored);
     }
     const value = options.value ?? newVirtualKeyValue();
-    const key = {
+    const key = storedVirtualKeySchema.parse({
       ...base,
-      provider_configs: normalizeProviderConfigs(rest['provider_configs'], []),
+      provider_configs: normalizeProviderConfigs(
+        'provider_configs' in input ? input.provider_configs : [],
+        [],
+      ),
       value_hash: hashVirtualKey(value),
       value_hint: hint(value),
-    } as unknown as StoredVirtualKey;
+    });
     await this.store.put(HASH_INDEX, key.value_hash, id);
     await this.write(collection, key);
     return { ...this.view(collection, key), value };
@@ -193,29 +203,33 @@ export class GovernanceRepository {
     if (!existing) throw missing(collection, id);
     const input = this.parseInput(collection, body);
     this.checkReferences(input);
-    const { budget, budgets, ...rest } = input as Record<string, unknown>;
+    const { budget, budgets, ...rest } = input;
     const updated = {
       ...rest,
       id,
-      budgets: normalizeBudgets({ budgets, budget } as never, existing.budgets),
-      created_at: (existing as { created_at: string }).created_at,
+      budgets: normalizeBudgets({ budgets, budget }, existing.budgets),
+      created_at: existing.created_at,
       updated_at: new Date(this.now()).toISOString(),
-    } as Record<string, unknown>;
-    if (collection === 'virtual-keys') {
-      const key = existing as StoredVirtualKey;
-      updated['value_hash'] = key.value_hash;
-      updated['value_hint'] = key.value_hint;
-      updated['provider_configs'] = normalizeProviderConfigs(rest['provider_configs'], key.provider_configs);
-    }
-    await this.write(collection, updated as unknown as Stored);
-    return this.view(collection, updated as unknown as Stored);
+    };
+    const stored = isVirtualKey(existing)
+      ? storedVirtualKeySchema.parse({
+          ...updated,
+          value_hash: existing.value_hash,
+          value_hint: existing.value_hint,
+          provider_configs: normalizeProviderConfigs(
+            'provider_configs' in input ? input.provider_configs : [],
+            existing.provider_configs,
+          ),
+        })
+      : storedSchemas[collection].parse(updated);
+    await this.write(collection, stored);
+    return this.view(collection, stored);
   }
 
   async delete(collection: Collection, id: string): Promise<void> {
     const existing = this.get(collection, id);
     if (!existing) throw missing(collection, id);
-    if (collection === 'virtual-keys')
-      await this.store.delete(HASH_INDEX, (existing as StoredVirtualKey).value_hash);
+    if (isVirtualKey(existing)) await this.store.delete(HASH_INDEX, existing.value_hash);
     await this.store.delete(collectionKey(collection), id);
     await this.reload(collection, id);
     await this.store.publish(CHANGED_CHANNEL, JSON.stringify([collection, id]));
@@ -223,7 +237,7 @@ export class GovernanceRepository {
 
   /** A new value for a key; the old one stops working at once on every replica. */
   async rotate(id: string): Promise<Record<string, unknown>> {
-    const existing = this.get<StoredVirtualKey>('virtual-keys', id);
+    const existing = this.get('virtual-keys', id);
     if (!existing) throw missing('virtual-keys', id);
     const value = newVirtualKeyValue();
     const rotated = {
@@ -239,18 +253,20 @@ export class GovernanceRepository {
   }
 
   /** A resource as the API shows it: never the key's hash. */
-  view(collection: Collection, resource: Stored): Record<string, unknown> {
-    if (collection !== 'virtual-keys') return { ...resource };
-    const { value_hash: _hash, ...visible } = resource as StoredVirtualKey;
+  view(_collection: Collection, resource: Stored): Record<string, unknown> {
+    if (!isVirtualKey(resource)) return { ...resource };
+    const { value_hash: _hash, ...visible } = resource;
     return visible;
   }
 }
 
-function normalizeProviderConfigs(input: unknown, previous: StoredVirtualKey['provider_configs']) {
-  const configs = (input ?? []) as Array<Record<string, unknown>>;
-  return configs.map((config) => {
+function normalizeProviderConfigs(
+  input: VirtualKeyInput['provider_configs'],
+  previous: StoredVirtualKey['provider_configs'],
+) {
+  return (input ?? []).map((config) => {
     const { budget, budgets, ...rest } = config;
-    const old = previous.find((candidate) => candidate.provider === config['provider']);
-    return { ...rest, budgets: normalizeBudgets({ budgets, budget } as never, old?.budgets) };
+    const old = previous.find((candidate) => candidate.provider === config.provider);
+    return { ...rest, budgets: normalizeBudgets({ budgets, budget }, old?.budgets) };
   });
 }

@@ -38,19 +38,15 @@ export const storedVirtualKeySchema = virtualKeySchema
     ...timestamps,
   });
 
-const storedOwner = <T extends z.ZodObject>(schema: T) =>
-  schema.omit({ budget: true, budgets: true }).extend({
-    id: z.string(),
-    budgets: z.array(storedBudgetSchema).default([]),
-    ...timestamps,
-  });
+const stored = { id: z.string(), budgets: z.array(storedBudgetSchema).default([]), ...timestamps };
+const withoutBudgetInput = { budget: true, budgets: true } as const;
 
 export const storedSchemas = {
   'virtual-keys': storedVirtualKeySchema,
-  customers: storedOwner(customerSchema),
-  teams: storedOwner(teamSchema),
-  users: storedOwner(userSchema),
-  'business-units': storedOwner(businessUnitSchema),
+  customers: customerSchema.omit(withoutBudgetInput).extend(stored),
+  teams: teamSchema.omit(withoutBudgetInput).extend(stored),
+  users: userSchema.omit(withoutBudgetInput).extend(stored),
+  'business-units': businessUnitSchema.omit(withoutBudgetInput).extend(stored),
 } as const;
 
 export const inputSchemas = {
@@ -63,14 +59,11 @@ export const inputSchemas = {
 
 export type StoredVirtualKey = z.infer<typeof storedVirtualKeySchema>;
 export type StoredProviderConfig = z.infer<typeof storedProviderConfigSchema>;
-export interface StoredOwner {
-  id: string;
-  name: string;
-  budgets: StoredBudget[];
-  team_id?: string | undefined;
-  customer_id?: string | undefined;
-  business_unit_id?: string | undefined;
-}
+/** A stored resource of a collection. */
+export type StoredOf<C extends Collection> = z.infer<(typeof storedSchemas)[C]>;
+export type Stored = StoredOf<Collection>;
+/** A stored owner of keys (customer, team, user, business unit). */
+export type StoredOwner = StoredOf<'customers' | 'teams' | 'users' | 'business-units'>;
 
 export const ID_PREFIX: Record<Collection, string> = {
   'virtual-keys': 'vk',
@@ -103,3 +96,8 @@ export function normalizeBudgets(
 }
 
 export { rateLimitSchema };
+
+/** True for a stored virtual key (the one collection whose resources carry a value hash). */
+export function isVirtualKey(resource: Stored): resource is StoredVirtualKey {
+  return 'value_hash' in resource;
+}

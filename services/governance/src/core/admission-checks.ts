@@ -1,0 +1,167 @@
+import type { CounterCheck } from '@gw/shared/store';
+import type { GovernanceRepository } from './governance-repository.ts';
+import { fixedDurationMs, periodAt } from './periods.ts';
+import { MICROS_PER_USD } from './pricing.ts';
+import type { StoredBudget, StoredVirtualKey } from './resources.ts';
+
+export type Level = 'virtual_key' | 'team' | 'customer' | 'user' | 'business_unit' | 'provider_config';
+
+export const LEVEL_TEXT: Record<Level, string> = {
+  virtual_key: 'virtual key',
+  team: 'team',
+  customer: 'customer',
+  user: 'user',
+  business_unit: 'business unit',
+  provider_config: 'provider config',
+};
+
+/** What a counter means: which limit of whom, to turn a refusal into the right error and a usage report. */
+export interface CheckMeaning {
+  kind: 'budget' | 'requests' | 'tokens';
+  level: Level;
+  name: string;
+  limitText: string;
+  endMs: number;
+  /** The budget a budget counter counts. */
+  budget?: StoredBudget;
+}
+
+/** One counter of an admission and what it means. */
+export interface AdmissionCheck {
+  check: CounterCheck;
+  meaning: CheckMeaning;
+}
+
+/** Something with budgets: a virtual key, one of its owners, or one of its provider configs. */
+export interface BudgetOwner {
+  id: string;
+  name: string;
+  budgets: StoredBudget[];
+  created_at?: string | undefined;
+}
+
+const anchors = new Map<string, number>();
+
+/** Creation time of an owner in ms (unaligned periods repeat from it), parsed once per distinct value. */
+function anchorOf(createdAt: string | undefined): number {
+  if (createdAt === undefined) return 0;
+  let anchor = anchors.get(createdAt);
+  if (anchor === undefined) {
+    anchor = Date.parse(createdAt) || 0;
+    if (anchors.size >= 10_000) anchors.clear();
+    anchors.set(createdAt, anchor);
+  }
+  return anchor;
+}
+
+/**
+ * The budgets of an owner in their current periods. Without reservations a budget only needs a positive
+ * balance; strict budgets need room for the worst case (`reserve`, micro-dollars) and reserve it.
+ */
+export function budgetChecks(
+  owner: BudgetOwner,
+  level: Level,
+  options: { reserve: number; strict: boolean; now: number },
+): AdmissionCheck[] {
+  return owner.budgets.map((budget) => {
+    const period = periodAt({
+      duration: budget.reset_duration,
+      nowMs: options.now,
+      calendarAligned: budget.calendar_aligned,
+      anchorMs: anchorOf(owner.created_at),
+    });
+    return {
+      check: {
+        key: `b:${budget.id}:${period.startMs}`,
+        limit: Math.round(budget.max_limit * MICROS_PER_USD),
+        need: options.strict ? options.reserve : 1,
+        amount: options.strict ? options.reserve : 0,
+        expireAtMs: period.endMs,
+      },
+      meaning: {
+        kind: 'budget',
+        level,
+        name: owner.name,
+        limitText: `$${budget.max_limit} per ${budget.reset_duration}`,
+        endMs: period.endMs,
+        budget,
+      },
+    };
+  });
+}
+
+/** The request and token windows of a rate limit: a request counts at admission, tokens at settlement. */
+export function rateLimitChecks(
+  owner: { id: string; name: string; level: Level },
+  limit: StoredVirtualKey['rate_limit'],
+  now: number,
+): AdmissionCheck[] {
+  if (!limit) return [];
+  const window = (duration: string | undefined) => {
+    const length = fixedDurationMs(duration ?? '1m');
+    const start = Math.floor(now / length) * length;
+    return { length, start, end: start + length };
+  };
+  const checks: AdmissionCheck[] = [];
+  const meaning = (kind: 'requests' | 'tokens', text: string, endMs: number): CheckMeaning => ({
+    kind,
+    level: owner.level,
+    name: owner.name,
+    limitText: text,
+    endMs,
+  });
+  if (limit.request_max_limit !== undefined) {
+    const { length, start, end } = window(limit.request_reset_duration);
+    checks.push({
+      check: {
+        key: `r:${owner.id}:${length}:${start}`,
+        limit: limit.request_max_limit,
+        need: 1,
+        amount: 1,
+        expireAtMs: end,
+      },
+      meaning: meaning(
+        'requests',
+        `${limit.request_max_limit} requests per ${limit.request_reset_duration ?? '1m'}`,
+        end,
+      ),
+    });
+  }
+  if (limit.token_max_limit !== undefined) {
+    const { length, start, end } = window(limit.token_reset_duration);
+    checks.push({
+      check: {
+        key: `t:${owner.id}:${length}:${start}`,
+        limit: limit.token_max_limit,
+        need: 1,
+        amount: 0,
+        expireAtMs: end,
+      },
+      meaning: meaning(
+        'tokens',
+        `${limit.token_max_limit} tokens per ${limit.token_reset_duration ?? '1m'}`,
+        end,
+      ),
+    });
+  }
+  return checks;
+}
+
+/** The key and its owners (team, customer, user, business unit), each with its level. */
+export function hierarchy(
+  repository: GovernanceRepository,
+  key: StoredVirtualKey,
+): Array<{ level: Level; owner: BudgetOwner }> {
+  const team = repository.get('teams', key.team_id);
+  const user = repository.get('users', key.user_id);
+  const customer = repository.get('customers', key.customer_id ?? team?.customer_id ?? user?.customer_id);
+  const unit = repository.get('business-units', key.business_unit_id ?? team?.business_unit_id);
+  const levels: Array<{ level: Level; owner: BudgetOwner | undefined }> = [
+    { level: 'virtual_key', owner: key },
+    { level: 'team', owner: team },
+    { level: 'customer', owner: customer },
+    { level: 'user', owner: user },
+    { level: 'business_unit', owner: unit },
+  ];
+  return levels.flatMap(({ level, owner }) => (owner ? [{ level, owner }] : []));
+}

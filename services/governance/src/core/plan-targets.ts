@@ -1,0 +1,93 @@
+import { GatewayError, invalidRequest } from '@gw/shared';
+import type { PlanTarget } from './governance-service.ts';
+import type { StoredProviderConfig, StoredVirtualKey } from './resources.ts';
+
+/** A target of the plan with the provider config of the key that allows it. */
+export type ConfiguredTarget = PlanTarget & { config: StoredProviderConfig };
+
+/** A weighted random first choice, then the rest by weight: the others become ordered fallbacks. */
+function weightedOrder(configs: StoredProviderConfig[], random: () => number): StoredProviderConfig[] {
+  const byWeight = [...configs].sort((left, right) => right.weight - left.weight);
+  const total = byWeight.reduce((sum, config) => sum + config.weight, 0);
+  if (total <= 0) return byWeight;
+  let point = random() * total;
+  let first = byWeight[0]!;
+  for (const config of byWeight) {
+    point -= config.weight;
+    if (point < 0) {
+      first = config;
+      break;
+    }
+  }
+  return [first, ...byWeight.filter((config) => config !== first)];
+}
+
+/**
+ * Targets the key may use, in order: the requested one (or, for a bare model, every provider config that
+ * allows it, weighted), then the request's fallbacks the key allows (others are dropped, not fatal).
+ */
+export function planTargets(
+  key: StoredVirtualKey,
+  targets: PlanTarget[],
+  random: () => number,
+): ConfiguredTarget[] {
+  const configs = key.provider_configs;
+  if (configs.length === 0) {
+    throw new GatewayError({
+      type: 'provider_not_allowed',
+      message: `virtual key '${key.name}' allows no provider`,
+    });
+  }
+  const allows = (config: StoredProviderConfig, model: string) =>
+    config.allowed_models.includes('*') || config.allowed_models.includes(model);
+  const [primary, ...fallbacks] = targets;
+  if (!primary) throw invalidRequest('model: is required', 'model');
+  let ordered: StoredProviderConfig[];
+  if (primary.provider === '') {
+    const eligible = configs.filter((config) => allows(config, primary.model));
+    if (eligible.length === 0) {
+      throw new GatewayError({
+        type: 'model_not_allowed',
+        message: `no provider of virtual key '${key.name}' allows model '${primary.model}'`,
+      });
+    }
+    ordered = weightedOrder(eligible, random);
+  } else {
+    const config = configs.find((candidate) => candidate.provider === primary.provider);
+    if (!config) {
+      throw new GatewayError({
+        type: 'provider_not_allowed',
+        message: `virtual key '${key.name}' does not allow provider '${primary.provider}'`,
+        provider: primary.provider,
+      });
+    }
+    if (!allows(config, primary.model)) {
+      throw new GatewayError({
+        type: 'model_not_allowed',
+        message: `virtual key '${key.name}' does not allow model '${primary.model}' on provider '${primary.provider}'`,
+        provider: primary.provider,
+        model: primary.model,
+      });
+    }
+    ordered = [config];
+  }
+  const planned: ConfiguredTarget[] = ordered.map((config) => ({
+    provider: config.provider,
+    model: primary.model,
+    keyIds: config.key_ids,
+    config,
+  }));
+  for (const fallback of fallbacks) {
+    const config = configs.find((candidate) => candidate.provider === fallback.provider);
+    const duplicate = planned.some(
+      (target) => target.provider === fallback.provider && target.model === fallback.model,
+    );
+    if (config && allows(config, fallback.model) && !duplicate)
+      planned.push({ ...fallback, keyIds: config.key_ids, config });
+  }
+  return planned;
+}
+
+export function withoutConfig(target: ConfiguredTarget): PlanTarget {
+  return { provider: target.provider, model: target.model, keyIds: target.keyIds };
+}

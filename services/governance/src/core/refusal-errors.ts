@@ -1,0 +1,64 @@
+import { GatewayError } from '@gw/shared';
+import { type AdmissionCheck, LEVEL_TEXT } from './admission-checks.ts';
+import { MICROS_PER_USD } from './pricing.ts';
+import type { StoredVirtualKey } from './resources.ts';
+
+/** 401/403 for a key that does not authenticate: unknown, deactivated or past its expiry. */
+export function assertKeyUsable(
+  key: StoredVirtualKey | undefined,
+  now: number,
+): asserts key is StoredVirtualKey {
+  if (!key) throw new GatewayError({ type: 'virtual_key_invalid', message: 'the virtual key is not valid' });
+  if (!key.is_active) {
+    throw new GatewayError({
+      type: 'virtual_key_inactive',
+      message: `virtual key '${key.name}' is inactive`,
+    });
+  }
+  if (key.expires_at && Date.parse(key.expires_at) <= now) {
+    throw new GatewayError({
+      type: 'virtual_key_expired',
+      message: `virtual key '${key.name}' expired at ${key.expires_at}`,
+    });
+  }
+}
+
+/**
+ * 402 or 429 for a refused admission, naming the exhausted limit, its level (`code`) and when it resets
+ * (`Retry-After`). `failed` is the check the store found exhausted (group -1: the required checks).
+ */
+export function admissionRefusal(options: {
+  failed: { group: number; index: number; current: number } | undefined;
+  required: AdmissionCheck[];
+  alternatives: AdmissionCheck[][];
+  now: number;
+}): GatewayError {
+  const { failed, now } = options;
+  const meaning = failed
+    ? (failed.group === -1 ? options.required : options.alternatives[failed.group])?.[failed.index]?.meaning
+    : undefined;
+  if (!meaning)
+    return new GatewayError({
+      type: 'request_limit_exceeded',
+      message: 'no provider of the virtual key is within its limits',
+      retryAfter: 60,
+    });
+  const who = `${LEVEL_TEXT[meaning.level]} '${meaning.name}'`;
+  const retryAfter = Math.max(1, Math.ceil((meaning.endMs - now) / 1000));
+  const resets = new Date(meaning.endMs).toISOString();
+  if (meaning.kind === 'budget') {
+    const used = (failed?.current ?? 0) / MICROS_PER_USD;
+    return new GatewayError({
+      type: 'budget_exceeded',
+      code: meaning.level,
+      message: `budget of ${who} is exhausted: $${used.toFixed(6)} used of ${meaning.limitText}; it resets at ${resets}`,
+      retryAfter,
+    });
+  }
+  return new GatewayError({
+    type: meaning.kind === 'requests' ? 'request_limit_exceeded' : 'token_limit_exceeded',
+    code: meaning.level,
+    message: `${meaning.kind === 'requests' ? 'request' : 'token'} limit of ${who} reached (${meaning.limitText}); retry after ${resets}`,
+    retryAfter,
+  });
+}
