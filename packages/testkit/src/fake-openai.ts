@@ -1,102 +1,22 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  type FakeUpstream,
+  type FakeUpstreamAnswer,
+  type FakeUpstreamRequest,
+  startFakeUpstream,
+} from './fake-upstream.ts';
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: unknown;
-}
-
-/** A scripted answer: a JSON body, or SSE events written one by one with a pause between them. */
-export type ScriptedAnswer =
-  | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; events: string[]; delayMs?: number; hangAfter?: boolean }
-  | { destroy: true }
-  | { delayMs: number; json: unknown };
+/** What the fake received (the one recorder's record). */
+export type RecordedRequest = FakeUpstreamRequest;
 
 /**
- * A fake OpenAI upstream on loopback that speaks the real wire format: it records every request (so tests
- * assert what gw sent) and answers scripted responses in order, or a default echo answer.
+ * A fake OpenAI upstream on loopback that speaks the real wire format: the one recorder with OpenAI's default
+ * answers (an echo of the request's model and last message).
  */
-export async function startFakeOpenAi() {
-  const requests: RecordedRequest[] = [];
-  const script: ScriptedAnswer[] = [];
-  let aborted = 0;
-
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {}
-      requests.push({
-        method: request.method ?? '',
-        path: request.url ?? '',
-        headers: request.headers,
-        body,
-      });
-      response.on('close', () => {
-        if (!response.writableFinished) aborted++;
-      });
-      const answer = script.shift() ?? defaultAnswer(request.url ?? '', body as Record<string, unknown>);
-      void write(response, answer);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-  return {
-    url,
-    requests,
-    /** Answers of the next requests, in order. */
-    enqueue(...answers: ScriptedAnswer[]) {
-      script.push(...answers);
-    },
-    /** Responses whose client went away before they ended (cancelled upstream calls). */
-    get abortedCount() {
-      return aborted;
-    },
-    last(): RecordedRequest {
-      const request = requests[requests.length - 1];
-      if (!request) throw new Error('the fake upstream received no request');
-      return request;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+export function startFakeOpenAi(): Promise<FakeUpstream> {
+  return startFakeUpstream((request) => defaultAnswer(request.path, request.body as Record<string, unknown>));
 }
 
-export type FakeOpenAi = Awaited<ReturnType<typeof startFakeOpenAi>>;
-
-async function write(response: ServerResponse, answer: ScriptedAnswer): Promise<void> {
-  if ('destroy' in answer) {
-    response.socket?.destroy();
-    return;
-  }
-  if ('events' in answer) {
-    response.writeHead(answer.status ?? 200, { 'content-type': 'text/event-stream' });
-    for (const event of answer.events) {
-      if (response.destroyed) return;
-      response.write(`data: ${event}\n\n`);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-    }
-    if (!answer.hangAfter) response.end();
-    return;
-  }
-  if ('delayMs' in answer) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-  const payload = JSON.stringify(answer.json);
-  const status = 'status' in answer ? (answer.status ?? 200) : 200;
-  const headers = 'headers' in answer ? answer.headers : {};
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(payload);
-}
+export type FakeOpenAi = FakeUpstream;
 
 export function chatCompletion(
   options: { content?: string | null; model?: string; toolCalls?: unknown[]; finishReason?: string } = {},
@@ -161,7 +81,7 @@ export function chatStreamEvents(options: { pieces?: string[]; model?: string } 
   ];
 }
 
-function defaultAnswer(path: string, body: Record<string, unknown> | undefined): ScriptedAnswer {
+function defaultAnswer(path: string, body: Record<string, unknown> | undefined): FakeUpstreamAnswer {
   const model = typeof body?.['model'] === 'string' ? body['model'] : 'gpt-4o-mini';
   if (path.endsWith('/completions') && !path.endsWith('/chat/completions')) {
     if (body?.['stream']) {

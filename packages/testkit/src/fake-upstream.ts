@@ -1,9 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A request as a fake upstream received it: the raw bytes, and the JSON body when it was JSON. */
 export interface FakeUpstreamRequest {
   method: string;
+  /** Path including the query string, percent-encoding as received. */
   path: string;
   headers: IncomingHttpHeaders;
   /** Parsed JSON, or the text when it is not JSON. */
@@ -11,29 +13,50 @@ export interface FakeUpstreamRequest {
   raw: Buffer;
 }
 
-/** A scripted answer: JSON, raw server-sent event blocks, or bytes written in pieces (binary answers). */
+/**
+ * A scripted answer. `delayMs` is the upstream's own slowness (the behaviour a test exercises: drains,
+ * timeouts, first-chunk latency), not a wait for synchronization.
+ */
 export type FakeUpstreamAnswer =
-  | { status?: number; headers?: Record<string, string>; json: unknown }
-  | { status?: number; headers?: Record<string, string>; sse: string[]; delayMs?: number }
-  | { status?: number; headers?: Record<string, string>; chunks: Buffer[]; delayMs?: number };
+  | { status?: number; headers?: Record<string, string>; json: unknown; delayMs?: number }
+  /** Raw server-sent event blocks, written one by one. */
+  | {
+      status?: number;
+      headers?: Record<string, string>;
+      sse: string[];
+      delayMs?: number;
+      hangAfter?: boolean;
+    }
+  /** OpenAI's `data: <event>` lines, written one by one. */
+  | { status?: number; events: string[]; delayMs?: number; hangAfter?: boolean }
+  /** Bytes written in pieces (binary answers, event-stream frames). */
+  | { status?: number; headers?: Record<string, string>; chunks: Buffer[]; delayMs?: number }
+  /** The connection is cut without an answer. */
+  | { destroy: true }
+  /** The test writes the answer itself (a provider's exact framing, split writes, hangs). */
+  | { respond: (response: ServerResponse) => Promise<void> };
 
 /**
- * A fake provider on loopback: records every request (raw bytes included), counts request bytes as they
- * arrive (so a test can prove an upload is streamed, not buffered), and answers scripted answers in order,
- * or the default answer of the provider it imitates.
+ * The one recording fake upstream of the test suites: every request is recorded (raw bytes included), request
+ * bytes are counted as they arrive (so a test can prove an upload streams), and each request gets the next
+ * scripted answer, or the default answer of the provider the fake imitates.
  */
 export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamRequest) => FakeUpstreamAnswer) {
   const requests: FakeUpstreamRequest[] = [];
   const script: FakeUpstreamAnswer[] = [];
   let bytesReceived = 0;
-  const byteListeners = new Set<() => void>();
+  let aborted = 0;
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const listener of listeners) listener();
+  };
 
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       bytesReceived += chunk.length;
-      for (const listener of byteListeners) listener();
+      notify();
     });
     request.on('end', () => {
       const raw = Buffer.concat(chunks);
@@ -50,15 +73,38 @@ export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamReq
         raw,
       };
       requests.push(recorded);
-      void write(response, script.shift() ?? defaultAnswer(recorded));
+      response.on('close', () => {
+        if (response.writableFinished) return;
+        aborted++;
+        notify();
+      });
+      const answer = script.shift() ?? defaultAnswer(recorded);
+      write(response, answer).catch((error: unknown) => {
+        if (!response.headersSent) response.writeHead(500);
+        response.end(String(error));
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  /** Resolves once `condition` holds, checked whenever bytes arrive or a response is abandoned. */
+  const until = (condition: () => boolean): Promise<void> =>
+    condition()
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const check = () => {
+            if (!condition()) return;
+            listeners.delete(check);
+            resolve();
+          };
+          listeners.add(check);
+        });
+
   return {
     url,
     requests,
+    /** Answers of the next requests, in order. */
     enqueue(...answers: FakeUpstreamAnswer[]) {
       script.push(...answers);
     },
@@ -71,18 +117,14 @@ export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamReq
     get bytesReceived() {
       return bytesReceived;
     },
-    /** Resolves once at least `count` request body bytes arrived in total. */
-    waitForBytes(count: number): Promise<void> {
-      if (bytesReceived >= count) return Promise.resolve();
-      return new Promise((resolve) => {
-        const check = () => {
-          if (bytesReceived < count) return;
-          byteListeners.delete(check);
-          resolve();
-        };
-        byteListeners.add(check);
-      });
+    /** Responses whose client went away before they ended (cancelled upstream calls). */
+    get abortedCount() {
+      return aborted;
     },
+    /** Resolves once at least `count` request body bytes arrived in total. */
+    waitForBytes: (count: number) => until(() => bytesReceived >= count),
+    /** Resolves once more than `count` responses were abandoned by their client. */
+    waitForAborted: (count: number) => until(() => aborted > count),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -93,28 +135,43 @@ export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamReq
 
 export type FakeUpstream = Awaited<ReturnType<typeof startFakeUpstream>>;
 
+async function writePieces(
+  response: ServerResponse,
+  pieces: Array<string | Buffer>,
+  options: { delayMs?: number | undefined; hangAfter?: boolean | undefined },
+): Promise<void> {
+  for (const piece of pieces) {
+    if (response.destroyed) return;
+    response.write(piece);
+    if (options.delayMs) await sleep(options.delayMs);
+  }
+  if (!options.hangAfter) response.end();
+}
+
 async function write(response: ServerResponse, answer: FakeUpstreamAnswer): Promise<void> {
+  if ('respond' in answer) return answer.respond(response);
+  if ('destroy' in answer) {
+    response.socket?.destroy();
+    return;
+  }
   const status = answer.status ?? 200;
+  if ('events' in answer) {
+    response.writeHead(status, { 'content-type': 'text/event-stream' });
+    return writePieces(
+      response,
+      answer.events.map((event) => `data: ${event}\n\n`),
+      answer,
+    );
+  }
   if ('sse' in answer) {
     response.writeHead(status, { 'content-type': 'text/event-stream', ...answer.headers });
-    for (const block of answer.sse) {
-      if (response.destroyed) return;
-      response.write(block);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-    }
-    response.end();
-    return;
+    return writePieces(response, answer.sse, answer);
   }
   if ('chunks' in answer) {
     response.writeHead(status, answer.headers ?? { 'content-type': 'application/octet-stream' });
-    for (const chunk of answer.chunks) {
-      if (response.destroyed) return;
-      response.write(chunk);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-    }
-    response.end();
-    return;
+    return writePieces(response, answer.chunks, answer);
   }
+  if (answer.delayMs) await sleep(answer.delayMs);
   const payload = JSON.stringify(answer.json);
   response.writeHead(status, { 'content-type': 'application/json', ...answer.headers });
   response.end(payload);

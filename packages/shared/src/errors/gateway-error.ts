@@ -70,7 +70,7 @@ export type ErrorType = keyof typeof ERROR_CATALOG;
  * types that relay an upstream's answer; for every other type the catalog decides, so a stray `status:`
  * at a call site can neither change nor contradict it.
  */
-export function statusOf(type: ErrorType, relayed?: number): number {
+function statusOf(type: ErrorType, relayed?: number): number {
   const entry: { status: number; relaysUpstreamStatus?: true } = ERROR_CATALOG[type];
   return (entry.relaysUpstreamStatus && relayed) || entry.status;
 }

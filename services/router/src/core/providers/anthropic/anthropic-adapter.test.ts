@@ -1,13 +1,13 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { expect } from 'vitest';
-import { anthropicAdapter } from './anthropic-adapter.ts';
 import {
   chatAnswer,
   chatStreamEvents,
   chatStreamToolEvents,
   errorAnswer,
   toolAnswer,
-} from './anthropic-fixtures.ts';
+} from '../../../testing/fixtures/anthropic-fixtures.ts';
+import { anthropicAdapter } from './anthropic-adapter.ts';
 
 const weather = PROVIDER_CONTRACT_INPUTS.weatherTool.function;
 

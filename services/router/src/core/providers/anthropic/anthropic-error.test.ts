@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { errorAnswer } from '../../../testing/fixtures/anthropic-fixtures.ts';
 import { anthropicStreamError, readAnthropicErrorMessage } from './anthropic-error.ts';
-import { errorAnswer } from './anthropic-fixtures.ts';
 
 describe('readAnthropicErrorMessage', () => {
   it('reads error.message of an Anthropic error body', () => {

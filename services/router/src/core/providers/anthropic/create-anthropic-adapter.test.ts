@@ -1,10 +1,10 @@
 import { networkConfigSchema } from '@gw/shared';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chatAnswer, chatStreamEvents } from '../../../testing/fixtures/anthropic-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { createAnthropicAdapter } from './anthropic-adapter.ts';
-import { chatAnswer, chatStreamEvents } from './anthropic-fixtures.ts';
 
 /** The overrides Claude on Vertex needs: model in the path, a fetched token, anthropic_version in the body. */
 const vertexLike = createAnthropicAdapter({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatAnswer } from './anthropic-fixtures.ts';
+import { chatAnswer } from '../../../testing/fixtures/anthropic-fixtures.ts';
 import { anthropicMessageSchema } from './anthropic-schemas.ts';
 import { mapAnthropicResponse } from './map-anthropic-response.ts';
 

@@ -1,6 +1,10 @@
 import { type ChatCompletionChunk, GatewayError, type SseEvent } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { chatStreamEvents, chatStreamToolEvents, sseEvent } from './anthropic-fixtures.ts';
+import {
+  chatStreamEvents,
+  chatStreamToolEvents,
+  sseEvent,
+} from '../../../testing/fixtures/anthropic-fixtures.ts';
 import { mapAnthropicStream } from './map-anthropic-stream.ts';
 
 /** The fixtures' framed events as the shared SSE parser yields them. */

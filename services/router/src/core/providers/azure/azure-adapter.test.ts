@@ -1,10 +1,11 @@
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { networkConfigSchema } from '@gw/shared';
-import { type FakeOpenAi, PROVIDER_CONTRACT_INPUTS, runProviderContract, startFakeOpenAi } from '@gw/testkit';
+import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext, ResolvedKey } from '../adapter.ts';
-import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
-import { openAiWireFixtures } from '../openai/openai-wire-fixtures.ts';
 import { azureAdapter } from './azure-adapter.ts';
 
 const model = 'gpt-4o';

@@ -1,6 +1,5 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { expect } from 'vitest';
-import { createBedrockAdapter } from './bedrock-adapter.ts';
 import {
   chatAnswer,
   chatStreamFrames,
@@ -11,7 +10,8 @@ import {
   MODEL_ID,
   textAnswer,
   toolAnswer,
-} from './bedrock-fixtures.ts';
+} from '../../../testing/fixtures/bedrock-fixtures.ts';
+import { createBedrockAdapter } from './bedrock-adapter.ts';
 
 const weather = PROVIDER_CONTRACT_INPUTS.weatherTool.function;
 const ENCODED_MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1%3A0';

@@ -1,10 +1,10 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeBedrock } from '../../../testing/fakes/fake-bedrock.ts';
+import { titanEmbeddingAnswer } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { createBedrockAdapter } from './bedrock-adapter.ts';
-import { titanEmbeddingAnswer } from './bedrock-fixtures.ts';
-import { startFakeBedrock } from './fake-bedrock.ts';
 
 const CREDENTIALS = {
   accessKeyId: 'AKIAIOSFODNN7EXAMPLE',

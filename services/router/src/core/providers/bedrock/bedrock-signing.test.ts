@@ -1,10 +1,10 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type FakeBedrockRequest, startFakeBedrock } from '../../../testing/fakes/fake-bedrock.ts';
+import { chatAnswer, chatStreamFrames, MODEL_ID } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext, ChatInput, ResolvedKey } from '../adapter.ts';
 import { createBedrockAdapter } from './bedrock-adapter.ts';
-import { chatAnswer, chatStreamFrames, MODEL_ID } from './bedrock-fixtures.ts';
-import { type FakeBedrockRequest, startFakeBedrock } from './fake-bedrock.ts';
 
 const STATIC = {
   accessKeyId: 'AKIAIOSFODNN7EXAMPLE',

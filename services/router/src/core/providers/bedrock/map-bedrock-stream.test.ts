@@ -1,9 +1,9 @@
 import { type ChatCompletionChunk, GatewayError, networkConfigSchema } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
+import { chatStreamFrames, eventFrame, exceptionFrame } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { readBedrockErrorMessage } from './bedrock-error.ts';
-import { chatStreamFrames, eventFrame, exceptionFrame } from './bedrock-fixtures.ts';
 import { mapBedrockStream } from './map-bedrock-stream.ts';
 import { readEventStream } from './read-event-stream.ts';
 

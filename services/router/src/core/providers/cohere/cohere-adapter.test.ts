@@ -1,6 +1,5 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { expect } from 'vitest';
-import { cohereAdapter } from './cohere-adapter.ts';
 import {
   cohereChatAnswer,
   cohereEmbedAnswer,
@@ -10,7 +9,8 @@ import {
   cohereTextStreamEvents,
   cohereToolCallAnswer,
   cohereToolStreamEvents,
-} from './cohere-fixtures.ts';
+} from '../../../testing/fixtures/cohere-fixtures.ts';
+import { cohereAdapter } from './cohere-adapter.ts';
 
 const body = (request: { body: unknown }) => request.body as Record<string, unknown>;
 

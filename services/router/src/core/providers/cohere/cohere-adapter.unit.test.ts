@@ -1,10 +1,10 @@
 import { networkConfigSchema } from '@gw/shared';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cohereChatAnswer, cohereEmbedAnswer } from '../../../testing/fixtures/cohere-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { cohereAdapter } from './cohere-adapter.ts';
-import { cohereChatAnswer, cohereEmbedAnswer } from './cohere-fixtures.ts';
 
 describe('cohere adapter details', () => {
   let fake: FakeOpenAi;

@@ -1,6 +1,6 @@
 import { type ChatCompletionChunk, GatewayError, type SseEvent } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { cohereTextStreamEvents, cohereToolStreamEvents } from './cohere-fixtures.ts';
+import { cohereTextStreamEvents, cohereToolStreamEvents } from '../../../testing/fixtures/cohere-fixtures.ts';
 import { translateCohereStream } from './cohere-stream.ts';
 
 async function* asEvents(payloads: unknown[], named = true): AsyncGenerator<SseEvent> {

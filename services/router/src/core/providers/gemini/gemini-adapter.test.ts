@@ -1,6 +1,5 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { expect } from 'vitest';
-import { geminiAdapter } from './gemini-adapter.ts';
 import {
   chatAnswer,
   chatStreamEvents,
@@ -9,7 +8,8 @@ import {
   errorAnswer,
   textAnswer,
   toolAnswer,
-} from './gemini-fixtures.ts';
+} from '../../../testing/fixtures/gemini-fixtures.ts';
+import { geminiAdapter } from './gemini-adapter.ts';
 
 const weather = PROVIDER_CONTRACT_INPUTS.weatherTool.function;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatAnswer, toolAnswer } from './gemini-fixtures.ts';
+import { chatAnswer, toolAnswer } from '../../../testing/fixtures/gemini-fixtures.ts';
 import { geminiResponseSchema } from './gemini-schemas.ts';
 import { mapGeminiResponse } from './map-gemini-response.ts';
 import { mapGeminiUsage } from './map-gemini-usage.ts';

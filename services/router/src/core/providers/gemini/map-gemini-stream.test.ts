@@ -1,6 +1,6 @@
 import { type ChatCompletionChunk, GatewayError, type SseEvent } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { chatStreamToolEvents } from './gemini-fixtures.ts';
+import { chatStreamToolEvents } from '../../../testing/fixtures/gemini-fixtures.ts';
 import { mapGeminiStream } from './map-gemini-stream.ts';
 
 /** The `data:` payloads of fixture events, as the shared SSE parser hands them over. */

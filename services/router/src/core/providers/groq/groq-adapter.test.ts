@@ -1,7 +1,7 @@
-import { runProviderContract } from '@gw/testkit';
+import { runProviderContract } from '@gw/router/testing';
 import { describe, expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
-import { openAiWireFixtures, textViaChatAnswer } from '../openai/openai-wire-fixtures.ts';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures, textViaChatAnswer } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { convertToGroqBody } from './convert-to-groq-body.ts';
 import { groqAdapter } from './groq-adapter.ts';
 

@@ -1,7 +1,7 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { describe, expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
-import { openAiWireFixtures, textViaChatAnswer } from '../openai/openai-wire-fixtures.ts';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures, textViaChatAnswer } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { convertToMistralBody } from './convert-to-mistral-body.ts';
 import { toMistralToolCallId } from './convert-to-mistral-messages.ts';
 import { mistralAdapter } from './mistral-adapter.ts';

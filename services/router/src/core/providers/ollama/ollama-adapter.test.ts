@@ -1,9 +1,10 @@
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { networkConfigSchema } from '@gw/shared';
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract, startFakeOpenAi } from '@gw/testkit';
+import { startFakeOpenAi } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
-import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
-import { openAiWireFixtures } from '../openai/openai-wire-fixtures.ts';
 import { ollamaAdapter } from './ollama-adapter.ts';
 
 const model = 'llama3.2';

@@ -1,7 +1,7 @@
-import { runProviderContract } from '@gw/testkit';
+import { runProviderContract } from '@gw/router/testing';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { openAiAdapter } from './openai-adapter.ts';
-import { openAiRequestExpectations } from './openai-request-expectations.ts';
-import { openAiWireFixtures } from './openai-wire-fixtures.ts';
 
 const model = 'gpt-4o-mini';
 

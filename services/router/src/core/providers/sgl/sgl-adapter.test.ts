@@ -1,7 +1,7 @@
-import { runProviderContract } from '@gw/testkit';
+import { runProviderContract } from '@gw/router/testing';
 import { expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../openai/openai-request-expectations.ts';
-import { openAiWireFixtures } from '../openai/openai-wire-fixtures.ts';
+import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { sglAdapter } from './sgl-adapter.ts';
 
 const model = 'meta-llama/Llama-3.1-8B-Instruct';

@@ -1,10 +1,10 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import * as anthropicWire from '../anthropic/anthropic-fixtures.ts';
-import * as geminiWire from '../gemini/gemini-fixtures.ts';
-import { startFakeGoogleTokenEndpoint } from './fake-google-token-endpoint.ts';
+import { startFakeGoogleTokenEndpoint } from '../../../testing/fakes/fake-google-token-endpoint.ts';
+import * as anthropicWire from '../../../testing/fixtures/anthropic-fixtures.ts';
+import * as geminiWire from '../../../testing/fixtures/gemini-fixtures.ts';
+import { embeddingsAnswer } from '../../../testing/fixtures/vertex-fixtures.ts';
 import { createVertexAdapter } from './vertex-adapter.ts';
-import { embeddingsAnswer } from './vertex-fixtures.ts';
 
 // The service account's token_uri points at a fake Google token endpoint on loopback; the contract's fake
 // upstream stands in for Vertex through an explicit base URL.

@@ -1,8 +1,11 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeGoogleTokenEndpoint,
+  startFakeGoogleTokenEndpoint,
+} from '../../../testing/fakes/fake-google-token-endpoint.ts';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
-import { type FakeGoogleTokenEndpoint, startFakeGoogleTokenEndpoint } from './fake-google-token-endpoint.ts';
 import { createVertexAdapter } from './vertex-adapter.ts';
 import { VERTEX_DEFAULT_BASE_URL } from './vertex-config.ts';
 

@@ -1,7 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { GatewayError } from '@gw/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeGoogleTokenEndpoint, startFakeGoogleTokenEndpoint } from './fake-google-token-endpoint.ts';
+import {
+  type FakeGoogleTokenEndpoint,
+  startFakeGoogleTokenEndpoint,
+} from '../../../testing/fakes/fake-google-token-endpoint.ts';
 import { serviceAccountSchema } from './vertex-config.ts';
 import { VertexTokenSource } from './vertex-token-source.ts';
 

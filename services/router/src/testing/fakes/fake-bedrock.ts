@@ -5,8 +5,8 @@
  * AWS: 403 InvalidSignatureException.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { type FakeUpstreamAnswer, startFakeUpstream } from '@gw/testkit';
 
 export interface FakeBedrockRequest {
   method: string;
@@ -143,61 +143,44 @@ function authenticate(
 export async function startFakeBedrock(options: FakeBedrockOptions) {
   const requests: FakeBedrockRequest[] = [];
   const rejections: string[] = [];
-  const server: Server = createServer((request, response) => {
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => {
-      const received = {
-        method: request.method ?? '',
-        path: request.url ?? '',
-        headers: request.headers,
-        rawBody: Buffer.concat(parts),
+  const fake = await startFakeUpstream((received): FakeUpstreamAnswer => {
+    let auth: FakeBedrockRequest['auth'];
+    try {
+      auth = authenticate({ ...received, rawBody: received.raw }, options);
+    } catch (error) {
+      if (!(error instanceof Rejection)) throw error;
+      rejections.push(error.message);
+      const type = error.message.startsWith('The request signature')
+        ? 'InvalidSignatureException'
+        : 'UnrecognizedClientException';
+      return {
+        status: 403,
+        headers: { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.coral.service/` },
+        json: { message: error.message },
       };
-      let auth: FakeBedrockRequest['auth'];
-      try {
-        auth = authenticate(received, options);
-      } catch (error) {
-        if (!(error instanceof Rejection)) throw error;
-        rejections.push(error.message);
-        const type = error.message.startsWith('The request signature')
-          ? 'InvalidSignatureException'
-          : 'UnrecognizedClientException';
-        response.writeHead(403, {
-          'content-type': 'application/json',
-          'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.coral.service/`,
-        });
-        response.end(JSON.stringify({ message: error.message }));
-        return;
-      }
-      const recorded: FakeBedrockRequest = {
-        ...received,
-        body: received.rawBody.length ? JSON.parse(received.rawBody.toString('utf8')) : undefined,
-        auth,
-      };
-      requests.push(recorded);
-      const answer = options.answer(recorded);
-      if ('json' in answer) {
-        response.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
-        response.end(JSON.stringify(answer.json));
-      } else {
-        response.writeHead(answer.status ?? 200, {
-          'content-type': 'application/vnd.amazon.eventstream',
-          ...answer.headers,
-        });
-        response.end(Buffer.concat(answer.frames));
-      }
-    });
+    }
+    const recorded: FakeBedrockRequest = {
+      method: received.method,
+      path: received.path,
+      headers: received.headers,
+      rawBody: received.raw,
+      body: received.raw.length ? JSON.parse(received.raw.toString('utf8')) : undefined,
+      auth,
+    };
+    requests.push(recorded);
+    const answer = options.answer(recorded);
+    if ('json' in answer) return answer;
+    return {
+      status: answer.status ?? 200,
+      headers: { 'content-type': 'application/vnd.amazon.eventstream', ...answer.headers },
+      chunks: [Buffer.concat(answer.frames)],
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: fake.url,
     requests,
     /** Why requests were refused, in order. */
     rejections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: fake.close,
   };
 }

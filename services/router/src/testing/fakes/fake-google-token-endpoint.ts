@@ -1,6 +1,5 @@
 import { createVerify, generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type FakeUpstreamAnswer, startFakeUpstream } from '@gw/testkit';
 
 /** One JWT-bearer exchange the fake received, with the assertion decoded and its signature checked. */
 export interface TokenExchange {
@@ -25,45 +24,38 @@ export async function startFakeGoogleTokenEndpoint(options: { expiresIn?: number
   const exchanges: TokenExchange[] = [];
   const answers: Array<{ status: number; body: unknown }> = [];
 
-  const server = createServer((request, response) => {
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => {
-      const form = new URLSearchParams(Buffer.concat(parts).toString('utf8'));
-      const [header = '', claims = '', signature = ''] = (form.get('assertion') ?? '').split('.');
-      const verifier = createVerify('RSA-SHA256');
-      verifier.update(`${header}.${claims}`);
-      let exchange: TokenExchange;
-      try {
-        exchange = {
-          grantType: form.get('grant_type'),
-          header: decodeSegment(header),
-          claims: decodeSegment(claims),
-          signatureValid: verifier.verify(publicKey, Buffer.from(signature, 'base64url')),
-        };
-      } catch {
-        exchange = { grantType: form.get('grant_type'), header: {}, claims: {}, signatureValid: false };
-      }
-      exchanges.push(exchange);
-      const scripted = answers.shift();
-      const answer =
-        scripted ??
-        (exchange.signatureValid
-          ? {
-              status: 200,
-              body: {
-                access_token: `ya29.test-token-${exchanges.length}`,
-                expires_in: options.expiresIn ?? 3599,
-                token_type: 'Bearer',
-              },
-            }
-          : { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
-      response.writeHead(answer.status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(answer.body));
-    });
+  const fake = await startFakeUpstream((request): FakeUpstreamAnswer => {
+    const form = new URLSearchParams(request.raw.toString('utf8'));
+    const [header = '', claims = '', signature = ''] = (form.get('assertion') ?? '').split('.');
+    const verifier = createVerify('RSA-SHA256');
+    verifier.update(`${header}.${claims}`);
+    let exchange: TokenExchange;
+    try {
+      exchange = {
+        grantType: form.get('grant_type'),
+        header: decodeSegment(header),
+        claims: decodeSegment(claims),
+        signatureValid: verifier.verify(publicKey, Buffer.from(signature, 'base64url')),
+      };
+    } catch {
+      exchange = { grantType: form.get('grant_type'), header: {}, claims: {}, signatureValid: false };
+    }
+    exchanges.push(exchange);
+    const answer =
+      answers.shift() ??
+      (exchange.signatureValid
+        ? {
+            status: 200,
+            body: {
+              access_token: `ya29.test-token-${exchanges.length}`,
+              expires_in: options.expiresIn ?? 3599,
+              token_type: 'Bearer',
+            },
+          }
+        : { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
+    return { status: answer.status, json: answer.body };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const tokenUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+  const tokenUri = `${fake.url}/token`;
 
   return {
     tokenUri,
@@ -86,11 +78,7 @@ export async function startFakeGoogleTokenEndpoint(options: { expiresIn?: number
         ...overrides,
       });
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: fake.close,
   };
 }
 
