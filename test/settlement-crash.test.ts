@@ -2,7 +2,7 @@
 // a request is admitted (its reservation recorded), the process serving it is killed with SIGKILL before it
 // can settle, and governance's sweeper charges the reservation at its estimate, once.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -101,8 +101,11 @@ describe('a process killed mid-request', () => {
       timeoutMs: 15_000,
     });
     await admitHangingRequest(url, fake);
-    // The reservation reaches the data directory within the store's save delay (200 ms).
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Killed only once the reservation is in the data directory (the store writes it within its save delay).
+    await waitFor(async () => {
+      const saved = await readFile(join(directory, 'data', 'store.json'), 'utf8').catch(() => '{}');
+      return ((JSON.parse(saved) as { reservations?: unknown[] }).reservations ?? []).length > 0;
+    });
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
@@ -112,6 +115,7 @@ describe('a process killed mid-request', () => {
     });
     await waitFor(async () => (await spent(url)) > 0, { timeoutMs: 10_000 });
     expect(await spent(url)).toBe(ESTIMATE_USD);
+    // Not a wait for something to happen: a window in which a second charge would have to show.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await spent(url)).toBe(ESTIMATE_USD);
   }, 60_000);
@@ -135,6 +139,7 @@ describe('a process killed mid-request', () => {
     process.kill(Number(ingress!.trim().split(/\s+/)[0]), 'SIGKILL');
     await waitFor(async () => (await spent(gateway.adminUrl)) > 0, { timeoutMs: 10_000 });
     expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    // Not a wait for something to happen: a window in which a second charge (the other sweeper) would show.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
     // The launcher restarted the killed replica.
