@@ -11,8 +11,8 @@ import { type Operation, PROVIDER_NAMES } from '@gw/shared';
 import type { Capabilities } from '../services/router/src/core/providers/adapter.ts';
 import { BUILT_IN_PROVIDERS, type ProviderEntry } from '../services/router/src/core/providers/registry.ts';
 
-export const MATRIX_START = '<!-- capability-matrix:start -->';
-export const MATRIX_END = '<!-- capability-matrix:end -->';
+const MATRIX_START = '<!-- capability-matrix:start -->';
+const MATRIX_END = '<!-- capability-matrix:end -->';
 export const PROVIDERS_DOC = fileURLToPath(new URL('../docs/providers.md', import.meta.url));
 
 const COLUMNS: Array<{ title: string; has: (capabilities: Capabilities) => boolean }> = [
@@ -86,7 +86,7 @@ export function readMatrixBlock(document: string): string {
 }
 
 /** The document with the block between the markers replaced by the table. */
-export function replaceMatrixBlock(document: string, table: string): string {
+function replaceMatrixBlock(document: string, table: string): string {
   readMatrixBlock(document);
   const start = document.indexOf(MATRIX_START);
   const end = document.indexOf(MATRIX_END);

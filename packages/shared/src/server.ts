@@ -26,7 +26,7 @@ export interface Closable {
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** The answer for a path no handler claimed. */
-export function notFoundHandler(request: IncomingMessage, response: ServerResponse): void {
+function notFoundHandler(request: IncomingMessage, response: ServerResponse): void {
   const path = (request.url ?? '/').split('?')[0];
   sendError(response, noEndpoint(request.method, path ?? '/'), newRequestId());
 }

@@ -1,7 +1,7 @@
 import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
 
 /** One SSE event as Anthropic frames it: `event:` naming the payload's type, then `data:`. */
-export function anthropicEvent(data: { type: string } & Record<string, unknown>): string {
+function anthropicEvent(data: { type: string } & Record<string, unknown>): string {
   return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 

@@ -1,7 +1,7 @@
 import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
 
 /** One SSE event as the Gemini API frames it (`alt=sse`): `data:` and a CRLF blank line. */
-export function geminiEvent(data: unknown): string {
+function geminiEvent(data: unknown): string {
   return `data: ${JSON.stringify(data)}\r\n\r\n`;
 }
 
@@ -12,7 +12,7 @@ export interface GeminiAnswerOptions {
 }
 
 /** A GenerateContentResponse. */
-export function geminiResponse(options: GeminiAnswerOptions = {}) {
+function geminiResponse(options: GeminiAnswerOptions = {}) {
   const parts: unknown[] = [];
   if (options.text !== undefined || !options.functionCall)
     parts.push({ text: options.text ?? 'Hello from Gemini' });
@@ -26,7 +26,7 @@ export function geminiResponse(options: GeminiAnswerOptions = {}) {
 }
 
 /** A streamed answer: text pieces, the last one with the finish reason and usage. */
-export function geminiStream(options: { pieces?: string[]; model?: string } = {}): string[] {
+function geminiStream(options: { pieces?: string[]; model?: string } = {}): string[] {
   const pieces = options.pieces ?? ['Hel', 'lo', ' Gemini'];
   return pieces.map((text, index) =>
     geminiEvent({

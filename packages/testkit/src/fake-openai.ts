@@ -1,12 +1,6 @@
-import {
-  type FakeUpstream,
-  type FakeUpstreamAnswer,
-  type FakeUpstreamRequest,
-  startFakeUpstream,
-} from './fake-upstream.ts';
+import { type FakeUpstream, type FakeUpstreamAnswer, startFakeUpstream } from './fake-upstream.ts';
 
 /** What the fake received (the one recorder's record). */
-export type RecordedRequest = FakeUpstreamRequest;
 
 /**
  * A fake OpenAI upstream on loopback that speaks the real wire format: the one recorder with OpenAI's default

@@ -347,7 +347,7 @@ export async function freePort(): Promise<number> {
  * `count` consecutive free loopback ports (ingress replicas listen on consecutive ports): a random base,
  * every port of the block bound at once to prove it free, then released.
  */
-export async function findConsecutivePorts(count: number): Promise<number> {
+async function findConsecutivePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * (40_000 - count));
     const held: Server[] = [];

@@ -4,4 +4,4 @@ export * from './fake-openai.ts';
 export * from './fake-upstream.ts';
 export * from './gateway-launcher.ts';
 export * from './mcp/mcp-servers.ts';
-export { runStoreContract, type StoreContractOptions } from './store-contract.ts';
+export { runStoreContract } from './store-contract.ts';

@@ -29,7 +29,7 @@ export const clientConfigSchema = z.strictObject({
   allow_anonymous_admin: z.boolean().default(false),
 });
 
-export const governanceSettingsSchema = z.strictObject({
+const governanceSettingsSchema = z.strictObject({
   /** Reserve the worst-case cost of a request before it runs, so a budget never goes over (opt-in). */
   strict_budgets: z.boolean().default(false),
   /** A reservation not settled by then (a process died mid-request) is charged at its estimate. */

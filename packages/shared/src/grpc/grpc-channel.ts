@@ -6,7 +6,7 @@ import { internalError } from '../errors/gateway-error.ts';
 import { parseJson, validate } from '../http/body.ts';
 
 /** The one set of proto-loader options every service uses. */
-export const PROTO_LOADER_OPTIONS: Options = {
+const PROTO_LOADER_OPTIONS: Options = {
   keepCase: true,
   longs: Number,
   enums: String,
@@ -37,7 +37,7 @@ export function loadService(file: 'governance' | 'router', service: string): Ser
 }
 
 /** Channel options shared by every client: keepalive so dead peers are noticed, large messages allowed. */
-export const GRPC_CHANNEL_OPTIONS = {
+const GRPC_CHANNEL_OPTIONS = {
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
   'grpc.max_receive_message_length': 64 * 1024 * 1024,

@@ -35,7 +35,7 @@ export const toolSchema = z.looseObject({
   }),
 });
 
-export const toolChoiceSchema = z.union([
+const toolChoiceSchema = z.union([
   z.enum(['none', 'auto', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
 ]);
@@ -88,6 +88,3 @@ export type ContentPart = z.infer<typeof contentPartSchema>;
 export type ToolCall = z.infer<typeof toolCallSchema>;
 export type Message = z.infer<typeof messageSchema>;
 export type Tool = z.infer<typeof toolSchema>;
-export type Params = z.infer<typeof paramsSchema>;
-export type ChatRequestBody = z.infer<typeof chatRequestSchema>;
-export type TextRequestBody = z.infer<typeof textRequestSchema>;

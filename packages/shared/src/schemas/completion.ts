@@ -15,7 +15,7 @@ export const usageSchema = z.looseObject({
 
 export const finishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter']).nullable();
 
-export const responseMessageSchema = z.looseObject({
+const responseMessageSchema = z.looseObject({
   role: z.literal('assistant'),
   content: z.string().nullable(),
   tool_calls: z.array(toolCallSchema).optional(),
@@ -34,7 +34,7 @@ export const textChoiceSchema = z.looseObject({
   finish_reason: finishReasonSchema,
 });
 
-export const extraFieldsSchema = z.looseObject({
+const extraFieldsSchema = z.looseObject({
   provider: z.string(),
   model_params: z.record(z.string(), z.unknown()),
   /** Seconds spent on the upstream call that answered. */
@@ -103,10 +103,8 @@ export const embeddingsListSchema = z.looseObject({
 
 export type Usage = z.infer<typeof usageSchema>;
 export type FinishReason = z.infer<typeof finishReasonSchema>;
-export type ResponseMessage = z.infer<typeof responseMessageSchema>;
 export type ChatChoice = z.infer<typeof chatChoiceSchema>;
 export type TextChoice = z.infer<typeof textChoiceSchema>;
-export type ExtraFields = z.infer<typeof extraFieldsSchema>;
 export type CompletionResponse = z.infer<typeof completionResponseSchema>;
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
 export type EmbeddingsList = z.infer<typeof embeddingsListSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Reset durations: `<n><unit>` with unit m(inute) h d w M(onth) Q(uarter) Y(ear). */
-export const durationSchema = z
+const durationSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,3}[mhdwMQY]$/, 'must be a number followed by one of m, h, d, w, M, Q, Y (e.g. 1M)');
 
@@ -13,7 +13,7 @@ export const budgetSchema = z.strictObject({
   calendar_aligned: z.boolean().default(false),
 });
 
-export const rateLimitSchema = z.strictObject({
+const rateLimitSchema = z.strictObject({
   token_max_limit: z.number().int().positive().optional(),
   token_reset_duration: z.enum(['1m', '1h', '1d']).optional(),
   request_max_limit: z.number().int().positive().optional(),
@@ -31,7 +31,7 @@ export const virtualKeyProviderConfigSchema = z.strictObject({
   rate_limit: rateLimitSchema.optional(),
 });
 
-export const mcpToolPolicySchema = z.strictObject({
+const mcpToolPolicySchema = z.strictObject({
   client: z.string().min(1),
   /** Tool names, `["*"]` for all, `[]` for none. */
   tools: z.array(z.string()),
@@ -83,6 +83,3 @@ export const legacyKeySchema = z.strictObject({
 });
 
 export type Budget = z.infer<typeof budgetSchema>;
-export type RateLimit = z.infer<typeof rateLimitSchema>;
-export type VirtualKeyInput = z.infer<typeof virtualKeySchema>;
-export type VirtualKeyProviderConfig = z.infer<typeof virtualKeyProviderConfigSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const MCP_CONNECTION_TYPES = ['stdio', 'http', 'sse'] as const;
+const MCP_CONNECTION_TYPES = ['stdio', 'http', 'sse'] as const;
 export const MCP_CLIENT_STATES = ['connecting', 'connected', 'disconnected', 'error'] as const;
 export type McpClientState = (typeof MCP_CLIENT_STATES)[number];
 

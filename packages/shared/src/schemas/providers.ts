@@ -28,7 +28,7 @@ export const providerNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'must be lowercase letters, digits, "-" or "_", starting with a letter');
 
-export const providerKeySchema = z.strictObject({
+const providerKeySchema = z.strictObject({
   /** Stable identifier, referenced by virtual keys' `key_ids`. Generated when omitted. */
   id: z.string().min(1).max(128).optional(),
   /** The secret, or `env.NAME` to read it from the environment at use. */
@@ -54,7 +54,7 @@ export const networkConfigSchema = z.strictObject({
   max_connections: z.number().int().positive().max(4096).default(256),
 });
 
-export const customProviderSchema = z.strictObject({
+const customProviderSchema = z.strictObject({
   base_provider: z.enum(BASE_FORMATS),
   allowed_operations: z.array(z.enum(OPERATIONS)).optional(),
 });
@@ -65,7 +65,5 @@ export const providerConfigSchema = z.strictObject({
   custom_provider_config: customProviderSchema.optional(),
 });
 
-export type ProviderKey = z.infer<typeof providerKeySchema>;
 export type NetworkConfig = z.infer<typeof networkConfigSchema>;
 export type ProviderConfig = z.infer<typeof providerConfigSchema>;
-export type ProviderConfigInput = z.input<typeof providerConfigSchema>;

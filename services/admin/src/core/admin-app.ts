@@ -196,5 +196,3 @@ export function createAdminApp(dependencies: AdminDependencies) {
 
   return { handle };
 }
-
-export type AdminApp = ReturnType<typeof createAdminApp>;

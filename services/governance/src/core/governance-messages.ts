@@ -7,7 +7,7 @@ import { z } from 'zod';
  */
 const count = z.number().int().nonnegative();
 
-export const usageSchema = z.looseObject({
+const usageSchema = z.looseObject({
   prompt_tokens: count,
   completion_tokens: count,
   total_tokens: count,

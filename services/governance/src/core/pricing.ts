@@ -11,7 +11,7 @@ export interface ModelPrice {
  * Built-in list prices (USD per million tokens) of common models; `governance.pricing` in the config
  * overrides or extends them. A model missing here costs nothing (and budgets do not move for it).
  */
-export const DEFAULT_PRICES: Record<string, ModelPrice> = {
+const DEFAULT_PRICES: Record<string, ModelPrice> = {
   'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
   'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
   'gpt-4.1': { input: 2, output: 8, cached_input: 0.5 },

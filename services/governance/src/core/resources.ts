@@ -5,7 +5,6 @@ import {
   customerSchema,
   GatewayError,
   newId,
-  rateLimitSchema,
   teamSchema,
   userSchema,
   virtualKeyProviderConfigSchema,
@@ -63,7 +62,6 @@ export type StoredProviderConfig = z.infer<typeof storedProviderConfigSchema>;
 export type StoredOf<C extends Collection> = z.infer<(typeof storedSchemas)[C]>;
 export type Stored = StoredOf<Collection>;
 /** A stored owner of keys (customer, team, user, business unit). */
-export type StoredOwner = StoredOf<'customers' | 'teams' | 'users' | 'business-units'>;
 
 export const ID_PREFIX: Record<Collection, string> = {
   'virtual-keys': 'vk',
@@ -94,8 +92,6 @@ export function normalizeBudgets(
     id: budget.id ?? (previous.find((old) => old.id === budget.id) ?? previous[index])?.id ?? newId('bud'),
   }));
 }
-
-export { rateLimitSchema };
 
 /** True for a stored virtual key (the one collection whose resources carry a value hash). */
 export function isVirtualKey(resource: Stored): resource is StoredVirtualKey {

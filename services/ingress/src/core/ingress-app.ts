@@ -140,5 +140,3 @@ export function createIngressApp(dependencies: IngressDependencies) {
 
   return { handle, drain: settler.drain };
 }
-
-export type IngressApp = ReturnType<typeof createIngressApp>;

@@ -23,7 +23,7 @@ export interface McpRouteDependencies extends McpIngress {
   governance: GovernanceService;
 }
 
-export const INCLUDE_TOOLS_HEADER = 'x-gw-mcp-include-tools';
+const INCLUDE_TOOLS_HEADER = 'x-gw-mcp-include-tools';
 
 /**
  * What a request may use: the key's MCP policy (in governance's answer; none without a key) and the
@@ -67,7 +67,7 @@ export async function resolveTool(mcp: McpIngress, name: string, access: ToolAcc
 }
 
 /** `function.arguments`: a JSON object as text (empty means no arguments). */
-export function parseArguments(text: string): Record<string, unknown> {
+function parseArguments(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   let value: unknown;
   try {

@@ -14,7 +14,7 @@ import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart
 import { createUsageSniffer } from './passthrough-usage.ts';
 
 /** The provider when the call names none (no `x-gw-provider`, no `provider/` prefix on the model). */
-export const DEFAULT_PASSTHROUGH_PROVIDER = 'openai';
+const DEFAULT_PASSTHROUGH_PROVIDER = 'openai';
 
 /**
  * Never forwarded: the caller's credentials (gw injects its own provider key), gw's own headers, the caller's
@@ -43,7 +43,7 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /** The headers of a call as they may go upstream: credentials and hop-by-hop headers removed. */
-export function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || name.startsWith(':') || name.startsWith('x-gw-') || NOT_FORWARDED.has(name))

@@ -4,7 +4,7 @@ import { SseParser, type Usage } from '@gw/shared';
 const JSON_SNIFF_LIMIT = 1024 * 1024;
 
 /** `usage` in OpenAI's chat/completions/embeddings shape or the Responses API's; undefined otherwise. */
-export function usageOf(value: unknown): Usage | undefined {
+function usageOf(value: unknown): Usage | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   const usage = (record['usage'] ?? (record['response'] as Record<string, unknown> | undefined)?.['usage']) as

@@ -19,15 +19,15 @@ import {
 } from '../core/process-tool-job.ts';
 
 /** Name of the BullMQ queue that carries tool executions from ingress to runner workers. */
-export const TOOL_QUEUE = 'gw-mcp-tools';
+const TOOL_QUEUE = 'gw-mcp-tools';
 
 /** BullMQ's key prefix under the deployment's Redis prefix (GW_REDIS_PREFIX). */
-export function bullPrefix(redisPrefix: string): string {
+function bullPrefix(redisPrefix: string): string {
   return `${redisPrefix}bull`;
 }
 
 /** Every connection handed to BullMQ must have this (DESIGN.md §9). */
-export function bullConnection(redisUrl: string): Redis {
+function bullConnection(redisUrl: string): Redis {
   return new Redis(redisUrl, { maxRetriesPerRequest: null });
 }
 

@@ -43,7 +43,7 @@ const CLIENT_INFO = { name: 'gw-mcp-runner', version: '1.0.0' };
  * POSIX), which it always adds so that commands can be found. Nothing else of the runner's environment
  * (Redis URL, admin token, provider keys) reaches the server.
  */
-export function stdioEnvironment(names: string[], environment: NodeJS.ProcessEnv): Record<string, string> {
+function stdioEnvironment(names: string[], environment: NodeJS.ProcessEnv): Record<string, string> {
   const passed: Record<string, string> = {};
   for (const name of names) {
     const value = environment[name];
@@ -53,7 +53,7 @@ export function stdioEnvironment(names: string[], environment: NodeJS.ProcessEnv
 }
 
 /** What identifies the server: a change of it means a new connection; filter edits keep the connection. */
-export function connectionKey(config: McpClientConfig): string {
+function connectionKey(config: McpClientConfig): string {
   return JSON.stringify([
     config.connection_type,
     config.connection_string ?? null,
@@ -326,7 +326,7 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolD
  * A tool result as the tool message's content: text parts joined by newlines; other parts (images,
  * resources) as their JSON; a result with only structured content as that JSON.
  */
-export function toToolResult(result: Record<string, unknown>): ToolResult {
+function toToolResult(result: Record<string, unknown>): ToolResult {
   const isError = result['isError'] === true;
   const parts = result['content'];
   if (Array.isArray(parts) && parts.length > 0) {

@@ -85,7 +85,7 @@ function allowedByHeader(access: ToolAccess, tool: CatalogTool): boolean {
 }
 
 /** The first level that refuses the tool, or undefined when the request may use it. */
-export function deniedBy(
+function deniedBy(
   snapshot: McpCatalogSnapshot,
   tool: CatalogTool,
   access: ToolAccess,

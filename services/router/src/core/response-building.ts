@@ -3,7 +3,7 @@ import type { AdapterResult, EmbeddingsResult } from './providers/adapter.ts';
 import type { CompletionRoute, EmbeddingsRoute } from './router-service.ts';
 
 /** Models are answered without the provider prefix (SPEC.md Versioning 3). */
-export function bareModel(model: string, provider: string): string {
+function bareModel(model: string, provider: string): string {
   return model.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
 }
 

@@ -9,7 +9,7 @@ export interface McpRouteModuleDependencies {
 }
 
 /** Set on a tool message whose tool reported a failure (`isError`); the body stays SPEC's tool message. */
-export const TOOL_ERROR_HEADER = 'x-gw-mcp-tool-error';
+const TOOL_ERROR_HEADER = 'x-gw-mcp-tool-error';
 
 /**
  * `POST /v1/mcp/tool/execute`: a ToolCall in, a tool message out (`tool_call_id` = the call's id). Governance

@@ -3,7 +3,7 @@ import { toGatewayError } from '@gw/shared';
 import type { RequestContext } from '../../core/route.ts';
 
 /** Bedrock Runtime's modelled exceptions by HTTP status: the name the SDK turns into its exception class. */
-export function bedrockErrorType(status: number): string {
+function bedrockErrorType(status: number): string {
   switch (status) {
     case 400:
     case 405:

@@ -6,7 +6,7 @@ import { functionTool, userMessage } from '../shared/chat-parts.ts';
 const blockSchema = z.looseObject({});
 
 /** A Converse / ConverseStream request body (what the AWS SDK serializes; bytes arrive base64-encoded). */
-export const converseRequestSchema = z.looseObject({
+const converseRequestSchema = z.looseObject({
   messages: z
     .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.array(blockSchema) }))
     .min(1),

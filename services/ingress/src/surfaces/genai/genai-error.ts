@@ -3,7 +3,7 @@ import { type GatewayError, toGatewayError } from '@gw/shared';
 import type { RequestContext } from '../../core/route.ts';
 
 /** Google's canonical status names by HTTP status (google.rpc.Code). */
-export function genAiStatus(status: number): string {
+function genAiStatus(status: number): string {
   switch (status) {
     case 400:
     case 405:

@@ -56,7 +56,7 @@ export type GenerateContentRequest = z.infer<typeof generateContentSchema>;
 type Part = z.infer<typeof partSchema>;
 
 /** Gemini's OpenAPI-flavoured schema (`type: 'OBJECT'`, `nullable`) as JSON Schema. */
-export function toJsonSchema(schema: unknown): unknown {
+function toJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toJsonSchema);
   if (typeof schema !== 'object' || schema === null) return schema;
   const converted: Record<string, unknown> = {};

@@ -4,7 +4,7 @@ import { openAiOperations } from '../openai/openai-routes.ts';
 import type { SurfaceDependencies } from '../shared/surface-call.ts';
 
 /** LiteLLM's provider prefixes that differ from gw's provider names. */
-export const LITELLM_PROVIDER_ALIASES: Readonly<Record<string, string>> = {
+const LITELLM_PROVIDER_ALIASES: Readonly<Record<string, string>> = {
   vertex_ai: 'vertex',
   vertex_ai_beta: 'vertex',
   azure_ai: 'azure',

@@ -42,7 +42,7 @@ export function openAiToEmbeddings(
 }
 
 /** Float32 little-endian bytes in base64: what OpenAI sends for `encoding_format: base64`. */
-export function embeddingToBase64(values: number[]): string {
+function embeddingToBase64(values: number[]): string {
   const floats = new Float32Array(values);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
 }

@@ -45,7 +45,7 @@ function withProvider(parsed: ParsedCompletion, flavour: OpenAiFlavour): ParsedC
 }
 
 /** A text completion as OpenAI's `text_completion` object (gw's own answer also carries `message`). */
-export function textCompletionToOpenAi(completion: CompletionResponse): unknown {
+function textCompletionToOpenAi(completion: CompletionResponse): unknown {
   return {
     ...completion,
     object: 'text_completion',

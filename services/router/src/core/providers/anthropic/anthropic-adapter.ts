@@ -9,7 +9,7 @@ import { mapAnthropicResponse } from './map-anthropic-response.ts';
 import { mapAnthropicStream } from './map-anthropic-stream.ts';
 
 /** The Messages API version gw speaks; the wire format below is this version's. */
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_VERSION = '2023-06-01';
 
 export interface AnthropicAdapterOptions {
   /**
@@ -25,7 +25,7 @@ export interface AnthropicAdapterOptions {
   capabilities?: Capabilities;
 }
 
-export function anthropicHeaders(context: AdapterContext): Record<string, string> {
+function anthropicHeaders(context: AdapterContext): Record<string, string> {
   return {
     ...(context.key?.value ? { 'x-api-key': context.key.value } : {}),
     'anthropic-version': ANTHROPIC_VERSION,

@@ -19,7 +19,7 @@ export const toolUseBlockSchema = z.looseObject({
 const otherBlockSchema = z.looseObject({
   type: z.string().refine((type) => type !== 'text' && type !== 'tool_use'),
 });
-export const anthropicContentBlockSchema = z.union([textBlockSchema, toolUseBlockSchema, otherBlockSchema]);
+const anthropicContentBlockSchema = z.union([textBlockSchema, toolUseBlockSchema, otherBlockSchema]);
 
 const textDeltaSchema = z.looseObject({ type: z.literal('text_delta'), text: z.string() });
 const inputJsonDeltaSchema = z.looseObject({ type: z.literal('input_json_delta'), partial_json: z.string() });
@@ -37,7 +37,7 @@ export const anthropicMessageSchema = z.looseObject({
 });
 
 /** `{ type: 'error', error: { type, message } }`: an error answer, and the payload of a stream's error event. */
-export const anthropicErrorSchema = z.looseObject({
+const anthropicErrorSchema = z.looseObject({
   type: z.literal('error'),
   error: z.looseObject({ type: z.string().default('api_error'), message: z.string().optional() }),
 });
@@ -76,7 +76,6 @@ export const anthropicStreamEventSchema = z.union([
 export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
 export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
 export type AnthropicStreamEvent = z.infer<typeof anthropicStreamEventSchema>;
-export type AnthropicContentBlock = z.infer<typeof anthropicContentBlockSchema>;
 export type AnthropicTextBlock = z.infer<typeof textBlockSchema>;
 export type AnthropicToolUseBlock = z.infer<typeof toolUseBlockSchema>;
 

@@ -3,7 +3,7 @@ import type { AdapterContext } from '../adapter.ts';
 import { parseKeyConfig } from '../key-config.ts';
 
 /** The API version gw speaks when a key names none: the GA version its request and answer shapes follow. */
-export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+const AZURE_DEFAULT_API_VERSION = '2024-10-21';
 
 /** Settings of one Azure OpenAI key, from `key.config`. */
 export const azureKeyConfigSchema = z.looseObject({

@@ -7,7 +7,7 @@ import { misconfigured, parseKeyConfig } from '../key-config.ts';
 export const BEDROCK_DEFAULT_BASE_URL = 'https://bedrock-runtime.us-east-1.amazonaws.com';
 
 /** Credentials and routing of one Bedrock key, from `key.config`. */
-export const bedrockKeyConfigSchema = z.looseObject({
+const bedrockKeyConfigSchema = z.looseObject({
   /** Falls back to AWS_REGION / AWS_DEFAULT_REGION. Restricted to what region names look like: it ends up in a host name. */
   region: z
     .string()

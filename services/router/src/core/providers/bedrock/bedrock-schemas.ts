@@ -15,7 +15,7 @@ const toolUseSchema = z.looseObject({
   input: z.unknown(),
 });
 
-export const bedrockContentBlockSchema = z.looseObject({
+const bedrockContentBlockSchema = z.looseObject({
   text: z.string().optional(),
   toolUse: toolUseSchema.optional(),
 });

@@ -1,8 +1,6 @@
 import type { ProviderEntry } from '../registry.ts';
 import { cohereAdapter } from './cohere-adapter.ts';
 
-export { cohereAdapter } from './cohere-adapter.ts';
-
 export const cohereProvider: ProviderEntry = {
   adapter: cohereAdapter,
   defaultBaseUrl: 'https://api.cohere.com',

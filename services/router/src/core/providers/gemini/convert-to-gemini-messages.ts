@@ -86,7 +86,7 @@ function functionResponse(content: Message['content']): Record<string, unknown> 
  * function calls and reject a replayed call without a signature; OpenAI-shaped tool calls have no place to
  * carry one back, so replayed calls to those models carry this instead.
  */
-export const SKIPPED_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+const SKIPPED_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
 export interface GeminiMessageOptions {
   /** Mark replayed function calls with SKIPPED_THOUGHT_SIGNATURE (Gemini 3 and later). */

@@ -47,7 +47,7 @@ const GEMINI_CAPABILITIES: Capabilities = {
 };
 
 /** `models/gemini-2.5-pro` (as Google's own SDKs name models) and `gemini-2.5-pro` are the same model. */
-export function bareGeminiModel(model: string): string {
+function bareGeminiModel(model: string): string {
   return model.replace(/^models\//, '');
 }
 

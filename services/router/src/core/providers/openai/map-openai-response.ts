@@ -17,7 +17,7 @@ export function toolCallArguments(value: string | Record<string, unknown> | null
 }
 
 /** A fresh id for servers that leave tool calls unnamed; callers echo it back in the tool message. */
-export function generatedToolCallId(): string {
+function generatedToolCallId(): string {
   return `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
 }
 

@@ -58,7 +58,7 @@ export const openAiTextResponseSchema = z.looseObject({
   usage: openAiUsageSchema.nullish(),
 });
 
-export const openAiToolCallDeltaSchema = z.looseObject({
+const openAiToolCallDeltaSchema = z.looseObject({
   index: z.number().optional(),
   id: z.string().nullish(),
   type: z.string().nullish(),
@@ -97,4 +97,3 @@ export const openAiEmbeddingsSchema = z.looseObject({
 
 export type OpenAiUsage = z.infer<typeof openAiUsageSchema>;
 export type OpenAiChunk = z.infer<typeof openAiChunkSchema>;
-export type OpenAiToolCallDelta = z.infer<typeof openAiToolCallDeltaSchema>;

@@ -2,14 +2,6 @@ import type { ProviderEntry } from '../registry.ts';
 import { vertexAdapter } from './vertex-adapter.ts';
 import { VERTEX_DEFAULT_BASE_URL } from './vertex-config.ts';
 
-export {
-  createVertexAdapter,
-  VERTEX_ANTHROPIC_VERSION,
-  type VertexAdapterOptions,
-} from './vertex-adapter.ts';
-export { readVertexKeySettings, VERTEX_DEFAULT_BASE_URL, vertexBaseUrl } from './vertex-config.ts';
-export { VertexTokenSource } from './vertex-token-source.ts';
-
 /** `defaultBaseUrl` is a marker: calls go to the key's regional host unless network_config.base_url is set. */
 export const vertexProvider: ProviderEntry = {
   adapter: vertexAdapter,

@@ -12,7 +12,7 @@ import { vertexEmbeddings } from './vertex-embeddings.ts';
 import { VertexTokenSource } from './vertex-token-source.ts';
 
 /** Claude on Vertex names its Messages API version in the body, in place of the `anthropic-version` header. */
-export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
+const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
 /** Claude models are served by Anthropic's publisher endpoint and speak the Messages format. */
 function isClaude(model: string): boolean {

@@ -11,7 +11,7 @@ import { misconfigured, parseKeyConfig } from '../key-config.ts';
 export const VERTEX_DEFAULT_BASE_URL = 'https://aiplatform.googleapis.com';
 
 /** Project and credentials of one Vertex key, from `key.config`. */
-export const vertexKeyConfigSchema = z.looseObject({
+const vertexKeyConfigSchema = z.looseObject({
   /** Falls back to the service account's own `project_id`. */
   project_id: z
     .string()

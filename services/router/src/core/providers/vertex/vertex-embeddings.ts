@@ -4,7 +4,7 @@ import { readGeminiErrorMessage } from '../gemini/gemini-error.ts';
 import { callJson } from '../upstream-call.ts';
 
 /** Vertex's text-embedding `:predict` answer; token counts come per input, in snake_case as predict speaks. */
-export const vertexEmbeddingsSchema = z.looseObject({
+const vertexEmbeddingsSchema = z.looseObject({
   predictions: z.array(
     z.looseObject({
       embeddings: z.looseObject({
