@@ -345,11 +345,13 @@ export async function freePort(): Promise<number> {
 
 /**
  * `count` consecutive free loopback ports (ingress replicas listen on consecutive ports): a random base,
- * every port of the block bound at once to prove it free, then released.
+ * every port of the block bound at once to prove it free, then released. The block lies below the kernel's
+ * ephemeral range (32768 and up here), where no outgoing connection or port-0 bind of a parallel test can
+ * take a port between this check and the services' own bind (a cluster once failed to start that way).
  */
 async function findConsecutivePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * (40_000 - count));
+    const base = 12_000 + Math.floor(Math.random() * (20_000 - count));
     const held: Server[] = [];
     try {
       for (let index = 0; index < count; index++) held.push(await listen(base + index));

@@ -1,6 +1,6 @@
 // Each admission check pairs a counter with its meaning; a refusal names the limit the store found exhausted.
 import { describe, expect, it } from 'vitest';
-import { budgetChecks, rateLimitChecks } from './admission-checks.ts';
+import { admissionChecks, budgetChecks, rateLimitChecks } from './admission-checks.ts';
 import { admissionRefusal } from './refusal-errors.ts';
 
 const now = Date.UTC(2026, 10, 22, 12, 0, 30);
@@ -57,5 +57,56 @@ describe('admission checks', () => {
     expect(error).toMatchObject({ type, status, code });
     expect(error.message).toContain(message);
     expect(error.retryAfter).toBeGreaterThan(0);
+  });
+
+  describe('of one authorization', () => {
+    const key = {
+      id: 'vk_1',
+      name: 'app',
+      value_hash: 'hash',
+      value_hint: 'sk-gw-…0000',
+      is_active: true,
+      budgets: [],
+      rate_limit: { request_max_limit: 10 },
+      provider_configs: [],
+      created_at: '2026-11-01T00:00:00Z',
+      updated_at: '2026-11-01T00:00:00Z',
+    };
+    const config = (provider: string) => ({
+      provider,
+      weight: 1,
+      allowed_models: ['*'],
+      key_ids: ['*'],
+      budgets: [{ id: `bud_${provider}`, max_limit: 1, reset_duration: '1M', calendar_aligned: false }],
+    });
+    const checks = admissionChecks({
+      repository: { get: () => undefined },
+      key,
+      targets: [
+        { provider: 'openai', model: 'm', config: config('openai') },
+        { provider: 'azure', model: 'm', config: config('azure') },
+      ],
+      budgets: { reserve: 0, strict: false, now },
+    });
+
+    it('requires the key’s limits and offers one group of provider-config checks per target', () => {
+      expect(checks.required.map(({ meaning }) => [meaning.kind, meaning.level])).toEqual([
+        ['requests', 'virtual_key'],
+      ]);
+      expect(
+        checks.alternatives.map((group) => group.map(({ meaning }) => [meaning.kind, meaning.name])),
+      ).toEqual([[['budget', 'app/openai']], [['budget', 'app/azure']]]);
+    });
+
+    it('names the provider config whose counter an alternative exhausted', () => {
+      const error = admissionRefusal({ failed: { group: 1, index: 0, current: 1_000_000 }, ...checks, now });
+      expect(error).toMatchObject({ type: 'budget_exceeded', status: 402, code: 'provider_config' });
+      expect(error.message).toContain("provider config 'app/azure'");
+    });
+
+    it('answers 429 when no counter is named', () => {
+      const error = admissionRefusal({ failed: undefined, ...checks, now });
+      expect(error).toMatchObject({ type: 'request_limit_exceeded', status: 429, retryAfter: 60 });
+    });
   });
 });

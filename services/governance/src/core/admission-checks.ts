@@ -1,6 +1,7 @@
 import type { CounterCheck } from '@gw/shared/store';
 import type { GovernanceRepository } from './governance-repository.ts';
 import { fixedDurationMs, periodAt } from './periods.ts';
+import type { ConfiguredTarget } from './plan-targets.ts';
 import { MICROS_PER_USD } from './pricing.ts';
 import type { StoredBudget, StoredVirtualKey } from './resources.ts';
 
@@ -16,15 +17,12 @@ export const LEVEL_TEXT: Record<Level, string> = {
 };
 
 /** What a counter means: which limit of whom, to turn a refusal into the right error and a usage report. */
-export interface CheckMeaning {
-  kind: 'budget' | 'requests' | 'tokens';
+export type CheckMeaning = {
   level: Level;
   name: string;
   limitText: string;
   endMs: number;
-  /** The budget a budget counter counts. */
-  budget?: StoredBudget;
-}
+} & ({ kind: 'budget'; budget: StoredBudget } | { kind: 'requests' | 'tokens' });
 
 /** One counter of an admission and what it means. */
 export interface AdmissionCheck {
@@ -54,15 +52,18 @@ function anchorOf(createdAt: string | undefined): number {
   return anchor;
 }
 
+/** How budgets are admitted: `reserve` is the worst case (micro-dollars) a strict budget must hold. */
+export interface BudgetAdmission {
+  reserve: number;
+  strict: boolean;
+  now: number;
+}
+
 /**
  * The budgets of an owner in their current periods. Without reservations a budget only needs a positive
  * balance; strict budgets need room for the worst case (`reserve`, micro-dollars) and reserve it.
  */
-export function budgetChecks(
-  owner: BudgetOwner,
-  level: Level,
-  options: { reserve: number; strict: boolean; now: number },
-): AdmissionCheck[] {
+export function budgetChecks(owner: BudgetOwner, level: Level, options: BudgetAdmission): AdmissionCheck[] {
   return owner.budgets.map((budget) => {
     const period = periodAt({
       duration: budget.reset_duration,
@@ -147,9 +148,12 @@ export function rateLimitChecks(
   return checks;
 }
 
+/** The owners of a key are looked up in the repository (held in memory: no store read). */
+type OwnerLookup = Pick<GovernanceRepository, 'get'>;
+
 /** The key and its owners (team, customer, user, business unit), each with its level. */
-export function hierarchy(
-  repository: GovernanceRepository,
+function hierarchy(
+  repository: OwnerLookup,
   key: StoredVirtualKey,
 ): Array<{ level: Level; owner: BudgetOwner }> {
   const team = repository.get('teams', key.team_id);
@@ -164,4 +168,36 @@ export function hierarchy(
     { level: 'business_unit', owner: unit },
   ];
   return levels.flatMap(({ level, owner }) => (owner ? [{ level, owner }] : []));
+}
+
+/** The checks of one admission: `required` must all pass; of `alternatives` (one per target) one must. */
+export interface AdmissionChecks {
+  required: AdmissionCheck[];
+  alternatives: AdmissionCheck[][];
+}
+
+/**
+ * Every budget of the hierarchy and the key's limits (required), and each target's provider-config budgets
+ * and limits (alternatives: the first that passes serves).
+ */
+export function admissionChecks(options: {
+  repository: OwnerLookup;
+  key: StoredVirtualKey;
+  targets: ConfiguredTarget[];
+  budgets: BudgetAdmission;
+}): AdmissionChecks {
+  const { key, budgets } = options;
+  const required = [
+    ...hierarchy(options.repository, key).flatMap(({ level, owner }) => budgetChecks(owner, level, budgets)),
+    ...rateLimitChecks({ id: key.id, name: key.name, level: 'virtual_key' }, key.rate_limit, budgets.now),
+  ];
+  const alternatives = options.targets.map((target) => {
+    const id = `${key.id}/${target.provider}`;
+    const name = `${key.name}/${target.provider}`;
+    return [
+      ...budgetChecks({ ...target.config, id, name, created_at: key.created_at }, 'provider_config', budgets),
+      ...rateLimitChecks({ id, name, level: 'provider_config' }, target.config.rate_limit, budgets.now),
+    ];
+  });
+  return { required, alternatives };
 }

@@ -104,14 +104,14 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
 
   it('charges cost to every budget of the hierarchy and resets at the period end', async () => {
     const { core, clock, createKey, request } = await setup(create);
-    const team = (await core.manage({
+    const team = await core.manage({
       action: 'create',
       collection: 'teams',
       body: {
         name: 'platform',
         budget: { max_limit: 0.00005, reset_duration: '1d', calendar_aligned: true },
       },
-    })) as { id: string };
+    });
     const key = await createKey({
       name: 'spender',
       team_id: team.id,
@@ -138,9 +138,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     const refused = await rejection(core.authorize(request(key.value)));
     expect(refused).toMatchObject({ type: 'budget_exceeded', code: 'team' });
     expect(refused.message).toContain("team 'platform'");
-    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
-      usage: Array<{ entries: Array<{ kind: string; used: number }> }>;
-    };
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]).toMatchObject({ kind: 'budget', used: 0.00006 });
     clock.now = Date.parse('2026-11-23T00:00:01Z');
     await expect(core.authorize(request(key.value))).resolves.toMatchObject({ virtualKeyId: key.id });
@@ -162,9 +160,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
       usage: usage(100, 0),
     };
     await Promise.all([core.settle(settle), core.settle(settle), core.settle(settle)]);
-    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
-      usage: Array<{ entries: Array<{ used: number }> }>;
-    };
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0001);
   });
 
@@ -180,9 +176,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     clock.now += 61_000;
     expect(await core.sweep()).toBe(1);
     expect(await core.sweep()).toBe(0);
-    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
-      usage: Array<{ entries: Array<{ used: number }> }>;
-    };
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.00005);
   });
 
@@ -211,9 +205,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
         usage: usage(10, 40),
       });
     }
-    const keyUsage = (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })) as {
-      usage: Array<{ entries: Array<{ used: number }> }>;
-    };
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     // Real cost 50 each: the reservations were released down to what was spent.
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0005);
   });
@@ -284,9 +276,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
   it('rotates a key: the old value stops working, the new one works', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({ name: 'rotating', provider_configs: openaiOnly });
-    const rotated = (await core.manage({ action: 'rotate', collection: 'virtual-keys', id: key.id })) as {
-      value: string;
-    };
+    const rotated = await core.manage({ action: 'rotate', collection: 'virtual-keys', id: key.id });
     expect(rotated.value).toMatch(/^sk-gw-[0-9a-f]{40}$/);
     expect(await rejection(core.authorize(request(key.value)))).toMatchObject({
       type: 'virtual_key_invalid',

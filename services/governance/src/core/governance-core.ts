@@ -1,25 +1,22 @@
-import { randomUUID } from 'node:crypto';
-import { type ClientConfig, type GatewayConfig, invalidRequest, type Logger, notFound } from '@gw/shared';
+import type { ClientConfig, GatewayConfig, Logger } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import { type AdmissionCheck, budgetChecks, hierarchy, rateLimitChecks } from './admission-checks.ts';
+import { admissionChecks } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
-import { settlementPlanSchema } from './governance-messages.ts';
+import type { ManageRequest, ManageResult, ManageResults } from './governance-messages.ts';
 import { GovernanceRepository } from './governance-repository.ts';
 import type {
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceService,
-  ManageRequest,
-  SettlementPlan,
   SettleRequest,
 } from './governance-service.ts';
+import { manageResources } from './management.ts';
 import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
 import { admissionRefusal, assertKeyUsable } from './refusal-errors.ts';
-import { COLLECTIONS, type StoredVirtualKey } from './resources.ts';
+import type { StoredVirtualKey } from './resources.ts';
 import { seedGovernance } from './seeding.ts';
-import { settlementAdjustments, settlementCounters, sweptSettle } from './settlement.ts';
-import { usageReport } from './usage-report.ts';
+import { settlementAdjustments, settlementPlan, sweepUnsettled } from './settlement.ts';
 
 export interface GovernanceCoreDependencies {
   store: Store;
@@ -95,9 +92,8 @@ export class GovernanceCore implements GovernanceService {
   }
 
   /**
-   * Every budget of the hierarchy and the key's limits (required), and each target's provider-config
-   * budgets and limits (alternatives: the first that passes serves), admitted in one atomic store step
-   * together with the reservation settlement will release.
+   * Plans are admitted in one atomic store step: the checks of the hierarchy, the key and each target's
+   * provider config, together with the reservation settlement will release.
    */
   private async admit(
     key: StoredVirtualKey,
@@ -106,53 +102,31 @@ export class GovernanceCore implements GovernanceService {
     now: number,
   ): Promise<AuthorizeResult> {
     const promptTokens = request.estimate?.promptTokens ?? 0;
-    const maxCompletion =
+    const maxCompletionTokens =
       request.estimate?.maxCompletionTokens ?? this.settings.default_max_completion_tokens;
     const strict = this.settings.strict_budgets;
     const reserve = strict
       ? Math.max(
-          ...targets.map((target) => this.prices.worstCaseMicros(target.model, promptTokens, maxCompletion)),
+          ...targets.map((target) =>
+            this.prices.worstCaseMicros(target.model, promptTokens, maxCompletionTokens),
+          ),
         )
       : 0;
-    const budgets = { reserve, strict, now };
-    const required: AdmissionCheck[] = [
-      ...hierarchy(this.repository, key).flatMap(({ level, owner }) => budgetChecks(owner, level, budgets)),
-      ...rateLimitChecks({ id: key.id, name: key.name, level: 'virtual_key' }, key.rate_limit, now),
-    ];
-    const alternatives = targets.map((target): AdmissionCheck[] => {
-      const id = `${key.id}/${target.provider}`;
-      const name = `${key.name}/${target.provider}`;
-      return [
-        ...budgetChecks(
-          { ...target.config, id, name, created_at: key.created_at },
-          'provider_config',
-          budgets,
-        ),
-        ...rateLimitChecks({ id, name, level: 'provider_config' }, target.config.rate_limit, now),
-      ];
+    const checks = admissionChecks({
+      repository: this.repository,
+      key,
+      targets,
+      budgets: { reserve, strict, now },
     });
-    const settlement: SettlementPlan = {
-      reservationId: `res_${randomUUID()}`,
+    const settlement = settlementPlan({
       virtualKeyId: key.id,
-      counters: settlementCounters(required),
-      // Amounts an alternative reserves if it is the admitted one; `reservedProvider` says which one was.
-      providerCounters: Object.fromEntries(
-        targets.map((target, index) => [target.provider, settlementCounters(alternatives[index]!)]),
-      ),
-      alternativeProviders: targets.map((target) => target.provider),
-      estimate: {
-        provider: targets[0]!.provider,
-        model: targets[0]!.model,
-        usage: {
-          prompt_tokens: promptTokens,
-          completion_tokens: maxCompletion,
-          total_tokens: promptTokens + maxCompletion,
-        },
-      },
-    };
+      targets,
+      checks,
+      estimate: { promptTokens, maxCompletionTokens },
+    });
     const result = await this.dependencies.store.admit({
-      required: required.map(({ check }) => check),
-      alternatives: alternatives.map((group) => group.map(({ check }) => check)),
+      required: checks.required.map(({ check }) => check),
+      alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
       reservation: {
         id: settlement.reservationId,
         deadlineMs: now + this.settings.settle_deadline_ms,
@@ -161,7 +135,7 @@ export class GovernanceCore implements GovernanceService {
     });
     const admitted = result.passing[0];
     if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
-    if (!result.allowed) throw admissionRefusal({ failed: result.failed, required, alternatives, now });
+    if (!result.allowed) throw admissionRefusal({ failed: result.failed, ...checks, now });
     return {
       targets: result.passing.map((index) => withoutConfig(targets[index]!)),
       virtualKeyId: key.id,
@@ -179,62 +153,23 @@ export class GovernanceCore implements GovernanceService {
   }
 
   /** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
-  async sweep(): Promise<number> {
-    const due = await this.dependencies.store.dueReservations(this.now(), 200);
-    let charged = 0;
-    for (const { id, payload, alternative } of due) {
-      try {
-        const plan = settlementPlanSchema.parse(JSON.parse(payload));
-        await this.settle(sweptSettle({ id, plan, alternative }));
-        charged++;
-      } catch (error) {
-        this.dependencies.logger.error(
-          { err: error, reservation: id },
-          'could not charge an unsettled reservation',
-        );
-      }
-    }
-    if (charged > 0)
-      this.dependencies.logger.warn({ charged }, 'charged unsettled reservations at their estimate');
-    return charged;
+  sweep(): Promise<number> {
+    return sweepUnsettled({
+      store: this.dependencies.store,
+      logger: this.dependencies.logger,
+      now: this.now(),
+      settle: (request) => this.settle(request),
+    });
   }
 
   // --- management --------------------------------------------------------------------------------------
 
-  async manage(request: ManageRequest): Promise<unknown> {
-    const collection = COLLECTIONS.find((name) => name === request.collection);
-    if (!collection) throw notFound(`governance resource '${request.collection}'`);
-    const id = request.id ?? '';
-    const existing = () => {
-      const resource = this.repository.get(collection, id);
-      if (!resource) throw notFound(`${collection} '${id}'`);
-      return resource;
-    };
-    switch (request.action) {
-      case 'list':
-        return this.repository.list(collection).map((resource) => this.repository.view(collection, resource));
-      case 'get':
-        return this.repository.view(collection, existing());
-      case 'create':
-        return this.repository.create(collection, request.body);
-      case 'update':
-        return this.repository.update(collection, id, request.body);
-      case 'delete':
-        await this.repository.delete(collection, id);
-        return { deleted: id };
-      case 'rotate':
-        if (collection !== 'virtual-keys') throw invalidRequest('only virtual keys can be rotated');
-        return this.repository.rotate(id);
-      case 'usage':
-        return usageReport({
-          store: this.dependencies.store,
-          collection,
-          resource: existing(),
-          now: this.now(),
-        });
-      default:
-        throw invalidRequest(`unknown action '${String(request.action)}'`);
-    }
+  manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
+  manage(request: ManageRequest): Promise<ManageResult> {
+    return manageResources(
+      { repository: this.repository, store: this.dependencies.store, now: this.now },
+      request,
+    );
   }
 
   private async seed(): Promise<void> {

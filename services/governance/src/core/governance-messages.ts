@@ -82,13 +82,74 @@ export const settleRequestSchema = z.object({
   usage: usageSchema,
 });
 
-/** Management of governance resources (the admin API), one shape for every collection. */
-export const manageRequestSchema = z.object({
-  action: z.enum(['list', 'get', 'create', 'update', 'delete', 'rotate', 'usage']),
-  collection: z.string().min(1),
-  id: z.string().optional(),
-  body: z.unknown().optional(),
+/**
+ * A collection of the admin API (`/api/governance/{collection}`) as its path names it: a name that is no
+ * collection is not_found, like any unknown path, so it is checked by the core and not here.
+ */
+const collection = z.string().min(1);
+const id = z.string().min(1);
+
+/** Management of governance resources (the admin API): one request shape per action. */
+export const manageRequestSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('list'), collection }),
+  z.object({ action: z.literal('get'), collection, id }),
+  // `body` is checked against the collection's own schema by the core, whose errors name the field.
+  z.object({ action: z.literal('create'), collection, body: z.unknown() }),
+  z.object({ action: z.literal('update'), collection, id, body: z.unknown() }),
+  z.object({ action: z.literal('delete'), collection, id }),
+  z.object({ action: z.literal('rotate'), collection, id }),
+  z.object({ action: z.literal('usage'), collection, id }),
+]);
+
+/** A resource as the admin API shows it (never a key's hash); its other fields are its collection's. */
+const resourceViewSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
 });
+
+const budgetUsageSchema = z.object({
+  kind: z.literal('budget'),
+  budget_id: z.string(),
+  max_limit: z.number(),
+  reset_duration: z.string(),
+  /** US dollars spent in the current period. */
+  used: z.number(),
+  remaining: z.number(),
+  resets_at: z.string(),
+});
+
+const limitUsageSchema = z.object({
+  kind: z.enum(['requests', 'tokens']),
+  limit: z.number(),
+  used: z.number(),
+  remaining: z.number(),
+  resets_at: z.string(),
+});
+
+/** `GET …/{id}/usage`: every budget and limit of a resource, then of each provider config of a key. */
+const usageReportSchema = z.object({
+  id: z.string(),
+  usage: z.array(
+    z.object({
+      /** The resource's level (`virtual_key`, `team`…) or `provider_config:<provider>`. */
+      scope: z.string(),
+      entries: z.array(z.discriminatedUnion('kind', [budgetUsageSchema, limitUsageSchema])),
+    }),
+  ),
+});
+
+/** What each action answers; a virtual key's value is in its create and rotate answers only. */
+export const manageResultSchemas = {
+  list: z.array(resourceViewSchema),
+  get: resourceViewSchema,
+  create: resourceViewSchema.extend({ value: z.string().optional() }),
+  update: resourceViewSchema,
+  delete: z.object({ deleted: z.string() }),
+  rotate: resourceViewSchema.extend({ value: z.string() }),
+  usage: usageReportSchema,
+} satisfies Record<ManageAction, z.ZodType>;
 
 export type PlanTarget = z.infer<typeof planTargetSchema>;
 export type AuthorizeRequest = z.infer<typeof authorizeRequestSchema>;
@@ -97,3 +158,9 @@ export type SettlementPlan = z.infer<typeof settlementPlanSchema>;
 export type AuthorizeResult = z.infer<typeof authorizeResultSchema>;
 export type SettleRequest = z.infer<typeof settleRequestSchema>;
 export type ManageRequest = z.infer<typeof manageRequestSchema>;
+export type ManageAction = ManageRequest['action'];
+/** The answer of each management action. */
+export type ManageResults = { [Action in ManageAction]: z.infer<(typeof manageResultSchemas)[Action]> };
+export type ManageResult = ManageResults[ManageAction];
+export type ResourceView = z.infer<typeof resourceViewSchema>;
+export type UsageReport = z.infer<typeof usageReportSchema>;

@@ -1,12 +1,15 @@
 import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import type { z } from 'zod';
+import { z } from 'zod';
+import type { ResourceView } from './governance-messages.ts';
 import {
+  COLLECTIONS,
   type Collection,
   ID_PREFIX,
   inputSchemas,
   isVirtualKey,
   normalizeBudgets,
+  normalizeProviderConfigs,
   type Stored,
   type StoredOf,
   type StoredVirtualKey,
@@ -19,7 +22,29 @@ const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
 
 type ResourceInput = z.infer<(typeof inputSchemas)[Collection]>;
-type VirtualKeyInput = z.infer<(typeof inputSchemas)['virtual-keys']>;
+
+/** One collection in memory, with the schema that parsed every resource of it read from the store. */
+interface Table<Resource> {
+  schema: z.ZodType<Resource>;
+  resources: Map<string, Resource>;
+}
+
+type Tables = { [C in Collection]: Table<StoredOf<C>> };
+
+function table<Resource>(schema: z.ZodType<Resource>): Table<Resource> {
+  return { schema, resources: new Map() };
+}
+
+/** What a replica announces after a write: the collection and id to read again. */
+const changeSchema = z.tuple([z.enum(COLLECTIONS), z.string().min(1)]);
+
+function parseChange(message: string): z.infer<typeof changeSchema> | undefined {
+  try {
+    return changeSchema.parse(JSON.parse(message));
+  } catch {
+    return undefined;
+  }
+}
 
 const collectionKey = (collection: Collection) => `gov:${collection}`;
 /** Bounds the value → hash memo (cleared when full: a flood of invalid keys cannot grow it). */
@@ -44,7 +69,13 @@ function hint(value: string): string {
 export class GovernanceRepository {
   private readonly store: Store;
   private readonly logger: Logger;
-  private readonly cache = new Map<Collection, Map<string, Stored>>();
+  private readonly tables: Tables = {
+    'virtual-keys': table(storedSchemas['virtual-keys']),
+    customers: table(storedSchemas.customers),
+    teams: table(storedSchemas.teams),
+    users: table(storedSchemas.users),
+    'business-units': table(storedSchemas['business-units']),
+  };
   private readonly byHash = new Map<string, StoredVirtualKey>();
   private readonly hashes = new Map<string, string>();
   private unsubscribe: (() => Promise<void>) | undefined;
@@ -57,16 +88,17 @@ export class GovernanceRepository {
   }
 
   async start(): Promise<void> {
-    for (const collection of Object.keys(storedSchemas) as Collection[]) {
-      this.cache.set(collection, new Map());
+    for (const collection of COLLECTIONS) {
       for (const { id } of await this.store.list(collectionKey(collection)))
         await this.reload(collection, id);
     }
     this.unsubscribe = await this.store.subscribe(CHANGED_CHANNEL, (message) => {
-      const [collection, id] = JSON.parse(message) as [Collection, string];
-      this.reload(collection, id).catch((error) =>
-        this.logger.error({ err: error }, 'governance reload failed'),
-      );
+      const change = parseChange(message);
+      if (!change) {
+        this.logger.error({ channel: CHANGED_CHANNEL }, 'governance change message is invalid; ignored');
+        return;
+      }
+      this.reload(...change).catch((error) => this.logger.error({ err: error }, 'governance reload failed'));
     });
   }
 
@@ -75,12 +107,11 @@ export class GovernanceRepository {
   }
 
   get<C extends Collection>(collection: C, id: string | undefined): StoredOf<C> | undefined {
-    // The cache of a collection holds only what its schema parsed.
-    return id === undefined ? undefined : (this.cache.get(collection)?.get(id) as StoredOf<C> | undefined);
+    return id === undefined ? undefined : this.tables[collection].resources.get(id);
   }
 
-  list(collection: Collection): Stored[] {
-    return [...(this.cache.get(collection)?.values() ?? [])];
+  list<C extends Collection>(collection: C): Array<StoredOf<C>> {
+    return [...this.tables[collection].resources.values()];
   }
 
   /** The key with this value; a key created a moment ago on another replica is read from the store. */
@@ -100,29 +131,27 @@ export class GovernanceRepository {
     return this.byHash.get(hash);
   }
 
-  private async reload(collection: Collection, id: string): Promise<void> {
-    const map = this.cache.get(collection);
-    if (!map) return;
-    const previous = map.get(id);
-    if (previous && collection === 'virtual-keys')
-      this.byHash.delete(isVirtualKey(previous) ? previous.value_hash : '');
+  /** Reads a resource back from the store through its collection's schema (what fails it is ignored). */
+  private async reload<C extends Collection>(collection: C, id: string): Promise<void> {
+    const { schema, resources } = this.tables[collection];
+    const previous = resources.get(id);
+    if (previous && isVirtualKey(previous)) this.byHash.delete(previous.value_hash);
     const value = await this.store.get(collectionKey(collection), id);
     if (value === undefined) {
-      map.delete(id);
+      resources.delete(id);
       return;
     }
-    const parsed = storedSchemas[collection].safeParse(value);
+    const parsed = schema.safeParse(value);
     if (!parsed.success) {
       this.logger.error(
         { collection, id, issue: parsed.error.issues[0]?.message },
         'stored governance resource is invalid; ignored',
       );
-      map.delete(id);
+      resources.delete(id);
       return;
     }
-    const resource: Stored = parsed.data;
-    map.set(id, resource);
-    if (isVirtualKey(resource)) this.byHash.set(resource.value_hash, resource);
+    resources.set(id, parsed.data);
+    if (isVirtualKey(parsed.data)) this.byHash.set(parsed.data.value_hash, parsed.data);
   }
 
   private async write(collection: Collection, resource: Stored): Promise<void> {
@@ -160,7 +189,7 @@ export class GovernanceRepository {
     collection: Collection,
     body: unknown,
     options: { id?: string; value?: string } = {},
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ResourceView & { value?: string }> {
     const input = this.parseInput(collection, body);
     this.checkReferences(input);
     const id = options.id ?? newId(ID_PREFIX[collection]);
@@ -181,7 +210,7 @@ export class GovernanceRepository {
     if (collection !== 'virtual-keys') {
       const stored = storedSchemas[collection].parse(base);
       await this.write(collection, stored);
-      return this.view(collection, stored);
+      return this.view(stored);
     }
     const value = options.value ?? newVirtualKeyValue();
     const key = storedVirtualKeySchema.parse({
@@ -195,10 +224,10 @@ export class GovernanceRepository {
     });
     await this.store.put(HASH_INDEX, key.value_hash, id);
     await this.write(collection, key);
-    return { ...this.view(collection, key), value };
+    return { ...this.view(key), value };
   }
 
-  async update(collection: Collection, id: string, body: unknown): Promise<Record<string, unknown>> {
+  async update(collection: Collection, id: string, body: unknown): Promise<ResourceView> {
     const existing = this.get(collection, id);
     if (!existing) throw missing(collection, id);
     const input = this.parseInput(collection, body);
@@ -223,7 +252,7 @@ export class GovernanceRepository {
         })
       : storedSchemas[collection].parse(updated);
     await this.write(collection, stored);
-    return this.view(collection, stored);
+    return this.view(stored);
   }
 
   async delete(collection: Collection, id: string): Promise<void> {
@@ -236,7 +265,7 @@ export class GovernanceRepository {
   }
 
   /** A new value for a key; the old one stops working at once on every replica. */
-  async rotate(id: string): Promise<Record<string, unknown>> {
+  async rotate(id: string): Promise<ResourceView & { value: string }> {
     const existing = this.get('virtual-keys', id);
     if (!existing) throw missing('virtual-keys', id);
     const value = newVirtualKeyValue();
@@ -249,24 +278,13 @@ export class GovernanceRepository {
     await this.store.put(HASH_INDEX, rotated.value_hash, id);
     await this.store.delete(HASH_INDEX, existing.value_hash);
     await this.write('virtual-keys', rotated);
-    return { ...this.view('virtual-keys', rotated), value };
+    return { ...this.view(rotated), value };
   }
 
   /** A resource as the API shows it: never the key's hash. */
-  view(_collection: Collection, resource: Stored): Record<string, unknown> {
+  view(resource: Stored): ResourceView {
     if (!isVirtualKey(resource)) return { ...resource };
     const { value_hash: _hash, ...visible } = resource;
     return visible;
   }
-}
-
-function normalizeProviderConfigs(
-  input: VirtualKeyInput['provider_configs'],
-  previous: StoredVirtualKey['provider_configs'],
-) {
-  return (input ?? []).map((config) => {
-    const { budget, budgets, ...rest } = config;
-    const old = previous.find((candidate) => candidate.provider === config.provider);
-    return { ...rest, budgets: normalizeBudgets({ budgets, budget }, old?.budgets) };
-  });
 }

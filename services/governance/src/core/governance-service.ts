@@ -2,6 +2,7 @@ import type {
   AuthorizeRequest,
   AuthorizeResult,
   ManageRequest,
+  ManageResults,
   SettleRequest,
 } from './governance-messages.ts';
 
@@ -20,5 +21,6 @@ export interface GovernanceService {
   authorize(request: AuthorizeRequest): Promise<AuthorizeResult>;
   /** Charges a finished request exactly once; a repeated settle of the same plan changes nothing. */
   settle(request: SettleRequest): Promise<void>;
-  manage(request: ManageRequest): Promise<unknown>;
+  /** Management of governance resources (the admin API); the answer's type follows the action. */
+  manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
 }

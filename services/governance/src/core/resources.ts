@@ -97,3 +97,15 @@ export function normalizeBudgets(
 export function isVirtualKey(resource: Stored): resource is StoredVirtualKey {
   return 'value_hash' in resource;
 }
+
+/** Provider configs of a key as stored: each keeps its budgets' ids from the config of the same provider. */
+export function normalizeProviderConfigs(
+  input: z.infer<typeof virtualKeySchema>['provider_configs'] | undefined,
+  previous: StoredVirtualKey['provider_configs'],
+) {
+  return (input ?? []).map((config) => {
+    const { budget, budgets, ...rest } = config;
+    const old = previous.find((candidate) => candidate.provider === config.provider);
+    return { ...rest, budgets: normalizeBudgets({ budgets, budget }, old?.budgets) };
+  });
+}

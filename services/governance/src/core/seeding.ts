@@ -7,7 +7,7 @@ export async function seedGovernance(
   repository: GovernanceRepository,
   governance: GatewayConfig['governance'],
 ): Promise<void> {
-  const order: Array<[Collection, Array<Record<string, unknown>>]> = [
+  const order: Array<[Collection, Array<{ id?: string | undefined }>]> = [
     ['business-units', governance.business_units],
     ['customers', governance.customers],
     ['teams', governance.teams],
@@ -15,7 +15,7 @@ export async function seedGovernance(
   ];
   for (const [collection, items] of order) {
     for (const [index, item] of items.entries()) {
-      const { id = `config-${collection}-${index}`, ...body } = item as { id?: string };
+      const { id = `config-${collection}-${index}`, ...body } = item;
       if (repository.get(collection, id)) await repository.update(collection, id, body);
       else await repository.create(collection, body, { id });
     }

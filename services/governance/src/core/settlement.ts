@@ -1,15 +1,52 @@
-import type { CounterAdjustment } from '@gw/shared/store';
-import type { AdmissionCheck } from './admission-checks.ts';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@gw/shared';
+import type { CounterAdjustment, Store } from '@gw/shared/store';
+import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
+import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementCounter, SettlementPlan, SettleRequest } from './governance-service.ts';
+import type { ConfiguredTarget } from './plan-targets.ts';
 import type { PriceCatalog } from './pricing.ts';
 
 /** The counters settlement charges (budgets in micro-dollars, tokens), with what admission reserved. */
-export function settlementCounters(checks: AdmissionCheck[]): SettlementCounter[] {
+function settlementCounters(checks: AdmissionCheck[]): SettlementCounter[] {
   return checks.flatMap(({ check, meaning }) =>
     meaning.kind === 'requests'
       ? []
       : [{ key: check.key, kind: meaning.kind, reserved: check.amount, expireAtMs: check.expireAtMs }],
   );
+}
+
+/**
+ * What settlement of an admitted request needs, kept as its reservation: the counters to charge, what each
+ * alternative reserves, and an estimate the sweeper charges when no Settle comes.
+ */
+export function settlementPlan(options: {
+  virtualKeyId: string;
+  targets: ConfiguredTarget[];
+  checks: AdmissionChecks;
+  estimate: { promptTokens: number; maxCompletionTokens: number };
+}): SettlementPlan {
+  const { targets, checks, estimate } = options;
+  const first = targets[0]!;
+  return {
+    reservationId: `res_${randomUUID()}`,
+    virtualKeyId: options.virtualKeyId,
+    counters: settlementCounters(checks.required),
+    // Amounts an alternative reserves if it is the admitted one; `reservedProvider` says which one was.
+    providerCounters: Object.fromEntries(
+      targets.map((target, index) => [target.provider, settlementCounters(checks.alternatives[index] ?? [])]),
+    ),
+    alternativeProviders: targets.map((target) => target.provider),
+    estimate: {
+      provider: first.provider,
+      model: first.model,
+      usage: {
+        prompt_tokens: estimate.promptTokens,
+        completion_tokens: estimate.maxCompletionTokens,
+        total_tokens: estimate.promptTokens + estimate.maxCompletionTokens,
+      },
+    },
+  };
 }
 
 /**
@@ -38,13 +75,31 @@ export function settlementAdjustments(request: SettleRequest, prices: PriceCatal
 }
 
 /** The settle the sweeper makes for a reservation nobody settled: its plan, charged at its estimate. */
-export function sweptSettle(options: {
-  id: string;
-  plan: SettlementPlan;
-  alternative: number;
-}): SettleRequest {
+function sweptSettle(options: { id: string; plan: SettlementPlan; alternative: number }): SettleRequest {
   const { plan } = options;
   const reservedProvider = plan.alternativeProviders[options.alternative];
   const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
   return { requestId: options.id, settlement, ...plan.estimate };
+}
+
+/** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
+export async function sweepUnsettled(options: {
+  store: Store;
+  logger: Logger;
+  now: number;
+  settle: (request: SettleRequest) => Promise<void>;
+}): Promise<number> {
+  const due = await options.store.dueReservations(options.now, 200);
+  let charged = 0;
+  for (const { id, payload, alternative } of due) {
+    try {
+      const plan = settlementPlanSchema.parse(JSON.parse(payload));
+      await options.settle(sweptSettle({ id, plan, alternative }));
+      charged++;
+    } catch (error) {
+      options.logger.error({ err: error, reservation: id }, 'could not charge an unsettled reservation');
+    }
+  }
+  if (charged > 0) options.logger.warn({ charged }, 'charged unsettled reservations at their estimate');
+  return charged;
 }

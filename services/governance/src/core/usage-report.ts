@@ -1,5 +1,6 @@
 import type { Store } from '@gw/shared/store';
 import { type AdmissionCheck, budgetChecks, type Level, rateLimitChecks } from './admission-checks.ts';
+import type { UsageReport } from './governance-messages.ts';
 import { MICROS_PER_USD } from './pricing.ts';
 import { type Collection, isVirtualKey, type Stored } from './resources.ts';
 
@@ -17,7 +18,7 @@ export async function usageReport(options: {
   collection: Collection;
   resource: Stored;
   now: number;
-}) {
+}): Promise<UsageReport> {
   const { resource, now } = options;
   const level = LEVEL_OF[options.collection];
   const current = { reserve: 0, strict: false, now };
@@ -55,7 +56,7 @@ export async function usageReport(options: {
       entries: section.checks.map(({ check, meaning }) => {
         const used = values[offset++] ?? 0;
         const resetsAt = new Date(meaning.endMs).toISOString();
-        if (meaning.budget) {
+        if (meaning.kind === 'budget') {
           return {
             kind: 'budget',
             budget_id: meaning.budget.id,

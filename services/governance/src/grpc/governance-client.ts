@@ -1,27 +1,29 @@
-import { credentials, type ServiceError } from '@grpc/grpc-js';
+import { Client, credentials, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ClientConfig } from '@gw/shared';
 import { decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared/grpc';
-import { z } from 'zod';
 import { authorizeAnonymous } from '../core/anonymous.ts';
-import { authorizeResultSchema } from '../core/governance-messages.ts';
+import {
+  authorizeResultSchema,
+  type ManageRequest,
+  type ManageResult,
+  type ManageResults,
+  manageResultSchemas,
+} from '../core/governance-messages.ts';
 import type {
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceService,
-  ManageRequest,
   SettleRequest,
 } from '../core/governance-service.ts';
 import { governanceGrpcService } from './governance-server.ts';
 
-type Unary = (
-  request: unknown,
-  callback: (error: ServiceError | null, value?: { json?: Buffer }) => void,
-) => void;
+/** Every Governance message is one `bytes json` field (proto/governance.proto). */
+type JsonMessage = { json?: Buffer };
 
-/** GovernanceService over gRPC: the same interface as the core. */
+/** GovernanceService over gRPC: the same interface as the core; what it decodes is validated. */
 export class GovernanceClient implements GovernanceService {
-  private readonly client: InstanceType<ReturnType<typeof governanceGrpcService>>;
-
+  private readonly client: Client;
+  private readonly methods: ServiceDefinition;
   private readonly anonymousLocally: ClientConfig | undefined;
 
   /**
@@ -31,17 +33,23 @@ export class GovernanceClient implements GovernanceService {
   constructor(address: string, options: { anonymousLocally?: ClientConfig } = {}) {
     this.anonymousLocally = options.anonymousLocally;
     const channel = grpcChannel(address);
-    const Service = governanceGrpcService();
-    this.client = new Service(channel.target, credentials.createInsecure(), channel.options);
+    this.methods = governanceGrpcService().service;
+    this.client = new Client(channel.target, credentials.createInsecure(), channel.options);
   }
 
-  private call(method: 'Authorize' | 'Settle' | 'Manage', request: unknown): Promise<{ json?: Buffer }> {
+  private call(method: 'Authorize' | 'Settle' | 'Manage', request: unknown): Promise<Buffer> {
+    const definition = this.methods[method]!;
     return new Promise((resolve, reject) => {
-      const invoke = (this.client as unknown as Record<string, Unary>)[method]!.bind(this.client);
-      invoke({ json: Buffer.from(JSON.stringify(request)) }, (error, value) => {
-        if (error) reject(fromGrpcError(error));
-        else resolve(value ?? {});
-      });
+      this.client.makeUnaryRequest<JsonMessage, JsonMessage>(
+        definition.path,
+        definition.requestSerialize,
+        definition.responseDeserialize,
+        { json: Buffer.from(JSON.stringify(request)) },
+        (error, value) => {
+          if (error) reject(fromGrpcError(error));
+          else resolve(value?.json ?? Buffer.alloc(0));
+        },
+      );
     });
   }
 
@@ -49,20 +57,18 @@ export class GovernanceClient implements GovernanceService {
     if (!request.virtualKey && this.anonymousLocally)
       return authorizeAnonymous(this.anonymousLocally, request);
     const reply = await this.call('Authorize', request);
-    return decodeMessage(authorizeResultSchema, reply.json ?? Buffer.alloc(0), {
-      what: 'authorization',
-      side: 'reply',
-    });
+    return decodeMessage(authorizeResultSchema, reply, { what: 'authorization', side: 'reply' });
   }
 
   async settle(request: SettleRequest): Promise<void> {
     await this.call('Settle', request);
   }
 
-  async manage(request: ManageRequest): Promise<unknown> {
+  manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
+  async manage(request: ManageRequest): Promise<ManageResult> {
     const reply = await this.call('Manage', request);
-    return decodeMessage(z.unknown(), reply.json ?? Buffer.alloc(0), {
-      what: 'management answer',
+    return decodeMessage(manageResultSchemas[request.action], reply, {
+      what: `${request.action} answer`,
       side: 'reply',
     });
   }

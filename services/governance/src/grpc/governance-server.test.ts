@@ -1,48 +1,68 @@
 // The gRPC server refuses a malformed or forged message before the core sees it: a settle with negative
-// usage (which would give money back) is invalid_request, and the core is never called.
-import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+// usage (which would give money back) is invalid_request, and the core is never called. The client validates
+// what it decodes: a management answer of the wrong shape is a broken peer.
+import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { GatewayError } from '@gw/shared';
 import { startGrpcServer } from '@gw/shared/grpc';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ManageRequest, ManageResult, ManageResults } from '../core/governance-messages.ts';
 import type { GovernanceService } from '../core/governance-service.ts';
+import { GovernanceClient } from './governance-client.ts';
 import { addGovernanceService, governanceGrpcService } from './governance-server.ts';
 
 const calls: string[] = [];
-const core: GovernanceService = {
+
+/** Records what reaches the core; `get` answers a deletion, which is not what `get` answers. */
+class RecordingCore implements GovernanceService {
   async authorize() {
     calls.push('authorize');
     return { targets: [] };
-  },
+  }
   async settle() {
     calls.push('settle');
-  },
-  async manage() {
-    calls.push('manage');
-    return [];
-  },
-};
+  }
+  manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
+  async manage(request: ManageRequest): Promise<ManageResult> {
+    calls.push(`manage ${request.action}`);
+    return { deleted: request.collection };
+  }
+}
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: InstanceType<ReturnType<typeof governanceGrpcService>>;
+let client: Client;
+let governance: GovernanceClient;
 
 beforeAll(async () => {
   server = await startGrpcServer({
     port: 0,
     host: '127.0.0.1',
-    register: (grpc) => addGovernanceService(grpc, core),
+    register: (grpc) => addGovernanceService(grpc, new RecordingCore()),
   });
-  const Service = governanceGrpcService();
-  client = new Service(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  governance = new GovernanceClient(`127.0.0.1:${server.port}`);
+});
+
+beforeEach(() => {
+  calls.length = 0;
 });
 
 afterAll(async () => {
   client.close();
+  governance.close();
   await server.close(1_000);
 });
 
+/** Sends raw JSON bytes, as a forged or broken peer could. */
 function send(method: 'Authorize' | 'Settle' | 'Manage', json: string): Promise<ServiceError | undefined> {
+  const definition = governanceGrpcService().service[method]!;
   return new Promise((resolve) => {
-    const invoke = (client as unknown as Record<string, (...args: unknown[]) => void>)[method]!.bind(client);
-    invoke({ json: Buffer.from(json) }, (error: ServiceError | null) => resolve(error ?? undefined));
+    client.makeUnaryRequest(
+      definition.path,
+      definition.requestSerialize,
+      definition.responseDeserialize,
+      { json: Buffer.from(json) },
+      (error) => resolve(error ?? undefined),
+    );
   });
 }
 
@@ -84,6 +104,15 @@ describe('governance gRPC server', () => {
     expect(calls).toEqual([]);
   });
 
+  it('refuses a management request of an unknown action or without the id its action needs', async () => {
+    const unknown = await send('Manage', JSON.stringify({ action: 'purge', collection: 'teams' }));
+    expect(unknown?.code).toBe(status.INVALID_ARGUMENT);
+    const noId = await send('Manage', JSON.stringify({ action: 'delete', collection: 'teams' }));
+    expect(noId?.code).toBe(status.INVALID_ARGUMENT);
+    expect(noId?.details).toContain('id');
+    expect(calls).toEqual([]);
+  });
+
   it('passes a well-formed settle to the core', async () => {
     const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
     const error = await send(
@@ -92,5 +121,23 @@ describe('governance gRPC server', () => {
     );
     expect(error).toBeUndefined();
     expect(calls).toEqual(['settle']);
+  });
+});
+
+describe('governance gRPC client', () => {
+  it('returns a management answer of the shape its action promises', async () => {
+    expect(await governance.manage({ action: 'delete', collection: 'teams', id: 't1' })).toEqual({
+      deleted: 'teams',
+    });
+    expect(calls).toEqual(['manage delete']);
+  });
+
+  it('refuses an answer of another shape as a broken peer', async () => {
+    const error = await governance
+      .manage({ action: 'get', collection: 'teams', id: 't1' })
+      .catch((thrown) => thrown);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ type: 'internal_error' });
+    expect(error.message).toContain('malformed get answer');
   });
 });

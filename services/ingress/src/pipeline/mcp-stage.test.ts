@@ -99,7 +99,7 @@ function setup(script: CompletionResult[], depth = 5) {
       settles.push(request);
     },
     async manage() {
-      return undefined;
+      throw new Error('ingress never manages governance resources');
     },
   };
   const mcp: McpIngress = {
