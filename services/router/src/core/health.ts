@@ -1,12 +1,15 @@
-/** Provider health states of SPEC.md "Provider/key health". */
-export type HealthState = 'healthy' | 'degraded' | 'failed';
+import { z } from 'zod';
 
-export interface ProviderHealth {
-  provider: string;
-  state: HealthState;
-  errorRate: number;
-  requests: number;
-}
+/** One provider's health (SPEC.md "Provider/key health"); the gRPC client validates it with this schema. */
+export const providerHealthSchema = z.object({
+  provider: z.string(),
+  state: z.enum(['healthy', 'degraded', 'failed']),
+  errorRate: z.number(),
+  requests: z.number(),
+});
+
+export type ProviderHealth = z.infer<typeof providerHealthSchema>;
+type HealthState = ProviderHealth['state'];
 
 const BUCKET_MS = 5_000;
 const BUCKETS = 12;

@@ -1,4 +1,12 @@
-import { GatewayError, isTransient, type Metrics, type Operation, toGatewayError } from '@gw/shared';
+import {
+  type ChatCompletionChunk,
+  GatewayError,
+  isTransient,
+  type Metrics,
+  type Operation,
+  requestCancelled,
+  toGatewayError,
+} from '@gw/shared';
 import { backoffMs, sleep } from './backoff.ts';
 import type { HealthTracker } from './health.ts';
 import { selectKey } from './key-selector.ts';
@@ -6,8 +14,8 @@ import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import type { AdapterContext } from './providers/adapter.ts';
-import type { RouteTarget } from './router-service.ts';
-import { cancelledByCaller, isCancellation, type UpstreamClient } from './upstream-client.ts';
+import type { RouteTarget, StreamItem } from './router-service.ts';
+import { isCancellation, type UpstreamClient } from './upstream-client.ts';
 
 export interface Attempted<T> {
   value: T;
@@ -75,6 +83,43 @@ export class PlanExecution {
     });
   }
 
+  /**
+   * A stream along the plan. Its first chunk is awaited inside the retry loop, so a stream that fails before
+   * producing anything is retried and falls back like any call; a failure after it ends the stream.
+   */
+  async *streamAcrossTargets<O extends 'chat_stream' | 'text_stream'>(options: {
+    targets: RouteTarget[];
+    signal: AbortSignal;
+    operation: O;
+    open: (
+      method: MethodOf<O>,
+      target: RouteTarget,
+      context: AdapterContext,
+    ) => AsyncIterable<ChatCompletionChunk>;
+  }): AsyncGenerator<StreamItem> {
+    const { value, provider } = await this.acrossTargets({
+      ...options,
+      attempt: async (method, target, context) => {
+        const iterator = options.open(method, target, context)[Symbol.asyncIterator]();
+        return { iterator, first: await iterator.next() };
+      },
+    });
+    const { iterator, first } = value;
+    if (first.done) return;
+    yield { chunk: first.value, provider: provider.name };
+    try {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        yield { chunk: next.value };
+      }
+    } catch (error) {
+      const failure = toGatewayError(error);
+      if (!isCancellation(failure)) this.recordFailure(provider.name, failure);
+      throw failure.withTarget(provider.name, first.value.model);
+    } finally {
+      await iterator.return?.();
+    }
+  }
+
   private async withRetries<O extends Operation, T>(
     target: RouteTarget,
     options: { signal: AbortSignal; operation: O; attempt: Attempt<O, T> },
@@ -137,14 +182,14 @@ export class PlanExecution {
           }),
           signal,
         ).catch(() => {
-          throw cancelledByCaller();
+          throw requestCancelled();
         });
       }
     }
   }
 
   /** Counts a failed attempt against the provider's health and in the error metrics. */
-  recordFailure(provider: string, failure: GatewayError): void {
+  private recordFailure(provider: string, failure: GatewayError): void {
     this.dependencies.health.record(provider, false);
     this.dependencies.metrics.upstreamErrors.inc({
       provider,

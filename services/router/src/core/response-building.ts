@@ -23,26 +23,30 @@ function extraFields(options: {
   return extra;
 }
 
-/** SPEC.md's CompletionResponse from an adapter's answer (text choices also carry `message`). */
+/** Text choices also carry `message` (SPEC.md's CompletionResponse), so chat-shaped readers find the text. */
+export function withChatMessages(result: AdapterResult<TextChoice>): AdapterResult<TextChoice> {
+  return {
+    ...result,
+    choices: result.choices.map((choice) => ({
+      ...choice,
+      message: { role: 'assistant' as const, content: choice.text },
+    })),
+  };
+}
+
+/** SPEC.md's CompletionResponse from an adapter's answer. */
 export function buildCompletionResponse(options: {
   request: CompletionRoute;
   provider: string;
-  result: AdapterResult<ChatChoice | TextChoice>;
+  result: AdapterResult<ChatChoice> | AdapterResult<TextChoice>;
   startedAt: number;
   sendRawResponse: boolean;
 }): CompletionResponse {
   const { request, provider, result } = options;
-  const choices =
-    request.operation === 'chat'
-      ? result.choices
-      : (result.choices as TextChoice[]).map((choice) => ({
-          ...choice,
-          message: { role: 'assistant' as const, content: choice.text },
-        }));
   const response: CompletionResponse = {
     id: result.id || `gw-${request.requestId}`,
     object: request.operation === 'chat' ? 'chat.completion' : 'text.completion',
-    choices,
+    choices: result.choices,
     model: bareModel(result.model, provider),
     created: result.created,
     usage: result.usage,

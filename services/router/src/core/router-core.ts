@@ -1,19 +1,10 @@
-import {
-  type ChatChoice,
-  type ChatCompletionChunk,
-  type GatewayConfig,
-  type Logger,
-  type Metrics,
-  type TextChoice,
-  toGatewayError,
-} from '@gw/shared';
+import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { HealthTracker, type ProviderHealth } from './health.ts';
 import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
 import { PlanExecution } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
-import type { AdapterResult } from './providers/adapter.ts';
-import { buildCompletionResponse, buildEmbeddingsList } from './response-building.ts';
+import { buildCompletionResponse, buildEmbeddingsList, withChatMessages } from './response-building.ts';
 import type {
   CallOptions,
   CompletionResult,
@@ -23,7 +14,7 @@ import type {
   RouterService,
   StreamItem,
 } from './router-service.ts';
-import { isCancellation, UpstreamClient } from './upstream-client.ts';
+import { UpstreamClient } from './upstream-client.ts';
 
 export interface RouterCoreDependencies {
   store: Store;
@@ -80,21 +71,22 @@ export class RouterCore implements RouterService {
   }
 
   async complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
-    type Answer = AdapterResult<ChatChoice | TextChoice>;
     const common = { targets: request.targets, signal: options.signal };
     const { value, provider, startedAt } =
       request.operation === 'chat'
-        ? await this.plans.acrossTargets<'chat', Answer>({
+        ? await this.plans.acrossTargets({
             ...common,
             operation: 'chat',
             attempt: (chat, target, context) =>
               chat({ model: target.model, messages: request.messages, params: request.params }, context),
           })
-        : await this.plans.acrossTargets<'text', Answer>({
+        : await this.plans.acrossTargets({
             ...common,
             operation: 'text',
-            attempt: (text, target, context) =>
-              text({ model: target.model, prompt: request.prompt, params: request.params }, context),
+            attempt: async (text, target, context) =>
+              withChatMessages(
+                await text({ model: target.model, prompt: request.prompt, params: request.params }, context),
+              ),
           });
     const response = buildCompletionResponse({
       request,
@@ -106,50 +98,21 @@ export class RouterCore implements RouterService {
     return { response, provider: provider.name };
   }
 
-  async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    // The first chunk is inside the retry loop: a stream that fails before producing anything is retried.
-    const firstOf = async (chunks: AsyncIterable<ChatCompletionChunk>) => {
-      const iterator = chunks[Symbol.asyncIterator]();
-      return { iterator, first: await iterator.next() };
-    };
+  stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
     const common = { targets: request.targets, signal: options.signal };
-    const { value, provider } =
-      request.operation === 'chat'
-        ? await this.plans.acrossTargets({
-            ...common,
-            operation: 'chat_stream',
-            attempt: (chatStream, target, context) =>
-              firstOf(
-                chatStream(
-                  { model: target.model, messages: request.messages, params: request.params },
-                  context,
-                ),
-              ),
-          })
-        : await this.plans.acrossTargets({
-            ...common,
-            operation: 'text_stream',
-            attempt: (textStream, target, context) =>
-              firstOf(
-                textStream({ model: target.model, prompt: request.prompt, params: request.params }, context),
-              ),
-          });
-    const { iterator, first } = value;
-    if (first.done) return;
-    yield { chunk: first.value, provider: provider.name };
-    try {
-      while (true) {
-        const next = await iterator.next();
-        if (next.done) return;
-        yield { chunk: next.value };
-      }
-    } catch (error) {
-      const failure = toGatewayError(error);
-      if (!isCancellation(failure)) this.plans.recordFailure(provider.name, failure);
-      throw failure.withTarget(provider.name, first.value.model);
-    } finally {
-      await iterator.return?.();
-    }
+    return request.operation === 'chat'
+      ? this.plans.streamAcrossTargets({
+          ...common,
+          operation: 'chat_stream',
+          open: (chatStream, target, context) =>
+            chatStream({ model: target.model, messages: request.messages, params: request.params }, context),
+        })
+      : this.plans.streamAcrossTargets({
+          ...common,
+          operation: 'text_stream',
+          open: (textStream, target, context) =>
+            textStream({ model: target.model, prompt: request.prompt, params: request.params }, context),
+        });
   }
 
   async embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {

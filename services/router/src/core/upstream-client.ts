@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { GatewayError } from '@gw/shared';
+import { GatewayError, requestCancelled } from '@gw/shared';
 import { type Dispatcher, errors, Pool } from 'undici';
 
 export interface UpstreamRequest {
@@ -60,7 +60,7 @@ export class UpstreamClient {
 /** Classifies an error thrown while talking to an upstream (also while reading its body). */
 export function networkError(error: unknown, request: { url: URL; signal: AbortSignal }): GatewayError {
   if (error instanceof GatewayError) return error;
-  if (request.signal.aborted) return cancelledByCaller();
+  if (request.signal.aborted) return requestCancelled();
   if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
     return new GatewayError({
       type: 'upstream_timeout',
@@ -74,11 +74,6 @@ export function networkError(error: unknown, request: { url: URL; signal: AbortS
     message: `upstream ${request.url.host} unreachable (${code})`,
     cause: error,
   });
-}
-
-/** The error of a call whose caller went away (its upstream call is abandoned). */
-export function cancelledByCaller(): GatewayError {
-  return new GatewayError({ type: 'cancelled', message: 'request cancelled by the caller' });
 }
 
 /** True for the cancellation error produced when the caller went away. */

@@ -1,15 +1,14 @@
-import type {
-  ClientDuplexStream,
-  ClientReadableStream,
-  ClientUnaryCall,
-  Metadata,
-  ServiceError,
-} from '@grpc/grpc-js';
-import { credentials } from '@grpc/grpc-js';
-import { chatCompletionChunkSchema, completionResponseSchema, embeddingsListSchema } from '@gw/shared';
-import { decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared/grpc';
-import type { z } from 'zod';
-import type { ProviderHealth } from '../core/health.ts';
+import type { ClientUnaryCall, ServiceError } from '@grpc/grpc-js';
+import {
+  chatCompletionChunkSchema,
+  completionResponseSchema,
+  embeddingsListSchema,
+  GatewayError,
+  internalError,
+} from '@gw/shared';
+import { decodeMessage, fromGrpcError } from '@gw/shared/grpc';
+import { z } from 'zod';
+import { providerHealthSchema } from '../core/health.ts';
 import type {
   CallOptions,
   CompletionResult,
@@ -23,42 +22,57 @@ import type {
   Served,
   StreamItem,
 } from '../core/router-service.ts';
-import { type PassthroughFrame, routerGrpcService, writeFrame } from './router-proto.ts';
+import {
+  type JsonMessage,
+  type PassthroughFrame,
+  type RouterStub,
+  routerStub,
+  type ServedMessage,
+  writeFrame,
+} from './router-proto.ts';
 import { passthroughHeadSchema } from './wire-schemas.ts';
 
-type Callback<T> = (error: ServiceError | null, value?: T) => void;
-type UnaryMethod = (
-  request: unknown,
-  metadata: Metadata | Callback<unknown>,
-  callback?: Callback<unknown>,
-) => ClientUnaryCall;
+/** A provider config as the router answers it (keys redacted); its fields are the router's to check. */
+const providerReplySchema = z.record(z.string(), z.unknown());
+
+/** A failure of a call: the router's error carried over gRPC, or ours (a reply that fails its schema) as is. */
+function callFailure(error: unknown): GatewayError {
+  return error instanceof GatewayError ? error : fromGrpcError(error);
+}
+
+/** Starts a unary call and settles with its reply; the signal, when given, cancels the call. */
+function unaryCall<Reply>(
+  start: (callback: (error: ServiceError | null, reply?: Reply) => void) => ClientUnaryCall,
+  signal?: AbortSignal,
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const call = start((error, reply) => {
+      signal?.removeEventListener('abort', cancel);
+      if (error) reject(fromGrpcError(error));
+      else if (reply === undefined) reject(internalError('the router answered without a reply'));
+      else resolve(reply);
+    });
+    const cancel = () => call.cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+  });
+}
 
 /** RouterService over gRPC: the same interface as the core, one channel reused for every call. */
 export class RouterClient implements RouterService {
-  private readonly client: InstanceType<ReturnType<typeof routerGrpcService>>;
+  private readonly stub: RouterStub;
 
   constructor(address: string) {
-    const channel = grpcChannel(address);
-    const Service = routerGrpcService();
-    this.client = new Service(channel.target, credentials.createInsecure(), channel.options);
+    this.stub = routerStub(address);
   }
 
-  private call<T>(method: string, request: unknown, signal?: AbortSignal): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const invoke = (this.client as unknown as Record<string, UnaryMethod>)[method]!.bind(this.client);
-      const call = invoke(request, (error: ServiceError | null, value?: unknown) => {
-        signal?.removeEventListener('abort', cancel);
-        if (error) reject(fromGrpcError(error));
-        else resolve(value as T);
-      });
-      const cancel = () => call.cancel();
-      signal?.addEventListener('abort', cancel, { once: true });
-    });
-  }
-
-  private async json<T>(method: string, request: unknown): Promise<T> {
-    const reply = await this.call<{ json: Buffer }>(method, request);
-    return JSON.parse(reply.json.toString('utf8')) as T;
+  /** A unary call answering JSON: the reply decoded and validated against `schema`. */
+  private async json<Schema extends z.ZodType>(
+    schema: Schema,
+    what: string,
+    start: (callback: (error: ServiceError | null, reply?: JsonMessage) => void) => ClientUnaryCall,
+  ): Promise<z.infer<Schema>> {
+    const reply = await unaryCall(start);
+    return decodeMessage(schema, reply.json, { what, side: 'reply' });
   }
 
   /** A unary call answering a served result: the reply's JSON validated, and kept as the result's text. */
@@ -67,9 +81,9 @@ export class RouterClient implements RouterService {
     request: RouteRequest,
     options: CallOptions & { schema: z.ZodType<Response>; what: string },
   ): Promise<Served<Response>> {
-    const reply = await this.call<{ json: Buffer; provider: string }>(
-      method,
-      { json: Buffer.from(JSON.stringify(request)) },
+    const message = { json: Buffer.from(JSON.stringify(request)) };
+    const reply = await unaryCall<ServedMessage>(
+      (callback) => this.stub[method](message, callback),
       options.signal,
     );
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
@@ -93,9 +107,7 @@ export class RouterClient implements RouterService {
   }
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const call: ClientReadableStream<{ chunk: Buffer; provider: string }> = (
-      this.client as unknown as { Stream: (request: unknown) => ClientReadableStream<never> }
-    ).Stream({ json: Buffer.from(JSON.stringify(request)) });
+    const call = this.stub.Stream({ json: Buffer.from(JSON.stringify(request)) });
     const cancel = () => call.cancel();
     options.signal.addEventListener('abort', cancel, { once: true });
     try {
@@ -109,7 +121,7 @@ export class RouterClient implements RouterService {
         yield item;
       }
     } catch (error) {
-      throw fromGrpcError(error);
+      throw callFailure(error);
     } finally {
       options.signal.removeEventListener('abort', cancel);
       call.cancel();
@@ -125,11 +137,7 @@ export class RouterClient implements RouterService {
     body: AsyncIterable<Uint8Array> | undefined,
     options: CallOptions,
   ): Promise<PassthroughResponse> {
-    const call = (
-      this.client as unknown as {
-        Passthrough: () => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
-      }
-    ).Passthrough();
+    const call = this.stub.Passthrough();
     const cancel = () => call.cancel();
     options.signal.addEventListener('abort', cancel, { once: true });
     const finish = () => {
@@ -147,7 +155,7 @@ export class RouterClient implements RouterService {
       call.end();
     };
     pump().catch(() => call.cancel());
-    const frames = call[Symbol.asyncIterator]() as AsyncIterator<PassthroughFrame>;
+    const frames: AsyncIterator<PassthroughFrame> = call[Symbol.asyncIterator]();
     let head: { status: number; headers: Record<string, string | string[]> };
     try {
       const first = await frames.next();
@@ -158,7 +166,7 @@ export class RouterClient implements RouterService {
       });
     } catch (error) {
       finish();
-      throw fromGrpcError(error);
+      throw callFailure(error);
     }
     return {
       status: head.status,
@@ -169,7 +177,7 @@ export class RouterClient implements RouterService {
             if (next.value.chunk.length > 0) yield next.value.chunk;
           }
         } catch (error) {
-          throw fromGrpcError(error);
+          throw callFailure(error);
         } finally {
           finish();
         }
@@ -178,30 +186,33 @@ export class RouterClient implements RouterService {
   }
 
   listProviders() {
-    return this.json<Array<Record<string, unknown>>>('ListProviders', {});
+    return this.json(z.array(providerReplySchema), 'provider list', (callback) =>
+      this.stub.ListProviders({}, callback),
+    );
   }
 
   getProvider(name: string) {
-    return this.json<Record<string, unknown>>('GetProvider', { name });
+    return this.json(providerReplySchema, 'provider', (callback) =>
+      this.stub.GetProvider({ name }, callback),
+    );
   }
 
   putProvider(name: string, config: unknown, options: { create: boolean }) {
-    return this.json<Record<string, unknown>>('PutProvider', {
-      name,
-      json: Buffer.from(JSON.stringify(config)),
-      create: options.create,
-    });
+    const request = { name, json: Buffer.from(JSON.stringify(config)), create: options.create };
+    return this.json(providerReplySchema, 'provider', (callback) => this.stub.PutProvider(request, callback));
   }
 
   async deleteProvider(name: string): Promise<void> {
-    await this.json('DeleteProvider', { name });
+    await unaryCall((callback) => this.stub.DeleteProvider({ name }, callback));
   }
 
   health() {
-    return this.json<ProviderHealth[]>('Health', {});
+    return this.json(z.array(providerHealthSchema), 'provider health', (callback) =>
+      this.stub.Health({}, callback),
+    );
   }
 
   close(): void {
-    this.client.close();
+    this.stub.close();
   }
 }

@@ -1,12 +1,77 @@
-import { loadService } from '@gw/shared/grpc';
+import {
+  type ClientDuplexStream,
+  type ClientReadableStream,
+  type ClientUnaryCall,
+  credentials,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { grpcChannel, loadService } from '@gw/shared/grpc';
 
 /** The Router service of proto/router.proto (loaded on first use). */
 export const routerGrpcService = () => loadService('router', 'Router');
+
+/** The messages of proto/router.proto as proto-loader decodes them (bytes are Buffers, defaults filled). */
+export interface JsonMessage {
+  json: Buffer;
+}
+
+export interface ServedMessage {
+  json: Buffer;
+  provider: string;
+}
+
+export interface StreamReplyMessage {
+  chunk: Buffer;
+  provider: string;
+}
 
 /** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */
 export interface PassthroughFrame {
   head: Buffer;
   chunk: Buffer;
+}
+
+type Unary<Request, Reply> = (
+  request: Request,
+  callback: (error: ServiceError | null, reply?: Reply) => void,
+) => ClientUnaryCall;
+
+/** A client of the Router service with its methods typed (proto-loader gives them as plain functions). */
+export interface RouterStub {
+  Complete: Unary<JsonMessage, ServedMessage>;
+  Embed: Unary<JsonMessage, ServedMessage>;
+  Stream: (request: JsonMessage) => ClientReadableStream<StreamReplyMessage>;
+  Passthrough: () => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
+  ListProviders: Unary<Record<string, never>, JsonMessage>;
+  GetProvider: Unary<{ name: string }, JsonMessage>;
+  PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;
+  DeleteProvider: Unary<{ name: string }, JsonMessage>;
+  Health: Unary<Record<string, never>, JsonMessage>;
+  close(): void;
+}
+
+/** One channel to the router at `address` (reused by every call), its methods typed as RouterStub. */
+export function routerStub(address: string): RouterStub {
+  const channel = grpcChannel(address);
+  const Service = routerGrpcService();
+  const client = new Service(channel.target, credentials.createInsecure(), channel.options);
+  const method = <Method>(name: keyof RouterStub): Method => {
+    const found = client[name];
+    if (!found) throw new Error(`proto/router.proto declares no method ${name}`);
+    return found.bind(client);
+  };
+  return {
+    Complete: method('Complete'),
+    Embed: method('Embed'),
+    Stream: method('Stream'),
+    Passthrough: method('Passthrough'),
+    ListProviders: method('ListProviders'),
+    GetProvider: method('GetProvider'),
+    PutProvider: method('PutProvider'),
+    DeleteProvider: method('DeleteProvider'),
+    Health: method('Health'),
+    close: () => client.close(),
+  };
 }
 
 /** Writes a frame, waiting for the drain of a full buffer (back-pressure) or the end of the call. */

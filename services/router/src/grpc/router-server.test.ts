@@ -1,10 +1,10 @@
 // The router's gRPC server validates what it decodes: a malformed route request is invalid_request and
 // never reaches the core.
-import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { startGrpcServer } from '@gw/shared/grpc';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RouterService } from '../core/router-service.ts';
-import { routerGrpcService } from './router-proto.ts';
+import { type RouterStub, routerStub } from './router-proto.ts';
 import { addRouterService } from './router-server.ts';
 
 const calls: string[] = [];
@@ -16,7 +16,7 @@ const core = {
 } as Pick<RouterService, 'complete'> as RouterService;
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: InstanceType<ReturnType<typeof routerGrpcService>>;
+let client: RouterStub;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -24,8 +24,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     register: (grpc) => addRouterService(grpc, core),
   });
-  const Service = routerGrpcService();
-  client = new Service(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  client = routerStub(`127.0.0.1:${server.port}`);
 });
 
 afterAll(async () => {
@@ -49,13 +48,32 @@ it.each([
   ],
 ])('refuses a route request with %s', async (_name, request, field) => {
   const error = await new Promise<ServiceError | undefined>((resolve) => {
-    (client as unknown as Record<string, (...args: unknown[]) => void>)['Complete']!.call(
-      client,
-      { json: Buffer.from(JSON.stringify(request)) },
-      (failure: ServiceError | null) => resolve(failure ?? undefined),
+    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, (failure) =>
+      resolve(failure ?? undefined),
     );
   });
   expect(error?.code).toBe(status.INVALID_ARGUMENT);
   expect(error?.details).toContain(field);
+  expect(calls).toEqual([]);
+});
+
+it('refuses a malformed stream or embeddings request before the core', async () => {
+  const stream = client.Stream({ json: Buffer.from(JSON.stringify({ requestId: 'r', operation: 'chat' })) });
+  const streamError = await new Promise<ServiceError>((resolve) => {
+    stream.on('error', resolve);
+    stream.on('data', () => {});
+  });
+  expect(streamError.code).toBe(status.INVALID_ARGUMENT);
+  const embedError = await new Promise<ServiceError | undefined>((resolve) => {
+    const request = {
+      requestId: 'r',
+      operation: 'embeddings',
+      targets: [{ provider: 'openai', model: 'm' }],
+      params: {},
+    };
+    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, (failure) => resolve(failure ?? undefined));
+  });
+  expect(embedError?.code).toBe(status.INVALID_ARGUMENT);
+  expect(embedError?.details).toContain('input');
   expect(calls).toEqual([]);
 });

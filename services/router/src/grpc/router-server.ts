@@ -8,12 +8,15 @@ import type {
 import { invalidRequest, parseJson } from '@gw/shared';
 import { decodeMessage, toGrpcError } from '@gw/shared/grpc';
 import type { RouterService, Served } from '../core/router-service.ts';
-import { type PassthroughFrame, routerGrpcService, writeFrame } from './router-proto.ts';
+import {
+  type JsonMessage,
+  type PassthroughFrame,
+  routerGrpcService,
+  type ServedMessage,
+  type StreamReplyMessage,
+  writeFrame,
+} from './router-proto.ts';
 import { completionRouteSchema, embeddingsRouteSchema, passthroughRequestSchema } from './wire-schemas.ts';
-
-interface JsonMessage {
-  json: Buffer;
-}
 
 /** The caller's pass-through frames: the request head, then the body chunks as they arrive. */
 async function servePassthrough(
@@ -45,9 +48,10 @@ async function servePassthrough(
   }
 }
 
-function unary<Request, Result>(
-  run: (request: Request) => Promise<Result>,
-): (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>) => void {
+/** A unary call answering JSON (provider configs, health). */
+function unary<Request>(
+  run: (request: Request) => Promise<JsonMessage>,
+): (call: ServerUnaryCall<Request, JsonMessage>, callback: sendUnaryData<JsonMessage>) => void {
   return (call, callback) => {
     run(call.request).then(
       (result) => callback(null, result),
@@ -56,20 +60,23 @@ function unary<Request, Result>(
   };
 }
 
-const json = (value: unknown) => ({ json: Buffer.from(JSON.stringify(value ?? null)) });
+const json = (value: unknown): JsonMessage => ({ json: Buffer.from(JSON.stringify(value ?? null)) });
 
 const routeRequest = { what: 'route request', side: 'request' } as const;
+
+/** A value's JSON bytes: the text the service already holds when it has it (`json`), else serialized here. */
+const jsonBytes = (value: unknown, json: string | undefined) => Buffer.from(json ?? JSON.stringify(value));
 
 /** A unary call answering a served result, cancelled when the caller cancels. */
 function served(
   run: (request: JsonMessage, signal: AbortSignal) => Promise<Served<unknown>>,
-): (call: ServerUnaryCall<JsonMessage, unknown>, callback: sendUnaryData<unknown>) => void {
+): (call: ServerUnaryCall<JsonMessage, ServedMessage>, callback: sendUnaryData<ServedMessage>) => void {
   return (call, callback) => {
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
     (async () => run(call.request, abort.signal))().then(
       (result) =>
-        callback(null, { json: Buffer.from(JSON.stringify(result.response)), provider: result.provider }),
+        callback(null, { json: jsonBytes(result.response, result.json), provider: result.provider }),
       (error) => callback(toGrpcError(error)),
     );
   };
@@ -84,14 +91,17 @@ export function addRouterService(server: Server, core: RouterService): void {
     Embed: served((request, signal) =>
       core.embed(decodeMessage(embeddingsRouteSchema, request.json, routeRequest), { signal }),
     ),
-    Stream: (call: ServerWritableStream<JsonMessage, unknown>) => {
+    Stream: (call: ServerWritableStream<JsonMessage, StreamReplyMessage>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
       (async () => {
         const request = decodeMessage(completionRouteSchema, call.request.json, routeRequest);
         for await (const item of core.stream(request, { signal: abort.signal })) {
           if (abort.signal.aborted) break;
-          const message = { chunk: Buffer.from(JSON.stringify(item.chunk)), provider: item.provider ?? '' };
+          const message: StreamReplyMessage = {
+            chunk: jsonBytes(item.chunk, item.json),
+            provider: item.provider ?? '',
+          };
           // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
           if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
         }

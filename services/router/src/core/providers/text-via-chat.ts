@@ -60,10 +60,10 @@ function toTextChunk(chunk: ChatCompletionChunk): ChatCompletionChunk | undefine
  * the prompt becomes one user message and the answer maps back to text choices. Shared by every provider
  * that lacks a completions endpoint, so the conversion exists once.
  */
-export function withTextViaChat(adapter: ProviderAdapter): ProviderAdapter {
+export function withTextViaChat<Adapter extends ProviderAdapter>(adapter: Adapter): Adapter {
   const { chat, chatStream } = adapter;
   const operations = [...adapter.capabilities.operations];
-  const viaChat: { -readonly [Member in keyof ProviderAdapter]: ProviderAdapter[Member] } = { ...adapter };
+  const viaChat: Pick<ProviderAdapter, 'text' | 'textStream'> = {};
 
   if (chat) {
     if (!operations.includes('text')) operations.push('text');
@@ -100,6 +100,5 @@ export function withTextViaChat(adapter: ProviderAdapter): ProviderAdapter {
     };
   }
 
-  viaChat.capabilities = { ...adapter.capabilities, operations, textViaChat: true };
-  return viaChat;
+  return { ...adapter, ...viaChat, capabilities: { ...adapter.capabilities, operations, textViaChat: true } };
 }

@@ -46,7 +46,7 @@ const ANTHROPIC_CAPABILITIES: Capabilities = {
  * reuses it by overriding the path, the auth headers and the body. Anthropic has no text completions
  * endpoint, so text and text streams run over chat.
  */
-export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
+export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}) {
   const resolvePath = options.path ?? (() => ({ path: '/v1/messages' }));
   const headers = options.headers ?? anthropicHeaders;
   const adjust = options.adjustBody ?? ((body: AnthropicRequestBody) => body);
@@ -65,7 +65,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     yield* mapAnthropicStream(events, { provider: context.provider, model: input.model });
   }
 
-  const chatAdapter: ProviderAdapter = {
+  const chatAdapter = {
     capabilities: options.capabilities ?? ANTHROPIC_CAPABILITIES,
 
     async chat(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
@@ -77,7 +77,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     },
 
     chatStream,
-  };
+  } satisfies ProviderAdapter;
   return withTextViaChat(chatAdapter);
 }
 

@@ -41,7 +41,7 @@ export function mapOpenAiChatResponse(
     choices: parsed.choices.map((choice) => {
       const { tool_calls: toolCalls, ...message } = choice.message;
       return {
-        ...(choice as unknown as ChatChoice),
+        ...choice,
         message: {
           ...(message as Omit<ChatChoice['message'], 'tool_calls'>),
           role: 'assistant',

@@ -56,10 +56,10 @@ export async function* mapOpenAiStream(
 
 function normaliseChoice(choice: OpenAiChunk['choices'][number]): ChunkChoice {
   const { tool_calls: toolCalls, ...delta } = choice.delta ?? {};
-  const normalised: ChunkChoice = {
-    ...(choice as unknown as ChunkChoice),
-    finish_reason: mapOpenAiFinishReason(choice.finish_reason),
-  };
+  // A null `delta` or `text` (some OpenAI-compatible servers send them) is left out: gw's chunk has none.
+  const { delta: _upstreamDelta, text, ...members } = choice;
+  const normalised: ChunkChoice = { ...members, finish_reason: mapOpenAiFinishReason(choice.finish_reason) };
+  if (typeof text === 'string') normalised.text = text;
   if (choice.delta) {
     normalised.delta = delta as ChunkChoice['delta'];
     if (toolCalls?.length) {

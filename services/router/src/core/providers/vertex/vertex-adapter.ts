@@ -84,11 +84,11 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
       requiresBaseUrl: false,
     },
     async chat(input: ChatInput, context: AdapterContext) {
-      if (isClaude(input.model)) return claude.chat!(input, claudeContext(context));
+      if (isClaude(input.model)) return claude.chat(input, claudeContext(context));
       return gemini.chat(input, context);
     },
     async *chatStream(input: ChatInput, context: AdapterContext) {
-      if (isClaude(input.model)) yield* claude.chatStream!(input, claudeContext(context));
+      if (isClaude(input.model)) yield* claude.chatStream(input, claudeContext(context));
       else yield* gemini.chatStream(input, context);
     },
     async embeddings(input: EmbeddingsInput, context: AdapterContext) {

@@ -1,0 +1,103 @@
+// The router's gRPC client validates what it decodes and keeps the text it decoded, so ingress can write the
+// bytes as they came. A core that hands the server ready JSON (`json`) lets the test forge a reply.
+import type { ChatCompletionChunk, CompletionResponse } from '@gw/shared';
+import { startGrpcServer } from '@gw/shared/grpc';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { CompletionRoute, RouterService, StreamItem } from '../core/router-service.ts';
+import { RouterClient } from './router-client.ts';
+import { addRouterService } from './router-server.ts';
+
+const response: CompletionResponse = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+  model: 'gpt-4o-mini',
+  created: 1,
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  extra_fields: { provider: 'openai', model_params: {}, latency: 0.001 },
+};
+
+const chunk = (content: string): ChatCompletionChunk => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, delta: { content }, finish_reason: null }],
+});
+
+/** What the fake core answers next: a served result with or without forged JSON. */
+let reply: { json?: string } = {};
+
+const core = {
+  async complete() {
+    return { response, provider: 'openai', ...reply };
+  },
+  async *stream(): AsyncGenerator<StreamItem> {
+    yield { chunk: chunk('a'), provider: 'openai' };
+    yield { chunk: chunk('b'), ...reply };
+  },
+} as Pick<RouterService, 'complete' | 'stream'> as RouterService;
+
+const route: CompletionRoute = {
+  requestId: 'r',
+  operation: 'chat',
+  targets: [{ provider: 'openai', model: 'gpt-4o-mini' }],
+  params: {},
+  messages: [{ role: 'user', content: 'hi' }],
+};
+const call = { signal: new AbortController().signal };
+
+let server: Awaited<ReturnType<typeof startGrpcServer>>;
+let client: RouterClient;
+
+beforeAll(async () => {
+  server = await startGrpcServer({
+    port: 0,
+    host: '127.0.0.1',
+    register: (grpc) => addRouterService(grpc, core),
+  });
+  client = new RouterClient(`127.0.0.1:${server.port}`);
+});
+
+afterAll(async () => {
+  client.close();
+  await server.close(1_000);
+});
+
+it('answers the completion with the JSON text it decoded', async () => {
+  reply = {};
+  const result = await client.complete(route, call);
+  expect(result.response).toEqual(response);
+  expect(result.provider).toBe('openai');
+  expect(result.json).toBe(JSON.stringify(response));
+});
+
+it('refuses a completion reply that fails its schema', async () => {
+  reply = { json: JSON.stringify({ ...response, choices: 'none' }) };
+  await expect(client.complete(route, call)).rejects.toMatchObject({
+    type: 'internal_error',
+    message: expect.stringContaining('malformed completion'),
+  });
+});
+
+it('streams typed chunks, the provider on the first, each with its JSON text', async () => {
+  reply = {};
+  const items: StreamItem[] = [];
+  for await (const item of client.stream(route, call)) items.push(item);
+  expect(items.map((item) => item.chunk.choices[0]?.delta?.content)).toEqual(['a', 'b']);
+  expect(items.map((item) => item.provider)).toEqual(['openai', undefined]);
+  expect(items[1]?.json).toBe(JSON.stringify(chunk('b')));
+});
+
+it('ends a stream whose chunk fails its schema with a typed error', async () => {
+  reply = { json: '{"id":1}' };
+  const read = async () => {
+    for await (const _item of client.stream(route, call)) {
+      // drained for the error
+    }
+  };
+  await expect(read()).rejects.toMatchObject({
+    type: 'internal_error',
+    message: expect.stringContaining('malformed stream chunk'),
+  });
+});
