@@ -29,7 +29,9 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const store = options.store ?? (await MemoryStore.open({ dataDir: options.dataDir }));
   const metrics = createMetrics({ service: 'gateway' });
   // Each service's own composition root, wired through the core interfaces (no loopback gRPC).
-  const router = await startRouter({ config, store, logger, metrics });
+  // The process's environment, for `env.NAME` references and stdio MCP clients' `envs`.
+  const environment = options.environment ?? process.env;
+  const router = await startRouter({ config, store, logger, metrics, environment });
   const governance = await startGovernance({ config, store, logger });
   // MCP: the runner core holds the connections; calls go through an in-process queue running the same
   // processor as the cluster's BullMQ workers; ingress filters against the catalog, admin edits the registry.
@@ -38,7 +40,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     store,
     logger,
     runnerId: 'embedded',
-    environment: options.environment ?? {},
+    environment,
   });
   const mcpQueue = new InProcessToolQueue({
     runner: mcpRunner,

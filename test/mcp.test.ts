@@ -348,6 +348,8 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     const slow = Array.from({ length: runSlots }, (_, index) =>
       execute('fixture-sleep', { ms: 2_500 }, TEAM, `slow-${index}`),
     );
+    // The slow calls must hold every run slot before the next one queues; nothing outside the runners shows
+    // that, so this waits (generously) instead of on a condition.
     await new Promise((resolve) => setTimeout(resolve, 800));
     const waiting = execute('fixture-sleep', { ms: 10 }, TEAM, 'waiting');
     await new Promise((resolve) => setTimeout(resolve, 400));

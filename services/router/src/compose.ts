@@ -8,11 +8,14 @@ export function startRouter(options: {
   store: Store;
   logger: Logger;
   metrics: Metrics;
+  /** The process's environment: where `env.NAME` references of provider keys resolve. */
+  environment: NodeJS.ProcessEnv;
 }): Promise<RouterCore> {
   return RouterCore.start({
     store: options.store,
     logger: options.logger,
     metrics: options.metrics,
+    environment: options.environment,
     seedProviders: options.config.providers,
     sendRawResponse: options.config.client.send_raw_response,
   });

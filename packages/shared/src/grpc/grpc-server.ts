@@ -52,6 +52,8 @@ export async function runGrpcService<
     store: Store;
     metrics: Metrics;
     logger: Logger;
+    /** The process's environment, for `env.NAME` references resolved at use. */
+    environment: NodeJS.ProcessEnv;
   }) => Promise<Core>;
   register: (server: GrpcServer, core: NoInfer<Core>) => void;
 }): Promise<void> {
@@ -62,7 +64,7 @@ export async function runGrpcService<
     const config = await loadGatewayConfig();
     const store = await createStore(environment);
     const metrics = createMetrics({ service: options.service });
-    const core = await options.createCore({ config, store, metrics, logger });
+    const core = await options.createCore({ config, store, metrics, logger, environment: process.env });
     const grpc = await startGrpcServer({
       port: options.port(environment),
       host: environment.GW_HOST,

@@ -1,5 +1,5 @@
 import type { Metrics, Usage } from '@gw/shared';
-import type { Stage } from './stage.ts';
+import { observeStream, type Stage } from './stage.ts';
 
 /**
  * Record: what a served request used, as metrics (`gw_tokens_total` by provider and kind). Request-log and
@@ -25,19 +25,17 @@ export function recordStage(metrics: Metrics): Stage {
     },
     async stream(_exchange, next) {
       const items = await next();
-      return (async function* () {
-        let provider = '';
-        let usage: Usage | undefined;
-        try {
-          for await (const item of items) {
-            if (item.provider) provider = item.provider;
-            if (item.chunk.usage) usage = item.chunk.usage;
-            yield item;
-          }
-        } finally {
+      let provider = '';
+      let usage: Usage | undefined;
+      return observeStream(items, {
+        item(item) {
+          if (item.provider) provider = item.provider;
+          if (item.chunk.usage) usage = item.chunk.usage;
+        },
+        end() {
           if (provider && usage) count(provider, usage);
-        }
-      })();
+        },
+      });
     },
   };
 }

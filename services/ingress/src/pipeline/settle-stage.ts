@@ -1,7 +1,7 @@
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import { EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
-import type { Stage } from './stage.ts';
+import { observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
 export interface Outcome {
@@ -103,19 +103,16 @@ export function settleStage(settler: Settler): Stage {
         settler.settle(exchange.requestId, exchange.authorization, undefined);
         throw error;
       }
-      return (async function* () {
-        const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
-        try {
-          for await (const item of items) {
-            if (item.provider) outcome.provider = item.provider;
-            if (!outcome.model) outcome.model = item.chunk.model;
-            if (item.chunk.usage) outcome.usage = item.chunk.usage;
-            yield item;
-          }
-        } finally {
-          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined);
-        }
-      })();
+      const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
+      return observeStream(items, {
+        item(item) {
+          if (item.provider) outcome.provider = item.provider;
+          if (!outcome.model) outcome.model = item.chunk.model;
+          if (item.chunk.usage) outcome.usage = item.chunk.usage;
+        },
+        end: () =>
+          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined),
+      });
     },
   };
 }

@@ -72,3 +72,43 @@ export function compose<K extends Kind>(
   }
   return run;
 }
+
+/**
+ * A stream that tells a stage about each item and, once, about its end (finished, failed, or abandoned by
+ * its reader). A thin proxy of the inner iterator rather than an async generator: a stream passes through
+ * every stage, and generator resumption costs on each chunk.
+ */
+export function observeStream<Item>(
+  items: AsyncIterable<Item>,
+  hooks: { item(item: Item): void; end(): void },
+): AsyncIterable<Item> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<Item> {
+      const inner = items[Symbol.asyncIterator]();
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        hooks.end();
+      };
+      return {
+        async next() {
+          try {
+            const result = await inner.next();
+            if (result.done) end();
+            else hooks.item(result.value);
+            return result;
+          } catch (error) {
+            end();
+            throw error;
+          }
+        },
+        async return(value?: unknown) {
+          end();
+          const result = await inner.return?.(value);
+          return result ?? { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}

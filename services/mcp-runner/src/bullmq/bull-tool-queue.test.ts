@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError, silentLogger } from '@gw/shared';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { InProcessToolQueue } from '../core/in-process-tool-queue.ts';
 import {
   type ToolExecutor,
@@ -112,10 +112,12 @@ function runToolExecutorContract(
     });
 
     it('refuses with 429 queue_full past the bound of waiting calls', async () => {
-      const { executor } = await open({ concurrency: 1, maxQueued: 1 });
-      const running = executor.execute(job('slow', { ms: 800 }));
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      const { executor, calls } = await open({ concurrency: 1, maxQueued: 1 });
+      const slow = job('slow', { ms: 800 });
+      const running = executor.execute(slow);
+      await vi.waitFor(() => expect(calls.has(slow.callId)).toBe(true), 5_000);
       const waiting = executor.execute(job('slow', { ms: 10 }));
+      // Not a wait for synchronization: the BullMQ executor reads the waiting count at most every 50 ms.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const refused = await rejection(executor.execute(job('echo')));
       expect(refused).toMatchObject({ type: 'queue_full', retryAfter: 1 });

@@ -18,6 +18,13 @@ import {
 } from './provider-registry.ts';
 
 const PROVIDERS_COLLECTION = 'providers';
+
+interface ProviderConfigsDependencies {
+  store: Store;
+  logger: Logger;
+  /** Where `env.NAME` references of provider keys resolve: the process's environment, injected by main. */
+  environment: NodeJS.ProcessEnv;
+}
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
 
 /**
@@ -28,22 +35,20 @@ export class ProviderConfigs {
   private readonly loaded = new Map<string, LoadedProvider>();
   private unsubscribe: (() => Promise<void>) | undefined;
 
-  private readonly dependencies: { store: Store; logger: Logger };
+  private readonly dependencies: ProviderConfigsDependencies;
 
-  private constructor(dependencies: { store: Store; logger: Logger }) {
+  private constructor(dependencies: ProviderConfigsDependencies) {
     this.dependencies = dependencies;
   }
 
   /** Writes the config file's providers (the file wins for the names it lists), loads all, follows changes. */
-  static async start(dependencies: {
-    store: Store;
-    logger: Logger;
-    seed?: GatewayConfig['providers'] | undefined;
-  }): Promise<ProviderConfigs> {
+  static async start(
+    dependencies: ProviderConfigsDependencies & { seed?: GatewayConfig['providers'] | undefined },
+  ): Promise<ProviderConfigs> {
     const configs = new ProviderConfigs(dependencies);
     const { store, logger } = dependencies;
     for (const [name, config] of Object.entries(dependencies.seed ?? {})) {
-      loadProvider(name, config);
+      loadProvider(name, config, dependencies.environment);
       await store.put(PROVIDERS_COLLECTION, name, withKeyIds(name, config));
     }
     for (const { id } of await store.list(PROVIDERS_COLLECTION)) await configs.reload(id);
@@ -85,7 +90,7 @@ export class ProviderConfigs {
       return;
     }
     try {
-      this.loaded.set(name, loadProvider(name, stored));
+      this.loaded.set(name, loadProvider(name, stored, this.dependencies.environment));
     } catch (error) {
       this.dependencies.logger.error(
         { err: error, provider: name },
@@ -134,9 +139,9 @@ export class ProviderConfigs {
       });
     }
     if (!options.create && !stored) throw notFound(`provider '${name}'`);
-    const loaded = loadProvider(name, input);
+    const loaded = loadProvider(name, input, this.dependencies.environment);
     const config = keepRedactedSecrets(loaded.config, stored);
-    const final = loadProvider(name, config);
+    const final = loadProvider(name, config, this.dependencies.environment);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
     this.loaded.set(name, final);
     await this.dependencies.store.publish(PROVIDERS_CHANGED_CHANNEL, name);

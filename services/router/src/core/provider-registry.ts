@@ -29,7 +29,11 @@ export function withKeyIds(name: string, config: ProviderConfig): ProviderConfig
 }
 
 /** Validates a provider config against the adapters of this build; errors are 400s naming the problem. */
-export function loadProvider(name: string, input: unknown): LoadedProvider {
+/**
+ * A provider config as the router uses it: validated, its adapter and base URL chosen, its keys' `env.NAME`
+ * references resolved from `environment` (the process's, injected by main; the store keeps the references).
+ */
+export function loadProvider(name: string, input: unknown, environment: NodeJS.ProcessEnv): LoadedProvider {
   const parsed = providerConfigSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -71,10 +75,10 @@ export function loadProvider(name: string, input: unknown): LoadedProvider {
   }
   const keys = config.keys.map((key) => ({
     id: key.id ?? '',
-    value: resolveSecret(key.value) ?? '',
+    value: resolveSecret(key.value, environment) ?? '',
     weight: key.weight,
     models: key.models,
-    config: resolveConfigSecrets(key.config ?? {}),
+    config: resolveConfigSecrets(key.config ?? {}, environment),
   }));
   return { name, config, adapter, baseUrl, keys };
 }
@@ -94,11 +98,14 @@ function restrictOperations(
 }
 
 /** `env.NAME` strings of a key's config, resolved in memory only (the store keeps the references). */
-function resolveConfigSecrets(config: Record<string, unknown>): Record<string, unknown> {
+function resolveConfigSecrets(
+  config: Record<string, unknown>,
+  environment: NodeJS.ProcessEnv,
+): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(config).map(([field, value]) => [
       field,
-      typeof value === 'string' ? (resolveSecret(value) ?? '') : value,
+      typeof value === 'string' ? (resolveSecret(value, environment) ?? '') : value,
     ]),
   );
 }

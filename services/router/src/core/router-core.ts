@@ -20,6 +20,8 @@ export interface RouterCoreDependencies {
   store: Store;
   logger: Logger;
   metrics: Metrics;
+  /** Where `env.NAME` references of provider keys resolve: the process's environment, injected by main. */
+  environment: NodeJS.ProcessEnv;
   /** Providers of the config file, written to the store at start (the file wins for the names it lists). */
   seedProviders?: GatewayConfig['providers'];
   sendRawResponse?: boolean;
@@ -60,6 +62,7 @@ export class RouterCore implements RouterService {
     const providers = await ProviderConfigs.start({
       store: dependencies.store,
       logger: dependencies.logger,
+      environment: dependencies.environment,
       seed: dependencies.seedProviders,
     });
     return new RouterCore(dependencies, providers);
