@@ -6,9 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadGatewayConfig, parseGatewayConfig } from '@gw/shared';
-import { type GatewayConfigInput, startCluster } from '@gw/testkit';
+import { type GatewayConfigInput, startCluster, waitFor } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './support/http.ts';
 
 const EMBEDDED_ENTRY = fileURLToPath(new URL('../src/embedded.ts', import.meta.url));
 

@@ -8,10 +8,11 @@ import {
   startCluster,
   startEmbedded,
   startFakeOpenAi,
+  waitFor,
 } from '@gw/testkit';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, expectGatewayError, get, type Json, post, waitFor } from './support/http.ts';
+import { call, expectGatewayError, get, type Json, post } from './support/http.ts';
 
 const ADMIN = { authorization: 'Bearer governance-admin' };
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };

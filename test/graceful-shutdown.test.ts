@@ -10,9 +10,10 @@ import {
   startCluster,
   startEmbedded,
   startFakeOpenAi,
+  waitFor,
 } from '@gw/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSse, waitFor } from './support/http.ts';
+import { readSse } from './support/http.ts';
 
 const hello = [{ role: 'user', content: 'Say hello' }];
 

@@ -2,9 +2,10 @@
 // and SSE (real servers from npm, loopback only), listing with tools and state, tool execution, the three
 // filtering levels, required headers, the queue bound, deletion, tool injection and the agent loop in chat,
 // and (cluster) a runner killed with SIGKILL mid-call whose job another runner finishes.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   chatCompletion,
   type FakeOpenAi,
@@ -18,16 +19,23 @@ import {
   startEverythingServer,
   startFakeOpenAi,
   stdioServer,
+  waitFor,
 } from '@gw/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, expectGatewayError, get, type Json, post, waitFor } from './support/http.ts';
+import { call, expectGatewayError, get, type Json, post } from './support/http.ts';
 
 const ADMIN_TOKEN = 'mcp-admin';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 /** Every LLM and MCP request must carry it (client.required_headers). */
 const TEAM = { 'x-team': 'core' };
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+/** Requests the ingress at `url` is serving (gw_inflight_requests; the /metrics request counts itself). */
+async function inflightRequests(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  return Number(/^gw_inflight_requests(?:\{[^}]*\})? (\d+)$/m.exec(metrics)?.[1] ?? 0);
+}
 
 function config(fake: FakeOpenAi): GatewayConfigInput {
   return {
@@ -345,14 +353,22 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
 
   it('answers 429 queue_full past the bound of waiting calls', async () => {
     // Every run slot busy, then one call waiting: the next one is over the bound (max_queued 1).
+    const startedFile = join(directory, 'sleep-started');
     const slow = Array.from({ length: runSlots }, (_, index) =>
-      execute('fixture-sleep', { ms: 2_500 }, TEAM, `slow-${index}`),
+      execute('fixture-sleep', { ms: 2_500, startedFile }, TEAM, `slow-${index}`),
     );
-    // The slow calls must hold every run slot before the next one queues; nothing outside the runners shows
-    // that, so this waits (generously) instead of on a condition.
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // The slow calls hold every run slot once the fixture has started each of them.
+    await waitFor(async () => (await readFile(startedFile, 'utf8')).split('\n').length > runSlots, {
+      what: 'the slow calls to hold every run slot',
+    });
     const waiting = execute('fixture-sleep', { ms: 10 }, TEAM, 'waiting');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The waiting call is being served: the slow ones, it, and the /metrics request reading the gauge.
+    await waitFor(async () => (await inflightRequests(gateway.url)) >= runSlots + 2, {
+      what: 'the waiting call to reach the gateway',
+    });
+    // Not a wait for an event: the cluster checks the bound against a waiting count up to 50 ms old
+    // (BullToolQueue), so a call within that window of the waiting one's check is not yet counted against it.
+    await sleep(150);
     const refused = await execute('fixture-ok');
     expectGatewayError(refused, { status: 429, type: 'queue_full' });
     expect(refused.headers.get('retry-after')).toBe('1');

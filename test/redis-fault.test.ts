@@ -1,9 +1,16 @@
 // A dead Redis in cluster mode: requests that need shared state fail at once with 503 service_unavailable
 // (never hang), requests that do not keep being served, and everything recovers when Redis is back.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type FakeOpenAi, freePort, type LaunchedGateway, startCluster, startFakeOpenAi } from '@gw/testkit';
+import {
+  type FakeOpenAi,
+  freePort,
+  type LaunchedGateway,
+  startCluster,
+  startFakeOpenAi,
+  waitFor,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGatewayError, post, waitFor } from './support/http.ts';
+import { expectGatewayError, post } from './support/http.ts';
 
 const KEY = 'sk-gw-fault00000000000000000000000000000000000';
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };

@@ -11,9 +11,10 @@ import {
   type GatewayConfigInput,
   startCluster,
   startFakeOpenAi,
+  waitFor,
 } from '@gw/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { get, waitFor } from './support/http.ts';
+import { get } from './support/http.ts';
 
 const ADMIN = { authorization: 'Bearer crash-admin' };
 const KEY = 'sk-gw-crash000000000000000000000000000000000000';

@@ -1,7 +1,8 @@
 // /health, /metrics and the admin API (provider CRUD, redaction, hot reload on every replica).
 import type { FakeOpenAi } from '@gw/testkit';
+import { waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
-import { call, get, type Json, post, waitFor } from '../support/http.ts';
+import { call, get, type Json, post } from '../support/http.ts';
 import { admin, hello, type ModeContext, network, requests, UPSTREAM_KEY } from './context.ts';
 
 export function operationsCases(mode: ModeContext): void {

@@ -1,7 +1,7 @@
 // Streaming (SSE), cancellation when the client leaves, upstream timeouts, request ids.
-import { chatCompletion, chatStreamEvents } from '@gw/testkit';
+import { chatCompletion, chatStreamEvents, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
-import { type Json, post, readSse, waitFor } from '../support/http.ts';
+import { type Json, post, readSse } from '../support/http.ts';
 import { hello, type ModeContext, requests } from './context.ts';
 
 export function streamingCases(mode: ModeContext): void {

@@ -80,29 +80,6 @@ export async function readSse(
   return events;
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<Exclude<T, undefined | false>> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
-  let last: unknown;
-  while (true) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value as Exclude<T, undefined | false>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out waiting for ${options.what ?? 'a condition'}${last ? `: ${(last as Error).message}` : ''}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
-  }
-}
-
 /** The error body of DESIGN.md §6 for an error the gateway produced itself. */
 export function expectGatewayError(
   answer: { status: number; headers: Headers; body: Json },

@@ -3,16 +3,17 @@
 // provider credentials stripped, unsupported operations refused, governance (limits) applied, usage read
 // from the answer and charged.
 import {
+  type FakeRoute,
   type FakeUpstream,
-  type FakeUpstreamRequest,
   type GatewayConfigInput,
   type LaunchedGateway,
   startFakeAnthropic,
   startFakeUpstream,
+  waitFor,
 } from '@gw/testkit';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGatewayError, waitFor } from '../support/http.ts';
+import { expectGatewayError } from '../support/http.ts';
 import { MODES, VIRTUAL_KEY } from './surface-gateway.ts';
 
 const LIMITED_KEY = 'sk-gw-passthroughlimited000000000000000000000';
@@ -20,16 +21,22 @@ const OPENAI_KEY = 'sk-openai-gw-passthrough';
 const SPEECH = [Buffer.alloc(64 * 1024, 1), Buffer.alloc(64 * 1024, 2), Buffer.alloc(32 * 1024, 3)];
 const BOUNDARY = 'gwboundary7MA4YWxkTrZu0gW';
 
-function openAiAnswers(request: FakeUpstreamRequest) {
-  const path = request.path.split('?')[0];
-  if (path === '/v1/audio/transcriptions') return { json: { text: 'hello from audio' } };
-  if (path === '/v1/audio/speech') {
-    return { headers: { 'content-type': 'audio/mpeg' }, chunks: SPEECH, delayMs: 150 };
-  }
-  if (path === '/v1/models')
-    return { json: { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] } };
-  if (path === '/v1/completions') {
-    return {
+/** The OpenAI endpoints the family passes through; any other path answers the path it was asked. */
+const OPENAI_ROUTES: FakeRoute[] = [
+  { path: /^\/v1\/audio\/transcriptions$/, answer: () => ({ json: { text: 'hello from audio' } }) },
+  {
+    path: /^\/v1\/audio\/speech$/,
+    // The pause between pieces is the behaviour under test: a slow binary answer must reach the caller as it
+    // comes.
+    answer: () => ({ headers: { 'content-type': 'audio/mpeg' }, chunks: SPEECH, delayMs: 150 }),
+  },
+  {
+    path: /^\/v1\/models$/,
+    answer: () => ({ json: { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] } }),
+  },
+  {
+    path: /^\/v1\/completions$/,
+    answer: () => ({
       json: {
         id: 'cmpl-1',
         object: 'text_completion',
@@ -37,10 +44,10 @@ function openAiAnswers(request: FakeUpstreamRequest) {
         choices: [{ index: 0, text: 'Once', finish_reason: 'stop' }],
         usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 },
       },
-    };
-  }
-  return { json: { echoed: path } };
-}
+    }),
+  },
+  { path: /./, answer: (request) => ({ json: { echoed: request.path.split('?')[0] } }) },
+];
 
 function multipartHead(): Buffer {
   return Buffer.from(
@@ -55,7 +62,7 @@ describe.each(MODES)('pass-through /v1 family (%s)', (_mode, start) => {
   let gateway: LaunchedGateway;
 
   beforeAll(async () => {
-    [openai, anthropic] = await Promise.all([startFakeUpstream(openAiAnswers), startFakeAnthropic()]);
+    [openai, anthropic] = await Promise.all([startFakeUpstream(OPENAI_ROUTES), startFakeAnthropic()]);
     const network = (url: string) => ({ base_url: url, max_retries: 0 });
     const config: GatewayConfigInput = {
       client: { enforce_virtual_keys: true },

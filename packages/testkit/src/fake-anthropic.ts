@@ -1,4 +1,9 @@
-import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
+import {
+  type FakeRoute,
+  type FakeUpstreamAnswer,
+  type FakeUpstreamRequest,
+  startFakeUpstream,
+} from './fake-upstream.ts';
 
 /** One SSE event as Anthropic frames it: `event:` naming the payload's type, then `data:`. */
 function anthropicEvent(data: { type: string } & Record<string, unknown>): string {
@@ -103,20 +108,27 @@ export function anthropicError(status: number, type: string, message: string): F
   };
 }
 
-function defaultAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+function messagesAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
   const body = request.body as { stream?: boolean; model?: string } | undefined;
-  if (request.path.startsWith('/v1/messages/count_tokens')) return { json: { input_tokens: 42 } };
-  if (request.path.startsWith('/v1/models')) {
-    return {
-      json: { data: [{ type: 'model', id: 'claude-opus-4-7', display_name: 'Claude' }], has_more: false },
-    };
-  }
   const model = body?.model;
   if (body?.stream) return { sse: anthropicStream(model ? { model } : {}) };
   return { json: anthropicMessage(model ? { model } : {}) };
 }
 
+const ANTHROPIC_ROUTES: FakeRoute[] = [
+  { path: /^\/v1\/messages\/count_tokens/, answer: () => ({ json: { input_tokens: 42 } }) },
+  {
+    path: /^\/v1\/models/,
+    answer: () => ({
+      json: { data: [{ type: 'model', id: 'claude-opus-4-7', display_name: 'Claude' }], has_more: false },
+    }),
+  },
+  // Every other path answers a message: Vertex and pass-through targets put the Messages API at paths of
+  // their own.
+  { path: /./, answer: messagesAnswer },
+];
+
 /** A fake Anthropic Messages API on loopback (real wire format), recording what gw sent. */
 export function startFakeAnthropic() {
-  return startFakeUpstream(defaultAnswer);
+  return startFakeUpstream(ANTHROPIC_ROUTES);
 }

@@ -1,4 +1,4 @@
-import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
+import { type FakeRoute, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
 
 /** One SSE event as the Gemini API frames it (`alt=sse`): `data:` and a CRLF blank line. */
 function geminiEvent(data: unknown): string {
@@ -45,17 +45,20 @@ function geminiStream(options: { pieces?: string[]; model?: string } = {}): stri
   );
 }
 
-function defaultAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
-  if (request.path.includes(':streamGenerateContent')) return { sse: geminiStream() };
-  if (request.path.includes(':batchEmbedContents')) {
-    const requests = (request.body as { requests?: unknown[] } | undefined)?.requests ?? [];
-    return { json: { embeddings: requests.map((_, index) => ({ values: [index, 0.5, -0.5] })) } };
-  }
-  if (request.path.includes(':embedContent')) return { json: { embedding: { values: [0.5, -0.5] } } };
-  return { json: geminiResponse() };
+function batchEmbeddings(request: FakeUpstreamRequest) {
+  const requests = (request.body as { requests?: unknown[] } | undefined)?.requests ?? [];
+  return { json: { embeddings: requests.map((_, index) => ({ values: [index, 0.5, -0.5] })) } };
 }
+
+const GEMINI_ROUTES: FakeRoute[] = [
+  { path: /:streamGenerateContent/, answer: () => ({ sse: geminiStream() }) },
+  { path: /:batchEmbedContents/, answer: batchEmbeddings },
+  { path: /:embedContent/, answer: () => ({ json: { embedding: { values: [0.5, -0.5] } } }) },
+  // Every other path answers generated content, as generateContent does.
+  { path: /./, answer: () => ({ json: geminiResponse() }) },
+];
 
 /** A fake Gemini API (generativelanguage) on loopback (real wire format), recording what gw sent. */
 export function startFakeGemini() {
-  return startFakeUpstream(defaultAnswer);
+  return startFakeUpstream(GEMINI_ROUTES);
 }

@@ -1,13 +1,17 @@
-import { type FakeUpstream, type FakeUpstreamAnswer, startFakeUpstream } from './fake-upstream.ts';
-
-/** What the fake received (the one recorder's record). */
+import {
+  type FakeRoute,
+  type FakeUpstream,
+  type FakeUpstreamAnswer,
+  type FakeUpstreamRequest,
+  startFakeUpstream,
+} from './fake-upstream.ts';
 
 /**
- * A fake OpenAI upstream on loopback that speaks the real wire format: the one recorder with OpenAI's default
- * answers (an echo of the request's model and last message).
+ * A fake OpenAI upstream on loopback that speaks the real wire format: the one recorder with OpenAI's routes
+ * (answers that echo the request's model).
  */
 export function startFakeOpenAi(): Promise<FakeUpstream> {
-  return startFakeUpstream((request) => defaultAnswer(request.path, request.body as Record<string, unknown>));
+  return startFakeUpstream(OPENAI_ROUTES);
 }
 
 export type FakeOpenAi = FakeUpstream;
@@ -75,38 +79,57 @@ export function chatStreamEvents(options: { pieces?: string[]; model?: string } 
   ];
 }
 
-function defaultAnswer(path: string, body: Record<string, unknown> | undefined): FakeUpstreamAnswer {
-  const model = typeof body?.['model'] === 'string' ? body['model'] : 'gpt-4o-mini';
-  if (path.endsWith('/completions') && !path.endsWith('/chat/completions')) {
-    if (body?.['stream']) {
-      const base = { id: 'cmpl-fake', object: 'text_completion', created: 1_700_000_000, model };
-      return {
-        events: [
-          JSON.stringify({ ...base, choices: [{ index: 0, text: 'Once', finish_reason: null }] }),
-          JSON.stringify({ ...base, choices: [{ index: 0, text: ' upon', finish_reason: 'stop' }] }),
-          JSON.stringify({
-            ...base,
-            choices: [],
-            usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-          }),
-          '[DONE]',
-        ],
-      };
-    }
+function requestedModel(request: FakeUpstreamRequest): string {
+  const model = (request.body as { model?: unknown } | undefined)?.model;
+  return typeof model === 'string' ? model : 'gpt-4o-mini';
+}
+
+function streamed(request: FakeUpstreamRequest): boolean {
+  return Boolean((request.body as { stream?: unknown } | undefined)?.stream);
+}
+
+function textCompletionAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  const base = {
+    id: 'cmpl-fake',
+    object: 'text_completion',
+    created: 1_700_000_000,
+    model: requestedModel(request),
+  };
+  if (streamed(request)) {
     return {
-      json: {
-        id: 'cmpl-fake',
-        object: 'text_completion',
-        created: 1_700_000_000,
-        model,
-        choices: [{ index: 0, text: 'Once upon a time', finish_reason: 'stop', logprobs: null }],
-        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
-      },
+      events: [
+        JSON.stringify({ ...base, choices: [{ index: 0, text: 'Once', finish_reason: null }] }),
+        JSON.stringify({ ...base, choices: [{ index: 0, text: ' upon', finish_reason: 'stop' }] }),
+        JSON.stringify({
+          ...base,
+          choices: [],
+          usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+        }),
+        '[DONE]',
+      ],
     };
   }
-  if (body?.['stream']) return { events: chatStreamEvents({ model }) };
+  return {
+    json: {
+      ...base,
+      choices: [{ index: 0, text: 'Once upon a time', finish_reason: 'stop', logprobs: null }],
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    },
+  };
+}
+
+function chatAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  const model = requestedModel(request);
+  if (streamed(request)) return { events: chatStreamEvents({ model }) };
   return { json: chatCompletion({ model }) };
 }
+
+const OPENAI_ROUTES: FakeRoute[] = [
+  { path: /(?<!\/chat)\/completions$/, answer: textCompletionAnswer },
+  // Every other path answers a chat completion: the OpenAI-compatible servers (Azure deployments, Ollama,
+  // pass-through targets) put chat at paths of their own.
+  { path: /./, answer: chatAnswer },
+];
 
 /**
  * The chunks OpenAI streams for one tool call whose arguments arrive in `fragments` (the first rides on

@@ -37,11 +37,22 @@ export type FakeUpstreamAnswer =
   | { respond: (response: ServerResponse) => Promise<void> };
 
 /**
- * The one recording fake upstream of the test suites: every request is recorded (raw bytes included), request
- * bytes are counted as they arrive (so a test can prove an upload streams), and each request gets the next
- * scripted answer, or the default answer of the provider the fake imitates.
+ * One route of a fake: a request whose method and path (query string excluded) match gets its answer. A fake
+ * of a provider is a list of routes; the first match wins.
  */
-export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamRequest) => FakeUpstreamAnswer) {
+export interface FakeRoute {
+  /** Any method when left out. */
+  method?: string;
+  path: RegExp;
+  answer: (request: FakeUpstreamRequest) => FakeUpstreamAnswer;
+}
+
+/**
+ * The one recording fake upstream of the test suites: every request is recorded (method, path, headers, body
+ * and raw bytes), request bytes are counted as they arrive (so a test can prove an upload streams), and each
+ * request gets the next scripted answer, or the answer of the first route it matches (404 when none does).
+ */
+export async function startFakeUpstream(routes: readonly FakeRoute[]) {
   const requests: FakeUpstreamRequest[] = [];
   const script: FakeUpstreamAnswer[] = [];
   let bytesReceived = 0;
@@ -78,7 +89,7 @@ export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamReq
         aborted++;
         notify();
       });
-      const answer = script.shift() ?? defaultAnswer(recorded);
+      const answer = script.shift() ?? route(routes, recorded);
       write(response, answer).catch((error: unknown) => {
         if (!response.headersSent) response.writeHead(500);
         response.end(String(error));
@@ -134,6 +145,16 @@ export async function startFakeUpstream(defaultAnswer: (request: FakeUpstreamReq
 }
 
 export type FakeUpstream = Awaited<ReturnType<typeof startFakeUpstream>>;
+
+function route(routes: readonly FakeRoute[], request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  const path = request.path.split('?')[0] ?? '';
+  const match = routes.find(
+    (candidate) =>
+      (candidate.method === undefined || candidate.method === request.method) && candidate.path.test(path),
+  );
+  if (match) return match.answer(request);
+  return { status: 404, json: { error: { message: `the fake has no route for ${request.method} ${path}` } } };
+}
 
 async function writePieces(
   response: ServerResponse,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { type gatewayConfigSchema, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { Redis } from 'ioredis';
 import { startEmbeddedGateway } from '../../../src/embedded-gateway.ts';
+import { waitFor } from './wait-for.ts';
 
 /** The config file's document as a test writes it (defaults may be left out). */
 export type GatewayConfigInput = (typeof gatewayConfigSchema)['_input'];
@@ -253,21 +254,25 @@ async function waitUntilReady(options: {
   output: () => string;
   checks: Array<() => Promise<boolean>>;
 }): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
   const pending = new Set(options.checks);
-  while (pending.size > 0) {
-    if (options.launcher.exitCode !== null || options.launcher.signalCode !== null) {
-      throw new Error(
-        `the cluster exited during start-up (${options.launcher.signalCode ?? options.launcher.exitCode}):\n${options.output()}`,
-      );
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `the cluster was not ready after ${options.timeoutMs} ms (${pending.size} services not answering):\n${options.output()}`,
-      );
-    }
-    for (const check of [...pending]) if (await check()) pending.delete(check);
-    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  const exited = () => options.launcher.exitCode !== null || options.launcher.signalCode !== null;
+  const ready = await waitFor(
+    async () => {
+      if (exited()) return true;
+      for (const check of [...pending]) if (await check()) pending.delete(check);
+      return pending.size === 0;
+    },
+    { timeoutMs: options.timeoutMs, intervalMs: 100 },
+  ).catch(() => false);
+  if (exited()) {
+    throw new Error(
+      `the cluster exited during start-up (${options.launcher.signalCode ?? options.launcher.exitCode}):\n${options.output()}`,
+    );
+  }
+  if (!ready) {
+    throw new Error(
+      `the cluster was not ready after ${options.timeoutMs} ms (${pending.size} services not answering):\n${options.output()}`,
+    );
   }
 }
 

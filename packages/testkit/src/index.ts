@@ -1,7 +1,10 @@
 export * from './fake-anthropic.ts';
+export * from './fake-bedrock.ts';
 export * from './fake-gemini.ts';
+export * from './fake-google-token-endpoint.ts';
 export * from './fake-openai.ts';
 export * from './fake-upstream.ts';
 export * from './gateway-launcher.ts';
 export * from './mcp/mcp-servers.ts';
 export { runStoreContract } from './store-contract.ts';
+export * from './wait-for.ts';

@@ -1,5 +1,12 @@
-// `@gw/router/testing`: the provider contract suite, the provider fakes and the wire fixtures, for the router's
-// own tests and the end-to-end suites. Nothing in production imports it.
-export * from './testing/fakes/fake-bedrock.ts';
-export * from './testing/fakes/fake-google-token-endpoint.ts';
-export * from './testing/provider-contract/index.ts';
+// `@gw/router/testing`: what suites outside the router need of its internals: the adapter interface the
+// provider contract (in @gw/testkit) drives, and the upstream client it hands adapters. Nothing in production
+// imports it. The providers' wire fixtures sit beside it in src/testing/fixtures, for the router's own tests.
+export type {
+  AdapterContext,
+  ChatInput,
+  EmbeddingsInput,
+  ProviderAdapter,
+  ResolvedKey,
+  TextInput,
+} from './core/providers/adapter.ts';
+export { UpstreamClient } from './core/upstream-client.ts';

@@ -1,6 +1,8 @@
 // A small stdio MCP server for failure tests: a tool that crashes the process mid-call, one that never
 // answers, one that fails (isError), one that reports the environment it received, one that adds a tool
 // (the server then sends notifications/tools/list_changed).
+import { appendFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -20,9 +22,15 @@ server.registerTool(
 );
 server.registerTool(
   'sleep',
-  { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number().int().min(0) } },
-  async ({ ms }) => {
-    await new Promise((resolve) => setTimeout(resolve, ms));
+  {
+    description: 'Answers after ms milliseconds; appends a line to startedFile (if given) as it starts',
+    inputSchema: { ms: z.number().int().min(0), startedFile: z.string().optional() },
+  },
+  async ({ ms, startedFile }) => {
+    // The file lets a test wait until calls hold their run slots, which nothing else outside the runner shows.
+    if (startedFile) await appendFile(startedFile, 'started\n');
+    // The slowness is the behaviour under test (calls that hold a run slot), not a synchronization.
+    await sleep(ms);
     return text(`slept ${ms}`);
   },
 );

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../gateway-launcher.ts';
+import { waitFor } from '../wait-for.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -48,13 +49,13 @@ export async function startEverythingServer(transport: 'sse' | 'streamableHttp')
   child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4_000);
   });
-  const deadline = Date.now() + 10_000;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server-everything ${transport} did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  const started = await waitFor(
+    async () => (child.exitCode !== null ? 'exited' : (await accepts(port)) && 'listening'),
+    { timeoutMs: 10_000 },
+  ).catch(() => 'timed out');
+  if (started !== 'listening') {
+    child.kill('SIGKILL');
+    throw new Error(`server-everything ${transport} did not start (${started}):\n${output}`);
   }
   const path = transport === 'sse' ? '/sse' : '/mcp';
   return {

@@ -23,7 +23,7 @@ export interface ProviderEntry {
 
 /**
  * The adapters of gw by provider name. A provider plugs in here and in the contract suite
- * (services/router/src/testing/provider-contract/), nowhere else.
+ * (packages/testkit/src/provider-contract/, `@gw/testkit/provider-contract`), nowhere else.
  */
 export const BUILT_IN_PROVIDERS: Record<BuiltInProvider, ProviderEntry> = {
   openai: openAiProvider,

@@ -1,6 +1,6 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
+import { startFakeBedrock } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeBedrock } from '../../../testing/fakes/fake-bedrock.ts';
 import { titanEmbeddingAnswer } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';

@@ -1,6 +1,6 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
+import { type FakeBedrockRequest, startFakeBedrock } from '@gw/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FakeBedrockRequest, startFakeBedrock } from '../../../testing/fakes/fake-bedrock.ts';
 import { chatAnswer, chatStreamFrames, MODEL_ID } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import type { AdapterContext, ChatInput, ResolvedKey } from '../adapter.ts';

@@ -1,4 +1,4 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit/provider-contract';
 import { expect } from 'vitest';
 import {
   chatAnswer,

@@ -1,6 +1,5 @@
-import { runProviderContract } from '@gw/router/testing';
+import { openAiRequestExpectations, runProviderContract } from '@gw/testkit/provider-contract';
 import { describe, expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
 import { openAiWireFixtures, textViaChatAnswer } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { convertToGroqBody } from './convert-to-groq-body.ts';
 import { groqAdapter } from './groq-adapter.ts';

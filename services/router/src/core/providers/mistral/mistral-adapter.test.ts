@@ -1,6 +1,9 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
+import {
+  openAiRequestExpectations,
+  PROVIDER_CONTRACT_INPUTS,
+  runProviderContract,
+} from '@gw/testkit/provider-contract';
 import { describe, expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
 import { openAiWireFixtures, textViaChatAnswer } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { convertToMistralBody } from './convert-to-mistral-body.ts';
 import { toMistralToolCallId } from './convert-to-mistral-messages.ts';

@@ -1,8 +1,11 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
 import { networkConfigSchema } from '@gw/shared';
 import { startFakeOpenAi } from '@gw/testkit';
+import {
+  openAiRequestExpectations,
+  PROVIDER_CONTRACT_INPUTS,
+  runProviderContract,
+} from '@gw/testkit/provider-contract';
 import { describe, expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
 import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
 import { ollamaAdapter } from './ollama-adapter.ts';

@@ -1,5 +1,4 @@
-import { runProviderContract } from '@gw/router/testing';
-import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
+import { openAiRequestExpectations, runProviderContract } from '@gw/testkit/provider-contract';
 import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { openAiAdapter } from './openai-adapter.ts';
 

@@ -1,6 +1,5 @@
-import { runProviderContract } from '@gw/router/testing';
+import { openAiRequestExpectations, runProviderContract } from '@gw/testkit/provider-contract';
 import { expect, it } from 'vitest';
-import { openAiRequestExpectations } from '../../../testing/fixtures/openai-request-expectations.ts';
 import { openAiWireFixtures } from '../../../testing/fixtures/openai-wire-fixtures.ts';
 import { sglAdapter } from './sgl-adapter.ts';
 

@@ -1,6 +1,6 @@
-import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/router/testing';
+import { startFakeGoogleTokenEndpoint } from '@gw/testkit';
+import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit/provider-contract';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startFakeGoogleTokenEndpoint } from '../../../testing/fakes/fake-google-token-endpoint.ts';
 import * as anthropicWire from '../../../testing/fixtures/anthropic-fixtures.ts';
 import * as geminiWire from '../../../testing/fixtures/gemini-fixtures.ts';
 import { embeddingsAnswer } from '../../../testing/fixtures/vertex-fixtures.ts';

@@ -1,9 +1,6 @@
 import { GatewayError, networkConfigSchema } from '@gw/shared';
+import { type FakeGoogleTokenEndpoint, startFakeGoogleTokenEndpoint } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FakeGoogleTokenEndpoint,
-  startFakeGoogleTokenEndpoint,
-} from '../../../testing/fakes/fake-google-token-endpoint.ts';
 import type { UpstreamClient, UpstreamRequest } from '../../upstream-client.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { createVertexAdapter } from './vertex-adapter.ts';

@@ -1,10 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { GatewayError } from '@gw/shared';
+import { type FakeGoogleTokenEndpoint, startFakeGoogleTokenEndpoint } from '@gw/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FakeGoogleTokenEndpoint,
-  startFakeGoogleTokenEndpoint,
-} from '../../../testing/fakes/fake-google-token-endpoint.ts';
 import { serviceAccountSchema } from './vertex-config.ts';
 import { VertexTokenSource } from './vertex-token-source.ts';
 

@@ -3,12 +3,11 @@ import type { ChatCompletionChunk } from '@gw/shared';
 import { expect } from 'vitest';
 import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
 import { CANCEL_WAIT_MS, gradualStream } from './contract-upstream.ts';
-import { collect, expectUpstreamFailure, expectUsage, type Harness } from './harness.ts';
+import { collect, expectUsage, type Harness } from './harness.ts';
 
-/** Stream cases: split bytes, incremental delivery, streamed tool calls, errors and cancellation. */
+/** Streaming: split bytes, incremental delivery and cancellation. */
 export function streamCases(harness: Harness, options: ProviderContractOptions): void {
   const { adapter, upstream, expectRequest } = options;
-  const _operations = new Set(adapter.capabilities.operations);
   harness.contractCase(
     'chatStream',
     'chat stream: chunks survive bytes split every 1-7 bytes and end with usage',
@@ -40,51 +39,6 @@ export function streamCases(harness: Harness, options: ProviderContractOptions):
       }
       expect(await gradual.outcome, 'a chunk arrived while the upstream still held entries back').toBe(true);
       expectChatStream(chunks);
-    },
-  );
-
-  harness.contractCase(
-    'chatStreamTools',
-    'chat stream with tools: tool call arguments arrive incrementally',
-    harness.lacks('chat_stream'),
-    async () => {
-      harness.streamWith(upstream.chatStreamTools);
-      const chunks = await collect(
-        adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chatTools), harness.context()),
-      );
-      const deltas = chunks.flatMap((chunk) =>
-        chunk.choices.flatMap((choice) =>
-          (choice.delta?.tool_calls ?? []).filter((call) => call.index === 0),
-        ),
-      );
-      const name = deltas.find((delta) => delta.function?.name)?.function?.name;
-      expect(name).toBe('get_weather');
-      const opening = deltas.find((delta) => delta.id);
-      expect(opening?.id?.length).toBeGreaterThan(0);
-      expect(opening?.type).toBe('function');
-      // Incremental: the opening (id, name) and the argument fragments come in separate chunks.
-      const toolCallChunks = chunks.filter((chunk) =>
-        chunk.choices.some((choice) => (choice.delta?.tool_calls ?? []).some((call) => call.index === 0)),
-      );
-      expect(toolCallChunks.length, 'chunks carrying the tool call').toBeGreaterThanOrEqual(2);
-      expect(toolCallChunks[0]!.choices[0]!.delta!.tool_calls![0]!.function?.name).toBe('get_weather');
-      const argumentsText = deltas.map((delta) => delta.function?.arguments ?? '').join('');
-      expect(JSON.parse(argumentsText)).toEqual({ city: 'Paris' });
-      const finishes = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finish_reason));
-      expect(finishes).toContain('tool_calls');
-      for (const chunk of chunks) expect(chunk.object).toBe('chat.completion.chunk');
-    },
-  );
-
-  harness.contractCase(
-    'chatStreamError',
-    'chat stream error: an upstream 400 rejects the stream with its status and message',
-    harness.lacks('chat_stream'),
-    async () => {
-      harness.answerWith(upstream.error, 400);
-      await expectUpstreamFailure(
-        collect(adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat), harness.context())),
-      );
     },
   );
 

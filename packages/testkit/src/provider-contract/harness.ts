@@ -1,7 +1,6 @@
+import { type AdapterContext, type ChatInput, type TextInput, UpstreamClient } from '@gw/router/testing';
 import { GatewayError, type Message, networkConfigSchema } from '@gw/shared';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { AdapterContext, ChatInput, TextInput } from '../../core/providers/adapter.ts';
-import { UpstreamClient } from '../../core/upstream-client.ts';
 import {
   PROVIDER_CONTRACT_INPUTS,
   type ProviderContractCase,

@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { type FakeUpstreamAnswer, startFakeUpstream } from '@gw/testkit';
+import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
 
 export interface FakeBedrockRequest {
   method: string;
@@ -72,7 +72,7 @@ function verifySigV4(
   const header = String(request.headers['authorization'] ?? '');
   const match = AUTHORIZATION.exec(header);
   if (!match) throw new Rejection('Authorization header requires a valid SigV4 signature');
-  const [, accessKeyId, date, region, service, signedHeaderList, signature] = match as unknown as string[];
+  const [, accessKeyId, date, region, service, signedHeaderList, signature] = match;
   const known = credentials[accessKeyId!];
   if (!known) throw new Rejection('The security token included in the request is invalid.');
   if (service !== 'bedrock')
@@ -143,7 +143,7 @@ function authenticate(
 export async function startFakeBedrock(options: FakeBedrockOptions) {
   const requests: FakeBedrockRequest[] = [];
   const rejections: string[] = [];
-  const fake = await startFakeUpstream((received): FakeUpstreamAnswer => {
+  const answer = (received: FakeUpstreamRequest): FakeUpstreamAnswer => {
     let auth: FakeBedrockRequest['auth'];
     try {
       auth = authenticate({ ...received, rawBody: received.raw }, options);
@@ -168,14 +168,16 @@ export async function startFakeBedrock(options: FakeBedrockOptions) {
       auth,
     };
     requests.push(recorded);
-    const answer = options.answer(recorded);
-    if ('json' in answer) return answer;
+    const scripted = options.answer(recorded);
+    if ('json' in scripted) return scripted;
     return {
-      status: answer.status ?? 200,
-      headers: { 'content-type': 'application/vnd.amazon.eventstream', ...answer.headers },
-      chunks: [Buffer.concat(answer.frames)],
+      status: scripted.status ?? 200,
+      headers: { 'content-type': 'application/vnd.amazon.eventstream', ...scripted.headers },
+      chunks: [Buffer.concat(scripted.frames)],
     };
-  });
+  };
+  // One route: every Bedrock Runtime operation is authenticated the same way, and the test answers it.
+  const fake = await startFakeUpstream([{ method: 'POST', path: /^\/model\//, answer }]);
   return {
     url: fake.url,
     requests,

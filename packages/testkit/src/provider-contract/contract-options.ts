@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ProviderAdapter, ResolvedKey } from '@gw/router/testing';
 import type { Message } from '@gw/shared';
-import type { ProviderAdapter, ResolvedKey } from '../../core/providers/adapter.ts';
 
 /** What the fake upstream received, as the adapter sent it. */
 export interface RecordedUpstreamRequest {

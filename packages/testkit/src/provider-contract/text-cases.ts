@@ -1,12 +1,10 @@
 import { expect } from 'vitest';
-import type { EmbeddingsInput } from '../../core/providers/adapter.ts';
-import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
+import type { ProviderContractOptions } from './contract-options.ts';
 import { collect, expectUsage, type Harness } from './harness.ts';
 
-/** Text completion and embeddings cases. */
-export function textAndEmbeddingsCases(harness: Harness, options: ProviderContractOptions): void {
+/** Text completion, whole and streamed. */
+export function textCases(harness: Harness, options: ProviderContractOptions): void {
   const { adapter, upstream, expectRequest } = options;
-  const _operations = new Set(adapter.capabilities.operations);
   harness.contractCase('text', 'text: completes a prompt', harness.lacks('text'), async () => {
     if (!upstream.text) throw new Error('the adapter declares text: give upstream.text');
     const sent = harness.answerWith(upstream.text);
@@ -39,30 +37,6 @@ export function textAndEmbeddingsCases(harness: Harness, options: ProviderContra
       expect(last.choices).toEqual([]);
       if (native) expectUsage(last.usage, 3, 2);
       else expectUsage(last.usage, 10, 5);
-    },
-  );
-
-  harness.contractCase(
-    'embeddings',
-    'embeddings: embeds every input in order',
-    harness.lacks('embeddings'),
-    async () => {
-      if (!upstream.embeddings) throw new Error('the adapter declares embeddings: give upstream.embeddings');
-      const sent = harness.answerWith(upstream.embeddings);
-      const input: EmbeddingsInput = {
-        model: options.model,
-        input: [...PROVIDER_CONTRACT_INPUTS.embeddings.input],
-        params: {},
-      };
-      const result = await adapter.embeddings!(input, harness.context());
-      expectRequest.embeddings?.(harness.lastRequest());
-      expect(result.data.map((item) => item.index)).toEqual([0, 1]);
-      expect(result.data.map((item) => item.embedding)).toEqual([
-        [0.1, 0.2],
-        [0.3, 0.4],
-      ]);
-      expect(result.usage.prompt_tokens).toBe(2);
-      if (sent.json !== undefined) expect(result.raw).toEqual(sent.json);
     },
   );
 }

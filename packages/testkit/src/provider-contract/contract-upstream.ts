@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTick, setTimeout as sleep } from 'node:timers/promises';
-import { type FakeUpstream, type FakeUpstreamRequest, startFakeUpstream } from '@gw/testkit';
+import { type FakeUpstream, type FakeUpstreamRequest, startFakeUpstream } from '../fake-upstream.ts';
 import type { RecordedUpstreamRequest, UpstreamAnswer, UpstreamStreamAnswer } from './contract-options.ts';
 
 /** How long a gradual stream waits for the adapter to deliver its first chunk. */
@@ -136,18 +136,24 @@ export async function startContractUpstream(): Promise<ContractUpstream> {
     requests.push(recorded);
     return recorded;
   };
-  const fake: FakeUpstream = await startFakeUpstream((request) => {
-    const recorded = record(request);
-    return {
-      respond: async (response) => {
-        if (!handler) {
-          response.writeHead(500).end('no scenario set');
-          return;
-        }
-        await handler(recorded, response);
+  // One route for every path: each case's scenario decides the answer, whatever the adapter asks.
+  const fake: FakeUpstream = await startFakeUpstream([
+    {
+      path: /./,
+      answer: (request) => {
+        const recorded = record(request);
+        return {
+          respond: async (response) => {
+            if (!handler) {
+              response.writeHead(500).end('no scenario set');
+              return;
+            }
+            await handler(recorded, response);
+          },
+        };
       },
-    };
-  });
+    },
+  ]);
   const upstream: ContractUpstream = {
     url: fake.url,
     requests,

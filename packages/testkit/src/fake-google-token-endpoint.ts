@@ -1,5 +1,5 @@
 import { createVerify, generateKeyPairSync } from 'node:crypto';
-import { type FakeUpstreamAnswer, startFakeUpstream } from '@gw/testkit';
+import { type FakeUpstreamAnswer, type FakeUpstreamRequest, startFakeUpstream } from './fake-upstream.ts';
 
 /** One JWT-bearer exchange the fake received, with the assertion decoded and its signature checked. */
 export interface TokenExchange {
@@ -24,26 +24,26 @@ export async function startFakeGoogleTokenEndpoint(options: { expiresIn?: number
   const exchanges: TokenExchange[] = [];
   const answers: Array<{ status: number; body: unknown }> = [];
 
-  const fake = await startFakeUpstream((request): FakeUpstreamAnswer => {
+  const exchange = (request: FakeUpstreamRequest): FakeUpstreamAnswer => {
     const form = new URLSearchParams(request.raw.toString('utf8'));
     const [header = '', claims = '', signature = ''] = (form.get('assertion') ?? '').split('.');
     const verifier = createVerify('RSA-SHA256');
     verifier.update(`${header}.${claims}`);
-    let exchange: TokenExchange;
+    let received: TokenExchange;
     try {
-      exchange = {
+      received = {
         grantType: form.get('grant_type'),
         header: decodeSegment(header),
         claims: decodeSegment(claims),
         signatureValid: verifier.verify(publicKey, Buffer.from(signature, 'base64url')),
       };
     } catch {
-      exchange = { grantType: form.get('grant_type'), header: {}, claims: {}, signatureValid: false };
+      received = { grantType: form.get('grant_type'), header: {}, claims: {}, signatureValid: false };
     }
-    exchanges.push(exchange);
+    exchanges.push(received);
     const answer =
       answers.shift() ??
-      (exchange.signatureValid
+      (received.signatureValid
         ? {
             status: 200,
             body: {
@@ -54,7 +54,8 @@ export async function startFakeGoogleTokenEndpoint(options: { expiresIn?: number
           }
         : { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
     return { status: answer.status, json: answer.body };
-  });
+  };
+  const fake = await startFakeUpstream([{ method: 'POST', path: /^\/token$/, answer: exchange }]);
   const tokenUri = `${fake.url}/token`;
 
   return {
