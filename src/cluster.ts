@@ -1,40 +1,52 @@
 // `pnpm start:cluster`: every service as its own process (GW_<SERVICE>_REPLICAS each) over gRPC, state in REDIS_URL.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { type ClusterEnvironment, clusterEnvironmentSchema, readEnvironment } from '@gw/shared';
+import { refuseStart } from '@gw/shared/server';
 
 const SERVICES = ['governance', 'router', 'mcp-runner', 'ingress', 'admin'] as const;
 type Service = (typeof SERVICES)[number];
 
-function count(service: Service): number {
-  const name = `GW_${service.toUpperCase().replace('-', '_')}_REPLICAS`;
-  const value = Number(process.env[name] ?? 1);
-  if (!Number.isInteger(value) || value < 0 || value > 64)
-    throw new Error(`${name}: '${process.env[name]}' is not a replica count (0-64)`);
-  return value;
+let environment: ClusterEnvironment;
+try {
+  environment = readEnvironment(clusterEnvironmentSchema, process.env);
+} catch (error) {
+  refuseStart('cluster', error);
 }
 
-function port(name: string, fallback: number): number {
-  return Number(process.env[name] ?? fallback);
-}
-
-if (!process.env['REDIS_URL']) {
-  console.error('start:cluster needs REDIS_URL (for example redis://127.0.0.1:6379)');
-  process.exit(1);
-}
-
-const routerBase = port('GW_ROUTER_PORT', 7101);
-const governanceBase = port('GW_GOVERNANCE_PORT', 7201);
-const replicas = Object.fromEntries(SERVICES.map((service) => [service, count(service)])) as Record<
-  Service,
-  number
->;
+const replicas: Record<Service, number> = {
+  governance: environment.GW_GOVERNANCE_REPLICAS,
+  router: environment.GW_ROUTER_REPLICAS,
+  'mcp-runner': environment.GW_MCP_RUNNER_REPLICAS,
+  ingress: environment.GW_INGRESS_REPLICAS,
+  admin: environment.GW_ADMIN_REPLICAS,
+};
 const addresses = (base: number, n: number) =>
   Array.from({ length: n }, (_, index) => `127.0.0.1:${base + index}`).join(',');
-const shared = {
+// Every service gets this launcher's environment (LOG_LEVEL, GATEWAY_CONFIG, provider secrets…) and the
+// addresses of the others.
+const shared: NodeJS.ProcessEnv = {
   ...process.env,
-  GW_ROUTER_ADDR: process.env['GW_ROUTER_ADDR'] ?? addresses(routerBase, replicas.router),
-  GW_GOVERNANCE_ADDR: process.env['GW_GOVERNANCE_ADDR'] ?? addresses(governanceBase, replicas.governance),
+  GW_ROUTER_ADDR: environment.GW_ROUTER_ADDR ?? addresses(environment.GW_ROUTER_PORT, replicas.router),
+  GW_GOVERNANCE_ADDR:
+    environment.GW_GOVERNANCE_ADDR ?? addresses(environment.GW_GOVERNANCE_PORT, replicas.governance),
 };
+
+/** The variables of one replica: its own port, consecutive from the service's base port. */
+function replicaEnvironment(service: Service, index: number): NodeJS.ProcessEnv {
+  switch (service) {
+    case 'router':
+      return { ...shared, GW_ROUTER_PORT: String(environment.GW_ROUTER_PORT + index) };
+    case 'governance':
+      return { ...shared, GW_GOVERNANCE_PORT: String(environment.GW_GOVERNANCE_PORT + index) };
+    case 'ingress':
+      return { ...shared, PORT: String(environment.PORT + index) };
+    case 'admin':
+      return { ...shared, GW_ADMIN_PORT: String(environment.GW_ADMIN_PORT + index) };
+    case 'mcp-runner':
+      return shared;
+  }
+}
 
 const children = new Set<ChildProcess>();
 let stopping = false;
@@ -44,11 +56,7 @@ const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES = 5;
 
 function start(service: Service, index: number): void {
-  const env: NodeJS.ProcessEnv = { ...shared, GW_REPLICA: String(index) };
-  if (service === 'router') env['GW_ROUTER_PORT'] = String(routerBase + index);
-  if (service === 'governance') env['GW_GOVERNANCE_PORT'] = String(governanceBase + index);
-  if (service === 'ingress') env['PORT'] = String(port('PORT', 8080) + index);
-  if (service === 'admin') env['GW_ADMIN_PORT'] = String(port('GW_ADMIN_PORT', 9080) + index);
+  const env = replicaEnvironment(service, index);
   const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
   const startedAt = Date.now();

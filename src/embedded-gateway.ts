@@ -13,9 +13,13 @@ export interface EmbeddedGatewayOptions {
   port: number;
   host: string;
   dataDir: string;
+  /** GATEWAY_ADMIN_TOKEN: `Authorization: Bearer <it>` on `/api/*` acts as Admin. */
   adminToken?: string | undefined;
-  /** Where stdio MCP clients' `envs` values come from (the process's environment, injected by main). */
-  environment?: NodeJS.ProcessEnv;
+  /**
+   * The process's environment, injected by main: where `env.NAME` references of provider keys and stdio MCP
+   * clients' `envs` resolve. Nothing below reads process.env.
+   */
+  environment: NodeJS.ProcessEnv;
   /** A store to use instead of the data directory's (tests). */
   store?: Store;
 }
@@ -29,8 +33,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const store = options.store ?? (await MemoryStore.open({ dataDir: options.dataDir }));
   const metrics = createMetrics({ service: 'gateway' });
   // Each service's own composition root, wired through the core interfaces (no loopback gRPC).
-  // The process's environment, for `env.NAME` references and stdio MCP clients' `envs`.
-  const environment = options.environment ?? process.env;
+  const { environment } = options;
   const router = await startRouter({ config, store, logger, metrics, environment });
   const governance = await startGovernance({ config, store, logger });
   // MCP: the runner core holds the connections; calls go through an in-process queue running the same

@@ -1,13 +1,12 @@
 // `pnpm start`: the whole gateway in one process, no external service needed.
-import { createLogger, embeddedEnvironmentSchema, loadGatewayConfig, readEnvironment } from '@gw/shared';
+import { createLogger, embeddedEnvironmentSchema, readSettings } from '@gw/shared';
 import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
 const logger = createLogger({ service: 'gateway' });
 await startService(logger, async () => {
-  const environment = readEnvironment(embeddedEnvironmentSchema);
+  const { environment, config } = await readSettings(embeddedEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const config = await loadGatewayConfig();
   const gateway = await startEmbeddedGateway({
     config,
     logger,

@@ -1,13 +1,27 @@
 // The config file contract of DESIGN.md §5: GATEWAY_CONFIG (JSON or YAML), `env.NAME` secrets, and a
 // start-up failure that names the field.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadGatewayConfig, parseGatewayConfig } from '@gw/shared';
+import {
+  adminEnvironmentSchema,
+  ConfigError,
+  embeddedEnvironmentSchema,
+  governanceEnvironmentSchema,
+  ingressEnvironmentSchema,
+  loadGatewayConfig,
+  mcpRunnerEnvironmentSchema,
+  parseGatewayConfig,
+  readEnvironment,
+  routerEnvironmentSchema,
+} from '@gw/shared';
 import { type GatewayConfigInput, startCluster, waitFor } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 
 const EMBEDDED_ENTRY = fileURLToPath(new URL('../src/embedded.ts', import.meta.url));
 
@@ -28,9 +42,9 @@ async function file(name: string, text: string): Promise<string> {
 }
 
 /** The error a config load fails with (the test fails when it does not fail). */
-async function loadError(env: NodeJS.ProcessEnv): Promise<Error> {
+async function loadError(path: string, env: NodeJS.ProcessEnv = {}): Promise<Error> {
   try {
-    await loadGatewayConfig(env);
+    await loadGatewayConfig(path, env);
   } catch (error) {
     return error as Error;
   }
@@ -76,7 +90,7 @@ const env = {
 describe('config loader', () => {
   it('reads a JSON file named by GATEWAY_CONFIG and applies defaults', async () => {
     const path = await file('gateway.json', JSON.stringify(document));
-    const config = await loadGatewayConfig({ ...env, GATEWAY_CONFIG: path });
+    const config = await loadGatewayConfig(path, env);
     expect(config.client).toMatchObject({
       enforce_virtual_keys: false,
       required_headers: ['x-team'],
@@ -96,9 +110,7 @@ describe('config loader', () => {
     const jsonPath = await file('same.json', JSON.stringify(document));
     for (const name of ['gateway.yaml', 'gateway.yml']) {
       const yamlPath = await file(name, yamlDocument);
-      expect(await loadGatewayConfig({ ...env, GATEWAY_CONFIG: yamlPath })).toEqual(
-        await loadGatewayConfig({ ...env, GATEWAY_CONFIG: jsonPath }),
-      );
+      expect(await loadGatewayConfig(yamlPath, env)).toEqual(await loadGatewayConfig(jsonPath, env));
     }
   });
 
@@ -117,7 +129,7 @@ describe('config loader', () => {
   });
 
   it('without GATEWAY_CONFIG, answers the defaults', async () => {
-    const config = await loadGatewayConfig({});
+    const config = await loadGatewayConfig(undefined, {});
     expect(config.providers).toEqual({});
     expect(config.client.max_request_body_bytes).toBe(10 * 1024 * 1024);
   });
@@ -125,13 +137,13 @@ describe('config loader', () => {
   it('names the field whose environment variable is missing', async () => {
     const path = await file('missing-env.json', JSON.stringify(document));
     const { TEST_OPENAI_KEY: _unset, ...partial } = env;
-    const error = await loadError({ ...partial, GATEWAY_CONFIG: path });
+    const error = await loadError(path, partial);
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain('providers.openai.keys[0].value');
     expect(error.message).toContain('TEST_OPENAI_KEY');
 
     const { TEST_UPSTREAM_URL: _alsoUnset, ...withoutUrl } = env;
-    const urlError = await loadError({ ...withoutUrl, GATEWAY_CONFIG: path });
+    const urlError = await loadError(path, withoutUrl);
     expect(urlError.message).toContain('providers.openai.network_config.base_url');
   });
 
@@ -154,14 +166,14 @@ describe('config loader', () => {
     ['mcp.clients[0].connection_string', { mcp: { clients: [{ name: 'tools', connection_type: 'http' }] } }],
   ])('names the field of a wrong value: %s', async (field, bad) => {
     const path = await file(`bad-${field.replace(/[^a-z]/gi, '-')}.json`, JSON.stringify(bad));
-    const error = await loadError({ GATEWAY_CONFIG: path });
+    const error = await loadError(path);
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain(field);
   });
 
   it('names an unknown field', async () => {
     const path = await file('typo.yaml', 'client:\n  enforce_virtal_keys: true\n');
-    const error = await loadError({ GATEWAY_CONFIG: path });
+    const error = await loadError(path);
     expect(error.message).toContain('client');
     expect(error.message).toContain('enforce_virtal_keys');
   });
@@ -169,23 +181,71 @@ describe('config loader', () => {
   it.each([
     ['guardrails', 'guardrails:\n  rules: []\n'],
     ['governance.budgets', 'governance:\n  budgets:\n    - { max_limit: 10, reset_duration: 1M }\n'],
+    [
+      'providers.openai.network_config.max_connections',
+      'providers:\n  openai:\n    network_config: { max_connections: 64 }\n',
+    ],
   ])('refuses %s, a section gw does not act on yet', async (field, yaml) => {
     const path = await file(`inert-${field.replace(/[^a-z]/gi, '-')}.yaml`, yaml);
-    const error = await loadError({ GATEWAY_CONFIG: path });
+    const error = await loadError(path);
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain(`${field}: is not supported yet`);
   });
 
+  it('accepts max_connections: 256, what provider configs stored by earlier builds carry', () => {
+    const config = parseGatewayConfig({
+      providers: { openai: { network_config: { max_connections: 256 } } },
+    });
+    expect(config.providers['openai']?.network_config.max_connections).toBe(256);
+  });
+
   it('names the file when it cannot be read or parsed', async () => {
     const missing = join(directory, 'does-not-exist.yaml');
-    const unreadable = await loadError({ GATEWAY_CONFIG: missing });
+    const unreadable = await loadError(missing);
     expect(unreadable.message).toContain('GATEWAY_CONFIG');
     expect(unreadable.message).toContain(missing);
 
     const brokenJson = await file('broken.json', '{"providers": ');
-    expect((await loadError({ GATEWAY_CONFIG: brokenJson })).message).toMatch(/broken\.json.*JSON/);
+    expect((await loadError(brokenJson)).message).toMatch(/broken\.json.*JSON/);
     const brokenYaml = await file('broken.yaml', 'providers:\n  openai: [unclosed\n');
-    expect((await loadError({ GATEWAY_CONFIG: brokenYaml })).message).toMatch(/broken\.yaml.*YAML/);
+    expect((await loadError(brokenYaml)).message).toMatch(/broken\.yaml.*YAML/);
+  });
+});
+
+describe('environment schemas', () => {
+  const ingress = (GW_ROUTER_ADDR: string) =>
+    readEnvironment(ingressEnvironmentSchema, { GW_ROUTER_ADDR, GW_GOVERNANCE_ADDR: 'governance:7201' });
+
+  it.each([
+    'router:7101',
+    '10.0.0.7:7101',
+    '[::1]:7101',
+    '127.0.0.1:7101,127.0.0.1:7102',
+    'dns:///gw-router.gw.svc.cluster.local:7101',
+  ])('takes the service address %s', (address) => {
+    expect(ingress(address).GW_ROUTER_ADDR).toBe(address);
+  });
+
+  it.each([
+    'router',
+    'router:port',
+    // A list is balanced over IPv4 addresses; names need one dns: address instead.
+    'router-0:7101,router-1:7101',
+    'http://router:7101',
+  ])('refuses the service address %s', (address) => {
+    expect(() => ingress(address)).toThrow(
+      `GW_ROUTER_ADDR: '${address}' is not an address of the router service`,
+    );
+  });
+
+  it('applies the documented defaults; an empty value counts as unset', () => {
+    expect(readEnvironment(embeddedEnvironmentSchema, { PORT: '', LOG_LEVEL: '' })).toEqual({
+      PORT: 8080,
+      GW_HOST: '0.0.0.0',
+      LOG_LEVEL: 'info',
+      GW_SHUTDOWN_TIMEOUT_MS: 25_000,
+      GATEWAY_DATA_DIR: './data',
+    });
   });
 });
 
@@ -272,37 +332,154 @@ describe('node src/cluster.ts start-up', () => {
   });
 });
 
-describe('every service main refuses a bad environment with one line', () => {
-  const main = (service: string) =>
-    fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
+/** The entry point of every process gw runs, by the name its refusal line carries. */
+const ENTRIES: Record<string, string> = {
+  gateway: '../src/embedded.ts',
+  cluster: '../src/cluster.ts',
+  ingress: '../services/ingress/src/main.ts',
+  router: '../services/router/src/main.ts',
+  governance: '../services/governance/src/main.ts',
+  admin: '../services/admin/src/main.ts',
+  'mcp-runner': '../services/mcp-runner/src/main.ts',
+};
 
-  it.each([
-    ['ingress', {}, 'GW_ROUTER_ADDR: is not set'],
+/** An entry point run with exactly this environment (and PATH); what it wrote and how it ended. */
+async function runEntry(entry: string, environment: Record<string, string>) {
+  const child = spawn(process.execPath, [entry], {
+    env: { PATH: process.env['PATH'], ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(killer);
+  return { code, stdout, stderr };
+}
+
+describe('every process refuses a missing or bad configuration with the same one line', () => {
+  const entry = (process: string) => fileURLToPath(new URL(ENTRIES[process]!, import.meta.url));
+  const cluster = { GW_ROUTER_ADDR: '127.0.0.1:1', GW_GOVERNANCE_ADDR: '127.0.0.1:2' };
+
+  it.each<[string, Record<string, string>, string]>([
+    ['ingress', {}, 'GW_ROUTER_ADDR: is not set: the address of the router service (host:port)'],
+    ['ingress', { ...cluster, GW_ROUTER_ADDR: '' }, 'GW_ROUTER_ADDR: is not set'],
     [
       'ingress',
-      { GW_ROUTER_ADDR: 'a:1', GW_GOVERNANCE_ADDR: 'b:1', PORT: 'eighty' },
-      "PORT: 'eighty' is not a port number",
+      { ...cluster, GW_GOVERNANCE_ADDR: 'governance' },
+      "GW_GOVERNANCE_ADDR: 'governance' is not an address",
     ],
+    ['ingress', { ...cluster, PORT: 'eighty' }, "PORT: 'eighty' is not a port number"],
     ['router', { GW_ROUTER_PORT: '70000' }, "GW_ROUTER_PORT: '70000' is not a port number"],
+    ['router', { LOG_LEVEL: 'loud' }, "LOG_LEVEL: 'loud' is not a log level"],
     [
       'governance',
       { GATEWAY_CONFIG: '/does/not/exist.yaml' },
       'GATEWAY_CONFIG: cannot read /does/not/exist.yaml',
     ],
-    ['admin', { GW_ROUTER_ADDR: 'a:1' }, 'GW_GOVERNANCE_ADDR: is not set'],
-    ['mcp-runner', {}, 'REDIS_URL: is not set'],
-  ])('%s with %j', async (service, environment, message) => {
-    const child = spawn(process.execPath, [main(service)], {
-      env: { PATH: process.env['PATH'], ...environment },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code, output).toBe(1);
-    const lines = output.trim().split('\n');
-    expect(lines, output).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 60, msg: expect.stringContaining(message) });
+    [
+      'governance',
+      { GW_SHUTDOWN_TIMEOUT_MS: '-1' },
+      "GW_SHUTDOWN_TIMEOUT_MS: '-1' is not a positive integer",
+    ],
+    ['admin', { GW_ROUTER_ADDR: '127.0.0.1:1' }, 'GW_GOVERNANCE_ADDR: is not set'],
+    ['admin', { ...cluster, GW_METRICS_PORT: 'x' }, "GW_METRICS_PORT: 'x' is not a port number"],
+    ['mcp-runner', {}, 'REDIS_URL: is not set: mcp-runner takes its jobs from BullMQ on Redis'],
+    [
+      'mcp-runner',
+      { REDIS_URL: 'redis://127.0.0.1:6379', GW_MCP_CONCURRENCY: '0' },
+      "GW_MCP_CONCURRENCY: '0' is not a positive integer",
+    ],
+    ['gateway', { PORT: '-1' }, "PORT: '-1' is not a port number"],
+    ['cluster', {}, 'REDIS_URL: is not set: the cluster keeps its state in Redis'],
+    [
+      'cluster',
+      { REDIS_URL: 'redis://127.0.0.1:6379', GW_ROUTER_REPLICAS: '100' },
+      "GW_ROUTER_REPLICAS: '100' is not a replica count (0-64)",
+    ],
+  ])('%s with %j', async (process, environment, message) => {
+    const run = await runEntry(entry(process), environment);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^[^\n]+\n$/);
+    expect(run.stderr).toContain(`gw-${process} cannot start: ${message}`);
   });
+
+  it.each(['ingress', 'router', 'governance', 'admin', 'mcp-runner', 'gateway'])(
+    '%s refuses an invalid config file naming the field',
+    async (process) => {
+      const path = await file(`refused-by-${process}.yaml`, 'client:\n  max_request_body_bytes: lots\n');
+      const run = await runEntry(entry(process), {
+        ...cluster,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        GATEWAY_CONFIG: path,
+      });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `gw-${process} cannot start: invalid gateway config: client.max_request_body_bytes: Invalid input: expected number, received string\n`,
+      );
+    },
+  );
+
+  it('never repeats the value of a secret variable', async () => {
+    const run = await runEntry(entry('ingress'), { ...cluster, REDIS_URL: 'http://user:hunter2@redis:6379' });
+    expect(run.stderr).toBe('gw-ingress cannot start: REDIS_URL: is not a redis:// or rediss:// URL\n');
+  });
+
+  it('says what the system refused, in one line (a port in use)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const dataDir = await mkdtemp(join(directory, 'data-'));
+    const run = await runEntry(entry('gateway'), {
+      GW_HOST: '127.0.0.1',
+      PORT: String(port),
+      GATEWAY_DATA_DIR: dataDir,
+    });
+    taken.close();
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `gw-gateway cannot start: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+    );
+  });
+});
+
+describe('deploy/k8s environments', () => {
+  const SCHEMAS = {
+    ingress: ingressEnvironmentSchema,
+    router: routerEnvironmentSchema,
+    governance: governanceEnvironmentSchema,
+    admin: adminEnvironmentSchema,
+    'mcp-runner': mcpRunnerEnvironmentSchema,
+  } as const;
+  const directory = fileURLToPath(new URL('../deploy/k8s/', import.meta.url));
+  // biome-ignore lint/suspicious/noExplicitAny: manifests are plain YAML documents
+  const manifests: any[] = readdirSync(directory)
+    .filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')
+    .flatMap((name) =>
+      parseAllDocuments(readFileSync(join(directory, name), 'utf8')).map((doc) => doc.toJS()),
+    );
+  const named = (kind: string, name: string) =>
+    manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
+
+  it.each(Object.keys(SCHEMAS) as Array<keyof typeof SCHEMAS>)(
+    '%s: its Deployment sets only variables it reads, and they pass its schema',
+    (service) => {
+      const deployment = named('Deployment', `gw-${service}`);
+      const container = deployment.spec.template.spec.containers[0];
+      expect(container.args).toEqual(['node', `services/${service}/src/main.ts`]);
+      const own: Array<{ name: string; value: string }> = container.env ?? [];
+      const schema = SCHEMAS[service];
+      for (const { name } of own) expect(Object.keys(schema.shape), name).toContain(name);
+      const environment = {
+        ...named('ConfigMap', 'gw-env').data,
+        ...named('Secret', 'gw-secrets').stringData,
+        ...Object.fromEntries(own.map(({ name, value }) => [name, value])),
+      };
+      expect(() => readEnvironment(schema, environment)).not.toThrow();
+    },
+  );
 });

@@ -181,19 +181,40 @@ export function onShutdown(options: {
 }
 
 /**
- * Runs a service's start-up; a failure (bad config, unreachable Redis, port in use) ends the process with
- * one clear line instead of a stack trace.
+ * Whether an error says all there is in its message: a bad environment or config (ConfigError), a refusal
+ * (GatewayError), or the system refusing a resource (a port in use, Redis unreachable: a Node error code,
+ * here or in its cause). Anything else is a bug worth its stack.
+ */
+function explainsItself(error: unknown): error is Error {
+  if (error instanceof ConfigError || error instanceof GatewayError) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' || (error.cause !== undefined && explainsItself(error.cause));
+}
+
+/**
+ * Ends a process that could not start: exit code 1 and one line on stderr, the same for every process,
+ * `gw-<service> cannot start: <what is wrong>`. Only a bug prints its stack.
+ */
+export function refuseStart(service: string, error: unknown): never {
+  const reason = explainsItself(error)
+    ? error.message.replace(/\s*\n\s*/g, ' ').trim()
+    : error instanceof Error
+      ? (error.stack ?? error.message)
+      : String(error);
+  process.stderr.write(`gw-${service} cannot start: ${reason}\n`);
+  process.exit(1);
+}
+
+/**
+ * Runs a service's start-up. A failure (a missing or bad variable, a bad config file, a port in use, Redis
+ * unreachable) ends the process through refuseStart.
  */
 export async function startService(logger: Logger, start: () => Promise<void>): Promise<void> {
   try {
     await start();
   } catch (error) {
-    // A GatewayError or ConfigError says what is wrong in its message; anything else is a bug worth its stack.
-    const known = error instanceof ConfigError || error instanceof GatewayError;
-    logger.fatal(
-      known || !(error instanceof Error) ? String((error as Error).message ?? error) : error.stack,
-    );
-    process.exit(1);
+    refuseStart(String(logger.bindings()['service'] ?? 'gateway'), error);
   }
 }
 

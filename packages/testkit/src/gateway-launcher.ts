@@ -56,6 +56,7 @@ export async function startEmbedded(options: EmbeddedLaunchOptions): Promise<Lau
       host: '127.0.0.1',
       dataDir,
       adminToken: options.adminToken,
+      environment: process.env,
     });
     const url = `http://127.0.0.1:${gateway.port}`;
     let closing: Promise<void> | undefined;

@@ -1,16 +1,15 @@
 import { GovernanceClient } from '@gw/governance/client';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
-import { adminEnvironmentSchema, createLogger, loadGatewayConfig, readEnvironment } from '@gw/shared';
-import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
+import { adminEnvironmentSchema, createLogger, createMetrics, readSettings } from '@gw/shared';
+import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
 import { composeAdmin } from './compose.ts';
 
 const logger = createLogger({ service: 'admin' });
 await startService(logger, async () => {
-  const environment = readEnvironment(adminEnvironmentSchema);
+  const { environment, config } = await readSettings(adminEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const config = await loadGatewayConfig();
   const router = new RouterClient(environment.GW_ROUTER_ADDR);
   const governance = new GovernanceClient(environment.GW_GOVERNANCE_ADDR);
   // MCP clients live in the store; admin edits them and reads the runners' reports, never connecting itself.
@@ -28,12 +27,20 @@ await startService(logger, async () => {
     host: environment.GW_HOST,
     handlers: [app.handle],
   });
-  logger.info({ port: http.port }, 'admin listening');
+  // /metrics (process metrics) on its own port, as the other services whose main port does not serve it.
+  const metrics = createMetrics({ service: 'admin' });
+  const metricsHttp = await startHttpServer({
+    port: environment.GW_METRICS_PORT,
+    host: environment.GW_HOST,
+    handlers: [metricsHandler(metrics)],
+  });
+  logger.info({ port: http.port, metricsPort: metricsHttp.port }, 'admin listening');
   onShutdown({
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
     steps: [
       (deadline) => http.close(deadline),
+      (deadline) => metricsHttp.close(deadline),
       async () => {
         router.close();
         governance.close();

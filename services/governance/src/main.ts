@@ -6,6 +6,7 @@ import { addGovernanceService } from './grpc.ts';
 await runGrpcService({
   service: 'governance',
   environment: governanceEnvironmentSchema,
+  env: process.env,
   port: (environment) => environment.GW_GOVERNANCE_PORT,
   createCore: startGovernance,
   register: addGovernanceService,

@@ -2,22 +2,15 @@ import { GovernanceClient } from '@gw/governance/client';
 import { BullToolQueue } from '@gw/mcp-runner/bullmq';
 import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
-import {
-  createLogger,
-  createMetrics,
-  ingressEnvironmentSchema,
-  loadGatewayConfig,
-  readEnvironment,
-} from '@gw/shared';
+import { createLogger, createMetrics, ingressEnvironmentSchema, readSettings } from '@gw/shared';
 import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
 import { composeIngress } from './compose.ts';
 
 const logger = createLogger({ service: 'ingress' });
 await startService(logger, async () => {
-  const environment = readEnvironment(ingressEnvironmentSchema);
+  const { environment, config } = await readSettings(ingressEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const config = await loadGatewayConfig();
   const metrics = createMetrics({ service: 'ingress' });
   // Requests without a virtual key are decided here from the shared client settings: no governance hop.
   const governance = new GovernanceClient(environment.GW_GOVERNANCE_ADDR, {

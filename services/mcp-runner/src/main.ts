@@ -1,21 +1,14 @@
 import { hostname } from 'node:os';
-import {
-  createLogger,
-  createMetrics,
-  loadGatewayConfig,
-  mcpRunnerEnvironmentSchema,
-  readEnvironment,
-} from '@gw/shared';
+import { createLogger, createMetrics, mcpRunnerEnvironmentSchema, readSettings } from '@gw/shared';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
-import { createToolWorker } from './bullmq/bull-tool-queue.ts';
+import { createToolWorker } from './bullmq/tool-worker.ts';
 import { startMcpRunner } from './compose.ts';
 
 const logger = createLogger({ service: 'mcp-runner' });
 await startService(logger, async () => {
-  const environment = readEnvironment(mcpRunnerEnvironmentSchema);
+  const { environment, config } = await readSettings(mcpRunnerEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const config = await loadGatewayConfig();
   const store = await createStore(environment);
   const runnerId = `${hostname()}:${process.pid}`;
   const { core } = await startMcpRunner({

@@ -6,6 +6,7 @@ import { addRouterService } from './grpc.ts';
 await runGrpcService({
   service: 'router',
   environment: routerEnvironmentSchema,
+  env: process.env,
   port: (environment) => environment.GW_ROUTER_PORT,
   createCore: startRouter,
   register: addRouterService,

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { ConfigError } from './gateway-config.ts';
+import { ConfigError, type GatewayConfig, loadGatewayConfig } from './gateway-config.ts';
 
 /**
- * The environment of each process, as one zod schema per service (README.md "Configuration" lists them).
- * Each process reads it once, at start, in its main; everything below main gets typed settings. A missing or
- * bad variable fails start-up with one line naming it.
+ * The environment of each process, as one zod schema per service (README.md "Configuration" lists them), each
+ * holding only the variables that service acts on. Each process reads it once, at start, in its main
+ * (`readSettings`); everything below main gets typed settings. A missing or bad variable fails start-up with one
+ * line naming it.
  */
 const unset = (value: unknown) => (value === '' ? undefined : value);
 
@@ -31,47 +32,88 @@ const optionalPositiveInteger = z.preprocess(unset, positiveIntegerText.optional
 
 const optionalText = z.preprocess(unset, z.string().optional());
 
-/** The host:port of another service (comma-separated, or a `dns:` name, for several replicas). */
-const address = (service: string) =>
-  z.preprocess(unset, z.string({ error: `is not set: the address of the ${service} service (host:port)` }));
+/** A Redis URL; `whenUnset` makes it required (unset or empty refused with that message). */
+const redisUrl = (whenUnset?: string) =>
+  z.url({
+    protocol: /^rediss?$/,
+    error: (issue) =>
+      issue.input === undefined && whenUnset ? whenUnset : 'is not a redis:// or rediss:// URL',
+  });
+
+/** `host:port`, `[v6]:port`, a gRPC name (`dns:///name:port`, `unix:…`), or a comma-separated IPv4 list. */
+const ADDRESS =
+  /^(?:(?:dns|unix|ipv4|ipv6):\S+|(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}|(?:\d{1,3}(?:\.\d{1,3}){3}:\d{1,5},)+\d{1,3}(?:\.\d{1,3}){3}:\d{1,5})$/;
+
+/** The address of another service (comma-separated IPv4 addresses, or a `dns:` name, for several replicas). */
+const addressText = (service: string) =>
+  z.string({ error: `is not set: the address of the ${service} service (host:port)` }).regex(ADDRESS, {
+    error: `is not an address of the ${service} service (host:port, ip:port,ip:port… or dns:///name:port)`,
+  });
+const address = (service: string) => z.preprocess(unset, addressText(service));
+const optionalAddress = (service: string) => z.preprocess(unset, addressText(service).optional());
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const common = {
   GATEWAY_CONFIG: optionalText,
   LOG_LEVEL: z.preprocess(
     unset,
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    z.enum(LOG_LEVELS, { error: `is not a log level (${LOG_LEVELS.join(', ')})` }).default('info'),
   ),
   GW_HOST: z.preprocess(unset, z.string().default('0.0.0.0')),
   GW_SHUTDOWN_TIMEOUT_MS: positiveInteger(25_000),
-  /** `/metrics` of the services whose main port is gRPC (0: any free port). */
-  GW_METRICS_PORT: port(0),
-  REDIS_URL: optionalText,
-  GW_REDIS_PREFIX: z.preprocess(unset, z.string().default('gw:')),
-  GATEWAY_DATA_DIR: z.preprocess(unset, z.string().default('./data')),
 };
 
-/** What every process's environment has (logging, host, shutdown, store, config file). */
+/** Shared state: Redis when REDIS_URL is set (key prefix GW_REDIS_PREFIX). */
+const redis = {
+  REDIS_URL: z.preprocess(unset, redisUrl().optional()),
+  GW_REDIS_PREFIX: z.preprocess(unset, z.string().default('gw:')),
+};
+
+/** A store: Redis when REDIS_URL is set, else a MemoryStore persisted to GATEWAY_DATA_DIR. */
+const store = { ...redis, GATEWAY_DATA_DIR: z.preprocess(unset, z.string().default('./data')) };
+
+/** `/metrics` of the services whose main port does not serve it (0: any free port). */
+const metrics = { GW_METRICS_PORT: port(0) };
+
+/** What every process's environment has (logging, host, shutdown, config file). */
 export type CommonEnvironment = z.infer<z.ZodObject<typeof common>>;
 
 export const embeddedEnvironmentSchema = z.object({
   ...common,
   PORT: port(8080),
+  GATEWAY_DATA_DIR: store.GATEWAY_DATA_DIR,
   GATEWAY_ADMIN_TOKEN: optionalText,
 });
 
 export const ingressEnvironmentSchema = z.object({
   ...common,
+  // MCP in cluster mode: the catalog in Redis, tool calls through BullMQ.
+  ...redis,
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
 });
 
-export const routerEnvironmentSchema = z.object({ ...common, GW_ROUTER_PORT: port(7101) });
+export const routerEnvironmentSchema = z.object({
+  ...common,
+  ...store,
+  ...metrics,
+  GW_ROUTER_PORT: port(7101),
+});
 
-export const governanceEnvironmentSchema = z.object({ ...common, GW_GOVERNANCE_PORT: port(7201) });
+export const governanceEnvironmentSchema = z.object({
+  ...common,
+  ...store,
+  ...metrics,
+  GW_GOVERNANCE_PORT: port(7201),
+});
 
 export const adminEnvironmentSchema = z.object({
   ...common,
+  // The MCP registry in Redis (admin edits clients, runners report on them).
+  ...redis,
+  ...metrics,
   GW_ADMIN_PORT: port(9080),
   GATEWAY_ADMIN_TOKEN: optionalText,
   GW_ROUTER_ADDR: address('router'),
@@ -80,25 +122,72 @@ export const adminEnvironmentSchema = z.object({
 
 export const mcpRunnerEnvironmentSchema = z.object({
   ...common,
-  REDIS_URL: z.preprocess(
-    unset,
-    z.string({ error: 'is not set: mcp-runner takes its jobs from BullMQ on Redis' }),
-  ),
+  ...redis,
+  ...metrics,
+  REDIS_URL: z.preprocess(unset, redisUrl('is not set: mcp-runner takes its jobs from BullMQ on Redis')),
   GW_MCP_HEARTBEAT_MS: positiveInteger(10_000),
   GW_MCP_CONCURRENCY: optionalPositiveInteger,
   GW_MCP_LOCK_DURATION_MS: positiveInteger(30_000),
   GW_MCP_STALLED_INTERVAL_MS: positiveInteger(30_000),
 });
 
-/** The environment a schema describes, read once; a bad or missing variable is a ConfigError naming it. */
+const replicas = z.preprocess(
+  unset,
+  z
+    .string()
+    .regex(/^\d{1,2}$/, { error: 'is not a replica count (0-64)' })
+    .transform(Number)
+    .refine((value) => value <= 64, { error: 'is not a replica count (0-64)' })
+    .default(1),
+);
+
+/** `pnpm start:cluster` (src/cluster.ts): what it needs to lay out the processes it starts. */
+export const clusterEnvironmentSchema = z.object({
+  REDIS_URL: z.preprocess(
+    unset,
+    redisUrl('is not set: the cluster keeps its state in Redis (for example redis://127.0.0.1:6379)'),
+  ),
+  PORT: port(8080),
+  GW_ROUTER_PORT: port(7101),
+  GW_GOVERNANCE_PORT: port(7201),
+  GW_ADMIN_PORT: port(9080),
+  GW_ROUTER_ADDR: optionalAddress('router'),
+  GW_GOVERNANCE_ADDR: optionalAddress('governance'),
+  GW_INGRESS_REPLICAS: replicas,
+  GW_ROUTER_REPLICAS: replicas,
+  GW_GOVERNANCE_REPLICAS: replicas,
+  GW_MCP_RUNNER_REPLICAS: replicas,
+  GW_ADMIN_REPLICAS: replicas,
+});
+
+export type ClusterEnvironment = z.infer<typeof clusterEnvironmentSchema>;
+
+/** Variables whose value a refusal never repeats (a Redis URL may carry a password). */
+const SECRET_VARIABLES = new Set(['REDIS_URL', 'GATEWAY_ADMIN_TOKEN']);
+
+/** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */
 export function readEnvironment<Schema extends z.ZodType>(
   schema: Schema,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
 ): z.infer<Schema> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const name = String(issue.path[0] ?? 'environment');
   const value = env[name];
-  throw new ConfigError(`${name}: ${value ? `'${value.slice(0, 80)}' ` : ''}${issue.message}`);
+  const shown = value && !SECRET_VARIABLES.has(name) ? `'${value.slice(0, 80)}' ` : '';
+  throw new ConfigError(`${name}: ${shown}${issue.message}`);
+}
+
+/**
+ * What a process reads at start, in its main and nowhere else: its environment through its schema, then the
+ * config file GATEWAY_CONFIG names (`env.NAME` references in it resolve from the same environment).
+ */
+export async function readSettings<Schema extends z.ZodType<CommonEnvironment>>(
+  schema: Schema,
+  env: NodeJS.ProcessEnv,
+): Promise<{ environment: z.infer<Schema>; config: GatewayConfig }> {
+  const environment = readEnvironment(schema, env);
+  const config = await loadGatewayConfig(environment.GATEWAY_CONFIG, env);
+  return { environment, config };
 }

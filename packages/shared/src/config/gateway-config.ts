@@ -130,22 +130,27 @@ function resolveReferences(value: unknown, path: PropertyKey[], env: NodeJS.Proc
   return value;
 }
 
-/** Validates a parsed config document; errors name the field. */
-export function parseGatewayConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+/**
+ * Validates a parsed config document; errors name the field, all on one line. `env`: where `env.NAME`
+ * references resolve (the process's environment, handed over by main; none by default).
+ */
+export function parseGatewayConfig(document: unknown, env: NodeJS.ProcessEnv = {}): GatewayConfig {
   const resolved = resolveReferences(document ?? {}, [], env);
   const result = gatewayConfigSchema.safeParse(resolved);
   if (!result.success) {
     const lines = result.error.issues.map(
       (issue) => `${formatPath(issue.path) || '(root)'}: ${issue.message}`,
     );
-    throw new ConfigError(`invalid gateway config:\n  ${lines.join('\n  ')}`);
+    throw new ConfigError(`invalid gateway config: ${lines.join('; ')}`);
   }
   return result.data;
 }
 
-/** Reads `GATEWAY_CONFIG` (JSON or YAML); no file means the defaults. */
-export async function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
-  const path = env['GATEWAY_CONFIG'];
+/** Reads the config file GATEWAY_CONFIG names (JSON or YAML); no file means the defaults. */
+export async function loadGatewayConfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<GatewayConfig> {
   if (!path) return parseGatewayConfig({}, env);
   let text: string;
   try {

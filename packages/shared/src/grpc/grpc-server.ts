@@ -1,11 +1,11 @@
 import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import type { z } from 'zod';
-import { type CommonEnvironment, readEnvironment } from '../config/environment.ts';
-import { type GatewayConfig, loadGatewayConfig } from '../config/gateway-config.ts';
+import { type CommonEnvironment, readSettings } from '../config/environment.ts';
+import type { GatewayConfig } from '../config/gateway-config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { type Closable, metricsHandler, onShutdown, startHttpServer, startService } from '../server.ts';
-import { createStore, type Store } from '../store/index.ts';
+import { createStore, type Store, type StoreEnvironment } from '../store/index.ts';
 
 export async function startGrpcServer(options: {
   port: number;
@@ -36,16 +36,18 @@ export async function startGrpcServer(options: {
 }
 
 /**
- * The `main` of a gRPC service (router, governance): its environment read through its schema, config, store
- * and metrics, the gRPC server, `/metrics` on GW_METRICS_PORT, and an orderly shutdown on SIGTERM. A bad
- * environment or config ends the process with one line.
+ * The `main` of a gRPC service (router, governance): the environment its main hands over read through the
+ * service's schema, config, store and metrics, the gRPC server, `/metrics` on GW_METRICS_PORT, and an orderly
+ * shutdown on SIGTERM. A bad environment or config ends the process with one line.
  */
 export async function runGrpcService<
-  Environment extends CommonEnvironment,
+  Environment extends CommonEnvironment & StoreEnvironment & { GW_METRICS_PORT: number },
   Core extends { close(): Promise<void> },
 >(options: {
   service: string;
   environment: z.ZodType<Environment>;
+  /** The process's environment (`process.env`, read by main). */
+  env: NodeJS.ProcessEnv;
   port: (environment: Environment) => number;
   createCore: (dependencies: {
     config: GatewayConfig;
@@ -59,12 +61,11 @@ export async function runGrpcService<
 }): Promise<void> {
   const logger = createLogger({ service: options.service });
   await startService(logger, async () => {
-    const environment = readEnvironment(options.environment);
+    const { environment, config } = await readSettings(options.environment, options.env);
     logger.level = environment.LOG_LEVEL;
-    const config = await loadGatewayConfig();
     const store = await createStore(environment);
     const metrics = createMetrics({ service: options.service });
-    const core = await options.createCore({ config, store, metrics, logger, environment: process.env });
+    const core = await options.createCore({ config, store, metrics, logger, environment: options.env });
     const grpc = await startGrpcServer({
       port: options.port(environment),
       host: environment.GW_HOST,

@@ -50,8 +50,16 @@ export const networkConfigSchema = z.strictObject({
   retry_backoff_initial_ms: z.number().int().min(0).max(60_000).default(100),
   retry_backoff_max_ms: z.number().int().min(0).max(300_000).default(5_000),
   extra_headers: z.record(z.string(), z.string()).default({}),
-  /** Connections kept per upstream origin. */
-  max_connections: z.number().int().positive().max(4096).default(256),
+  /**
+   * Not acted on yet: every upstream origin gets a pool of 256 connections. Refused unless it says just that
+   * (configs stored by earlier builds carry the old default, 256).
+   */
+  max_connections: z
+    .number()
+    .refine((value) => value === 256, {
+      error: 'is not supported yet (upstream pools keep 256 connections per origin); remove it',
+    })
+    .optional(),
 });
 
 const customProviderSchema = z.strictObject({

@@ -12,7 +12,8 @@ import {
   type ToolResult,
 } from '../core/mcp-runner-service.ts';
 import type { ToolJobRunner } from '../core/process-tool-job.ts';
-import { BullToolQueue, createToolWorker } from './bull-tool-queue.ts';
+import { BullToolQueue } from './bull-tool-queue.ts';
+import { createToolWorker } from './tool-worker.ts';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 

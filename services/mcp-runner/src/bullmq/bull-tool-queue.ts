@@ -1,87 +1,15 @@
-import { GatewayError, type Logger } from '@gw/shared';
-import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-import { queueFull } from '../core/in-process-tool-queue.ts';
+import { decodeGatewayError, GatewayError } from '@gw/shared';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
 import {
-  decodeFailure,
-  encodeFailure,
+  queueFull,
   type ToolExecutor,
   type ToolJob,
-  type ToolJobFailure,
   type ToolResult,
   toolResultSchema,
 } from '../core/mcp-runner-service.ts';
-import {
-  processToolJob,
-  TOOL_JOB_ATTEMPTS,
-  TOOL_JOB_BACKOFF_MS,
-  type ToolJobRunner,
-} from '../core/process-tool-job.ts';
-
-/** Name of the BullMQ queue that carries tool executions from ingress to runner workers. */
-const TOOL_QUEUE = 'gw-mcp-tools';
-
-/** BullMQ's key prefix under the deployment's Redis prefix (GW_REDIS_PREFIX). */
-function bullPrefix(redisPrefix: string): string {
-  return `${redisPrefix}bull`;
-}
-
-/** Every connection handed to BullMQ must have this (DESIGN.md §9). */
-function bullConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { maxRetriesPerRequest: null });
-}
-
-export interface ToolWorkerOptions {
-  redisUrl: string;
-  redisPrefix: string;
-  runner: ToolJobRunner;
-  concurrency: number;
-  /** How long a job's lock lasts without renewal; a dead worker's job is taken over after it (and a stall check). */
-  lockDurationMs: number;
-  /** How often workers look for jobs whose worker died. */
-  stalledIntervalMs: number;
-  /** Stored on each job it runs (`processedBy`), so an operator can tell which runner ran a call. */
-  name: string;
-  logger: Logger;
-}
-
-/**
- * A runner's BullMQ worker: runs tool jobs with the shared processor. Transport failures throw a plain error
- * (BullMQ retries them with backoff, possibly on another runner); everything else is an UnrecoverableError.
- * Both carry the gateway error's JSON as their message, which is all BullMQ keeps of a failure.
- */
-export function createToolWorker(options: ToolWorkerOptions): { worker: Worker; close(): Promise<void> } {
-  const connection = bullConnection(options.redisUrl);
-  const worker = new Worker(
-    TOOL_QUEUE,
-    async (job: Job) => {
-      try {
-        return await processToolJob(options.runner, job.data);
-      } catch (error) {
-        const failure = error as ToolJobFailure;
-        if (failure.retryable) throw new Error(encodeFailure(failure.error));
-        throw new UnrecoverableError(encodeFailure(failure.error));
-      }
-    },
-    {
-      connection,
-      prefix: bullPrefix(options.redisPrefix),
-      concurrency: options.concurrency,
-      lockDuration: options.lockDurationMs,
-      stalledInterval: options.stalledIntervalMs,
-      maxStalledCount: 1,
-      name: options.name,
-    },
-  );
-  worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
-  return {
-    worker,
-    async close() {
-      await worker.close();
-      await connection.quit().catch(() => {});
-    },
-  };
-}
+import { TOOL_JOB_ATTEMPTS, TOOL_JOB_BACKOFF_MS } from '../core/process-tool-job.ts';
+import { bullConnection, bullPrefix, TOOL_QUEUE } from './tool-queue-connection.ts';
 
 export interface BullToolQueueOptions {
   redisUrl: string;
@@ -166,4 +94,17 @@ export class BullToolQueue implements ToolExecutor {
     await this.queue.close();
     await Promise.all([this.connection.quit().catch(() => {}), this.eventsConnection.quit().catch(() => {})]);
   }
+}
+
+/**
+ * The gateway error a failed job's text carries (the worker wrote it), validated against the error wire
+ * schema; text that carries none (a job lost with its runner, a BullMQ error of its own) is a 502.
+ */
+function decodeFailure(message: string): GatewayError {
+  const carried = decodeGatewayError(message);
+  if (carried) return carried;
+  return new GatewayError({
+    type: 'upstream_unreachable',
+    message: `the tool call failed on its runner: ${message}`,
+  });
 }

@@ -1,5 +1,11 @@
 import { GatewayError } from '@gw/shared';
-import type { ToolExecutor, ToolJob, ToolJobFailure, ToolResult } from './mcp-runner-service.ts';
+import {
+  queueFull,
+  type ToolExecutor,
+  type ToolJob,
+  type ToolJobFailure,
+  type ToolResult,
+} from './mcp-runner-service.ts';
 import {
   processToolJob,
   TOOL_JOB_ATTEMPTS,
@@ -22,14 +28,6 @@ interface Item {
   attempt: number;
   resolve: (result: ToolResult) => void;
   reject: (error: GatewayError) => void;
-}
-
-export function queueFull(maxQueued: number): GatewayError {
-  return new GatewayError({
-    type: 'queue_full',
-    message: `the MCP tool queue is full (${maxQueued} calls waiting); retry later`,
-    retryAfter: 1,
-  });
 }
 
 /**

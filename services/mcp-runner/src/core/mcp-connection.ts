@@ -17,7 +17,10 @@ export interface McpConnectionOptions {
   logger: Logger;
   /** Told after every change of state, error or tools. */
   onChange: (connection: McpConnection) => void;
-  /** Where the values of a stdio client's `envs` come from (the runner's environment). */
+  /**
+   * Where the values of a stdio client's `envs` come from: the runner's environment, handed over by its main.
+   * Without one, a stdio server gets only the MCP SDK's minimal set.
+   */
   environment?: NodeJS.ProcessEnv;
   /** Reconnect delays: `initialMs`, doubled after each failed attempt, at most `maxMs`. */
   backoff?: { initialMs: number; maxMs: number };
@@ -286,7 +289,7 @@ export class McpConnection {
       const transport = new StdioClientTransport({
         command: stdio.command,
         args: stdio.args,
-        env: stdioEnvironment(stdio.envs, this.options.environment ?? process.env),
+        env: stdioEnvironment(stdio.envs, this.options.environment ?? {}),
         stderr: 'pipe',
       });
       transport.stderr?.on('data', (chunk: Buffer) => {

@@ -14,8 +14,8 @@ export interface McpRunnerCoreDependencies {
   runnerId?: string;
   /** How often reports are rewritten (they expire after three missed beats); 10 s by default. */
   heartbeatMs?: number;
-  /** Where stdio clients' `envs` values come from; this process's environment by default. */
-  environment?: NodeJS.ProcessEnv;
+  /** Where stdio clients' `envs` values come from: the process's environment, injected by main. */
+  environment: NodeJS.ProcessEnv;
   /** Reconnect backoff of every connection. */
   backoff?: { initialMs: number; maxMs: number };
 }

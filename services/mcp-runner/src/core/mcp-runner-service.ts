@@ -1,4 +1,4 @@
-import { decodeGatewayError, GatewayError } from '@gw/shared';
+import { GatewayError } from '@gw/shared';
 import { z } from 'zod';
 
 /** The answer of a tool execution (SPEC.md "Tool message"). */
@@ -22,12 +22,8 @@ export const toolJobSchema = z.object({
 export type ToolJob = z.infer<typeof toolJobSchema>;
 
 /** What a tool answered. A tool's own failure (`isError`) is a result, not an error. */
-export interface ToolResult {
-  content: string;
-  isError: boolean;
-}
-
 export const toolResultSchema = z.object({ content: z.string(), isError: z.boolean() });
+export type ToolResult = z.infer<typeof toolResultSchema>;
 
 /**
  * Runs tool jobs: the in-process queue (embedded) and the BullMQ queue client (cluster) implement it alike.
@@ -37,6 +33,15 @@ export const toolResultSchema = z.object({ content: z.string(), isError: z.boole
 export interface ToolExecutor {
   execute(job: ToolJob): Promise<ToolResult>;
   close(): Promise<void>;
+}
+
+/** A ToolExecutor's answer when `maxQueued` calls already wait. */
+export function queueFull(maxQueued: number): GatewayError {
+  return new GatewayError({
+    type: 'queue_full',
+    message: `the MCP tool queue is full (${maxQueued} calls waiting); retry later`,
+    retryAfter: 1,
+  });
 }
 
 /**
@@ -53,19 +58,4 @@ export class ToolJobFailure extends Error {
     this.error = error;
     this.retryable = retryable;
   }
-}
-
-/** A job failure as text (BullMQ keeps only a message): the gateway error's JSON. */
-export function encodeFailure(error: GatewayError): string {
-  return JSON.stringify(error.toJSON());
-}
-
-/** The gateway error a failed job carried; a failure that is not one (a job lost with its runner) is a 502. */
-export function decodeFailure(message: string): GatewayError {
-  const carried = decodeGatewayError(message);
-  if (carried) return carried;
-  return new GatewayError({
-    type: 'upstream_unreachable',
-    message: `the tool call failed on its runner: ${message}`,
-  });
 }
