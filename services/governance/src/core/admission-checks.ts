@@ -91,61 +91,54 @@ export function budgetChecks(owner: BudgetOwner, level: Level, options: BudgetAd
   });
 }
 
-/** The request and token windows of a rate limit: a request counts at admission, tokens at settlement. */
+/**
+ * The windows of a rate limit: a request counts at admission (`amount` 1), tokens at settlement (`amount` 0,
+ * admission only needs room for one more).
+ */
+const RATE_WINDOWS = [
+  {
+    kind: 'requests',
+    prefix: 'r',
+    amount: 1,
+    limit: 'request_max_limit',
+    duration: 'request_reset_duration',
+  },
+  { kind: 'tokens', prefix: 't', amount: 0, limit: 'token_max_limit', duration: 'token_reset_duration' },
+] as const;
+
+/** The request and token windows of a rate limit, in the order above. */
 export function rateLimitChecks(
   owner: { id: string; name: string; level: Level },
   limit: StoredVirtualKey['rate_limit'],
   now: number,
 ): AdmissionCheck[] {
   if (!limit) return [];
-  const window = (duration: string | undefined) => {
-    const length = fixedDurationMs(duration ?? '1m');
+  return RATE_WINDOWS.flatMap((window): AdmissionCheck[] => {
+    const max = limit[window.limit];
+    if (max === undefined) return [];
+    const duration = limit[window.duration] ?? '1m';
+    const length = fixedDurationMs(duration);
     const start = Math.floor(now / length) * length;
-    return { length, start, end: start + length };
-  };
-  const checks: AdmissionCheck[] = [];
-  const meaning = (kind: 'requests' | 'tokens', text: string, endMs: number): CheckMeaning => ({
-    kind,
-    level: owner.level,
-    name: owner.name,
-    limitText: text,
-    endMs,
+    const end = start + length;
+    return [
+      {
+        check: {
+          key: `${window.prefix}:${owner.id}:${length}:${start}`,
+          limit: max,
+          need: 1,
+          amount: window.amount,
+          expireAtMs: end,
+        },
+        meaning: {
+          kind: window.kind,
+          level: owner.level,
+          name: owner.name,
+          limitText: `${max} ${window.kind} per ${duration}`,
+          endMs: end,
+        },
+      },
+    ];
   });
-  if (limit.request_max_limit !== undefined) {
-    const { length, start, end } = window(limit.request_reset_duration);
-    checks.push({
-      check: {
-        key: `r:${owner.id}:${length}:${start}`,
-        limit: limit.request_max_limit,
-        need: 1,
-        amount: 1,
-        expireAtMs: end,
-      },
-      meaning: meaning(
-        'requests',
-        `${limit.request_max_limit} requests per ${limit.request_reset_duration ?? '1m'}`,
-        end,
-      ),
-    });
-  }
-  if (limit.token_max_limit !== undefined) {
-    const { length, start, end } = window(limit.token_reset_duration);
-    checks.push({
-      check: {
-        key: `t:${owner.id}:${length}:${start}`,
-        limit: limit.token_max_limit,
-        need: 1,
-        amount: 0,
-        expireAtMs: end,
-      },
-      meaning: meaning(
-        'tokens',
-        `${limit.token_max_limit} tokens per ${limit.token_reset_duration ?? '1m'}`,
-        end,
-      ),
-    });
-  }
-  return checks;
 }
 
 /** The owners of a key are looked up in the repository (held in memory: no store read). */

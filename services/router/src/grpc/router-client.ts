@@ -25,8 +25,8 @@ import type {
 import {
   type JsonMessage,
   type PassthroughFrame,
-  type RouterStub,
-  routerStub,
+  type RouterGrpcClient,
+  routerGrpcClient,
   type ServedMessage,
   writeFrame,
 } from './router-proto.ts';
@@ -59,10 +59,10 @@ function unaryCall<Reply>(
 
 /** RouterService over gRPC: the same interface as the core, one channel reused for every call. */
 export class RouterClient implements RouterService {
-  private readonly stub: RouterStub;
+  private readonly grpc: RouterGrpcClient;
 
   constructor(address: string) {
-    this.stub = routerStub(address);
+    this.grpc = routerGrpcClient(address);
   }
 
   /** A unary call answering JSON: the reply decoded and validated against `schema`. */
@@ -83,7 +83,7 @@ export class RouterClient implements RouterService {
   ): Promise<Served<Response>> {
     const message = { json: Buffer.from(JSON.stringify(request)) };
     const reply = await unaryCall<ServedMessage>(
-      (callback) => this.stub[method](message, callback),
+      (callback) => this.grpc[method](message, callback),
       options.signal,
     );
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
@@ -107,7 +107,7 @@ export class RouterClient implements RouterService {
   }
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const call = this.stub.Stream({ json: Buffer.from(JSON.stringify(request)) });
+    const call = this.grpc.Stream({ json: Buffer.from(JSON.stringify(request)) });
     const cancel = () => call.cancel();
     options.signal.addEventListener('abort', cancel, { once: true });
     try {
@@ -137,7 +137,7 @@ export class RouterClient implements RouterService {
     body: AsyncIterable<Uint8Array> | undefined,
     options: CallOptions,
   ): Promise<PassthroughResponse> {
-    const call = this.stub.Passthrough();
+    const call = this.grpc.Passthrough();
     const cancel = () => call.cancel();
     options.signal.addEventListener('abort', cancel, { once: true });
     const finish = () => {
@@ -187,32 +187,32 @@ export class RouterClient implements RouterService {
 
   listProviders() {
     return this.json(z.array(providerReplySchema), 'provider list', (callback) =>
-      this.stub.ListProviders({}, callback),
+      this.grpc.ListProviders({}, callback),
     );
   }
 
   getProvider(name: string) {
     return this.json(providerReplySchema, 'provider', (callback) =>
-      this.stub.GetProvider({ name }, callback),
+      this.grpc.GetProvider({ name }, callback),
     );
   }
 
   putProvider(name: string, config: unknown, options: { create: boolean }) {
     const request = { name, json: Buffer.from(JSON.stringify(config)), create: options.create };
-    return this.json(providerReplySchema, 'provider', (callback) => this.stub.PutProvider(request, callback));
+    return this.json(providerReplySchema, 'provider', (callback) => this.grpc.PutProvider(request, callback));
   }
 
   async deleteProvider(name: string): Promise<void> {
-    await unaryCall((callback) => this.stub.DeleteProvider({ name }, callback));
+    await unaryCall((callback) => this.grpc.DeleteProvider({ name }, callback));
   }
 
   health() {
     return this.json(z.array(providerHealthSchema), 'provider health', (callback) =>
-      this.stub.Health({}, callback),
+      this.grpc.Health({}, callback),
     );
   }
 
   close(): void {
-    this.stub.close();
+    this.grpc.close();
   }
 }

@@ -37,7 +37,7 @@ type Unary<Request, Reply> = (
 ) => ClientUnaryCall;
 
 /** A client of the Router service with its methods typed (proto-loader gives them as plain functions). */
-export interface RouterStub {
+export interface RouterGrpcClient {
   Complete: Unary<JsonMessage, ServedMessage>;
   Embed: Unary<JsonMessage, ServedMessage>;
   Stream: (request: JsonMessage) => ClientReadableStream<StreamReplyMessage>;
@@ -50,12 +50,12 @@ export interface RouterStub {
   close(): void;
 }
 
-/** One channel to the router at `address` (reused by every call), its methods typed as RouterStub. */
-export function routerStub(address: string): RouterStub {
+/** One channel to the router at `address` (reused by every call), the grpc-js client with its methods typed. */
+export function routerGrpcClient(address: string): RouterGrpcClient {
   const channel = grpcChannel(address);
   const Service = routerGrpcService();
   const client = new Service(channel.target, credentials.createInsecure(), channel.options);
-  const method = <Method>(name: keyof RouterStub): Method => {
+  const method = <Method>(name: keyof RouterGrpcClient): Method => {
     const found = client[name];
     if (!found) throw new Error(`proto/router.proto declares no method ${name}`);
     return found.bind(client);

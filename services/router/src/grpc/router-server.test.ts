@@ -4,7 +4,7 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { startGrpcServer } from '@gw/shared/grpc';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RouterService } from '../core/router-service.ts';
-import { type RouterStub, routerStub } from './router-proto.ts';
+import { type RouterGrpcClient, routerGrpcClient } from './router-proto.ts';
 import { addRouterService } from './router-server.ts';
 
 const calls: string[] = [];
@@ -16,7 +16,7 @@ const core = {
 } as Pick<RouterService, 'complete'> as RouterService;
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let client: RouterStub;
+let client: RouterGrpcClient;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -24,7 +24,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     register: (grpc) => addRouterService(grpc, core),
   });
-  client = routerStub(`127.0.0.1:${server.port}`);
+  client = routerGrpcClient(`127.0.0.1:${server.port}`);
 });
 
 afterAll(async () => {
