@@ -1,5 +1,6 @@
 // `pnpm start:cluster`: every service as its own process (GW_<SERVICE>_REPLICAS each) over gRPC, state in REDIS_URL.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { type ClusterEnvironment, clusterEnvironmentSchema, readEnvironment } from '@gw/shared';
 import { refuseStart } from '@gw/shared/server';
@@ -23,10 +24,11 @@ const replicas: Record<Service, number> = {
 };
 const addresses = (base: number, n: number) =>
   Array.from({ length: n }, (_, index) => `127.0.0.1:${base + index}`).join(',');
-// Every service gets this launcher's environment (LOG_LEVEL, GATEWAY_CONFIG, provider secrets…) and the
-// addresses of the others.
+// Every service gets this launcher's environment (LOG_LEVEL, GATEWAY_CONFIG, provider secrets…), the
+// addresses of the others, and the token of their gRPC calls (a fresh one per launch unless given).
 const shared: NodeJS.ProcessEnv = {
   ...process.env,
+  GW_CLUSTER_TOKEN: environment.GW_CLUSTER_TOKEN ?? randomBytes(32).toString('hex'),
   GW_ROUTER_ADDR: environment.GW_ROUTER_ADDR ?? addresses(environment.GW_ROUTER_PORT, replicas.router),
   GW_GOVERNANCE_ADDR:
     environment.GW_GOVERNANCE_ADDR ?? addresses(environment.GW_GOVERNANCE_PORT, replicas.governance),

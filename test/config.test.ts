@@ -214,7 +214,11 @@ describe('config loader', () => {
 
 describe('environment schemas', () => {
   const ingress = (GW_ROUTER_ADDR: string) =>
-    readEnvironment(ingressEnvironmentSchema, { GW_ROUTER_ADDR, GW_GOVERNANCE_ADDR: 'governance:7201' });
+    readEnvironment(ingressEnvironmentSchema, {
+      GW_ROUTER_ADDR,
+      GW_GOVERNANCE_ADDR: 'governance:7201',
+      GW_CLUSTER_TOKEN: CLUSTER_TOKEN,
+    });
 
   it.each([
     'router:7101',
@@ -332,6 +336,8 @@ describe('node src/cluster.ts start-up', () => {
   });
 });
 
+const CLUSTER_TOKEN = 'config-test-cluster-token-0123456789';
+
 /** The entry point of every process gw runs, by the name its refusal line carries. */
 const ENTRIES: Record<string, string> = {
   gateway: '../src/embedded.ts',
@@ -361,7 +367,11 @@ async function runEntry(entry: string, environment: Record<string, string>) {
 
 describe('every process refuses a missing or bad configuration with the same one line', () => {
   const entry = (process: string) => fileURLToPath(new URL(ENTRIES[process]!, import.meta.url));
-  const cluster = { GW_ROUTER_ADDR: '127.0.0.1:1', GW_GOVERNANCE_ADDR: '127.0.0.1:2' };
+  const cluster = {
+    GW_ROUTER_ADDR: '127.0.0.1:1',
+    GW_GOVERNANCE_ADDR: '127.0.0.1:2',
+    GW_CLUSTER_TOKEN: CLUSTER_TOKEN,
+  };
 
   it.each<[string, Record<string, string>, string]>([
     ['ingress', {}, 'GW_ROUTER_ADDR: is not set: the address of the router service (host:port)'],
@@ -373,10 +383,21 @@ describe('every process refuses a missing or bad configuration with the same one
     ],
     ['ingress', { ...cluster, PORT: 'eighty' }, "PORT: 'eighty' is not a port number"],
     ['router', { GW_ROUTER_PORT: '70000' }, "GW_ROUTER_PORT: '70000' is not a port number"],
+    [
+      'router',
+      {},
+      "GW_CLUSTER_TOKEN: is not set: the shared secret of the cluster's gRPC calls (openssl rand -hex 32)",
+    ],
+    ['governance', { GW_CLUSTER_TOKEN: 'short' }, 'GW_CLUSTER_TOKEN: is too short: use at least 16'],
+    [
+      'admin',
+      { ...cluster, GW_GRPC_TLS_CA: '/etc/gw/ca.crt' },
+      'GW_GRPC_TLS_CERT, GW_GRPC_TLS_KEY: is not set, and mutual TLS needs all of GW_GRPC_TLS_CA, _CERT, _KEY',
+    ],
     ['router', { LOG_LEVEL: 'loud' }, "LOG_LEVEL: 'loud' is not a log level"],
     [
       'governance',
-      { GATEWAY_CONFIG: '/does/not/exist.yaml' },
+      { GATEWAY_CONFIG: '/does/not/exist.yaml', GW_CLUSTER_TOKEN: CLUSTER_TOKEN },
       'GATEWAY_CONFIG: cannot read /does/not/exist.yaml',
     ],
     [

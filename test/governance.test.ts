@@ -274,7 +274,7 @@ describe.each(modes)('client rules (%s)', (_mode, start) => {
     const ok = await post(`${gateway.url}/v1/chat/completions`, CHAT, {
       headers: { 'x-tenant': 'a', 'x-gw-vk': 'sk-gw-config0000000000000000000000000000000000' },
     });
-    expect(ok.status).toBe(200);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
 });
 

@@ -290,6 +290,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         payload: '{"estimate":300}',
         alternative: -1,
       });
+      expect(await store.readReservation(id)).toEqual({ id, payload: '{"estimate":300}', alternative: -1 });
       const adjustment = { key: budget, delta: -180, expireAtMs: far() };
       const settles = await Promise.all(
         [1, 2, 3].map(() => store.settleReservation({ id, adjustments: [adjustment] })),
@@ -297,6 +298,7 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(settles.filter(Boolean)).toHaveLength(1);
       expect(await store.readCounters([budget])).toEqual([120]);
       expect((await store.dueReservations(Date.now(), 1_000)).map((due) => due.id)).not.toContain(id);
+      expect(await store.readReservation(id)).toBeUndefined();
       expect(await store.settleReservation({ id: unique('never'), adjustments: [adjustment] })).toBe(false);
     });
 

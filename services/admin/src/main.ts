@@ -2,6 +2,7 @@ import { GovernanceClient } from '@gw/governance/client';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import { adminEnvironmentSchema, createLogger, createMetrics, readSettings } from '@gw/shared';
+import { grpcClientSettings } from '@gw/shared/grpc';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
 import { composeAdmin } from './compose.ts';
@@ -10,8 +11,13 @@ const logger = createLogger({ service: 'admin' });
 await startService(logger, async () => {
   const { environment, config } = await readSettings(adminEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const router = new RouterClient(environment.GW_ROUTER_ADDR);
-  const governance = new GovernanceClient(environment.GW_GOVERNANCE_ADDR);
+  const grpc = await grpcClientSettings(environment);
+  const router = new RouterClient({
+    ...grpc,
+    address: environment.GW_ROUTER_ADDR,
+    callDeadlineMs: environment.GW_ROUTER_CALL_DEADLINE_MS,
+  });
+  const governance = new GovernanceClient({ ...grpc, address: environment.GW_GOVERNANCE_ADDR });
   // MCP clients live in the store; admin edits them and reads the runners' reports, never connecting itself.
   const mcpStore = environment.REDIS_URL ? await createStore(environment) : undefined;
   const app = composeAdmin({

@@ -3,6 +3,7 @@ import { BullToolQueue } from '@gw/mcp-runner/bullmq';
 import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import { createLogger, createMetrics, ingressEnvironmentSchema, readSettings } from '@gw/shared';
+import { grpcClientSettings } from '@gw/shared/grpc';
 import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
 import { composeIngress } from './compose.ts';
@@ -12,11 +13,17 @@ await startService(logger, async () => {
   const { environment, config } = await readSettings(ingressEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
   const metrics = createMetrics({ service: 'ingress' });
+  const grpc = await grpcClientSettings(environment);
   // Requests without a virtual key are decided here from the shared client settings: no governance hop.
-  const governance = new GovernanceClient(environment.GW_GOVERNANCE_ADDR, {
-    anonymousLocally: config.client,
+  const governance = new GovernanceClient(
+    { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
+    { anonymousLocally: config.client },
+  );
+  const router = new RouterClient({
+    ...grpc,
+    address: environment.GW_ROUTER_ADDR,
+    callDeadlineMs: environment.GW_ROUTER_CALL_DEADLINE_MS,
   });
-  const router = new RouterClient(environment.GW_ROUTER_ADDR);
   // MCP in cluster mode: the catalog follows the store, calls go to mcp-runner workers through BullMQ. Ingress
   // never connects to an MCP server itself.
   const redisUrl = environment.REDIS_URL;

@@ -76,6 +76,42 @@ const store = { ...redis, GATEWAY_DATA_DIR: z.preprocess(unset, z.string().defau
 /** `/metrics` of the services whose main port does not serve it (0: any free port). */
 const metrics = { GW_METRICS_PORT: port(0) };
 
+/**
+ * gRPC between the cluster's processes (docs/kubernetes.md): the shared token every call carries, and
+ * optionally mutual TLS (PEM files of the cluster's CA, this process's certificate and its key).
+ */
+const grpc = {
+  GW_CLUSTER_TOKEN: z.preprocess(
+    unset,
+    z
+      .string({ error: "is not set: the shared secret of the cluster's gRPC calls (openssl rand -hex 32)" })
+      .min(16, { error: 'is too short: use at least 16 characters (openssl rand -hex 32)' }),
+  ),
+  GW_GRPC_TLS_CA: optionalText,
+  GW_GRPC_TLS_CERT: optionalText,
+  GW_GRPC_TLS_KEY: optionalText,
+};
+
+/** A gRPC server: connections older than this are closed (after a grace for their calls), so clients spread. */
+const grpcServer = {
+  ...grpc,
+  GW_GRPC_MAX_CONNECTION_AGE_MS: positiveInteger(30_000),
+  GW_GRPC_MAX_CONNECTION_AGE_GRACE_MS: positiveInteger(900_000),
+};
+
+/**
+ * A gRPC client: the deadline of short calls and health checks (a frozen replica costs at most this much),
+ * and of the router's calls, which last as long as a completion may.
+ */
+const grpcClient = {
+  ...grpc,
+  GW_GRPC_DEADLINE_MS: positiveInteger(1_000),
+  GW_ROUTER_CALL_DEADLINE_MS: positiveInteger(900_000),
+};
+
+export type GrpcServerEnvironment = z.infer<z.ZodObject<typeof grpcServer>>;
+export type GrpcClientEnvironment = z.infer<z.ZodObject<typeof grpcClient>>;
+
 /** What every process's environment has (logging, host, shutdown, config file). */
 export type CommonEnvironment = z.infer<z.ZodObject<typeof common>>;
 
@@ -93,6 +129,7 @@ export const ingressEnvironmentSchema = z.object({
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
+  ...grpcClient,
 });
 
 export const routerEnvironmentSchema = z.object({
@@ -100,6 +137,7 @@ export const routerEnvironmentSchema = z.object({
   ...store,
   ...metrics,
   GW_ROUTER_PORT: port(7101),
+  ...grpcServer,
 });
 
 export const governanceEnvironmentSchema = z.object({
@@ -107,6 +145,7 @@ export const governanceEnvironmentSchema = z.object({
   ...store,
   ...metrics,
   GW_GOVERNANCE_PORT: port(7201),
+  ...grpcServer,
 });
 
 export const adminEnvironmentSchema = z.object({
@@ -118,6 +157,7 @@ export const adminEnvironmentSchema = z.object({
   GATEWAY_ADMIN_TOKEN: optionalText,
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
+  ...grpcClient,
 });
 
 export const mcpRunnerEnvironmentSchema = z.object({
@@ -153,6 +193,7 @@ export const clusterEnvironmentSchema = z.object({
   GW_ADMIN_PORT: port(9080),
   GW_ROUTER_ADDR: optionalAddress('router'),
   GW_GOVERNANCE_ADDR: optionalAddress('governance'),
+  GW_CLUSTER_TOKEN: z.preprocess(unset, grpc.GW_CLUSTER_TOKEN.optional()),
   GW_INGRESS_REPLICAS: replicas,
   GW_ROUTER_REPLICAS: replicas,
   GW_GOVERNANCE_REPLICAS: replicas,
@@ -163,7 +204,7 @@ export const clusterEnvironmentSchema = z.object({
 export type ClusterEnvironment = z.infer<typeof clusterEnvironmentSchema>;
 
 /** Variables whose value a refusal never repeats (a Redis URL may carry a password). */
-const SECRET_VARIABLES = new Set(['REDIS_URL', 'GATEWAY_ADMIN_TOKEN']);
+const SECRET_VARIABLES = new Set(['REDIS_URL', 'GATEWAY_ADMIN_TOKEN', 'GW_CLUSTER_TOKEN']);
 
 /** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */
 export function readEnvironment<Schema extends z.ZodType>(

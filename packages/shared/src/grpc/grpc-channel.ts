@@ -18,48 +18,29 @@ const PROTO_DIR = fileURLToPath(new URL('../../../../proto/', import.meta.url));
 
 const loaded = new Map<string, ServiceClientConstructor>();
 
+/** The package of each proto file: gw's services, and the standard health check. */
+const PACKAGES = {
+  governance: ['gw', 'governance'],
+  router: ['gw', 'router'],
+  health: ['grpc', 'health', 'v1'],
+};
+
 /**
- * The service constructor `gw.<name>.<Service>` of `proto/<name>.proto`, loaded on first use (importing a
+ * The service constructor `<package>.<Service>` of `proto/<name>.proto`, loaded on first use (importing a
  * client or server module parses no proto) and kept.
  */
-export function loadService(file: 'governance' | 'router', service: string): ServiceClientConstructor {
+export function loadService(file: keyof typeof PACKAGES, service: string): ServiceClientConstructor {
   const known = loaded.get(`${file}.${service}`);
   if (known) return known;
   const definition = loadSync(`${PROTO_DIR}${file}.proto`, {
     ...PROTO_LOADER_OPTIONS,
     includeDirs: [PROTO_DIR],
   });
-  const root = loadPackageDefinition(definition);
-  const namespace = (root['gw'] as GrpcObject)[file] as GrpcObject;
+  let namespace = loadPackageDefinition(definition);
+  for (const name of PACKAGES[file]) namespace = namespace[name] as GrpcObject;
   const serviceConstructor = namespace[service] as ServiceClientConstructor;
   loaded.set(`${file}.${service}`, serviceConstructor);
   return serviceConstructor;
-}
-
-/** Channel options shared by every client: keepalive so dead peers are noticed, large messages allowed. */
-const GRPC_CHANNEL_OPTIONS = {
-  'grpc.keepalive_time_ms': 30_000,
-  'grpc.keepalive_timeout_ms': 10_000,
-  'grpc.max_receive_message_length': 64 * 1024 * 1024,
-  'grpc.max_send_message_length': 64 * 1024 * 1024,
-};
-
-/**
- * Target and options of a client channel. Several comma-separated addresses (or a `dns:` name with several
- * records, as a headless Kubernetes service gives) are balanced round-robin per call.
- */
-export function grpcChannel(address: string): { target: string; options: Record<string, string | number> } {
-  const balanced = address.includes(',') || address.startsWith('dns:');
-  const target = address.includes(',') ? `ipv4:${address}` : address;
-  return {
-    target,
-    options: balanced
-      ? {
-          ...GRPC_CHANNEL_OPTIONS,
-          'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-        }
-      : GRPC_CHANNEL_OPTIONS,
-  };
 }
 
 /**

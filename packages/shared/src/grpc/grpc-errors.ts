@@ -38,6 +38,12 @@ const serviceErrorSchema = z.object({
   metadata: z.instanceof(Metadata).optional().catch(undefined),
 });
 
+/** Whether a failed call carries one of gw's errors (the peer answered), rather than a transport failure. */
+export function carriesGatewayError(thrown: unknown): boolean {
+  const metadata = (thrown as { metadata?: unknown } | undefined)?.metadata;
+  return metadata instanceof Metadata && metadata.get(ERROR_METADATA_KEY).length > 0;
+}
+
 /**
  * gRPC error -> GatewayError: the error the peer carried in metadata when it is one of gw's; otherwise the
  * status decides (cancelled, 503 for a peer that is down or too slow, else a 500 that does not leak text).

@@ -1,28 +1,52 @@
-import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import { Server as GrpcServer, type sendUnaryData } from '@grpc/grpc-js';
 import type { z } from 'zod';
-import { type CommonEnvironment, readSettings } from '../config/environment.ts';
+import { type CommonEnvironment, type GrpcServerEnvironment, readSettings } from '../config/environment.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { type Closable, metricsHandler, onShutdown, startHttpServer, startService } from '../server.ts';
 import { createStore, type Store, type StoreEnvironment } from '../store/index.ts';
+import { loadService } from './grpc-channel.ts';
+import { type GrpcSecurity, readGrpcSecurity, serverCredentials, tokenCheck } from './grpc-security.ts';
 
+/**
+ * A gRPC server of the cluster: every call but the health check needs the cluster token (and, with mutual
+ * TLS, a client certificate of the cluster's CA); connections close past a maximum age (their calls get a
+ * grace period), so clients reconnect and spread over replicas added since. The standard health check says
+ * SERVING until the server starts draining.
+ */
 export async function startGrpcServer(options: {
   port: number;
   host: string;
   register: (server: GrpcServer) => void;
+  security: GrpcSecurity;
+  /** GW_GRPC_MAX_CONNECTION_AGE_MS and its grace for the calls still running; unlimited when unset. */
+  maxConnectionAge?: { ageMs: number; graceMs: number };
 }): Promise<Closable & { port: number }> {
-  const server = new GrpcServer({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const age = options.maxConnectionAge;
+  const server = new GrpcServer({
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    ...(age && { 'grpc.max_connection_age_ms': age.ageMs, 'grpc.max_connection_age_grace_ms': age.graceMs }),
+    interceptors: [tokenCheck(options.security)],
+  });
+  let serving = true;
+  server.addService(loadService('health', 'Health').service, {
+    Check: (_call: unknown, callback: sendUnaryData<{ status: string }>) =>
+      callback(null, { status: serving ? 'SERVING' : 'NOT_SERVING' }),
+  });
   options.register(server);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
+    server.bindAsync(
+      `${options.host}:${options.port}`,
+      serverCredentials(options.security),
+      (error, bound) => (error ? reject(error) : resolve(bound)),
     );
   });
   return {
     port,
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
+        serving = false;
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -41,7 +65,9 @@ export async function startGrpcServer(options: {
  * shutdown on SIGTERM. A bad environment or config ends the process with one line.
  */
 export async function runGrpcService<
-  Environment extends CommonEnvironment & StoreEnvironment & { GW_METRICS_PORT: number },
+  Environment extends CommonEnvironment &
+    StoreEnvironment &
+    GrpcServerEnvironment & { GW_METRICS_PORT: number },
   Core extends { close(): Promise<void> },
 >(options: {
   service: string;
@@ -70,6 +96,11 @@ export async function runGrpcService<
       port: options.port(environment),
       host: environment.GW_HOST,
       register: (server) => options.register(server, core),
+      security: await readGrpcSecurity(environment),
+      maxConnectionAge: {
+        ageMs: environment.GW_GRPC_MAX_CONNECTION_AGE_MS,
+        graceMs: environment.GW_GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+      },
     });
     const http = await startHttpServer({
       port: environment.GW_METRICS_PORT,

@@ -146,6 +146,12 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async readReservation(id: string): Promise<DueReservation | undefined> {
+    this.assertOpen();
+    const reservation = this.reservations.get(id);
+    return reservation && parseReservation(id, reservation.payload);
+  }
+
   async dueReservations(nowMs: number, limit: number): Promise<DueReservation[]> {
     this.assertOpen();
     return Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }))

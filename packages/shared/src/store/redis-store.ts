@@ -174,6 +174,11 @@ export class RedisStore implements Store {
     return reply === 1;
   }
 
+  async readReservation(id: string): Promise<DueReservation | undefined> {
+    const payload = await this.connection.hget(this.reservationsKey(), id);
+    return payload === null ? undefined : parseReservation(id, payload);
+  }
+
   async dueReservations(nowMs: number, limit: number): Promise<DueReservation[]> {
     const ids = await this.connection.zrangebyscore(this.deadlinesKey(), '-inf', nowMs, 'LIMIT', 0, limit);
     if (ids.length === 0) return [];

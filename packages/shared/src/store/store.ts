@@ -25,6 +25,8 @@ export interface Store {
    * reservation was already settled or never existed.
    */
   settleReservation(request: SettleReservationRequest): Promise<boolean>;
+  /** An open reservation as admission recorded it; undefined once settled, or when it never existed. */
+  readReservation(id: string): Promise<DueReservation | undefined>;
   /** Reservations whose deadline passed without a settle, oldest first (for the sweeper). */
   dueReservations(nowMs: number, limit: number): Promise<DueReservation[]>;
   /** Current values of counters; 0 for a counter that does not exist. */

@@ -162,6 +162,59 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     await Promise.all([core.settle(settle), core.settle(settle), core.settle(settle)]);
     const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0001);
+    // Once settled, the reservation is no longer open: a later settle is refused and charges nothing.
+    await expect(core.settle(settle)).rejects.toMatchObject({ type: 'not_found' });
+    const again = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(again.usage[0]!.entries[0]!.used).toBe(0.0001);
+  });
+
+  it('settles against the reservation it recorded: a forged plan or an unknown reservation gives nothing back', async () => {
+    const { core, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'forger',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    const spend = async (tokens: number) => {
+      const plan = await core.authorize(request(key.value));
+      await core.settle({
+        requestId: `spend-${tokens}`,
+        settlement: plan.settlement!,
+        provider: 'openai',
+        model: 'gpt-test',
+        usage: usage(tokens, 0),
+      });
+    };
+    await spend(500);
+    const used = async () =>
+      (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })).usage[0]!.entries[0]!
+        .used;
+    expect(await used()).toBe(0.0005);
+    const plan = await core.authorize(request(key.value));
+    // The caller claims admission reserved $999 on each counter: settling "refunds" the difference.
+    const forged = {
+      ...plan.settlement!,
+      counters: plan.settlement!.counters.map((counter) => ({ ...counter, reserved: 999_000_000 })),
+    };
+    await core.settle({
+      requestId: 'f',
+      settlement: forged,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(100, 0),
+    });
+    expect(await used()).toBe(0.0006);
+    const unknown = { ...plan.settlement!, reservationId: 'res_never-made' };
+    await expect(
+      core.settle({
+        requestId: 'u',
+        settlement: unknown,
+        provider: 'openai',
+        model: 'gpt-test',
+        usage: usage(1, 0),
+      }),
+    ).rejects.toMatchObject({ type: 'not_found', message: expect.stringContaining('res_never-made') });
+    expect(await used()).toBe(0.0006);
   });
 
   it('charges a reservation whose settle never came at its estimate, once', async () => {

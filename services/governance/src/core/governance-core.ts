@@ -1,8 +1,13 @@
-import type { ClientConfig, GatewayConfig, Logger } from '@gw/shared';
+import { type ClientConfig, type GatewayConfig, type Logger, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { admissionChecks } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
-import type { ManageRequest, ManageResult, ManageResults } from './governance-messages.ts';
+import {
+  type ManageRequest,
+  type ManageResult,
+  type ManageResults,
+  settlementPlanSchema,
+} from './governance-messages.ts';
 import { GovernanceRepository } from './governance-repository.ts';
 import type {
   AuthorizeRequest,
@@ -145,10 +150,22 @@ export class GovernanceCore implements GovernanceService {
 
   // --- settle ------------------------------------------------------------------------------------------
 
+  /**
+   * Charges a request against the reservation admission recorded: the plan (counters, reserved amounts, the
+   * admitted alternative) is the stored one, never the caller's copy, so a forged or stale plan cannot hand a
+   * budget back; a reservation that is not open (settled already, or never made here) is refused, and the
+   * store applies a settle once however many race.
+   */
   async settle(request: SettleRequest): Promise<void> {
+    const id = request.settlement.reservationId;
+    const stored = await this.dependencies.store.readReservation(id);
+    if (!stored) throw notFound(`open reservation ${id} (settled already, or never made)`);
+    const plan = settlementPlanSchema.parse(JSON.parse(stored.payload));
+    const reservedProvider = plan.alternativeProviders[stored.alternative];
+    const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
     await this.dependencies.store.settleReservation({
-      id: request.settlement.reservationId,
-      adjustments: settlementAdjustments(request, this.prices),
+      id,
+      adjustments: settlementAdjustments({ ...request, settlement }, this.prices),
     });
   }
 

@@ -74,14 +74,6 @@ export function settlementAdjustments(request: SettleRequest, prices: PriceCatal
   return adjustments;
 }
 
-/** The settle the sweeper makes for a reservation nobody settled: its plan, charged at its estimate. */
-function sweptSettle(options: { id: string; plan: SettlementPlan; alternative: number }): SettleRequest {
-  const { plan } = options;
-  const reservedProvider = plan.alternativeProviders[options.alternative];
-  const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
-  return { requestId: options.id, settlement, ...plan.estimate };
-}
-
 /** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
 export async function sweepUnsettled(options: {
   store: Store;
@@ -91,10 +83,11 @@ export async function sweepUnsettled(options: {
 }): Promise<number> {
   const due = await options.store.dueReservations(options.now, 200);
   let charged = 0;
-  for (const { id, payload, alternative } of due) {
+  for (const { id, payload } of due) {
     try {
+      // Settle reads the reservation again (its admitted alternative included) and charges the estimate.
       const plan = settlementPlanSchema.parse(JSON.parse(payload));
-      await options.settle(sweptSettle({ id, plan, alternative }));
+      await options.settle({ requestId: id, settlement: plan, ...plan.estimate });
       charged++;
     } catch (error) {
       options.logger.error({ err: error, reservation: id }, 'could not charge an unsettled reservation');

@@ -1,6 +1,6 @@
-import { Client, credentials, type ServiceDefinition } from '@grpc/grpc-js';
+import { Client, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ClientConfig } from '@gw/shared';
-import { decodeMessage, fromGrpcError, grpcChannel } from '@gw/shared/grpc';
+import { decodeMessage, fromGrpcError, type GrpcClientSettings, ReplicaPool } from '@gw/shared/grpc';
 import { authorizeAnonymous } from '../core/anonymous.ts';
 import {
   authorizeResultSchema,
@@ -20,9 +20,20 @@ import { governanceGrpcService } from './governance-server.ts';
 /** Every Governance message is one `bytes json` field (proto/governance.proto). */
 type JsonMessage = { json?: Buffer };
 
-/** GovernanceService over gRPC: the same interface as the core; what it decodes is validated. */
+/**
+ * Most deadlines a call may take, in deadlines: one for the hot calls; management lists whole collections.
+ */
+const DEADLINES = { Authorize: 1, Settle: 1, Manage: 10 } as const;
+
+/**
+ * GovernanceService over gRPC: the same interface as the core; what it decodes is validated. Every call has a
+ * deadline; one that finds its replica down or frozen is tried once more on another (all three are safe to
+ * repeat: a settle applies once per reservation, an authorize that timed out reserved at most what the sweeper
+ * releases, and management writes are whole-document puts).
+ */
 export class GovernanceClient implements GovernanceService {
-  private readonly client: Client;
+  private readonly replicas: ReplicaPool<Client>;
+  private readonly deadlineMs: number;
   private readonly methods: ServiceDefinition;
   private readonly anonymousLocally: ClientConfig | undefined;
 
@@ -30,27 +41,37 @@ export class GovernanceClient implements GovernanceService {
    * `anonymousLocally`: the client settings, when the caller has them (ingress does): a request without a
    * virtual key is then decided here, without a round trip, by the same function the core uses.
    */
-  constructor(address: string, options: { anonymousLocally?: ClientConfig } = {}) {
+  constructor(settings: GrpcClientSettings, options: { anonymousLocally?: ClientConfig } = {}) {
     this.anonymousLocally = options.anonymousLocally;
-    const channel = grpcChannel(address);
     this.methods = governanceGrpcService().service;
-    this.client = new Client(channel.target, credentials.createInsecure(), channel.options);
+    this.deadlineMs = settings.deadlineMs;
+    this.replicas = new ReplicaPool({
+      ...settings,
+      create: (target, credentials, clientOptions) => new Client(target, credentials, clientOptions),
+    });
   }
 
-  private call(method: 'Authorize' | 'Settle' | 'Manage', request: unknown): Promise<Buffer> {
+  private async call(method: keyof typeof DEADLINES, request: unknown): Promise<Buffer> {
     const definition = this.methods[method]!;
-    return new Promise((resolve, reject) => {
-      this.client.makeUnaryRequest<JsonMessage, JsonMessage>(
-        definition.path,
-        definition.requestSerialize,
-        definition.responseDeserialize,
-        { json: Buffer.from(JSON.stringify(request)) },
-        (error, value) => {
-          if (error) reject(fromGrpcError(error));
-          else resolve(value?.json ?? Buffer.alloc(0));
-        },
+    const message = { json: Buffer.from(JSON.stringify(request)) };
+    try {
+      return await this.replicas.call(
+        (client) =>
+          new Promise<Buffer>((resolve, reject) => {
+            client.makeUnaryRequest<JsonMessage, JsonMessage>(
+              definition.path,
+              definition.requestSerialize,
+              definition.responseDeserialize,
+              message,
+              { deadline: Date.now() + this.deadlineMs * DEADLINES[method] },
+              (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
+            );
+          }),
+        { retry: true },
       );
-    });
+    } catch (error) {
+      throw fromGrpcError(error);
+    }
   }
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
@@ -74,6 +95,6 @@ export class GovernanceClient implements GovernanceService {
   }
 
   close(): void {
-    this.client.close();
+    this.replicas.close();
   }
 }

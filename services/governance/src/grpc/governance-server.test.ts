@@ -3,7 +3,8 @@
 // what it decodes: a management answer of the wrong shape is a broken peer.
 import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { GatewayError } from '@gw/shared';
-import { startGrpcServer } from '@gw/shared/grpc';
+import { startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
+import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ManageRequest, ManageResult, ManageResults } from '../core/governance-messages.ts';
 import type { GovernanceService } from '../core/governance-service.ts';
@@ -37,9 +38,12 @@ beforeAll(async () => {
     port: 0,
     host: '127.0.0.1',
     register: (grpc) => addGovernanceService(grpc, new RecordingCore()),
+    security: TEST_GRPC_SECURITY,
   });
-  client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure());
-  governance = new GovernanceClient(`127.0.0.1:${server.port}`);
+  client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure(), {
+    interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
+  });
+  governance = new GovernanceClient(testGrpcClientSettings(`127.0.0.1:${server.port}`));
 });
 
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
-import { EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
+import { EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
 import { observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
@@ -18,13 +18,19 @@ export function createSettler(dependencies: { governance: GovernanceService; log
   const { governance, logger } = dependencies;
   const pending = new Set<Promise<void>>();
 
+  /**
+   * Retries what may succeed later (governance or Redis unavailable). A refusal is final, and a reservation
+   * that is no longer open on a retry was settled by an earlier attempt whose answer was lost.
+   */
   async function settleWithRetries(request: SettleRequest): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await governance.settle(request);
         return;
       } catch (error) {
-        if (attempt >= 4) throw error;
+        const refused = error instanceof GatewayError && error.status < 500;
+        if (refused && attempt > 0 && error.type === 'not_found') return;
+        if (refused || attempt >= 4) throw error;
         await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
       }
     }

@@ -2,6 +2,7 @@
 // bytes as they came. A core that hands the server ready JSON (`json`) lets the test forge a reply.
 import type { ChatCompletionChunk, CompletionResponse } from '@gw/shared';
 import { startGrpcServer } from '@gw/shared/grpc';
+import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CompletionRoute, RouterService, StreamItem } from '../core/router-service.ts';
 import { RouterClient } from './router-client.ts';
@@ -55,8 +56,9 @@ beforeAll(async () => {
     port: 0,
     host: '127.0.0.1',
     register: (grpc) => addRouterService(grpc, core),
+    security: TEST_GRPC_SECURITY,
   });
-  client = new RouterClient(`127.0.0.1:${server.port}`);
+  client = new RouterClient(testGrpcClientSettings(`127.0.0.1:${server.port}`));
 });
 
 afterAll(async () => {

@@ -5,8 +5,9 @@ import {
   embeddingsListSchema,
   GatewayError,
   internalError,
+  serviceUnavailable,
 } from '@gw/shared';
-import { decodeMessage, fromGrpcError } from '@gw/shared/grpc';
+import { decodeMessage, fromGrpcError, type GrpcClientSettings, ReplicaPool } from '@gw/shared/grpc';
 import { z } from 'zod';
 import { providerHealthSchema } from '../core/health.ts';
 import type {
@@ -40,38 +41,105 @@ function callFailure(error: unknown): GatewayError {
   return error instanceof GatewayError ? error : fromGrpcError(error);
 }
 
-/** Starts a unary call and settles with its reply; the signal, when given, cancels the call. */
+/** Starts a unary call and settles with its reply, or the call's own error (for the replica pool to judge). */
 function unaryCall<Reply>(
   start: (callback: (error: ServiceError | null, reply?: Reply) => void) => ClientUnaryCall,
-  signal?: AbortSignal,
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const call = start((error, reply) => {
-      signal?.removeEventListener('abort', cancel);
-      if (error) reject(fromGrpcError(error));
+    start((error, reply) => {
+      if (error) reject(error);
       else if (reply === undefined) reject(internalError('the router answered without a reply'));
       else resolve(reply);
     });
-    const cancel = () => call.cancel();
-    signal?.addEventListener('abort', cancel, { once: true });
   });
 }
 
-/** RouterService over gRPC: the same interface as the core, one channel reused for every call. */
-export class RouterClient implements RouterService {
-  private readonly grpc: RouterGrpcClient;
+export interface RouterClientSettings extends GrpcClientSettings {
+  /** GW_ROUTER_CALL_DEADLINE_MS: the most a completion, embedding or pass-through call may take. */
+  callDeadlineMs: number;
+}
 
-  constructor(address: string) {
-    this.grpc = routerGrpcClient(address);
+/**
+ * RouterService over gRPC: the same interface as the core, over the router's replicas (ReplicaPool: a replica
+ * that is down or frozen is ejected; reads are tried once more on another). Completions are never repeated
+ * (the first router may already have called the upstream); they fail with 503 and the caller's fallbacks or
+ * retries decide.
+ */
+export class RouterClient implements RouterService {
+  private readonly replicas: ReplicaPool<RouterGrpcClient>;
+  private readonly deadlineMs: number;
+  private readonly callDeadlineMs: number;
+
+  constructor(settings: RouterClientSettings) {
+    this.deadlineMs = settings.deadlineMs;
+    this.callDeadlineMs = settings.callDeadlineMs;
+    this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
   }
 
-  /** A unary call answering JSON: the reply decoded and validated against `schema`. */
+  /** Runs a call on a replica, reporting its failure to the pool (a replica fault ejects the replica). */
+  private async onReplica<Result>(run: (grpc: RouterGrpcClient) => Promise<Result>): Promise<Result> {
+    const picked = await this.replicas.connected();
+    try {
+      return await run(picked.stub);
+    } catch (error) {
+      this.replicas.report(picked.target, error);
+      throw error;
+    }
+  }
+
+  /**
+   * A long call (completion, stream, pass-through) on a connected replica: `bind` cancels the call when the
+   * caller goes away or the replica stops answering health checks (and gives the undo, for when the call
+   * ends); `failure` reports how it failed to the pool and names the replica that stopped answering.
+   */
+  private async longCall(callerSignal: AbortSignal) {
+    const picked = await this.replicas.connected().catch((error) => {
+      throw callFailure(error);
+    });
+    const watched = this.replicas.watch(picked.target);
+    return {
+      stub: picked.stub,
+      bind: (call: { cancel(): void }) => {
+        const cancel = () => call.cancel();
+        callerSignal.addEventListener('abort', cancel, { once: true });
+        watched.signal.addEventListener('abort', cancel, { once: true });
+        return () => {
+          callerSignal.removeEventListener('abort', cancel);
+          watched.signal.removeEventListener('abort', cancel);
+          watched.release();
+        };
+      },
+      failure: (error: unknown): GatewayError => {
+        this.replicas.report(picked.target, error);
+        return watched.faulted()
+          ? serviceUnavailable(`the router replica ${picked.target} stopped answering`)
+          : callFailure(error);
+      },
+    };
+  }
+
+  /** A short unary call answering JSON (a read: retried once on another replica), decoded against `schema`. */
   private async json<Schema extends z.ZodType>(
     schema: Schema,
     what: string,
-    start: (callback: (error: ServiceError | null, reply?: JsonMessage) => void) => ClientUnaryCall,
+    start: (
+      grpc: RouterGrpcClient,
+      options: { deadline: number },
+      callback: (error: ServiceError | null, reply?: JsonMessage) => void,
+    ) => ClientUnaryCall,
+    options: { retry: boolean } = { retry: true },
   ): Promise<z.infer<Schema>> {
-    const reply = await unaryCall(start);
+    const reply = await this.replicas
+      .call(
+        (grpc) =>
+          unaryCall<JsonMessage>((callback) =>
+            start(grpc, { deadline: Date.now() + this.deadlineMs * 10 }, callback),
+          ),
+        options,
+      )
+      .catch((error) => {
+        throw callFailure(error);
+      });
     return decodeMessage(schema, reply.json, { what, side: 'reply' });
   }
 
@@ -82,10 +150,18 @@ export class RouterClient implements RouterService {
     options: CallOptions & { schema: z.ZodType<Response>; what: string },
   ): Promise<Served<Response>> {
     const message = { json: Buffer.from(JSON.stringify(request)) };
-    const reply = await unaryCall<ServedMessage>(
-      (callback) => this.grpc[method](message, callback),
-      options.signal,
-    );
+    const deadline = Date.now() + this.callDeadlineMs;
+    const long = await this.longCall(options.signal);
+    let unbind = () => {};
+    const reply = await unaryCall<ServedMessage>((callback) => {
+      const call = long.stub[method](message, { deadline }, callback);
+      unbind = long.bind(call);
+      return call;
+    })
+      .catch((error) => {
+        throw long.failure(error);
+      })
+      .finally(() => unbind());
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
     return { response, provider: reply.provider, json: reply.json.toString('utf8') };
   }
@@ -107,9 +183,12 @@ export class RouterClient implements RouterService {
   }
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const call = this.grpc.Stream({ json: Buffer.from(JSON.stringify(request)) });
-    const cancel = () => call.cancel();
-    options.signal.addEventListener('abort', cancel, { once: true });
+    const long = await this.longCall(options.signal);
+    const call = long.stub.Stream(
+      { json: Buffer.from(JSON.stringify(request)) },
+      { deadline: Date.now() + this.callDeadlineMs },
+    );
+    const unbind = long.bind(call);
     try {
       for await (const message of call) {
         const chunk = decodeMessage(chatCompletionChunkSchema, message.chunk, {
@@ -121,9 +200,9 @@ export class RouterClient implements RouterService {
         yield item;
       }
     } catch (error) {
-      throw callFailure(error);
+      throw long.failure(error);
     } finally {
-      options.signal.removeEventListener('abort', cancel);
+      unbind();
       call.cancel();
     }
   }
@@ -137,11 +216,11 @@ export class RouterClient implements RouterService {
     body: AsyncIterable<Uint8Array> | undefined,
     options: CallOptions,
   ): Promise<PassthroughResponse> {
-    const call = this.grpc.Passthrough();
-    const cancel = () => call.cancel();
-    options.signal.addEventListener('abort', cancel, { once: true });
+    const long = await this.longCall(options.signal);
+    const call = long.stub.Passthrough({ deadline: Date.now() + this.callDeadlineMs });
+    const unbind = long.bind(call);
     const finish = () => {
-      options.signal.removeEventListener('abort', cancel);
+      unbind();
       call.cancel();
     };
     // Errors of the upload surface as the call's status on the reading side; the pump only stops.
@@ -166,7 +245,7 @@ export class RouterClient implements RouterService {
       });
     } catch (error) {
       finish();
-      throw callFailure(error);
+      throw long.failure(error);
     }
     return {
       status: head.status,
@@ -177,7 +256,7 @@ export class RouterClient implements RouterService {
             if (next.value.chunk.length > 0) yield next.value.chunk;
           }
         } catch (error) {
-          throw callFailure(error);
+          throw long.failure(error);
         } finally {
           finish();
         }
@@ -186,33 +265,43 @@ export class RouterClient implements RouterService {
   }
 
   listProviders() {
-    return this.json(z.array(providerReplySchema), 'provider list', (callback) =>
-      this.grpc.ListProviders({}, callback),
+    return this.json(z.array(providerReplySchema), 'provider list', (grpc, options, callback) =>
+      grpc.ListProviders({}, options, callback),
     );
   }
 
   getProvider(name: string) {
-    return this.json(providerReplySchema, 'provider', (callback) =>
-      this.grpc.GetProvider({ name }, callback),
+    return this.json(providerReplySchema, 'provider', (grpc, options, callback) =>
+      grpc.GetProvider({ name }, options, callback),
     );
   }
 
   putProvider(name: string, config: unknown, options: { create: boolean }) {
     const request = { name, json: Buffer.from(JSON.stringify(config)), create: options.create };
-    return this.json(providerReplySchema, 'provider', (callback) => this.grpc.PutProvider(request, callback));
+    return this.json(
+      providerReplySchema,
+      'provider',
+      (grpc, callOptions, callback) => grpc.PutProvider(request, callOptions, callback),
+      { retry: false },
+    );
   }
 
   async deleteProvider(name: string): Promise<void> {
-    await unaryCall((callback) => this.grpc.DeleteProvider({ name }, callback));
+    const deadline = Date.now() + this.deadlineMs * 10;
+    await this.onReplica((grpc) =>
+      unaryCall((callback) => grpc.DeleteProvider({ name }, { deadline }, callback)),
+    ).catch((error) => {
+      throw callFailure(error);
+    });
   }
 
   health() {
-    return this.json(z.array(providerHealthSchema), 'provider health', (callback) =>
-      this.grpc.Health({}, callback),
+    return this.json(z.array(providerHealthSchema), 'provider health', (grpc, options, callback) =>
+      grpc.Health({}, options, callback),
     );
   }
 
   close(): void {
-    this.grpc.close();
+    this.replicas.close();
   }
 }

@@ -1,11 +1,13 @@
-import {
-  type ClientDuplexStream,
-  type ClientReadableStream,
-  type ClientUnaryCall,
-  credentials,
-  type ServiceError,
+import type {
+  CallOptions,
+  ChannelCredentials,
+  ClientDuplexStream,
+  ClientOptions,
+  ClientReadableStream,
+  ClientUnaryCall,
+  ServiceError,
 } from '@grpc/grpc-js';
-import { grpcChannel, loadService } from '@gw/shared/grpc';
+import { loadService } from '@gw/shared/grpc';
 
 /** The Router service of proto/router.proto (loaded on first use). */
 export const routerGrpcService = () => loadService('router', 'Router');
@@ -33,6 +35,7 @@ export interface PassthroughFrame {
 
 type Unary<Request, Reply> = (
   request: Request,
+  options: CallOptions,
   callback: (error: ServiceError | null, reply?: Reply) => void,
 ) => ClientUnaryCall;
 
@@ -40,21 +43,23 @@ type Unary<Request, Reply> = (
 export interface RouterGrpcClient {
   Complete: Unary<JsonMessage, ServedMessage>;
   Embed: Unary<JsonMessage, ServedMessage>;
-  Stream: (request: JsonMessage) => ClientReadableStream<StreamReplyMessage>;
-  Passthrough: () => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
+  Stream: (request: JsonMessage, options: CallOptions) => ClientReadableStream<StreamReplyMessage>;
+  Passthrough: (options: CallOptions) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
   ListProviders: Unary<Record<string, never>, JsonMessage>;
   GetProvider: Unary<{ name: string }, JsonMessage>;
   PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;
   DeleteProvider: Unary<{ name: string }, JsonMessage>;
   Health: Unary<Record<string, never>, JsonMessage>;
-  close(): void;
 }
 
-/** One channel to the router at `address` (reused by every call), the grpc-js client with its methods typed. */
-export function routerGrpcClient(address: string): RouterGrpcClient {
-  const channel = grpcChannel(address);
+/** The grpc-js client of one router replica with its methods typed (its channel comes with the options). */
+export function routerGrpcClient(
+  target: string,
+  credentials: ChannelCredentials,
+  options: ClientOptions,
+): RouterGrpcClient {
   const Service = routerGrpcService();
-  const client = new Service(channel.target, credentials.createInsecure(), channel.options);
+  const client = new Service(target, credentials, options);
   const method = <Method>(name: keyof RouterGrpcClient): Method => {
     const found = client[name];
     if (!found) throw new Error(`proto/router.proto declares no method ${name}`);
@@ -70,7 +75,6 @@ export function routerGrpcClient(address: string): RouterGrpcClient {
     PutProvider: method('PutProvider'),
     DeleteProvider: method('DeleteProvider'),
     Health: method('Health'),
-    close: () => client.close(),
   };
 }
 

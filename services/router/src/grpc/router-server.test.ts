@@ -1,7 +1,8 @@
 // The router's gRPC server validates what it decodes: a malformed route request is invalid_request and
 // never reaches the core.
-import { type ServiceError, status } from '@grpc/grpc-js';
-import { startGrpcServer } from '@gw/shared/grpc';
+import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
+import { TEST_GRPC_SECURITY } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RouterService } from '../core/router-service.ts';
 import { type RouterGrpcClient, routerGrpcClient } from './router-proto.ts';
@@ -23,12 +24,14 @@ beforeAll(async () => {
     port: 0,
     host: '127.0.0.1',
     register: (grpc) => addRouterService(grpc, core),
+    security: TEST_GRPC_SECURITY,
   });
-  client = routerGrpcClient(`127.0.0.1:${server.port}`);
+  client = routerGrpcClient(`127.0.0.1:${server.port}`, credentials.createInsecure(), {
+    interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
+  });
 });
 
 afterAll(async () => {
-  client.close();
   await server.close(1_000);
 });
 
@@ -48,7 +51,7 @@ it.each([
   ],
 ])('refuses a route request with %s', async (_name, request, field) => {
   const error = await new Promise<ServiceError | undefined>((resolve) => {
-    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, (failure) =>
+    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, {}, (failure) =>
       resolve(failure ?? undefined),
     );
   });
@@ -58,7 +61,10 @@ it.each([
 });
 
 it('refuses a malformed stream or embeddings request before the core', async () => {
-  const stream = client.Stream({ json: Buffer.from(JSON.stringify({ requestId: 'r', operation: 'chat' })) });
+  const stream = client.Stream(
+    { json: Buffer.from(JSON.stringify({ requestId: 'r', operation: 'chat' })) },
+    {},
+  );
   const streamError = await new Promise<ServiceError>((resolve) => {
     stream.on('error', resolve);
     stream.on('data', () => {});
@@ -71,7 +77,9 @@ it('refuses a malformed stream or embeddings request before the core', async () 
       targets: [{ provider: 'openai', model: 'm' }],
       params: {},
     };
-    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, (failure) => resolve(failure ?? undefined));
+    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, {}, (failure) =>
+      resolve(failure ?? undefined),
+    );
   });
   expect(embedError?.code).toBe(status.INVALID_ARGUMENT);
   expect(embedError?.details).toContain('input');
