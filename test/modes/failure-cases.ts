@@ -124,6 +124,63 @@ export function failureCases(mode: ModeContext): void {
     });
   });
 
+  describe('bounded fan-out', () => {
+    const unavailable = { status: 503, json: { error: { message: 'overloaded' } } };
+
+    it('refuses more fallbacks than client.max_fallbacks before any upstream call', async () => {
+      const answer = await chat({
+        model: 'openai/gpt-4o-mini',
+        messages: hello,
+        fallbacks: Array.from({ length: 100 }, () => 'openai-backup/gpt-4o'),
+      });
+      expectGatewayError(answer, { status: 400, type: 'invalid_request' });
+      expect(answer.body.error.message).toBe(
+        'fallbacks: 100 given, at most 5 are allowed (client.max_fallbacks)',
+      );
+      expect(mode.fakes.primary.requests).toHaveLength(0);
+      expect(mode.fakes.backup.requests).toHaveLength(0);
+    });
+
+    it('stops at client.max_attempts upstream calls across targets and retries', async () => {
+      // Six targets of three attempts each would be 18 calls; the request may make 10.
+      mode.fakes.primary.enqueue(...Array(20).fill(unavailable));
+      mode.fakes.backup.enqueue(...Array(20).fill(unavailable));
+      try {
+        const answer = await chat({
+          model: 'openai/gpt-4o-mini',
+          messages: hello,
+          fallbacks: [
+            'openai-backup/gpt-4o',
+            'openai/gpt-4o',
+            'openai-backup/gpt-4o',
+            'openai/gpt-4o',
+            'openai-backup/gpt-4o',
+          ],
+        });
+        expect(answer.status).toBe(503);
+        expect(answer.body.error.type).toBe('all_targets_failed');
+        expect(mode.fakes.primary.requests.length + mode.fakes.backup.requests.length).toBe(10);
+      } finally {
+        mode.fakes.primary.dropQueued();
+        mode.fakes.backup.dropQueued();
+      }
+    });
+
+    it('relays at most 16 KiB of an upstream error body', async () => {
+      const huge = 'x'.repeat(4 * 1024 * 1024);
+      mode.fakes.primary.enqueue({
+        status: 400,
+        headers: { 'content-type': 'text/plain' },
+        chunks: [Buffer.from(huge)],
+      });
+      const answer = await chat({ model: 'openai/gpt-4o-mini', messages: hello });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.type).toBe('upstream_error');
+      expect(JSON.stringify(answer.body).length).toBeLessThan(20 * 1024);
+      expect(answer.body.extra_fields.upstream_error).toBe('x'.repeat(16 * 1024));
+    });
+  });
+
   describe('bad input', () => {
     const good = { model: 'openai/gpt-4o-mini', messages: hello };
     const cases: Array<{

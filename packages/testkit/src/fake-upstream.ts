@@ -119,6 +119,10 @@ export async function startFakeUpstream(routes: readonly FakeRoute[]) {
     enqueue(...answers: FakeUpstreamAnswer[]) {
       script.push(...answers);
     },
+    /** Drops the answers still queued (those a request did not take). */
+    dropQueued() {
+      script.length = 0;
+    },
     last(): FakeUpstreamRequest {
       const request = requests[requests.length - 1];
       if (!request) throw new Error('the fake upstream received no request');

@@ -18,5 +18,9 @@ export function startRouter(options: {
     environment: options.environment,
     seedProviders: options.config.providers,
     sendRawResponse: options.config.client.send_raw_response,
+    limits: {
+      maxFallbacks: options.config.client.max_fallbacks,
+      maxAttempts: options.config.client.max_attempts,
+    },
   });
 }

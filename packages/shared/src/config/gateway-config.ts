@@ -25,6 +25,10 @@ export const clientConfigSchema = z.strictObject({
     .default(10 * 1024 * 1024),
   /** Include the provider's own body as `extra_fields.raw_response`. */
   send_raw_response: z.boolean().default(true),
+  /** Most `fallbacks` one request may name (more is a 400): each can cost upstream calls. */
+  max_fallbacks: z.number().int().min(0).max(100).default(5),
+  /** Most upstream calls one request may cause, across its targets and their retries together. */
+  max_attempts: z.number().int().positive().max(100).default(10),
   /** Serve `/api/*` without a credential. Off unless the operator says so. */
   allow_anonymous_admin: z.boolean().default(false),
 });

@@ -1,6 +1,7 @@
 import {
   type ChatCompletionChunk,
   GatewayError,
+  invalidRequest,
   isTransient,
   type Metrics,
   type Operation,
@@ -30,11 +31,21 @@ export type Attempt<O extends Operation, T> = (
   context: AdapterContext,
 ) => Promise<T>;
 
+/** What one request may cost upstream: its fallbacks, and its calls across targets and retries together. */
+export interface PlanLimits {
+  maxFallbacks: number;
+  maxAttempts: number;
+}
+
+/** client.max_fallbacks and client.max_attempts by default. */
+export const DEFAULT_PLAN_LIMITS: PlanLimits = { maxFallbacks: 5, maxAttempts: 10 };
+
 export interface PlanExecutionDependencies {
   providers: ProviderConfigs;
   http: UpstreamClient;
   metrics: Metrics;
   health: HealthTracker;
+  limits: PlanLimits;
   random?: (() => number) | undefined;
 }
 
@@ -49,17 +60,31 @@ export class PlanExecution {
     this.dependencies = dependencies;
   }
 
-  /** Tries each target in order, each with retries; answers the first success. */
+  /**
+   * Tries each target in order, each with retries, within the request's limits (a plan with more fallbacks
+   * than allowed is refused before any call; calls stop when the attempt budget is spent); answers the first
+   * success.
+   */
   async acrossTargets<O extends Operation, T>(options: {
     targets: RouteTarget[];
     signal: AbortSignal;
     operation: O;
     attempt: Attempt<O, T>;
   }): Promise<Attempted<T>> {
+    const { maxFallbacks, maxAttempts } = this.dependencies.limits;
+    const fallbacks = options.targets.length - 1;
+    if (fallbacks > maxFallbacks) {
+      throw invalidRequest(
+        `fallbacks: ${fallbacks} given, at most ${maxFallbacks} are allowed (client.max_fallbacks)`,
+        'fallbacks',
+      );
+    }
+    const budget = { attempts: maxAttempts };
     const failures: Array<{ target: RouteTarget; error: GatewayError }> = [];
     for (const [index, target] of options.targets.entries()) {
+      if (budget.attempts === 0) break;
       try {
-        const attempted = await this.withRetries(target, options);
+        const attempted = await this.withRetries(target, { ...options, budget });
         if (index > 0) this.dependencies.metrics.fallbacks.inc({ provider: target.provider });
         return attempted;
       } catch (error) {
@@ -122,7 +147,13 @@ export class PlanExecution {
 
   private async withRetries<O extends Operation, T>(
     target: RouteTarget,
-    options: { signal: AbortSignal; operation: O; attempt: Attempt<O, T> },
+    options: {
+      signal: AbortSignal;
+      operation: O;
+      attempt: Attempt<O, T>;
+      /** Calls the request may still make (shared by its targets). */
+      budget: { attempts: number };
+    },
   ): Promise<Attempted<T>> {
     const { http, metrics, random } = this.dependencies;
     const { signal, operation } = options;
@@ -154,6 +185,7 @@ export class PlanExecution {
         signal,
       };
       const startedAt = performance.now();
+      options.budget.attempts--;
       try {
         const value = await options.attempt(method, target, context);
         metrics.upstreamDuration.observe(
@@ -171,7 +203,7 @@ export class PlanExecution {
         const anotherKey = rotatesKey && provider.keys.some((candidate) => !excluded.has(candidate.id));
         const retryable =
           isTransient(failure) || (anotherKey && (failure.status === 401 || failure.status === 403));
-        if (!retryable || attempt >= network.max_retries) throw failure;
+        if (!retryable || attempt >= network.max_retries || options.budget.attempts === 0) throw failure;
         metrics.retries.inc({ provider: provider.name });
         await sleep(
           backoffMs({

@@ -2,7 +2,7 @@ import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { HealthTracker, type ProviderHealth } from './health.ts';
 import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
-import { PlanExecution } from './plan-execution.ts';
+import { DEFAULT_PLAN_LIMITS, PlanExecution, type PlanLimits } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
 import { buildCompletionResponse, buildEmbeddingsList, withChatMessages } from './response-building.ts';
 import type {
@@ -25,6 +25,8 @@ export interface RouterCoreDependencies {
   /** Providers of the config file, written to the store at start (the file wins for the names it lists). */
   seedProviders?: GatewayConfig['providers'];
   sendRawResponse?: boolean;
+  /** client.max_fallbacks and client.max_attempts (their defaults when not given). */
+  limits?: PlanLimits;
   http?: UpstreamClient;
   random?: () => number;
 }
@@ -55,6 +57,7 @@ export class RouterCore implements RouterService {
       metrics: dependencies.metrics,
       health: this.healthTracker,
       random: dependencies.random,
+      limits: dependencies.limits ?? DEFAULT_PLAN_LIMITS,
     });
   }
 

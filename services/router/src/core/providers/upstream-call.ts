@@ -33,6 +33,30 @@ function parseJsonText(text: string): unknown {
   }
 }
 
+/**
+ * Most bytes of an upstream error body read (and relayed): enough for any provider's error message, and small
+ * enough to cross gRPC in the error's trailer (HTTP/2 header lists stop at 64 KiB, base64 makes it 4/3 larger).
+ */
+const ERROR_BODY_LIMIT = 16 * 1024;
+
+/** The body as text, at most `limit` bytes of it (the rest is not read: the connection is dropped). */
+async function readBoundedText(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk.subarray(0, limit - size));
+      size += Math.min(chunk.length, limit - size);
+      if (size >= limit) break;
+    }
+  } catch {
+    // What arrived before the failure is the error body.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Builds the URL of a call: base URL (which may carry a path prefix) plus the operation path. */
 export function upstreamUrl(baseUrl: string, call: Pick<UpstreamCall, 'path' | 'query'>): URL {
   const url = new URL(baseUrl.replace(/\/+$/, '') + call.path);
@@ -51,7 +75,7 @@ async function send(context: AdapterContext, call: UpstreamCall, readMessage: Er
     timeoutMs: context.timeoutMs,
   });
   if (response.statusCode >= 400) {
-    const text = await response.body.text().catch(() => '');
+    const text = await readBoundedText(response.body, ERROR_BODY_LIMIT);
     const body = parseJsonText(text);
     throw new GatewayError({
       type: 'upstream_error',
