@@ -176,6 +176,80 @@ describe.each(modes)('governance (%s)', (_mode, start) => {
     expect(teamUsage.body.usage[0].entries[0].used).toBeCloseTo(0.036, 6);
   });
 
+  it('charges a stream the client hung up on for what was relayed, never $0', async () => {
+    const key = await createKey({
+      name: 'hangs-up',
+      provider_configs: [{ provider: 'openai' }],
+      budgets: [{ max_limit: 10, reset_duration: '1d' }],
+    });
+    // 60 chunks of four characters (about one token each) and no usage event; the upstream then stalls.
+    const chunk = (index: number) =>
+      JSON.stringify({
+        id: 'chatcmpl-hang',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'gpt-4o-mini',
+        choices: [
+          { index: 0, delta: { content: `w${String(index).padStart(2, '0')} ` }, finish_reason: null },
+        ],
+      });
+    fake.enqueue({ events: Array.from({ length: 60 }, (_, index) => chunk(index)), hangAfter: true });
+    const abandoned = fake.abortedCount;
+    const controller = new AbortController();
+    const answer = await request(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gw-vk': key.value },
+      body: JSON.stringify({ ...CHAT, stream: true }),
+      signal: controller.signal,
+    });
+    expect(answer.statusCode).toBe(200);
+    let text = '';
+    try {
+      for await (const bytes of answer.body) {
+        text += bytes.toString();
+        if ((text.match(/\n\ndata: /g) ?? []).length >= 55) controller.abort();
+      }
+    } catch {
+      // The abort ends the read.
+    }
+    await fake.waitForAborted(abandoned);
+    // About 1 prompt token (estimated) and 60 completion tokens at $0.001 each.
+    const used = await waitFor(async () => {
+      const value = (await usageOf(key.id)).usage[0].entries[0].used as number;
+      return value > 0 && value;
+    });
+    expect(used).toBeGreaterThanOrEqual(0.055);
+    expect(used).toBeLessThan(0.1);
+  });
+
+  it('charges a completion the client hung up on while the upstream worked for its prompt', async () => {
+    const key = await createKey({
+      name: 'hangs-up-early',
+      provider_configs: [{ provider: 'openai' }],
+      budgets: [{ max_limit: 10, reset_duration: '1d' }],
+    });
+    fake.enqueue({
+      json: { id: 'x', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [] },
+      delayMs: 3_000,
+    });
+    const controller = new AbortController();
+    const sent = request(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gw-vk': key.value },
+      body: JSON.stringify(CHAT),
+      signal: controller.signal,
+    });
+    const before = fake.requests.length;
+    await waitFor(() => fake.requests.length > before, { what: 'the upstream called' });
+    controller.abort();
+    await expect(sent).rejects.toThrow();
+    const used = await waitFor(async () => {
+      const value = (await usageOf(key.id)).usage[0].entries[0].used as number;
+      return value > 0 && value;
+    });
+    expect(used).toBeLessThan(0.02);
+  });
+
   it('answers 429 with Retry-After for request and token limits', async () => {
     const key = await createKey({
       name: 'rate',

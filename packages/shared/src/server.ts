@@ -109,7 +109,13 @@ export async function startHttpServer(options: {
   // The HTTP/1.1 server never listens itself; 'listening' starts its connection tracking, which
   // closeIdleConnections and the request timeouts rely on.
   server.emit('listening');
-  const listener = createNetServer({ noDelay: true }, (socket) => dispatchConnection(socket, server, http2));
+  // Every socket of the port, whichever server it went to: past the drain deadline all of them are closed.
+  const sockets = new Set<Socket>();
+  const listener = createNetServer({ noDelay: true }, (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    dispatchConnection(socket, server, http2);
+  });
   await listen(listener, options);
   return {
     server,
@@ -119,6 +125,7 @@ export async function startHttpServer(options: {
         const force = setTimeout(() => {
           server.closeAllConnections();
           for (const session of sessions) session.destroy();
+          for (const socket of sockets) socket.destroy();
         }, deadlineMs);
         // As above: HTTP/1.1 keep-alive connections that turn idle during the drain are swept; HTTP/2
         // sessions get a GOAWAY and end once their streams have.

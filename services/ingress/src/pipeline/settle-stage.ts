@@ -1,7 +1,7 @@
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
-import { EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
-import { observeStream, type Stage } from './stage.ts';
+import { type ChatCompletionChunk, EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
+import { type CompletionExchange, observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
 export interface Outcome {
@@ -65,6 +65,43 @@ export function createSettler(dependencies: { governance: GovernanceService; log
 
 export type Settler = ReturnType<typeof createSettler>;
 
+/** Characters of generated text a chunk carries: content, refusal, tool-call arguments, legacy text. */
+function generatedChars(chunk: ChatCompletionChunk): number {
+  let chars = 0;
+  for (const choice of chunk.choices) {
+    chars +=
+      (choice.text?.length ?? 0) +
+      (choice.delta?.content?.length ?? 0) +
+      (choice.delta?.refusal?.length ?? 0);
+    for (const call of choice.delta?.tool_calls ?? []) {
+      chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
+    }
+  }
+  return chars;
+}
+
+/**
+ * Usage of a stream the upstream never reported on: the prompt tokens admission estimated (the request was
+ * sent whole) and about one token per four characters relayed (the rule of thumb of BPE tokenizers on
+ * English text; never zero when something was relayed).
+ */
+function relayedUsage(exchange: CompletionExchange, relayedChars: number): Usage {
+  const promptTokens = exchange.authorization.settlement?.estimate.usage.prompt_tokens ?? 0;
+  const completionTokens = Math.ceil(relayedChars / 4);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+/** What a completion cancelled by its caller used: the prompt admission estimated, on the first target. */
+function cancelledOutcome(exchange: CompletionExchange): Outcome | undefined {
+  const target = exchange.authorization.targets[0];
+  if (!target) return undefined;
+  return { provider: target.provider, model: target.model, usage: relayedUsage(exchange, 0) };
+}
+
 /**
  * Settle: charges every request exactly once with what it used, also when it failed or the client went away
  * mid-stream. Outermost stage after authorize, so it sees the usage of everything inside (all agent rounds).
@@ -78,6 +115,10 @@ export function settleStage(settler: Settler): Stage {
         const result = await next();
         outcome = { provider: result.provider, model: result.response.model, usage: result.response.usage };
         return result;
+      } catch (error) {
+        // The caller hung up while the upstream worked on it: the prompt was sent and is billed upstream.
+        if (error instanceof GatewayError && error.type === 'cancelled') outcome = cancelledOutcome(exchange);
+        throw error;
       } finally {
         settler.settle(exchange.requestId, exchange.authorization, outcome);
       }
@@ -110,14 +151,23 @@ export function settleStage(settler: Settler): Stage {
         throw error;
       }
       const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
+      let reported = false;
+      let relayedChars = 0;
       return observeStream(items, {
         item(item) {
           if (item.provider) outcome.provider = item.provider;
           if (!outcome.model) outcome.model = item.chunk.model;
-          if (item.chunk.usage) outcome.usage = item.chunk.usage;
+          if (item.chunk.usage) {
+            outcome.usage = item.chunk.usage;
+            reported = true;
+          } else relayedChars += generatedChars(item.chunk);
         },
-        end: () =>
-          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined),
+        end: () => {
+          // A stream that ended before its usage (the client hung up, the upstream failed) is charged for what
+          // was relayed: the prompt as admission estimated it, the answer by its length.
+          if (!reported && relayedChars > 0) outcome.usage = relayedUsage(exchange, relayedChars);
+          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined);
+        },
       });
     },
   };
