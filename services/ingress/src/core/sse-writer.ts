@@ -25,6 +25,19 @@ export const OPENAI_SSE: SseFraming = {
     `data: ${JSON.stringify({ error: { type: error.type, message: error.message, code: error.code, param: error.param }, status_code: error.status })}\n\n`,
 };
 
+/** Resolves when the response can take more bytes, or is gone. */
+export function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}
+
 /**
  * Writes a stream as server-sent events, each item the moment it arrives (no buffering). Headers go out with
  * the first item, so an error before it is an ordinary error answer (thrown); an error after it becomes an
@@ -60,7 +73,9 @@ export async function writeSse(options: {
       }
       if (response.destroyed) return;
       const bytes = framing.event(item);
-      if (bytes.length > 0) response.write(bytes);
+      // Back-pressure: while the client's socket is full, the next item is not asked for, so the upstream
+      // is not read either (through the router's gRPC stream and HTTP/2 flow control in cluster mode).
+      if (bytes.length > 0 && !response.write(bytes)) await drained(response);
     }
   } catch (error) {
     if (!response.headersSent) throw error;

@@ -8,6 +8,7 @@ import {
 } from '@gw/shared';
 import type { RequestContext, Route } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
+import { drained } from '../core/sse-writer.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
 import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
 import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
@@ -181,15 +182,7 @@ export async function handlePassthrough(options: {
     for await (const chunk of answer.body) {
       sniffer.push(chunk);
       if (!response.write(chunk)) {
-        await new Promise<void>((resolve) => {
-          const resume = () => {
-            response.off('drain', resume);
-            response.off('close', resume);
-            resolve();
-          };
-          response.on('drain', resume);
-          response.on('close', resume);
-        });
+        await drained(response);
         if (signal.aborted) return;
       }
     }

@@ -1,0 +1,115 @@
+// A client that reads a stream slowly holds the upstream back instead of making gw buffer the whole answer:
+// back-pressure from the client's socket through the SSE writer, the router's gRPC stream (cluster) and the
+// upstream connection. The fake upstream writes as fast as its socket takes bytes and counts them.
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import {
+  type FakeOpenAi,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeOpenAi,
+  waitFor,
+} from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CHUNKS = 12_000;
+const PIECE = 'x'.repeat(4_000);
+const TOTAL_BYTES = CHUNKS * PIECE.length;
+
+function chunkEvent(): string {
+  const chunk = {
+    id: 'chatcmpl-large',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, delta: { content: PIECE }, finish_reason: null }],
+  };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+const modes = [
+  ['embedded', (config: object) => startEmbedded({ config })],
+  ['cluster', (config: object) => startCluster({ config })],
+] as const;
+
+describe.each(modes)('back-pressure (%s)', (_mode, start) => {
+  let fake: FakeOpenAi;
+  let gateway: LaunchedGateway;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    gateway = await start({
+      providers: { openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: fake.url } } },
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await fake?.close();
+  });
+
+  it('stops reading the upstream while the client reads nothing, and delivers every byte once it reads', async () => {
+    const upstream = { written: 0, finished: false };
+    fake.enqueue({
+      respond: async (response: ServerResponse) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (let index = 0; index < CHUNKS; index++) {
+          const event = chunkEvent();
+          upstream.written += PIECE.length;
+          if (!response.write(event)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+          if (response.destroyed) return;
+        }
+        response.end('data: [DONE]\n\n');
+        upstream.finished = true;
+      },
+    });
+    const url = new URL(`${gateway.url}/v1/chat/completions`);
+    const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        },
+        resolve,
+      );
+      sent.on('error', reject);
+      sent.end(
+        JSON.stringify({
+          model: 'openai/gpt-4o-mini',
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+        }),
+      );
+    });
+    expect(answer.statusCode).toBe(200);
+    // The client reads nothing: the upstream soon stops making progress, far from the end of its answer.
+    answer.pause();
+    let last = -1;
+    await waitFor(
+      async () => {
+        const progress = upstream.written;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const stalled = upstream.written === progress && progress === last;
+        last = progress;
+        return stalled;
+      },
+      { timeoutMs: 20_000, what: 'the upstream held back' },
+    );
+    expect(upstream.finished).toBe(false);
+    expect(upstream.written).toBeLessThan(TOTAL_BYTES / 2);
+
+    // Reading again lets everything through, in order.
+    const received: Buffer[] = [];
+    answer.on('data', (bytes: Buffer) => received.push(bytes));
+    answer.resume();
+    await once(answer, 'end');
+    expect(upstream.finished).toBe(true);
+    const text = Buffer.concat(received).toString('utf8');
+    expect(text.split(PIECE).length - 1).toBe(CHUNKS);
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+});
