@@ -125,6 +125,8 @@ export interface LaunchedCluster extends LaunchedGateway {
   exited: Promise<number | null>;
   /** The last lines the services wrote (stdout and stderr). */
   output(): string;
+  /** The gRPC port of each router and governance replica (to find, freeze or kill one). */
+  ports: { router: number[]; governance: number[] };
 }
 
 const CLUSTER_ENTRY = fileURLToPath(new URL('../../../src/cluster.ts', import.meta.url));
@@ -241,6 +243,10 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
     launcher,
     exited,
     output: () => output,
+    ports: {
+      router: range(routerPort, replicas.router),
+      governance: range(governancePort, replicas.governance),
+    },
     close,
   };
 }

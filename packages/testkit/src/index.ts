@@ -7,6 +7,7 @@ export * from './fake-upstream.ts';
 export * from './freezable-proxy.ts';
 export * from './gateway-launcher.ts';
 export * from './grpc-settings.ts';
+export * from './listener-pid.ts';
 export * from './mcp/mcp-servers.ts';
 export { runStoreContract } from './store-contract.ts';
 export * from './wait-for.ts';

@@ -1,0 +1,129 @@
+// A cluster that stays correct when a part stalls: under a steady load of budgeted requests, a router replica
+// and then a governance replica are frozen (SIGSTOP, as a GC pause or a partitioned pod looks from outside)
+// and thawed. Only the requests that were on the frozen replica may fail, none waits more than a few
+// seconds, later requests are served by the other replica, and what was charged is exactly what was served.
+import {
+  type FakeOpenAi,
+  type LaunchedCluster,
+  listenerPid,
+  startCluster,
+  startFakeOpenAi,
+  waitFor,
+} from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get, post } from './support/http.ts';
+
+const ADMIN = { authorization: 'Bearer faults-admin' };
+const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+/** The fake answers 18 tokens; at $1,000 per million tokens a request costs $0.018. */
+const COST = 0.018;
+
+interface Outcome {
+  status: number;
+  startedAt: number;
+  ms: number;
+}
+
+describe('a frozen replica under a steady load (cluster: 2 routers, 2 governance)', () => {
+  let fake: FakeOpenAi;
+  let cluster: LaunchedCluster;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    cluster = await startCluster({
+      adminToken: 'faults-admin',
+      replicas: { router: 2, governance: 2 },
+      config: {
+        providers: {
+          openai: {
+            keys: [{ value: 'sk-upstream' }],
+            network_config: { base_url: fake.url, max_retries: 0 },
+          },
+        },
+        governance: { pricing: { 'gpt-4o-mini': { input: 1000, output: 1000 } } },
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.close();
+    await fake?.close();
+  });
+
+  /** Four clients sending requests back to back until `until` resolves. */
+  async function load(key: string, until: Promise<unknown>): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    let running = true;
+    void until.then(() => {
+      running = false;
+    });
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (running) {
+          const startedAt = Date.now();
+          const answer = await post(`${cluster.url}/v1/chat/completions`, CHAT, {
+            headers: { 'x-gw-vk': key },
+          });
+          outcomes.push({ status: answer.status, startedAt, ms: Date.now() - startedAt });
+        }
+      }),
+    );
+    return outcomes;
+  }
+
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it.each(['router', 'governance'] as const)(
+    'a frozen %s costs the requests that were on it at most about a deadline, and charges match',
+    async (service) => {
+      const created = await post(
+        `${cluster.adminUrl}/api/governance/virtual-keys`,
+        {
+          name: `under-load-${service}`,
+          provider_configs: [{ provider: 'openai' }],
+          budgets: [{ max_limit: 1_000, reset_duration: '1d' }],
+        },
+        { headers: ADMIN },
+      );
+      expect(created.status).toBe(201);
+      const pid = await listenerPid(cluster.ports[service][0]!);
+      let frozenAt = 0;
+      let thawedAt = 0;
+      const script = (async () => {
+        await pause(1_500);
+        frozenAt = Date.now();
+        process.kill(pid, 'SIGSTOP');
+        await pause(4_000);
+        process.kill(pid, 'SIGCONT');
+        thawedAt = Date.now();
+        await pause(2_000);
+      })();
+      const outcomes = await load(created.body.value, script);
+
+      const failed = outcomes.filter((outcome) => outcome.status !== 200);
+      const served = outcomes.length - failed.length;
+      // Only the requests in flight on the frozen replica may fail (a completion is never sent twice);
+      // none waits long, and once the replica is noticed every request is served.
+      expect(failed.length).toBeLessThanOrEqual(4);
+      for (const outcome of failed) expect(outcome.status).toBe(503);
+      expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
+      const later = outcomes.filter((o) => o.startedAt > frozenAt + 2_000 && o.startedAt < thawedAt);
+      expect(later.length).toBeGreaterThan(10);
+      expect(later.every((outcome) => outcome.status === 200)).toBe(true);
+      expect(served).toBeGreaterThan(40);
+
+      // Charged exactly what was served: every settle landed once, on whichever replica answered.
+      const used = async () =>
+        (await get(`${cluster.adminUrl}/api/governance/virtual-keys/${created.body.id}/usage`, ADMIN)).body
+          .usage[0].entries[0].used as number;
+      await waitFor(async () => Math.abs((await used()) - served * COST) < 1e-9, {
+        timeoutMs: 15_000,
+        what: `charges of ${served} served requests`,
+      });
+      console.info(
+        `${service} frozen 4 s: ${outcomes.length} requests, ${failed.length} failed (503), ` +
+          `slowest ${Math.max(...outcomes.map((outcome) => outcome.ms))} ms, charged ${await used()} for ${served} served`,
+      );
+    },
+    60_000,
+  );
+});
