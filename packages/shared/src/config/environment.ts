@@ -110,7 +110,6 @@ const grpcClient = {
 };
 
 export type GrpcServerEnvironment = z.infer<z.ZodObject<typeof grpcServer>>;
-export type GrpcClientEnvironment = z.infer<z.ZodObject<typeof grpcClient>>;
 
 /** What every process's environment has (logging, host, shutdown, config file). */
 export type CommonEnvironment = z.infer<z.ZodObject<typeof common>>;

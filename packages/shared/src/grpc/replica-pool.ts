@@ -99,7 +99,7 @@ function unavailable(details: string): ServiceError {
 }
 
 /** Whether a failed call says the replica, not the request, is at fault (down, frozen, too slow). */
-export function replicaFault(error: unknown): boolean {
+function replicaFault(error: unknown): boolean {
   const code = (error as Partial<ServiceError> | undefined)?.code;
   return (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) && !carriesGatewayError(error);
 }
