@@ -492,13 +492,25 @@ describe('deploy/k8s environments', () => {
       const deployment = named('Deployment', `gw-${service}`);
       const container = deployment.spec.template.spec.containers[0];
       expect(container.args).toEqual(['node', `services/${service}/src/main.ts`]);
-      const own: Array<{ name: string; value: string }> = container.env ?? [];
+      const own: Array<{
+        name: string;
+        value?: string;
+        valueFrom?: { secretKeyRef?: { name: string; key: string } };
+      }> = container.env ?? [];
       const schema = SCHEMAS[service];
       for (const { name } of own) expect(Object.keys(schema.shape), name).toContain(name);
+      // A value from a Secret is the Secret's (placeholder) value, as the kubelet would set it.
+      const valueOf = (variable: (typeof own)[number]) => {
+        const reference = variable.valueFrom?.secretKeyRef;
+        if (!reference) return variable.value;
+        const secret = named('Secret', reference.name);
+        expect(secret, `Secret ${reference.name}`).toBeDefined();
+        return secret.stringData?.[reference.key];
+      };
       const environment = {
         ...named('ConfigMap', 'gw-env').data,
         ...named('Secret', 'gw-secrets').stringData,
-        ...Object.fromEntries(own.map(({ name, value }) => [name, value])),
+        ...Object.fromEntries(own.map((variable) => [variable.name, valueOf(variable)])),
       };
       expect(() => readEnvironment(schema, environment)).not.toThrow();
     },
