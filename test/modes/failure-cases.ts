@@ -1,7 +1,7 @@
 // Retries, key rotation, fallbacks, and bad input answered with the DESIGN.md §6 error body.
 import { describe, expect, it } from 'vitest';
 import { expectGatewayError, get, type Json, post } from '../support/http.ts';
-import { hello, MAX_BODY_BYTES, type ModeContext, requests } from './context.ts';
+import { hello, MAX_BODY_BYTES, type ModeContext, requests, UPSTREAM_KEY } from './context.ts';
 
 export function failureCases(mode: ModeContext): void {
   const { chat } = requests(mode);
@@ -178,6 +178,33 @@ export function failureCases(mode: ModeContext): void {
       expect(answer.body.error.type).toBe('upstream_error');
       expect(JSON.stringify(answer.body).length).toBeLessThan(20 * 1024);
       expect(answer.body.extra_fields.upstream_error).toBe('x'.repeat(16 * 1024));
+    });
+  });
+
+  describe('secrets upstreams echo', () => {
+    it('takes the provider key, and anything shaped like a key, out of a relayed upstream error', async () => {
+      mode.fakes.primary.enqueue({
+        status: 401,
+        json: {
+          error: {
+            message: `Incorrect API key provided: ${UPSTREAM_KEY}. Try sk-proj-abcdefghijklmnopqrstuvwx instead.`,
+            type: 'invalid_request_error',
+            echoed_headers: { authorization: `Bearer ${UPSTREAM_KEY}`, 'x-aws': 'AKIAABCDEFGHIJKLMNOP' },
+          },
+        },
+      });
+      const answer = await chat({ model: 'openai/gpt-4o-mini', messages: hello });
+      expect(answer.status).toBe(401);
+      const text = JSON.stringify(answer.body);
+      expect(text).not.toContain(UPSTREAM_KEY);
+      expect(text).not.toContain('sk-proj-abcdefghijklmnopqrstuvwx');
+      expect(text).not.toContain('AKIAABCDEFGHIJKLMNOP');
+      expect(answer.body.error.message).toBe(
+        'Incorrect API key provided: [redacted]. Try [redacted] instead.',
+      );
+      expect(answer.body.extra_fields.upstream_error.error.echoed_headers.authorization).toBe(
+        'Bearer [redacted]',
+      );
     });
   });
 

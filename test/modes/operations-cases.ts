@@ -180,6 +180,38 @@ export function operationsCases(mode: ModeContext): void {
       }
     });
 
+    it('masks custom auth headers like keys, and keeps them when a read is written back', async () => {
+      const created = await call(
+        'POST',
+        api(),
+        {
+          name: 'custom-auth',
+          keys: [{ value: 'sk-custom-auth-key-0000' }],
+          network_config: {
+            ...network(mode.fakes.second.url),
+            extra_headers: { 'x-api-key': 'header-secret-0123456789', 'x-team': 'platform' },
+          },
+          custom_provider_config: { base_provider: 'openai' },
+        },
+        admin,
+      );
+      expect(created.status).toBe(201);
+      const read = await get(api('/custom-auth'), admin);
+      expect(JSON.stringify(read.body)).not.toContain('header-secret-0123456789');
+      expect(read.body.network_config.extra_headers).toEqual({
+        'x-api-key': 'hea****6789',
+        'x-team': 'platform',
+      });
+      expect((await call('PUT', api('/custom-auth'), read.body, admin)).status).toBe(200);
+      mode.fakes.second.requests.length = 0;
+      await waitFor(
+        async () => (await chat({ model: 'custom-auth/gpt-4o-mini', messages: hello })).status === 200,
+        { timeoutMs: 2_000, what: 'the provider on every replica' },
+      );
+      expect(mode.fakes.second.last().headers['x-api-key']).toBe('header-secret-0123456789');
+      expect((await call('DELETE', api('/custom-auth'), undefined, admin)).status).toBe(200);
+    });
+
     it('rejects an invalid provider config naming the field', async () => {
       const badUrl = await call(
         'POST',

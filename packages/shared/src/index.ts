@@ -9,6 +9,7 @@ export * from './http/body.ts';
 export * from './ids.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
+export * from './redaction.ts';
 export * from './schemas/chat.ts';
 export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';

@@ -5,6 +5,8 @@ import {
   isTransient,
   type Metrics,
   type Operation,
+  redactJson,
+  redactText,
   requestCancelled,
   toGatewayError,
 } from '@gw/shared';
@@ -47,6 +49,22 @@ export interface PlanExecutionDependencies {
   health: HealthTracker;
   limits: PlanLimits;
   random?: (() => number) | undefined;
+}
+
+/**
+ * An upstream's error as gw may relay and log it: upstreams echo what they were sent (a key in "Incorrect API
+ * key provided: sk-…", a header in a proxy's error page), so every credential of the provider and anything
+ * shaped like a key is taken out of the message and the upstream body.
+ */
+function withoutSecrets(error: GatewayError, provider: LoadedProvider): GatewayError {
+  if (isCancellation(error)) return error;
+  return new GatewayError({
+    ...error.toJSON(),
+    message: redactText(error.message, provider.secrets),
+    upstreamBody: redactJson(error.upstreamBody, provider.secrets),
+    // The cause of an upstream's answer is that answer: not kept, it would carry the echo into logs.
+    cause: error.upstream ? undefined : error.cause,
+  });
 }
 
 /**
@@ -137,7 +155,7 @@ export class PlanExecution {
         yield { chunk: next.value };
       }
     } catch (error) {
-      const failure = toGatewayError(error);
+      const failure = withoutSecrets(toGatewayError(error), provider);
       if (!isCancellation(failure)) this.recordFailure(provider.name, failure);
       throw failure.withTarget(provider.name, first.value.model);
     } finally {
@@ -195,7 +213,7 @@ export class PlanExecution {
         this.dependencies.health.record(provider.name, true);
         return { value, provider, startedAt };
       } catch (error) {
-        const failure = toGatewayError(error);
+        const failure = withoutSecrets(toGatewayError(error), provider);
         if (isCancellation(failure)) throw failure;
         this.recordFailure(provider.name, failure);
         const rotatesKey = failure.upstream && [401, 403, 429].includes(failure.status);

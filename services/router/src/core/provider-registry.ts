@@ -1,9 +1,12 @@
 import {
   GatewayError,
+  maskSecret,
+  maskSecretFields,
   PROVIDER_NAMES,
   type ProviderConfig,
   providerConfigSchema,
   resolveSecret,
+  SECRET_FIELD,
 } from '@gw/shared';
 import type { SelectableKey } from './key-selector.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
@@ -16,6 +19,8 @@ export interface LoadedProvider {
   adapter: ProviderAdapter;
   baseUrl: string;
   keys: SelectableKey[];
+  /** Every credential of the provider as sent upstream: never relayed back or logged (upstream errors echo them). */
+  secrets: string[];
 }
 
 const BUILT_IN = new Set<string>(PROVIDER_NAMES);
@@ -80,7 +85,24 @@ export function loadProvider(name: string, input: unknown, environment: NodeJS.P
     models: key.models,
     config: resolveConfigSecrets(key.config ?? {}, environment),
   }));
-  return { name, config, adapter, baseUrl, keys };
+  return { name, config, adapter, baseUrl, keys, secrets: providerSecrets(keys, config) };
+}
+
+/** Key values, credential fields of key settings (any depth: JSON credentials), and custom auth headers. */
+function providerSecrets(keys: SelectableKey[], config: ProviderConfig): string[] {
+  const secrets: string[] = [];
+  const collect = (value: unknown, field: string) => {
+    if (typeof value === 'string' && SECRET_FIELD.test(field)) secrets.push(value);
+    else if (value && typeof value === 'object') {
+      for (const [inner, item] of Object.entries(value)) collect(item, inner);
+    }
+  };
+  for (const key of keys) {
+    if (key.value) secrets.push(key.value);
+    collect(key.config, '');
+  }
+  collect(config.network_config.extra_headers, '');
+  return secrets.filter((secret) => secret.length >= 8);
 }
 
 function restrictOperations(
@@ -114,31 +136,20 @@ function invalid(message: string): GatewayError {
   return new GatewayError({ type: 'invalid_request', message });
 }
 
-const SECRET_FIELD = /secret|token|password|credential|api_?key|access_key|private/i;
-
-function redactValue(value: string): string {
-  if (value === '' || value.startsWith('env.')) return value;
-  return value.length > 12 ? `${value.slice(0, 3)}****${value.slice(-4)}` : '****';
-}
-
-function redactConfigObject(config: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(config).map(([field, value]) => [
-      field,
-      typeof value === 'string' && SECRET_FIELD.test(field) ? redactValue(value) : value,
-    ]),
-  );
-}
-
 /** The provider config as the admin API shows it: secrets redacted, `env.NAME` references shown. */
 export function redactProvider(name: string, config: ProviderConfig): Record<string, unknown> {
   return {
     name,
     ...config,
+    // Custom auth headers (`authorization`, `x-api-key`…) are credentials too.
+    network_config: {
+      ...config.network_config,
+      extra_headers: maskSecretFields(config.network_config.extra_headers),
+    },
     keys: config.keys.map((key) => ({
       ...key,
-      value: redactValue(key.value),
-      ...(key.config ? { config: redactConfigObject(key.config) } : {}),
+      value: maskSecret(key.value),
+      ...(key.config ? { config: maskSecretFields(key.config) } : {}),
     })),
   };
 }
@@ -153,18 +164,28 @@ export function keepRedactedSecrets(
 ): ProviderConfig {
   if (!stored) return incoming;
   const storedById = new Map(stored.keys.map((key) => [key.id, key]));
+  const storedHeaders = stored.network_config.extra_headers;
   return {
     ...incoming,
+    network_config: {
+      ...incoming.network_config,
+      extra_headers: Object.fromEntries(
+        Object.entries(incoming.network_config.extra_headers).map(([header, value]) => {
+          const old = storedHeaders[header];
+          return [header, old !== undefined && value === maskSecret(old) ? old : value];
+        }),
+      ),
+    },
     keys: incoming.keys.map((key) => {
       const previous = key.id === undefined ? undefined : storedById.get(key.id);
       if (!previous) return key;
-      const value = key.value === redactValue(previous.value) ? previous.value : key.value;
+      const value = key.value === maskSecret(previous.value) ? previous.value : key.value;
       const config =
         key.config && previous.config
           ? Object.fromEntries(
               Object.entries(key.config).map(([field, item]) => {
                 const old = previous.config?.[field];
-                return [field, typeof old === 'string' && item === redactValue(old) ? old : item];
+                return [field, typeof old === 'string' && item === maskSecret(old) ? old : item];
               }),
             )
           : key.config;

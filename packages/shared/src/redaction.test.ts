@@ -1,0 +1,55 @@
+// The one redaction list: masking of stored credentials for display, and the removal of credentials from
+// text an upstream sent back.
+import { describe, expect, it } from 'vitest';
+import { maskSecret, maskSecretFields, redactJson, redactText } from './redaction.ts';
+
+describe('redactText', () => {
+  it('removes known secrets and every shape of key, leaving the rest', () => {
+    const text =
+      'key my-own-secret-value rejected; also sk-ant-api03-abcdefghijklmnop1234, AKIAIOSFODNN7EXAMPLE, ' +
+      'AIzaSyA-1234567890abcdefghijklmnopqrstu, Bearer eyJhbGciOiJIUzI1NiJ9.payload, ' +
+      'https://user:hunter2@mcp.example.com/path';
+    expect(redactText(text, ['my-own-secret-value'])).toBe(
+      'key [redacted] rejected; also [redacted], [redacted], [redacted], [redacted], ' +
+        'https://user:[redacted]@mcp.example.com/path',
+    );
+  });
+
+  it('ignores secrets too short to be told apart from ordinary words', () => {
+    expect(redactText('the model is gpt', ['gpt'])).toBe('the model is gpt');
+  });
+
+  it('walks JSON values, object keys included', () => {
+    expect(
+      redactJson({
+        error: { [`for sk-live-abcdefghijklmnopqrstuv`]: ['sk-live-abcdefghijklmnopqrstuv', 3] },
+      }),
+    ).toEqual({
+      error: { 'for [redacted]': ['[redacted]', 3] },
+    });
+  });
+});
+
+describe('masking for display', () => {
+  it('shows a credential by its ends, an env reference as is', () => {
+    expect(maskSecret('sk-abcdefghijklmnop1234')).toBe('sk-****1234');
+    expect(maskSecret('short')).toBe('****');
+    expect(maskSecret('env.OPENAI_API_KEY')).toBe('env.OPENAI_API_KEY');
+  });
+
+  it('masks the fields whose names say they carry a credential', () => {
+    expect(
+      maskSecretFields({
+        Authorization: 'Bearer abcdefghijklmnop',
+        'x-api-key': 'abcdefghijklmnopqr',
+        region: 'us-east-1',
+        session_token: 'tok',
+      }),
+    ).toEqual({
+      Authorization: 'Bea****mnop',
+      'x-api-key': 'abc****opqr',
+      region: 'us-east-1',
+      session_token: '****',
+    });
+  });
+});

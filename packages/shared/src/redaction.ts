@@ -1,0 +1,80 @@
+/**
+ * The one list of what gw never shows: field names that carry credentials, the shapes of well-known keys,
+ * and the masking of a value. The logger, the admin API's views and the relay of upstream errors all use it.
+ */
+
+/** Field names whose string values are credentials (provider key settings, headers, MCP client settings). */
+export const SECRET_FIELD =
+  /secret|token|password|passwd|credential|api[-_]?key|access[-_]?key|private|authorization|cookie|signature/i;
+
+/** Log paths (pino) that hold credentials of callers and of providers. */
+export const SECRET_LOG_PATHS = [
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'headers["api-key"]',
+  'headers["x-goog-api-key"]',
+  'headers["x-gw-vk"]',
+  'headers.cookie',
+  'authorization',
+  'apiKey',
+  'api_key',
+  'key.value',
+  'keys[*].value',
+  'config.keys[*].value',
+  'virtual_key',
+  'value',
+  'secret_key',
+  'access_key',
+  'session_token',
+];
+
+/**
+ * Shapes of credentials anywhere in a text: OpenAI/Anthropic/gw keys, AWS access key ids, Google API keys,
+ * bearer tokens, and the password of a URL.
+ */
+const KEY_SHAPES: RegExp[] = [
+  /\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{35}\b/g,
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{12,}/g,
+  /(?<=:\/\/[^/\s:@]*:)[^@\s/]+(?=@)/g,
+];
+
+/** A value as gw shows it: its first three and last four characters around `****` (or only `****`). */
+export function maskSecret(value: string): string {
+  if (value === '' || value.startsWith('env.')) return value;
+  return value.length > 12 ? `${value.slice(0, 3)}****${value.slice(-4)}` : '****';
+}
+
+/** A copy of a flat settings object with every credential field masked. */
+export function maskSecretFields(settings: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(settings).map(([field, value]) => [
+      field,
+      typeof value === 'string' && SECRET_FIELD.test(field) ? maskSecret(value) : value,
+    ]),
+  );
+}
+
+/**
+ * A text with every known secret (values of at least 8 characters) and everything shaped like a key
+ * replaced by `[redacted]`.
+ */
+export function redactText(text: string, secrets: readonly string[] = []): string {
+  let redacted = text;
+  for (const secret of secrets) if (secret.length >= 8) redacted = redacted.replaceAll(secret, '[redacted]');
+  for (const shape of KEY_SHAPES) redacted = redacted.replace(shape, '[redacted]');
+  return redacted;
+}
+
+/** A JSON value with `redactText` applied to every string in it (keys of objects included). */
+export function redactJson(value: unknown, secrets: readonly string[] = []): unknown {
+  if (typeof value === 'string') return redactText(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => redactJson(item, secrets));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([field, item]) => [redactText(field, secrets), redactJson(item, secrets)]),
+    );
+  }
+  return value;
+}
