@@ -212,6 +212,49 @@ export function operationsCases(mode: ModeContext): void {
       expect((await call('DELETE', api('/custom-auth'), undefined, admin)).status).toBe(200);
     });
 
+    it.each<[Json, string, string]>([
+      [{ keys: [{ value: 'env.GATEWAY_ADMIN_TOKEN' }] }, 'keys[0].value', 'environment reference'],
+      [
+        { keys: [{ value: 'k', config: { token: 'env.HOME' } }] },
+        'keys[0].config.token',
+        'environment reference',
+      ],
+      [
+        { network_config: { base_url: 'file:///etc/passwd' } },
+        'network_config.base_url',
+        'http:// or https://',
+      ],
+      [
+        { network_config: { base_url: 'http://169.254.169.254/latest' } },
+        'network_config.base_url',
+        'metadata',
+      ],
+      [{ network_config: { base_url: 'http://[fd00:ec2::254]/' } }, 'network_config.base_url', 'metadata'],
+      [
+        { network_config: { base_url: 'http://metadata.google.internal/' } },
+        'network_config.base_url',
+        'metadata',
+      ],
+    ])('refuses a provider written through the API with %j', async (fields, param, words) => {
+      const answer = await call(
+        'POST',
+        api(),
+        {
+          name: 'exfiltrate',
+          keys: [{ value: 'sk-plain-value-0000' }],
+          custom_provider_config: { base_provider: 'openai' },
+          ...fields,
+          network_config: { base_url: mode.fakes.second.url, ...fields.network_config },
+        },
+        admin,
+      );
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.type).toBe('invalid_request');
+      expect(answer.body.error.message).toContain(param);
+      expect(answer.body.error.message).toContain(words);
+      expect((await get(api('/exfiltrate'), admin)).status).toBe(404);
+    });
+
     it('rejects an invalid provider config naming the field', async () => {
       const badUrl = await call(
         'POST',

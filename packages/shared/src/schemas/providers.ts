@@ -41,7 +41,8 @@ const providerKeySchema = z.strictObject({
 });
 
 export const networkConfigSchema = z.strictObject({
-  base_url: z.url().optional(),
+  /** HTTP(S) only: another scheme (`file:`, `gopher:`…) is never an upstream. */
+  base_url: z.url({ protocol: /^https?$/, error: 'is not an http:// or https:// URL' }).optional(),
   /** Per-attempt timeout of one upstream call. */
   timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
   /** Per-model overrides of timeout_ms (reasoning models need long ones). */

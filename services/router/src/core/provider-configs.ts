@@ -1,4 +1,5 @@
 import {
+  envReferenceName,
   type GatewayConfig,
   GatewayError,
   type Logger,
@@ -26,6 +27,72 @@ interface ProviderConfigsDependencies {
   environment: NodeJS.ProcessEnv;
 }
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
+
+/**
+ * `env.NAME` references resolve from the process's environment, so only the operator's config file may write
+ * them: through the admin API, `env.GATEWAY_ADMIN_TOKEN` as a key value would send that variable upstream.
+ * References the stored config already has (a read written back) are kept.
+ */
+function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undefined): void {
+  const known = new Set<string>();
+  const visit = (value: unknown, path: string, found: (path: string, value: string) => void) => {
+    if (typeof value === 'string') {
+      if (envReferenceName(value) !== undefined) found(path, value);
+    } else if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) visit(item, `${path}[${index}]`, found);
+    } else if (value && typeof value === 'object') {
+      for (const [field, item] of Object.entries(value))
+        visit(item, path ? `${path}.${field}` : field, found);
+    }
+  };
+  visit(stored, '', (_path, value) => known.add(value));
+  visit(input, '', (path, value) => {
+    if (known.has(value)) return;
+    throw new GatewayError({
+      type: 'invalid_request',
+      message: `${path}: '${value}' is an environment reference; only the config file (GATEWAY_CONFIG) may use them, the admin API takes the value itself`,
+      param: path,
+    });
+  });
+}
+
+/** Link-local and cloud metadata addresses: an upstream there would hand gw's cloud credentials out. */
+const METADATA_HOSTS =
+  /^(?:169\.254\.\d{1,3}\.\d{1,3}|\[?fe[89ab][0-9a-f]:[0-9a-f:]*\]?|\[?fd00:ec2::254\]?|100\.100\.100\.200|metadata|metadata\.google\.internal|metadata\.azure\.com|instance-data(?:\.ec2\.internal)?)\.?$/i;
+
+/** Refuses base URLs and per-key endpoints on link-local or metadata addresses (admin API writes). */
+function assertPublicUpstreams(config: ProviderConfig): void {
+  const urls: Array<[string, unknown]> = [
+    ['network_config.base_url', config.network_config.base_url],
+    ...config.keys.map((key, index): [string, unknown] => [
+      `keys[${index}].config.endpoint`,
+      key.config?.['endpoint'],
+    ]),
+  ];
+  for (const [path, url] of urls) {
+    if (typeof url !== 'string') continue;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      continue;
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new GatewayError({
+        type: 'invalid_request',
+        message: `${path}: is not an http:// or https:// URL`,
+        param: path,
+      });
+    }
+    if (METADATA_HOSTS.test(parsed.hostname)) {
+      throw new GatewayError({
+        type: 'invalid_request',
+        message: `${path}: ${parsed.hostname} is a link-local or cloud metadata address, never an upstream`,
+        param: path,
+      });
+    }
+  }
+}
 
 /**
  * Provider configs: the store holds them, every router replica keeps them loaded (adapters, keys, base URLs)
@@ -139,7 +206,9 @@ export class ProviderConfigs {
       });
     }
     if (!options.create && !stored) throw notFound(`provider '${name}'`);
+    assertNoNewEnvReferences(input, stored);
     const loaded = loadProvider(name, input, this.dependencies.environment);
+    assertPublicUpstreams(loaded.config);
     const config = keepRedactedSecrets(loaded.config, stored);
     const final = loadProvider(name, config, this.dependencies.environment);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
