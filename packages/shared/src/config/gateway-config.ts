@@ -41,6 +41,13 @@ const governanceSettingsSchema = z.strictObject({
   sweep_interval_ms: z.number().int().min(0).default(30_000),
   /** Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates). */
   default_max_completion_tokens: z.number().int().positive().default(4096),
+  /**
+   * What a model without a price (neither built in nor in `pricing`) costs under a budget: this price (USD per
+   * million tokens), or, when unset, such a request is refused (403 model_not_allowed) rather than served free.
+   */
+  unpriced_model_price: z
+    .strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() })
+    .optional(),
 });
 
 const idField = { id: z.string().min(1).optional() };

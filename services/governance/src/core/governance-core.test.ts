@@ -144,6 +144,43 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     await expect(core.authorize(request(key.value))).resolves.toMatchObject({ virtualKeyId: key.id });
   });
 
+  it('refuses a model without a price under a budget, and charges the configured price when there is one', async () => {
+    const { core, createKey, request } = await setup(create);
+    const budgeted = await createKey({
+      name: 'budgeted-unpriced',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    const unpriced = { targets: [{ provider: 'openai', model: 'my-finetune-xyz' }] };
+    const refused = await rejection(core.authorize(request(budgeted.value, unpriced)));
+    expect(refused).toMatchObject({ type: 'model_not_allowed', status: 403, model: 'my-finetune-xyz' });
+    expect(refused.message).toContain('governance.pricing');
+    // Without a budget nothing is charged anyway: the request goes through.
+    const free = await createKey({ name: 'no-budget', provider_configs: openaiOnly });
+    await expect(core.authorize(request(free.value, unpriced))).resolves.toMatchObject({
+      virtualKeyId: free.id,
+    });
+
+    const priced = await setup(create, {
+      governance: { settings: { sweep_interval_ms: 0, unpriced_model_price: { input: 2, output: 2 } } },
+    });
+    const key = await priced.createKey({
+      name: 'default-priced',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    const plan = await priced.core.authorize(priced.request(key.value, unpriced));
+    await priced.core.settle({
+      requestId: 'p',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'my-finetune-xyz',
+      usage: usage(100, 50),
+    });
+    const keyUsage = await priced.core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0003);
+  });
+
   it('settles a plan exactly once', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({

@@ -1,6 +1,6 @@
-import { type ClientConfig, type GatewayConfig, type Logger, notFound } from '@gw/shared';
+import { type ClientConfig, type GatewayConfig, GatewayError, type Logger, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import { admissionChecks } from './admission-checks.ts';
+import { type AdmissionChecks, admissionChecks } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
 import {
   type ManageRequest,
@@ -34,6 +34,26 @@ export interface GovernanceCoreDependencies {
 }
 
 /**
+ * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
+ * refused (unless `governance.settings.unpriced_model_price` says what such models cost) instead of being
+ * served for nothing.
+ */
+function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], prices: PriceCatalog): void {
+  const budgeted = [checks.required, ...checks.alternatives].some((group) =>
+    group.some(({ meaning }) => meaning.kind === 'budget'),
+  );
+  if (!budgeted) return;
+  const unpriced = targets.find((target) => !prices.price(target.model));
+  if (!unpriced) return;
+  throw new GatewayError({
+    type: 'model_not_allowed',
+    message: `model '${unpriced.model}' has no price and a budget applies to this key: set its price in governance.pricing (or governance.settings.unpriced_model_price)`,
+    provider: unpriced.provider,
+    model: unpriced.model,
+  });
+}
+
+/**
  * Governance core: authentication of virtual keys, access to providers and models, hierarchical budgets
  * and rate limits admitted in one atomic store step, exactly-once settlement, and the management API.
  */
@@ -55,13 +75,13 @@ export class GovernanceCore implements GovernanceService {
       logger: dependencies.logger,
       now: this.now,
     });
-    this.prices = new PriceCatalog(dependencies.governance?.pricing);
     this.settings = dependencies.governance?.settings ?? {
       strict_budgets: false,
       settle_deadline_ms: 900_000,
       sweep_interval_ms: 30_000,
       default_max_completion_tokens: 4096,
     };
+    this.prices = new PriceCatalog(dependencies.governance?.pricing, this.settings.unpriced_model_price);
   }
 
   static async start(dependencies: GovernanceCoreDependencies): Promise<GovernanceCore> {
@@ -123,6 +143,7 @@ export class GovernanceCore implements GovernanceService {
       targets,
       budgets: { reserve, strict, now },
     });
+    assertPriced(checks, targets, this.prices);
     const settlement = settlementPlan({
       virtualKeyId: key.id,
       targets,
