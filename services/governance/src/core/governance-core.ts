@@ -149,13 +149,14 @@ export class GovernanceCore implements GovernanceService {
       targets,
       checks,
       estimate: { promptTokens, maxCompletionTokens },
+      deadlineMs: now + this.settings.settle_deadline_ms,
     });
     const result = await this.dependencies.store.admit({
       required: checks.required.map(({ check }) => check),
       alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
       reservation: {
         id: settlement.reservationId,
-        deadlineMs: now + this.settings.settle_deadline_ms,
+        deadlineMs: settlement.deadlineMs ?? now,
         payload: JSON.stringify(settlement),
       },
     });

@@ -62,6 +62,8 @@ export const settlementPlanSchema = z.object({
   reservedProvider: z.string().optional(),
   /** Charged by the sweeper when no Settle arrives in time. */
   estimate: z.object({ model: z.string(), provider: z.string(), usage: usageSchema }),
+  /** When the sweeper takes over (epoch ms): a settle is worth retrying until then. */
+  deadlineMs: z.number().optional(),
 });
 
 /** An allowed request: the routing plan and what Settle needs later. */

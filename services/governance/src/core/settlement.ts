@@ -25,6 +25,7 @@ export function settlementPlan(options: {
   targets: ConfiguredTarget[];
   checks: AdmissionChecks;
   estimate: { promptTokens: number; maxCompletionTokens: number };
+  deadlineMs: number;
 }): SettlementPlan {
   const { targets, checks, estimate } = options;
   const first = targets[0]!;
@@ -37,6 +38,7 @@ export function settlementPlan(options: {
       targets.map((target, index) => [target.provider, settlementCounters(checks.alternatives[index] ?? [])]),
     ),
     alternativeProviders: targets.map((target) => target.provider),
+    deadlineMs: options.deadlineMs,
     estimate: {
       provider: first.provider,
       model: first.model,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import { type ChatCompletionChunk, EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
@@ -10,19 +11,26 @@ export interface Outcome {
   usage: Usage;
 }
 
+/** Most time between two tries of a settle that failed for want of governance or Redis. */
+const MAX_SETTLE_BACKOFF_MS = 5_000;
+
 /**
- * Settlement off the critical path (DESIGN.md §4 step 4): each settle is retried a few times in the
- * background; one that never lands is charged at its estimate by governance's sweeper.
+ * Settlement off the critical path (DESIGN.md §4 step 4): a settle that fails because governance or Redis is
+ * unavailable is retried with backoff for as long as its reservation lives (until the sweeper would charge
+ * the estimate instead), so a request is charged what it used whenever that is known. When the process
+ * stops, retries stop too and the sweeper charges what is left at its estimate.
  */
 export function createSettler(dependencies: { governance: GovernanceService; logger: Logger }) {
   const { governance, logger } = dependencies;
   const pending = new Set<Promise<void>>();
+  const stopping = new AbortController();
 
   /**
    * Retries what may succeed later (governance or Redis unavailable). A refusal is final, and a reservation
    * that is no longer open on a retry was settled by an earlier attempt whose answer was lost.
    */
   async function settleWithRetries(request: SettleRequest): Promise<void> {
+    const until = request.settlement.deadlineMs ?? Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         await governance.settle(request);
@@ -30,8 +38,9 @@ export function createSettler(dependencies: { governance: GovernanceService; log
       } catch (error) {
         const refused = error instanceof GatewayError && error.status < 500;
         if (refused && attempt > 0 && error.type === 'not_found') return;
-        if (refused || attempt >= 4) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        const waitMs = Math.min(MAX_SETTLE_BACKOFF_MS, 50 * 2 ** attempt);
+        if (refused || stopping.signal.aborted || Date.now() + waitMs >= until) throw error;
+        await sleep(waitMs, undefined, { signal: stopping.signal }).catch(() => {});
       }
     }
   }
@@ -56,8 +65,12 @@ export function createSettler(dependencies: { governance: GovernanceService; log
       pending.add(attempt);
     },
 
-    /** Waits for background settles (shutdown: after the server stopped taking requests). */
+    /**
+     * Waits for background settles (shutdown: after the server stopped taking requests); those still waiting
+     * to retry give up, for the sweeper.
+     */
     async drain(): Promise<void> {
+      stopping.abort();
       await Promise.allSettled([...pending]);
     },
   };

@@ -1,0 +1,91 @@
+// Background settlement: a settle that fails for want of governance or Redis is retried until its
+// reservation's deadline, so the request is charged what it used; refusals are final; a settle whose earlier
+// try landed unanswered is done; shutdown stops the retries (the sweeper charges what is left).
+import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
+import { createLogger, GatewayError, serviceUnavailable } from '@gw/shared';
+import { waitFor } from '@gw/testkit';
+import { expect, it } from 'vitest';
+import { createSettler } from './settle-stage.ts';
+
+const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
+function authorization(deadlineMs: number): AuthorizeResult {
+  return {
+    targets: [{ provider: 'openai', model: 'gpt-4o' }],
+    settlement: {
+      reservationId: 'res_1',
+      virtualKeyId: 'vk',
+      counters: [],
+      providerCounters: {},
+      alternativeProviders: ['openai'],
+      estimate: { model: 'gpt-4o', provider: 'openai', usage: USAGE },
+      deadlineMs,
+    },
+  };
+}
+
+/** A governance whose settles fail with the given errors first, then succeed; it records each try. */
+function governance(failures: Error[]) {
+  const tries: SettleRequest[] = [];
+  const settled: SettleRequest[] = [];
+  const service = {
+    async settle(request: SettleRequest) {
+      tries.push(request);
+      const failure = failures.shift();
+      if (failure) throw failure;
+      settled.push(request);
+    },
+  } as unknown as GovernanceService;
+  return { service, tries, settled };
+}
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+const outcome = { provider: 'openai', model: 'gpt-4o', usage: USAGE };
+
+it('retries a settle while governance is unavailable and charges the real usage once it is back', async () => {
+  const unavailable = Array.from({ length: 6 }, () => serviceUnavailable('redis is down'));
+  const fake = governance(unavailable);
+  const settler = createSettler({ governance: fake.service, logger });
+  settler.settle('r1', authorization(Date.now() + 60_000), outcome);
+  await waitFor(() => fake.settled.length === 1, { timeoutMs: 15_000, what: 'the settle to land' });
+  expect(fake.tries).toHaveLength(7);
+  expect(fake.settled[0]!.usage).toEqual(USAGE);
+});
+
+it('gives up at the reservation deadline, when the sweeper takes over', async () => {
+  const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
+  const settler = createSettler({ governance: fake.service, logger });
+  settler.settle('r2', authorization(Date.now() + 300), outcome);
+  await settler.drain();
+  expect(fake.settled).toHaveLength(0);
+  expect(fake.tries.length).toBeLessThan(6);
+});
+
+it('treats a refusal as final, and a reservation already settled by a lost try as done', async () => {
+  const refused = governance([new GatewayError({ type: 'invalid_request', message: 'bad usage' })]);
+  const first = createSettler({ governance: refused.service, logger });
+  first.settle('r3', authorization(Date.now() + 60_000), outcome);
+  await first.drain();
+  expect(refused.tries).toHaveLength(1);
+
+  const lost = governance([
+    serviceUnavailable('the answer was lost'),
+    new GatewayError({ type: 'not_found', message: 'open reservation res_1 does not exist' }),
+  ]);
+  const second = createSettler({ governance: lost.service, logger });
+  second.settle('r4', authorization(Date.now() + 60_000), outcome);
+  await waitFor(() => lost.tries.length === 2, { what: 'the retry' });
+  await second.drain();
+  expect(lost.tries).toHaveLength(2);
+});
+
+it('stops retrying when the process drains', async () => {
+  const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
+  const settler = createSettler({ governance: fake.service, logger });
+  settler.settle('r5', authorization(Date.now() + 600_000), outcome);
+  await waitFor(() => fake.tries.length >= 2, { what: 'a retry' });
+  const started = Date.now();
+  await settler.drain();
+  expect(Date.now() - started).toBeLessThan(2_000);
+  expect(fake.settled).toHaveLength(0);
+});
