@@ -50,6 +50,7 @@ function config(fake: FakeOpenAi): GatewayConfigInput {
           connection_type: 'stdio',
           stdio_config: stdioServer(MCP_SERVER_ENTRIES.everything, ['stdio']),
           allow_by_default: true,
+          inject_into_chat: true,
           tools_to_auto_execute: ['echo'],
         },
       ],
@@ -139,7 +140,12 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
 
   it('adds stdio, Streamable HTTP and SSE clients through admin and lists them with tools and state', async () => {
     const bodies = [
-      { name: 'fixture', connection_type: 'stdio', stdio_config: stdioServer(FIXTURE_MCP_SERVER) },
+      {
+        name: 'fixture',
+        connection_type: 'stdio',
+        stdio_config: stdioServer(FIXTURE_MCP_SERVER),
+        inject_into_chat: true,
+      },
       {
         name: 'memory',
         connection_type: 'stdio',

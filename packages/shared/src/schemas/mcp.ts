@@ -22,6 +22,11 @@ export const mcpClientConfigSchema = z
     tools_to_auto_execute: z.array(z.string()).optional(),
     /** Available to every virtual key without a per-key policy. */
     allow_by_default: z.boolean().default(false),
+    /**
+     * Add this client's tools to every chat request (each tool costs prompt tokens). Off by default: then its
+     * tools are added only when the request names them (`x-gw-mcp-include-tools`) or its key's MCP policy does.
+     */
+    inject_into_chat: z.boolean().default(false),
   })
   .superRefine((config, context) => {
     if (config.connection_type === 'stdio' && !config.stdio_config) {

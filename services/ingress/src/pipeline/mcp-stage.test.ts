@@ -11,29 +11,35 @@ import { mcpStage } from './mcp-stage.ts';
 import { createPipeline, type PipelineCall } from './pipeline.ts';
 import { createSettler, settleStage } from './settle-stage.ts';
 
-const snapshot = buildSnapshot([
-  aggregateView(
-    mcpClientConfigSchema.parse({
-      name: 'calc',
-      connection_type: 'http',
-      connection_string: 'http://127.0.0.1:1/mcp',
-      tools_to_auto_execute: ['add', 'broken'],
-    }),
-    [
-      {
-        client: 'calc',
-        runner: 'r',
-        state: 'connected',
-        tools: ['add', 'broken', 'manual'].map((name) => ({
-          name,
-          inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' },
-        })),
-        updated_at: 1,
-        expires_at: Number.MAX_SAFE_INTEGER,
-      },
-    ],
-  ),
-]);
+/** The catalog of one client `calc` (tools add, broken, manual), injected into chats or not. */
+function catalogOf(injectIntoChat: boolean) {
+  return buildSnapshot([
+    aggregateView(
+      mcpClientConfigSchema.parse({
+        name: 'calc',
+        connection_type: 'http',
+        connection_string: 'http://127.0.0.1:1/mcp',
+        tools_to_auto_execute: ['add', 'broken'],
+        inject_into_chat: injectIntoChat,
+      }),
+      [
+        {
+          client: 'calc',
+          runner: 'r',
+          state: 'connected',
+          tools: ['add', 'broken', 'manual'].map((name) => ({
+            name,
+            inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' },
+          })),
+          updated_at: 1,
+          expires_at: Number.MAX_SAFE_INTEGER,
+        },
+      ],
+    ),
+  ]);
+}
+
+const snapshot = catalogOf(true);
 
 function completion(toolCalls?: Array<{ id: string; name: string }>): CompletionResult {
   const message = toolCalls
@@ -61,7 +67,7 @@ function completion(toolCalls?: Array<{ id: string; name: string }>): Completion
   };
 }
 
-function setup(script: CompletionResult[], depth = 5) {
+function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
   const calls: CompletionRoute[] = [];
   const jobs: ToolJob[] = [];
   const authorizations: AuthorizeRequest[] = [];
@@ -103,7 +109,7 @@ function setup(script: CompletionResult[], depth = 5) {
     },
   };
   const mcp: McpIngress = {
-    catalog: { snapshot: () => snapshot, refresh: async () => {} } as Pick<
+    catalog: { snapshot: () => catalog, refresh: async () => {} } as Pick<
       McpCatalog,
       'snapshot' | 'refresh'
     > as McpCatalog,
@@ -205,9 +211,35 @@ describe('MCP agent loop', () => {
       { id: 'm', name: 'calc-manual' },
     ]);
     const { agent, calls, jobs } = setup([mixed]);
-    expect(await agent.complete(chatCall())).toBe(mixed);
+    expect(await agent.complete(chatCall())).toEqual({
+      ...mixed,
+      response: {
+        ...mixed.response,
+        extra_fields: {
+          ...mixed.response.extra_fields,
+          mcp_injected_tools: ['calc-add', 'calc-broken', 'calc-manual'],
+        },
+      },
+    });
     expect(calls).toHaveLength(1);
     expect(jobs).toHaveLength(0);
+  });
+
+  it('adds the tools of a client not marked for injection only when the request names them', async () => {
+    const quiet = catalogOf(false);
+    const plain = setup([completion()], 5, quiet);
+    const answer = await plain.agent.complete(chatCall());
+    expect(plain.calls[0]!.params['tools']).toBeUndefined();
+    expect(answer.response.extra_fields).not.toHaveProperty('mcp_injected_tools');
+
+    const asked = setup([completion()], 5, quiet);
+    const named = await asked.agent.complete({
+      ...chatCall(),
+      headers: { 'x-gw-mcp-include-tools': 'calc-add' },
+    });
+    const tools = asked.calls[0]!.params['tools'] as Array<{ function: { name: string } }>;
+    expect(tools.map((tool) => tool.function.name)).toEqual(['calc-add']);
+    expect(named.response.extra_fields).toMatchObject({ mcp_injected_tools: ['calc-add'] });
   });
 
   it('injects tools into streams (no loop) and leaves text completions alone', async () => {

@@ -1,4 +1,10 @@
-import { availableTools, type CatalogTool, MAX_INJECTED_NAME_LENGTH } from '@gw/mcp-runner/control';
+import {
+  availableTools,
+  type CatalogTool,
+  MAX_INJECTED_NAME_LENGTH,
+  type McpClientView,
+  type ToolAccess,
+} from '@gw/mcp-runner/control';
 import type { ChatRoute, CompletionResult } from '@gw/router';
 import {
   type ChatChoice,
@@ -52,6 +58,20 @@ function addUsage(total: Usage, usage: Usage): Usage {
 }
 
 /**
+ * Which clients' tools a chat request gets: those marked `inject_into_chat`, and any the request asks for
+ * (`x-gw-mcp-include-tools`) or its key's MCP policy names. Every injected tool costs prompt tokens on every
+ * request, so nothing is added that nobody asked for.
+ */
+function injectedClients(clients: McpClientView[], access: ToolAccess): (client: string) => boolean {
+  if (access.include !== undefined) return () => true;
+  const named = new Set([
+    ...clients.filter((client) => client.config.inject_into_chat).map((client) => client.name),
+    ...(access.keyPolicy ?? []).map((policy) => policy.client),
+  ]);
+  return (client) => named.has(client);
+}
+
+/**
  * MCP in chat requests (docs/mcp.md "Tools in chat requests"), as a stage of the SPEC chat paths:
  *
  * - prepare: the tools this request may use (after the three filtering levels, the key's policy read from
@@ -71,8 +91,11 @@ export function mcpStage(mcp: McpIngress): Stage {
     const access = accessOf(exchange.authorization, exchange.headers);
     const callerTools = route.params['tools'];
     const existing = callerToolNames(callerTools);
-    const tools = availableTools(mcp.catalog.snapshot(), access).filter(
-      (tool) => !existing.has(tool.name) && tool.name.length <= MAX_INJECTED_NAME_LENGTH,
+    const snapshot = mcp.catalog.snapshot();
+    const wanted = injectedClients(snapshot.clients, access);
+    const tools = availableTools(snapshot, access).filter(
+      (tool) =>
+        wanted(tool.client) && !existing.has(tool.name) && tool.name.length <= MAX_INJECTED_NAME_LENGTH,
     );
     if (tools.length === 0) return undefined;
     const injected = [...(Array.isArray(callerTools) ? callerTools : []), ...tools.map(asFunctionTool)];
@@ -110,6 +133,7 @@ export function mcpStage(mcp: McpIngress): Stage {
     async complete(exchange, next): Promise<CompletionResult> {
       const tools = inject(exchange);
       if (!tools) return next();
+      const injected = [...tools.keys()];
       let usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
       let executed = 0;
       for (let round = 0; ; round++) {
@@ -122,13 +146,14 @@ export function mcpStage(mcp: McpIngress): Stage {
         const automatic =
           calls.length > 0 && calls.every((toolCall) => tools.get(toolCall.function.name)?.autoExecute);
         if (!automatic || round >= mcp.settings.agent_max_depth) {
-          if (round === 0) return result;
+          const extra_fields = { ...response.extra_fields, mcp_injected_tools: injected };
+          if (round === 0) return { provider: result.provider, response: { ...response, extra_fields } };
           return {
             provider: result.provider,
             response: {
               ...response,
               usage: { ...response.usage, ...usage },
-              extra_fields: { ...response.extra_fields, mcp_agent: { rounds: round, tool_calls: executed } },
+              extra_fields: { ...extra_fields, mcp_agent: { rounds: round, tool_calls: executed } },
             },
           };
         }
