@@ -213,13 +213,13 @@ describe.each(modes)('governance (%s)', (_mode, start) => {
       // The abort ends the read.
     }
     await fake.waitForAborted(abandoned);
-    // About 1 prompt token (estimated) and 60 completion tokens at $0.001 each.
+    // About a few prompt tokens (estimated) and 60 completion tokens at $0.001 each, once settled (until
+    // then the balance holds the admission's reservation).
     const used = await waitFor(async () => {
       const value = (await usageOf(key.id)).usage[0].entries[0].used as number;
-      return value > 0 && value;
+      return value > 0 && value < 0.1 && value;
     });
     expect(used).toBeGreaterThanOrEqual(0.055);
-    expect(used).toBeLessThan(0.1);
   });
 
   it('charges a completion the client hung up on while the upstream worked for its prompt', async () => {
@@ -243,11 +243,11 @@ describe.each(modes)('governance (%s)', (_mode, start) => {
     await waitFor(() => fake.requests.length > before, { what: 'the upstream called' });
     controller.abort();
     await expect(sent).rejects.toThrow();
-    const used = await waitFor(async () => {
+    // Charged once settled: the prompt estimate, a few tokens (the reservation it replaces is larger).
+    await waitFor(async () => {
       const value = (await usageOf(key.id)).usage[0].entries[0].used as number;
-      return value > 0 && value;
+      return value > 0 && value < 0.02;
     });
-    expect(used).toBeLessThan(0.02);
   });
 
   it('answers 429 with Retry-After for request and token limits', async () => {

@@ -42,6 +42,11 @@ const governanceSettingsSchema = z.strictObject({
   /** Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates). */
   default_max_completion_tokens: z.number().int().positive().default(4096),
   /**
+   * Completion tokens a request is expected to use, reserved at admission in default mode (at most its
+   * max_tokens), so that concurrent requests see each other before they settle.
+   */
+  expected_completion_tokens: z.number().int().min(0).default(256),
+  /**
    * What a model without a price (neither built in nor in `pricing`) costs under a budget: this price (USD per
    * million tokens), or, when unset, such a request is refused (403 model_not_allowed) rather than served free.
    */

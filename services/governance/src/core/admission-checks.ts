@@ -52,7 +52,10 @@ function anchorOf(createdAt: string | undefined): number {
   return anchor;
 }
 
-/** How budgets are admitted: `reserve` is the worst case (micro-dollars) a strict budget must hold. */
+/**
+ * How budgets are admitted: `reserve` (micro-dollars) is added to each budget until settlement replaces it
+ * with the real cost; a strict budget must have room for it, a default one only a positive balance.
+ */
 export interface BudgetAdmission {
   reserve: number;
   strict: boolean;
@@ -60,8 +63,9 @@ export interface BudgetAdmission {
 }
 
 /**
- * The budgets of an owner in their current periods. Without reservations a budget only needs a positive
- * balance; strict budgets need room for the worst case (`reserve`, micro-dollars) and reserve it.
+ * The budgets of an owner in their current periods. Each reserves `reserve` (counted with what is spent, so
+ * requests in flight see each other); a default budget admits while its balance is positive, a strict one
+ * only when the reservation fits.
  */
 export function budgetChecks(owner: BudgetOwner, level: Level, options: BudgetAdmission): AdmissionCheck[] {
   return owner.budgets.map((budget) => {
@@ -76,7 +80,7 @@ export function budgetChecks(owner: BudgetOwner, level: Level, options: BudgetAd
         key: `b:${budget.id}:${period.startMs}`,
         limit: Math.round(budget.max_limit * MICROS_PER_USD),
         need: options.strict ? options.reserve : 1,
-        amount: options.strict ? options.reserve : 0,
+        amount: options.reserve,
         expireAtMs: period.endMs,
       },
       meaning: {

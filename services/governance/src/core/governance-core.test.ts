@@ -181,6 +181,69 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0003);
   });
 
+  it('bounds a default budget under 200 concurrent requests: admitted ones reserve what they are expected to cost', async () => {
+    // A request costs $0.018 (18 tokens at $1,000 per million) and is expected to (10 prompt + 8 completion).
+    const { core, createKey, request } = await setup(create, {
+      governance: {
+        pricing: { 'gpt-test': { input: 1000, output: 1000 } },
+        settings: { sweep_interval_ms: 0, expected_completion_tokens: 8 },
+      },
+    });
+    const key = await createKey({
+      name: 'crowded',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.1, reset_duration: '1d' },
+    });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 200 }, () =>
+        core.authorize(request(key.value, { estimate: { promptTokens: 10 } })),
+      ),
+    );
+    const admitted = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    // Before any settles, admission stops once the reservations reach the budget: six of $0.018.
+    expect(admitted).toHaveLength(6);
+    for (const [index, plan] of admitted.entries()) {
+      await core.settle({
+        requestId: `c${index}`,
+        settlement: plan.settlement!,
+        provider: 'openai',
+        model: 'gpt-test',
+        usage: usage(10, 8),
+      });
+    }
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    // Over by less than one request: the overshoot is bounded by what one admitted request may add.
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBeCloseTo(0.108, 9);
+  });
+
+  it('never lets a strict budget go over, reserving the worst case of every choice (n)', async () => {
+    const { core, createKey, request } = await setup(create, {
+      strict: true,
+      governance: { pricing: { 'gpt-test': { input: 1000, output: 1000 } } },
+    });
+    const key = await createKey({
+      name: 'strict-n',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.1, reset_duration: '1d' },
+    });
+    const ask = (choices: number) =>
+      core.authorize(request(key.value, { estimate: { promptTokens: 10, maxCompletionTokens: 9, choices } }));
+    // n = 20 could cost 10 + 9 × 20 tokens = $0.19: more than the budget holds.
+    expect(await rejection(ask(20))).toMatchObject({ type: 'budget_exceeded' });
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => ask(5)));
+    const admitted = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    expect(admitted).toHaveLength(1);
+    await core.settle({
+      requestId: 'n5',
+      settlement: admitted[0]!.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(10, 45),
+    });
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBeLessThanOrEqual(0.1);
+  });
+
   it('settles a plan exactly once', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({

@@ -80,6 +80,7 @@ export class GovernanceCore implements GovernanceService {
       settle_deadline_ms: 900_000,
       sweep_interval_ms: 30_000,
       default_max_completion_tokens: 4096,
+      expected_completion_tokens: 256,
     };
     this.prices = new PriceCatalog(dependencies.governance?.pricing, this.settings.unpriced_model_price);
   }
@@ -129,14 +130,18 @@ export class GovernanceCore implements GovernanceService {
     const promptTokens = request.estimate?.promptTokens ?? 0;
     const maxCompletionTokens =
       request.estimate?.maxCompletionTokens ?? this.settings.default_max_completion_tokens;
+    const choices = Math.max(1, request.estimate?.choices ?? 1);
     const strict = this.settings.strict_budgets;
-    const reserve = strict
-      ? Math.max(
-          ...targets.map((target) =>
-            this.prices.worstCaseMicros(target.model, promptTokens, maxCompletionTokens),
-          ),
-        )
-      : 0;
+    // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
+    // expected to cost, so concurrent requests count against the balance before any of them settles.
+    const completionTokens = strict
+      ? maxCompletionTokens
+      : Math.min(maxCompletionTokens, this.settings.expected_completion_tokens);
+    const reserve = Math.max(
+      ...targets.map((target) =>
+        this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
+      ),
+    );
     const checks = admissionChecks({
       repository: this.repository,
       key,
@@ -148,7 +153,7 @@ export class GovernanceCore implements GovernanceService {
       virtualKeyId: key.id,
       targets,
       checks,
-      estimate: { promptTokens, maxCompletionTokens },
+      estimate: { promptTokens, maxCompletionTokens: maxCompletionTokens * choices },
       deadlineMs: now + this.settings.settle_deadline_ms,
     });
     const result = await this.dependencies.store.admit({

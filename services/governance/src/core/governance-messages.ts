@@ -37,7 +37,14 @@ export const authorizeRequestSchema = z.object({
   /** The requested target, then the request's fallbacks. */
   targets: z.array(planTargetSchema),
   /** For budget reservations: an estimate of the prompt's tokens and the most the answer may use. */
-  estimate: z.object({ promptTokens: count, maxCompletionTokens: count.optional() }).optional(),
+  estimate: z
+    .object({
+      promptTokens: count,
+      maxCompletionTokens: count.optional(),
+      /** Answers asked for (`n`): the completion tokens of each are paid for. */
+      choices: count.optional(),
+    })
+    .optional(),
 });
 
 /** A counter charged at settlement, with what authorize already added to it. */

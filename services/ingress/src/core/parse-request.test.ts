@@ -31,6 +31,11 @@ describe('parseChatRequest', () => {
     expect(parsed.target).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
     expect(parsed.params).toEqual({ max_tokens: 9, temperature: 0.1, logit_bias: { 1: 2 } });
     expect(estimateOf(parsed)).toEqual({ promptTokens: 30, maxCompletionTokens: 9 });
+    const several = parseChatRequest(
+      { model: 'openai/m', messages: [{ role: 'user', content: 'x' }], n: 4 },
+      40,
+    );
+    expect(estimateOf(several)).toEqual({ promptTokens: 10, maxCompletionTokens: undefined, choices: 4 });
   });
 
   it('keeps slashes of the model after the provider and parses fallbacks', () => {

@@ -91,8 +91,19 @@ function maxCompletionTokens(params: Record<string, unknown>): number | undefine
   return typeof value === 'number' ? value : undefined;
 }
 
+/** Choices the request asks for (`n`): each is a whole answer, paid for. */
+function choices(params: Record<string, unknown>): number | undefined {
+  const value = params['n'];
+  return typeof value === 'number' && Number.isInteger(value) && value > 1 ? value : undefined;
+}
+
 export function estimateOf(parsed: ParsedCompletion) {
-  return { promptTokens: parsed.promptTokens, maxCompletionTokens: maxCompletionTokens(parsed.params) };
+  const n = choices(parsed.params);
+  return {
+    promptTokens: parsed.promptTokens,
+    maxCompletionTokens: maxCompletionTokens(parsed.params),
+    ...(n !== undefined && { choices: n }),
+  };
 }
 
 export function parseChatRequest(body: unknown, bodyBytes = 0): ParsedCompletion {
