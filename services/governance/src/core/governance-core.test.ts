@@ -244,6 +244,50 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBeLessThanOrEqual(0.1);
   });
 
+  it('serves a strict request without max_tokens with the max_tokens the budget left buys', async () => {
+    const { core, createKey, request } = await setup(create, {
+      strict: true,
+      governance: {
+        pricing: { 'gpt-test': { input: 1000, output: 1000 } },
+        settings: { strict_budgets: true, sweep_interval_ms: 0, default_max_completion_tokens: 4096 },
+      },
+    });
+    const key = await createKey({
+      name: 'small-strict',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.1, reset_duration: '1d' },
+    });
+    // $0.10 buys 100 tokens: 10 of prompt, 90 of answer (4,096 would cost $4.10).
+    const plan = await core.authorize(request(key.value, { estimate: { promptTokens: 10 } }));
+    expect(plan.maxCompletionTokens).toBe(90);
+    await core.settle({
+      requestId: 'cap',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(10, 90),
+    });
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBeCloseTo(0.1, 9);
+    // Nothing left that buys a useful answer: refused.
+    expect(
+      await rejection(core.authorize(request(key.value, { estimate: { promptTokens: 10 } }))),
+    ).toMatchObject({
+      type: 'budget_exceeded',
+    });
+    // A request that set its own max_tokens is never changed: admitted or refused as it is.
+    const fresh = await createKey({
+      name: 'explicit',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.1, reset_duration: '1d' },
+    });
+    expect(
+      await rejection(
+        core.authorize(request(fresh.value, { estimate: { promptTokens: 10, maxCompletionTokens: 500 } })),
+      ),
+    ).toMatchObject({ type: 'budget_exceeded' });
+  });
+
   it('settles a plan exactly once', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({

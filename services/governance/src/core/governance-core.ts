@@ -33,6 +33,9 @@ export interface GovernanceCoreDependencies {
   random?: () => number;
 }
 
+/** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
+const MIN_CAPPED_COMPLETION_TOKENS = 16;
+
 /**
  * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
  * refused (unless `governance.settings.unpriced_model_price` says what such models cost) instead of being
@@ -128,15 +131,40 @@ export class GovernanceCore implements GovernanceService {
     now: number,
   ): Promise<AuthorizeResult> {
     const promptTokens = request.estimate?.promptTokens ?? 0;
-    const maxCompletionTokens =
-      request.estimate?.maxCompletionTokens ?? this.settings.default_max_completion_tokens;
+    const asked = request.estimate?.maxCompletionTokens;
+    const maxCompletionTokens = asked ?? this.settings.default_max_completion_tokens;
     const choices = Math.max(1, request.estimate?.choices ?? 1);
     const strict = this.settings.strict_budgets;
+    const attempt = (completionTokens: number, mostTokens = maxCompletionTokens) =>
+      this.admitWith({ key, targets, now, promptTokens, completionTokens, mostTokens, choices });
     // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
     // expected to cost, so concurrent requests count against the balance before any of them settles.
-    const completionTokens = strict
-      ? maxCompletionTokens
-      : Math.min(maxCompletionTokens, this.settings.expected_completion_tokens);
+    const first = await attempt(
+      strict ? maxCompletionTokens : Math.min(maxCompletionTokens, this.settings.expected_completion_tokens),
+    );
+    if (first.allowed || !strict || asked !== undefined) return first.answer();
+    // A strict request without max_tokens that the budget cannot cover at the default: served with the
+    // max_tokens what is left buys (governance sets it), when that is a useful answer.
+    const affordable = this.affordableCompletionTokens(first, targets, promptTokens, choices);
+    if (affordable < MIN_CAPPED_COMPLETION_TOKENS) return first.answer();
+    const capped = await attempt(affordable, affordable);
+    return capped.allowed ? { ...capped.answer(), maxCompletionTokens: affordable } : capped.answer();
+  }
+
+  /** One atomic admission of a plan reserving `completionTokens` per choice; its answer, or its refusal. */
+  private async admitWith(options: {
+    key: StoredVirtualKey;
+    targets: ConfiguredTarget[];
+    now: number;
+    promptTokens: number;
+    /** Reserved per choice. */
+    completionTokens: number;
+    /** The most the answer may use per choice: what the sweeper charges if no settle comes. */
+    mostTokens: number;
+    choices: number;
+  }) {
+    const { key, targets, now, promptTokens, completionTokens, mostTokens, choices } = options;
+    const strict = this.settings.strict_budgets;
     const reserve = Math.max(
       ...targets.map((target) =>
         this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
@@ -153,7 +181,7 @@ export class GovernanceCore implements GovernanceService {
       virtualKeyId: key.id,
       targets,
       checks,
-      estimate: { promptTokens, maxCompletionTokens: maxCompletionTokens * choices },
+      estimate: { promptTokens, maxCompletionTokens: mostTokens * choices },
       deadlineMs: now + this.settings.settle_deadline_ms,
     });
     const result = await this.dependencies.store.admit({
@@ -167,12 +195,46 @@ export class GovernanceCore implements GovernanceService {
     });
     const admitted = result.passing[0];
     if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
-    if (!result.allowed) throw admissionRefusal({ failed: result.failed, ...checks, now });
     return {
-      targets: result.passing.map((index) => withoutConfig(targets[index]!)),
-      virtualKeyId: key.id,
-      settlement,
+      allowed: result.allowed,
+      failed: result.failed,
+      checks,
+      answer: (): AuthorizeResult => {
+        if (!result.allowed) throw admissionRefusal({ failed: result.failed, ...checks, now });
+        return {
+          targets: result.passing.map((index) => withoutConfig(targets[index]!)),
+          virtualKeyId: key.id,
+          settlement,
+        };
+      },
     };
+  }
+
+  /**
+   * Completion tokens per choice the failing budget of a refused strict admission still buys after the
+   * prompt, at the dearest of the plan's models; 0 when the refusal was not a budget's.
+   */
+  private affordableCompletionTokens(
+    refused: {
+      failed?: { group: number; index: number; current: number } | undefined;
+      checks: AdmissionChecks;
+    },
+    targets: ConfiguredTarget[],
+    promptTokens: number,
+    choices: number,
+  ): number {
+    const { failed, checks } = refused;
+    if (!failed) return 0;
+    const failing = (failed.group === -1 ? checks.required : checks.alternatives[failed.group])?.[
+      failed.index
+    ];
+    if (failing?.meaning.kind !== 'budget') return 0;
+    const room = failing.check.limit - failed.current;
+    const prices = targets.map((target) => this.prices.price(target.model));
+    const promptCost = Math.max(...prices.map((price) => (price?.input ?? 0) * promptTokens));
+    const outputPrice = Math.max(...prices.map((price) => price?.output ?? 0));
+    if (outputPrice === 0) return 0;
+    return Math.max(0, Math.floor((room - promptCost) / (outputPrice * choices)));
   }
 
   // --- settle ------------------------------------------------------------------------------------------

@@ -81,6 +81,11 @@ export const authorizeResultSchema = z.object({
   /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */
   mcpTools: z.array(z.object({ client: z.string(), tools: z.array(z.string()) })).optional(),
   settlement: settlementPlanSchema.optional(),
+  /**
+   * Strict budgets: the max_tokens (per choice) a request that set none must be sent with, because the
+   * budget left buys no more.
+   */
+  maxCompletionTokens: count.optional(),
 });
 
 export const settleRequestSchema = z.object({

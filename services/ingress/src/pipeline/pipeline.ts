@@ -49,7 +49,12 @@ export interface PassthroughCall {
 /** What the router is asked for a parsed completion, along the targets governance planned. */
 function completionRoute(call: PipelineCall, authorization: AuthorizeResult): CompletionRoute {
   const { parsed } = call;
-  const base = { requestId: call.requestId, targets: authorization.targets, params: parsed.params };
+  // A strict budget that buys less than the default answer sets max_tokens for a request that set none.
+  const params =
+    authorization.maxCompletionTokens === undefined
+      ? parsed.params
+      : { ...parsed.params, max_tokens: authorization.maxCompletionTokens };
+  const base = { requestId: call.requestId, targets: authorization.targets, params };
   if (parsed.operation === 'chat') return { ...base, operation: 'chat', messages: parsed.messages ?? [] };
   if (parsed.operation === 'text') return { ...base, operation: 'text', prompt: parsed.prompt ?? '' };
   throw internalError('an embeddings request was routed as a completion');
