@@ -85,7 +85,11 @@ export class GovernanceCore implements GovernanceService {
       default_max_completion_tokens: 4096,
       expected_completion_tokens: 256,
     };
-    this.prices = new PriceCatalog(dependencies.governance?.pricing, this.settings.unpriced_model_price);
+    this.prices = new PriceCatalog(
+      dependencies.governance?.pricing,
+      this.settings.unpriced_model_price,
+      this.random,
+    );
   }
 
   static async start(dependencies: GovernanceCoreDependencies): Promise<GovernanceCore> {

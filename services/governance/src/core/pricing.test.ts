@@ -43,6 +43,20 @@ describe('PriceCatalog', () => {
     expect(withDefault.listPrice('llama3.2:3b')).toBeUndefined();
   });
 
+  it('charges many cheap calls their exact total, not a micro-dollar rounded up each', () => {
+    // 64 prompt tokens of gpt-4o-mini cost 9.6 micro-dollars: always rounding up charged 10 (+4.2%).
+    let seed = 1;
+    const random = () => {
+      seed = (seed * 16_807) % 2_147_483_647;
+      return seed / 2_147_483_647;
+    };
+    const fair = new PriceCatalog({}, undefined, random);
+    let total = 0;
+    for (let call = 0; call < 10_000; call++) total += fair.costMicros('gpt-4o-mini', usage(64, 0));
+    expect(Math.abs(total - 96_000) / 96_000).toBeLessThan(0.005);
+    expect(fair.costMicros('gpt-4o-mini', usage(1_000, 1_000))).toBe(750);
+  });
+
   it('lets the config override a list price under any name', () => {
     const overridden = new PriceCatalog({ 'gpt-4o': { input: 1, output: 1 } });
     expect(overridden.costMicros('gpt-4o-2024-11-20', usage(1_000, 0))).toBe(1_000);

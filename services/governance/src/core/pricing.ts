@@ -140,9 +140,17 @@ export class PriceCatalog {
   private readonly unpriced: ModelPrice | undefined;
   private readonly resolved = new Map<string, ModelPrice | null>();
 
-  constructor(overrides: Record<string, ModelPrice> = {}, unpriced?: ModelPrice) {
+  private readonly random: () => number;
+
+  constructor(
+    overrides: Record<string, ModelPrice> = {},
+    unpriced?: ModelPrice,
+    /** Draws the rounding of sub-micro-dollar remainders (tests fix it). */
+    random: () => number = Math.random,
+  ) {
     this.prices = new Map(Object.entries({ ...DEFAULT_PRICES, ...overrides }));
     this.unpriced = unpriced;
+    this.random = random;
   }
 
   /** The list price of a model under any of its names; undefined when it has none. */
@@ -168,17 +176,25 @@ export class PriceCatalog {
     return this.listPrice(model) ?? this.unpriced;
   }
 
-  /** Cost in micro-USD (integers: budgets are INCRBY counters). Price per million × tokens = micro-USD. */
+  /**
+   * Cost in micro-USD (integers: budgets are INCRBY counters). Price per million × tokens = micro-USD; a
+   * fraction of a micro-dollar is rounded up with the probability of its size, so the charges of many
+   * requests add up to their exact cost (always rounding up over-charged cheap calls by up to 2.6%).
+   */
   costMicros(model: string, usage: Usage): number {
     const price = this.price(model);
     if (!price) return 0;
     const cached = Math.min(usage.prompt_tokens_details?.cached_tokens ?? 0, usage.prompt_tokens);
     const uncached = usage.prompt_tokens - cached;
-    return Math.ceil(
+    const exact =
       uncached * price.input +
-        cached * (price.cached_input ?? price.input) +
-        usage.completion_tokens * price.output,
-    );
+      cached * (price.cached_input ?? price.input) +
+      usage.completion_tokens * price.output;
+    // Prices in decimal dollars make exact integers come out a hair off (0.15 × 1e6…): round those first.
+    const whole = Math.round(exact);
+    if (Math.abs(exact - whole) < 1e-6) return whole;
+    const floor = Math.floor(exact);
+    return floor + (this.random() < exact - floor ? 1 : 0);
   }
 
   /** The most a request can cost: every prompt token uncached and every allowed completion token used. */
