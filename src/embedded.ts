@@ -1,5 +1,5 @@
 // `pnpm start`: the whole gateway in one process, no external service needed.
-import { createLogger, embeddedEnvironmentSchema, readSettings } from '@gw/shared';
+import { createLogger, embeddedEnvironmentSchema, exposureWarning, readSettings } from '@gw/shared';
 import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
@@ -17,6 +17,8 @@ await startService(logger, async () => {
     environment: process.env,
   });
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
+  const exposed = exposureWarning(environment.GW_HOST, config.client);
+  if (exposed) logger.warn(exposed);
   onShutdown({
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,

@@ -245,7 +245,7 @@ describe('environment schemas', () => {
   it('applies the documented defaults; an empty value counts as unset', () => {
     expect(readEnvironment(embeddedEnvironmentSchema, { PORT: '', LOG_LEVEL: '' })).toEqual({
       PORT: 8080,
-      GW_HOST: '0.0.0.0',
+      GW_HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       GW_SHUTDOWN_TIMEOUT_MS: 25_000,
       GATEWAY_DATA_DIR: './data',

@@ -2,6 +2,7 @@
 // points (`@gw/shared/server`, `@gw/shared/grpc`, `@gw/shared/store`), so importing a schema opens nothing.
 export * from './config/env-reference.ts';
 export * from './config/environment.ts';
+export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
 export * from './errors/gateway-error.ts';
 export * from './errors/http.ts';

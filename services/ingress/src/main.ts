@@ -2,7 +2,13 @@ import { GovernanceClient } from '@gw/governance/client';
 import { BullToolQueue } from '@gw/mcp-runner/bullmq';
 import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
-import { createLogger, createMetrics, ingressEnvironmentSchema, readSettings } from '@gw/shared';
+import {
+  createLogger,
+  createMetrics,
+  exposureWarning,
+  ingressEnvironmentSchema,
+  readSettings,
+} from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
@@ -57,6 +63,8 @@ await startService(logger, async () => {
     http2: true,
   });
   logger.info({ port: http.port }, 'ingress listening');
+  const exposed = exposureWarning(environment.GW_HOST, config.client);
+  if (exposed) logger.warn(exposed);
   onShutdown({
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,

@@ -60,7 +60,9 @@ const common = {
     unset,
     z.enum(LOG_LEVELS, { error: `is not a log level (${LOG_LEVELS.join(', ')})` }).default('info'),
   ),
-  GW_HOST: z.preprocess(unset, z.string().default('0.0.0.0')),
+  // Loopback unless told otherwise: a first try is not open to the network (the Dockerfile and deploy/k8s
+  // set 0.0.0.0 themselves).
+  GW_HOST: z.preprocess(unset, z.string().default('127.0.0.1')),
   GW_SHUTDOWN_TIMEOUT_MS: positiveInteger(25_000),
 };
 
