@@ -7,6 +7,7 @@ export * from './config/gateway-config.ts';
 export * from './errors/gateway-error.ts';
 export * from './errors/http.ts';
 export * from './http/body.ts';
+export * from './http/request-target.ts';
 export * from './ids.ts';
 export * from './logger.ts';
 export * from './metrics.ts';

@@ -13,8 +13,9 @@ import {
   type Socket,
 } from 'node:net';
 import { ConfigError } from './config/gateway-config.ts';
-import { GatewayError, noEndpoint } from './errors/gateway-error.ts';
+import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { sendError } from './errors/http.ts';
+import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
 import type { Logger } from './logger.ts';
 
@@ -72,6 +73,15 @@ export async function startHttpServer(options: {
   http2?: boolean;
 }): Promise<Closable & { server: Server; port: number }> {
   const handle = (request: IncomingMessage, response: ServerResponse) => {
+    const problem = requestTargetProblem(request.method, request.url);
+    if (problem) {
+      sendError(
+        response,
+        invalidRequest(`${problem}: ${JSON.stringify((request.url ?? '').slice(0, 200))}`),
+        newRequestId(),
+      );
+      return;
+    }
     for (const handler of options.handlers) if (handler(request, response)) return;
     notFoundHandler(request, response);
   };

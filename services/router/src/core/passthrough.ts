@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import {
   type BuiltInProvider,
   GatewayError,
+  PASSTHROUGH_ROUTES,
   type PassthroughOperation,
+  requestTargetProblem,
   unsupportedOperation,
 } from '@gw/shared';
 import { selectKey } from './key-selector.ts';
@@ -67,6 +69,31 @@ function answerHeaders(
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
+const ROOTS = new Map<string, string>(PASSTHROUGH_ROUTES.map(({ operation, root }) => [operation, root]));
+
+/**
+ * The router does not trust its caller's path: it must lie under its operation's documented root and be a
+ * plain path (no dot segment, encoded slash or `//`, checked as every HTTP port checks it), so a forged or
+ * buggy pass-through request cannot reach another API of the provider with gw's key.
+ */
+function assertDocumentedPath(request: PassthroughRequest): void {
+  const root = ROOTS.get(request.operation);
+  const path = request.path;
+  const under =
+    root !== undefined &&
+    path.startsWith(root) &&
+    (path.length === root.length || path[root.length] === '/' || path[root.length] === '?');
+  const problem = under
+    ? requestTargetProblem(request.method, path)
+    : `it is not under ${root ?? 'a pass-through root'}`;
+  if (problem) {
+    throw new GatewayError({
+      type: 'invalid_request',
+      message: `pass-through path ${JSON.stringify(path.slice(0, 200))} is refused: ${problem}`,
+    });
+  }
+}
+
 /**
  * One pass-through call: support check, key selection, then the upstream call with the body streamed in and
  * the answer streamed out (nothing held whole). No retries: a streamed body cannot be sent twice.
@@ -80,6 +107,7 @@ export async function runPassthrough(options: {
   random?: (() => number) | undefined;
 }): Promise<PassthroughResponse> {
   const { provider, request } = options;
+  assertDocumentedPath(request);
   const support = descriptorOf(provider);
   if (!support?.operations.includes(request.operation)) {
     throw unsupportedOperation(provider.name, request.operation);

@@ -1,0 +1,77 @@
+// The router does not trust its caller's pass-through path (a forged gRPC request, a buggy ingress): a path
+// outside its operation's documented root, or one that a URL parser would rewrite, is refused before any
+// upstream call, so gw's provider key never goes anywhere else.
+import { createMetrics, parseGatewayConfig, silentLogger } from '@gw/shared';
+import { MemoryStore } from '@gw/shared/store';
+import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { PassthroughRequest } from './passthrough.ts';
+import { RouterCore } from './router-core.ts';
+
+let fake: FakeOpenAi;
+let core: RouterCore;
+let store: MemoryStore;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+  store = await MemoryStore.open();
+  const config = parseGatewayConfig({
+    providers: { openai: { keys: [{ value: 'sk-router-key' }], network_config: { base_url: fake.url } } },
+  });
+  core = await RouterCore.start({
+    store,
+    logger: silentLogger(),
+    metrics: createMetrics({ service: 'passthrough-test' }),
+    environment: {},
+    seedProviders: config.providers,
+  });
+});
+afterAll(async () => {
+  await core.close();
+  await store.close();
+  await fake.close();
+});
+
+const request = (
+  path: string,
+  operation: PassthroughRequest['operation'] = 'models',
+): PassthroughRequest => ({
+  requestId: 'r',
+  operation,
+  target: { provider: 'openai', model: '' },
+  method: 'GET',
+  path,
+  headers: {},
+  hasBody: false,
+});
+
+it.each([
+  ['/models/../../api/providers', 'dot segment'],
+  ['/models/%2e%2e/%2e%2e/organization/admin_api_keys', 'dot segment'],
+  ['/models%2f..%2fusers', 'not under /models'],
+  ['/organization/users', 'not under /models'],
+  ['/modelsX/y', 'not under /models'],
+  ['http://evil.example/v1/models', 'not under /models'],
+  ['/models//x', 'empty segment'],
+])('refuses the forged path %s', async (path, words) => {
+  const before = fake.requests.length;
+  await expect(
+    core.passthrough(request(path), undefined, { signal: new AbortController().signal }),
+  ).rejects.toMatchObject({
+    type: 'invalid_request',
+    message: expect.stringContaining(words),
+  });
+  expect(fake.requests.length).toBe(before);
+});
+
+it('forwards a documented path with its query', async () => {
+  const answer = await core.passthrough(request('/models?limit=2'), undefined, {
+    signal: new AbortController().signal,
+  });
+  for await (const _chunk of answer.body) {
+    // drain
+  }
+  expect(answer.status).toBe(200);
+  expect(fake.last().path).toBe('/v1/models?limit=2');
+  expect(fake.last().headers.authorization).toBe('Bearer sk-router-key');
+});
