@@ -4,7 +4,7 @@ import { composeIngress } from '@gw/ingress';
 import { InProcessToolQueue, McpCatalog, startMcpRunner } from '@gw/mcp-runner';
 import { startRouter } from '@gw/router';
 import { createMetrics, type GatewayConfig, type Logger } from '@gw/shared';
-import { startHttpServer } from '@gw/shared/server';
+import { type HttpLimits, startHttpServer } from '@gw/shared/server';
 import { MemoryStore, type Store } from '@gw/shared/store';
 
 export interface EmbeddedGatewayOptions {
@@ -22,6 +22,8 @@ export interface EmbeddedGatewayOptions {
   environment: NodeJS.ProcessEnv;
   /** A store to use instead of the data directory's (tests). */
   store?: Store;
+  /** Timeouts and the connection cap of the HTTP port (`httpLimits` of the environment); defaults otherwise. */
+  limits?: Partial<HttpLimits>;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     handlers: [ingress.handle, admin.handle],
     // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
     http2: true,
+    ...(options.limits && { limits: options.limits }),
   });
   return {
     port: http.port,

@@ -1,5 +1,11 @@
 // `pnpm start`: the whole gateway in one process, no external service needed.
-import { createLogger, embeddedEnvironmentSchema, exposureWarning, readSettings } from '@gw/shared';
+import {
+  createLogger,
+  embeddedEnvironmentSchema,
+  exposureWarning,
+  httpLimits,
+  readSettings,
+} from '@gw/shared';
 import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
@@ -15,6 +21,7 @@ await startService(logger, async () => {
     dataDir: environment.GATEWAY_DATA_DIR,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     environment: process.env,
+    limits: httpLimits(environment),
   });
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);

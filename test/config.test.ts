@@ -248,6 +248,10 @@ describe('environment schemas', () => {
       GW_HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       GW_SHUTDOWN_TIMEOUT_MS: 25_000,
+      GW_HEADERS_TIMEOUT_MS: 10_000,
+      GW_REQUEST_TIMEOUT_MS: 120_000,
+      GW_KEEP_ALIVE_TIMEOUT_MS: 65_000,
+      GW_MAX_CONNECTIONS: 10_000,
       GATEWAY_DATA_DIR: './data',
     });
   });

@@ -1,4 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import {
   createServer as createHttp2Server,
   type Http2Server,
@@ -12,9 +19,10 @@ import {
   type Server as NetServer,
   type Socket,
 } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
-import { sendError } from './errors/http.ts';
+import { errorBody, sendError } from './errors/http.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
 import type { Logger } from './logger.ts';
@@ -36,17 +44,89 @@ function notFoundHandler(request: IncomingMessage, response: ServerResponse): vo
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
 /**
+ * How long clients may take, and how many may hold a connection: every socket is bounded so that idle or
+ * slow clients can neither hold memory nor exhaust the file descriptors (`GW_*_TIMEOUT_MS`,
+ * `GW_MAX_CONNECTIONS`).
+ */
+export interface HttpLimits {
+  /** From a connection's first byte (or its opening) to the end of a request's headers. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body (a slowly sent upload is cut with 408). */
+  requestTimeoutMs: number;
+  /** How long an HTTP/1.1 keep-alive connection or an HTTP/2 session without requests stays open. */
+  keepAliveTimeoutMs: number;
+  /** Connections held at once; more are closed at once. */
+  maxConnections: number;
+}
+
+/** The soft limit of open files of this process (Linux), or undefined where it cannot be read. */
+function openFilesLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The connections one process may hold: `wanted`, but always below the soft limit of open files, leaving
+ * room for upstream sockets, Redis, gRPC and files (a quarter of the limit, at least 64). Node cannot raise the
+ * limit itself: `ulimit -n` (or the container runtime's `nofile`) does.
+ */
+export function connectionCap(wanted: number): number {
+  const files = openFilesLimit();
+  if (files === undefined) return wanted;
+  return Math.max(1, Math.min(wanted, files - Math.max(64, Math.floor(files / 4))));
+}
+
+const DEFAULT_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 10_000,
+};
+
+/**
+ * Node's HTTP parser refuses a malformed request (a bad request line or header, bad chunked framing, headers
+ * too large, a request too slow) before gw sees it; the answer still carries gw's error body, then closes.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+  const refusal = timedOut
+    ? new GatewayError({ type: 'request_timeout', message: 'the request was not received in time' })
+    : invalidRequest(
+        error.code === 'HPE_HEADER_OVERFLOW'
+          ? 'the request headers are too large'
+          : `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
+      );
+  const payload = JSON.stringify(errorBody(refusal, newRequestId()));
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
+  );
+}
+
+/**
  * Hands a new connection to the HTTP/1.1 or the HTTP/2 server by its first bytes (h2c with prior
  * knowledge, as the AWS SDK's default handler speaks it). Only the first packet of a connection is
- * looked at; keep-alive requests after it cost nothing more.
+ * looked at; keep-alive requests after it cost nothing more. A connection that sends nothing, or only part
+ * of the HTTP/2 preface, within the headers timeout is closed.
  */
-function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server): void {
+function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server, timeoutMs: number): void {
   let received: Buffer | undefined;
+  const silent = setTimeout(() => socket.destroy(), timeoutMs);
+  silent.unref();
   const onData = (chunk: Buffer) => {
     received = received ? Buffer.concat([received, chunk]) : chunk;
     const compared = Math.min(received.length, HTTP2_PREFACE.length);
     const preface = received.subarray(0, compared).equals(HTTP2_PREFACE.subarray(0, compared));
     if (preface && received.length < HTTP2_PREFACE.length) return;
+    clearTimeout(silent);
     socket.off('data', onData);
     socket.pause();
     socket.unshift(received);
@@ -59,19 +139,43 @@ function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server): 
     }
   };
   socket.on('data', onData);
+  socket.once('close', () => clearTimeout(silent));
+}
+
+/**
+ * Closes an HTTP/2 session that has had no stream for the keep-alive timeout (a client that sent the preface
+ * alone, or stopped asking); sessions with streams in flight are left alone, however long those take.
+ */
+function closeIdleSessions(http2: Http2Server, keepAliveTimeoutMs: number): void {
+  const open = new WeakMap<ServerHttp2Session, number>();
+  http2.on('session', (session: ServerHttp2Session) => {
+    open.set(session, 0);
+    session.setTimeout(keepAliveTimeoutMs, () => {
+      if ((open.get(session) ?? 0) === 0) session.close();
+    });
+  });
+  http2.on('stream', (stream) => {
+    const session = stream.session as ServerHttp2Session | undefined;
+    if (!session) return;
+    open.set(session, (open.get(session) ?? 0) + 1);
+    stream.once('close', () => open.set(session, (open.get(session) ?? 1) - 1));
+  });
 }
 
 /**
  * Serves handlers over HTTP/1.1 and, with `http2: true`, also over cleartext HTTP/2 on the same port (the
  * first bytes of each connection decide); handlers see the same request and response API either way
- * (node:http2's compatibility API).
+ * (node:http2's compatibility API). Every connection is bounded by `limits`.
  */
 export async function startHttpServer(options: {
   port: number;
   host: string;
   handlers: RequestHandler[];
   http2?: boolean;
+  limits?: Partial<HttpLimits>;
 }): Promise<Closable & { server: Server; port: number }> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const maxConnections = connectionCap(limits.maxConnections);
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     const problem = requestTargetProblem(request.method, request.url);
     if (problem) {
@@ -85,8 +189,20 @@ export async function startHttpServer(options: {
     for (const handler of options.handlers) if (handler(request, response)) return;
     notFoundHandler(request, response);
   };
-  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  const server = createServer(
+    {
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node requires the headers to be due no later than the whole request.
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      requestTimeout: limits.requestTimeoutMs,
+      // How often the two timeouts above are checked (Node's default, 30 s, would let them run 30 s over).
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    handle,
+  );
+  server.on('clientError', answerClientError);
   if (!options.http2) {
+    server.maxConnections = maxConnections;
     await listen(server, options);
     return {
       server,
@@ -111,6 +227,7 @@ export async function startHttpServer(options: {
     {},
     handle as unknown as (request: Http2ServerRequest, response: Http2ServerResponse) => void,
   );
+  closeIdleSessions(http2, limits.keepAliveTimeoutMs);
   const sessions = new Set<ServerHttp2Session>();
   http2.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
@@ -124,8 +241,9 @@ export async function startHttpServer(options: {
   const listener = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    dispatchConnection(socket, server, http2);
+    dispatchConnection(socket, server, http2, limits.headersTimeoutMs);
   });
+  listener.maxConnections = maxConnections;
   await listen(listener, options);
   return {
     server,

@@ -1,7 +1,7 @@
 import { GovernanceClient } from '@gw/governance/client';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
-import { adminEnvironmentSchema, createLogger, createMetrics, readSettings } from '@gw/shared';
+import { adminEnvironmentSchema, createLogger, createMetrics, httpLimits, readSettings } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
@@ -32,6 +32,7 @@ await startService(logger, async () => {
     port: environment.GW_ADMIN_PORT,
     host: environment.GW_HOST,
     handlers: [app.handle],
+    limits: httpLimits(environment),
   });
   // /metrics (process metrics) on its own port, as the other services whose main port does not serve it.
   const metrics = createMetrics({ service: 'admin' });

@@ -6,6 +6,7 @@ import {
   createLogger,
   createMetrics,
   exposureWarning,
+  httpLimits,
   ingressEnvironmentSchema,
   readSettings,
 } from '@gw/shared';
@@ -61,6 +62,7 @@ await startService(logger, async () => {
     handlers: [app.handle],
     // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
     http2: true,
+    limits: httpLimits(environment),
   });
   logger.info({ port: http.port }, 'ingress listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);

@@ -64,7 +64,22 @@ const common = {
   // set 0.0.0.0 themselves).
   GW_HOST: z.preprocess(unset, z.string().default('127.0.0.1')),
   GW_SHUTDOWN_TIMEOUT_MS: positiveInteger(25_000),
+  // What an HTTP client may take and hold (packages/shared/src/server.ts HttpLimits).
+  GW_HEADERS_TIMEOUT_MS: positiveInteger(10_000),
+  GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
+  GW_KEEP_ALIVE_TIMEOUT_MS: positiveInteger(65_000),
+  GW_MAX_CONNECTIONS: positiveInteger(10_000),
 };
+
+/** The HTTP limits of a process's environment, as startHttpServer takes them. */
+export function httpLimits(environment: CommonEnvironment) {
+  return {
+    headersTimeoutMs: environment.GW_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: environment.GW_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: environment.GW_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: environment.GW_MAX_CONNECTIONS,
+  };
+}
 
 /** Shared state: Redis when REDIS_URL is set (key prefix GW_REDIS_PREFIX). */
 const redis = {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
@@ -31,11 +32,42 @@ function payloadTooLarge(limit: number): GatewayError {
   });
 }
 
-/** Parses JSON text; a syntax error is a 400 that says so. */
+/** Deepest nesting of arrays and objects a JSON body may have (chat requests need about ten). */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * How deep the arrays and objects of a JSON text nest, counted outside strings; stops counting past `limit`.
+ * One pass, no allocation: it runs before JSON.parse so that no later recursion meets an absurd depth.
+ */
+function nestingExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses a JSON body: refused with a 400 that says why when it is empty, not UTF-8, nested deeper than
+ * MAX_JSON_DEPTH or not JSON.
+ */
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw invalidRequest('request body is empty; a JSON object is expected');
+  if (!isUtf8(body)) throw invalidRequest('request body is not valid UTF-8');
+  const text = body.toString('utf8');
+  if (nestingExceeds(text, MAX_JSON_DEPTH)) {
+    throw invalidRequest(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
     throw invalidRequest(`request body is not valid JSON: ${(error as Error).message}`);
   }

@@ -27,9 +27,9 @@ describe('requestTargetProblem', () => {
     ['/v1/models/.%2e/x', 'dot segment'],
     ['/v1/models/%2e/x', 'dot segment'],
     ['/v1/models/..?x=1', 'dot segment'],
-    ['/v1/models/x%2f..%2fy', 'encoded slash'],
-    ['/v1/models/x%2Fy', 'encoded slash'],
-    ['/v1/models/x%5cy', 'encoded backslash'],
+    ['/v1/models/x%2f..%2fy', 'dot segment'],
+    ['/v1/models/x%2F%2E%2E%2Fy', 'dot segment'],
+    ['/v1/models/..%5cy', 'dot segment'],
     ['/v1/models\\..\\x', 'backslash'],
     ['//v1/models', 'empty segment'],
     ['/v1//models', 'empty segment'],
@@ -41,6 +41,17 @@ describe('requestTargetProblem', () => {
     ['', 'empty'],
   ])('refuses %s (%s)', (target, words) => {
     expect(requestTargetProblem('GET', target)).toContain(words);
+  });
+
+  it('takes encoded slashes as part of a name, except on strict (pass-through) paths', () => {
+    for (const target of [
+      '/genai/v1beta/models/openai%2Fgpt-4o:generateContent',
+      '/bedrock/model/arn%3Aaws%2Fx/converse',
+    ]) {
+      expect(requestTargetProblem('POST', target)).toBeUndefined();
+    }
+    expect(requestTargetProblem('GET', '/files/x%2Fy', { strict: true })).toContain('encoded slash');
+    expect(requestTargetProblem('GET', '/files/x%5Cy', { strict: true })).toContain('encoded backslash');
   });
 
   it('allows the asterisk form for OPTIONS only', () => {

@@ -3,15 +3,18 @@
  * versions): only the origin form (`/path?query`) of a plain path is served. Dot segments (also
  * percent-encoded), encoded slashes and backslashes, empty segments (`//`), NUL and control characters are
  * refused, because a path that a proxy, a URL parser or an upstream would rewrite could route a request
- * (and gw's provider key with it) somewhere other than the path gw checked. A trailing slash is an empty
- * last segment and passes here; routes treat it as the path without it only where they say so (none does:
- * `/v1/models/` is no endpoint).
+ * (and gw's provider key with it) somewhere other than the path gw checked. An encoded slash is part of a
+ * name on the compatibility surfaces (the GenAI SDK sends `openai%2Fgpt-4o`, the Bedrock SDK an ARN), so
+ * ports allow it, but a dot segment between encoded slashes (`x%2F..%2Fy`) is refused like any other;
+ * pass-through paths, forwarded as they are, allow no encoded slash at all (`strict`). A trailing slash is
+ * an empty last segment and passes here; no route serves one (`/v1/models/` is no endpoint).
  *
  * Returns what is wrong (for a 400 naming it), or undefined for a target gw serves. One pass over the path.
  */
 export function requestTargetProblem(
   method: string | undefined,
   target: string | undefined,
+  options: { strict?: boolean } = {},
 ): string | undefined {
   if (target === undefined || target === '') return 'the request target is empty';
   if (target === '*') return method === 'OPTIONS' ? undefined : 'the asterisk form is only for OPTIONS';
@@ -48,8 +51,20 @@ export function requestTargetProblem(
         index += 2;
         continue;
       }
-      if (escaped === '2f') return 'the path has an encoded slash (%2F)';
-      if (escaped === '5c') return 'the path has an encoded backslash (%5C)';
+      if (escaped === '2f' || escaped === '5c') {
+        if (options.strict) {
+          return escaped === '2f'
+            ? 'the path has an encoded slash (%2F)'
+            : 'the path has an encoded backslash (%5C)';
+        }
+        // A separator once decoded: what lies on either side must not be a dot segment either.
+        const problem = dotSegment(dots, other);
+        if (problem) return problem;
+        dots = 0;
+        other = false;
+        index += 2;
+        continue;
+      }
       if (escaped === '00' || (escaped.length === 2 && parseInt(escaped, 16) < 0x20)) {
         return 'the path has an encoded control character';
       }

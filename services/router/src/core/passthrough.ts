@@ -84,7 +84,7 @@ function assertDocumentedPath(request: PassthroughRequest): void {
     path.startsWith(root) &&
     (path.length === root.length || path[root.length] === '/' || path[root.length] === '?');
   const problem = under
-    ? requestTargetProblem(request.method, path)
+    ? requestTargetProblem(request.method, path, { strict: true })
     : `it is not under ${root ?? 'a pass-through root'}`;
   if (problem) {
     throw new GatewayError({

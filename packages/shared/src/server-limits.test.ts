@@ -1,0 +1,143 @@
+// Hostile and slow clients against an HTTP port (HTTP/1.1 and h2c on one port, short limits): silent
+// sockets, a partial or bare HTTP/2 preface, a slowly sent body, idle keep-alive connections and sessions
+// are closed; malformed requests get gw's JSON error body; connections past the cap are refused while an
+// established client keeps being answered.
+import { connect as connectHttp2 } from 'node:http2';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type HttpLimits, startHttpServer } from './server.ts';
+
+type Started = Awaited<ReturnType<typeof startHttpServer>>;
+const servers: Started[] = [];
+const sockets: Socket[] = [];
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  for (const server of servers.splice(0)) await server.close(100);
+});
+
+async function serve(limits: Partial<HttpLimits>): Promise<number> {
+  const server = await startHttpServer({
+    port: 0,
+    host: '127.0.0.1',
+    http2: true,
+    limits,
+    handlers: [
+      (request, response) => {
+        request.resume();
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'text/plain' });
+          response.end('ok');
+        });
+        return true;
+      },
+    ],
+  });
+  servers.push(server);
+  return server.port;
+}
+
+/** A raw socket; resolves with what it received and how long it stayed open once the server closes it. */
+function open(port: number, write?: string | Buffer) {
+  const socket = connect({ host: '127.0.0.1', port });
+  sockets.push(socket);
+  const started = Date.now();
+  let received = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (text: string) => {
+    received += text;
+  });
+  socket.on('error', () => {});
+  if (write !== undefined) socket.write(write);
+  const closed = new Promise<{ received: string; openMs: number }>((resolve) =>
+    socket.on('close', () => resolve({ received, openMs: Date.now() - started })),
+  );
+  return { socket, closed };
+}
+
+const SHORT = { headersTimeoutMs: 300, requestTimeoutMs: 800, keepAliveTimeoutMs: 400, maxConnections: 100 };
+
+describe('startHttpServer limits', () => {
+  it('closes a connection that sends nothing, or only part of the HTTP/2 preface', async () => {
+    const port = await serve(SHORT);
+    const silent = open(port);
+    const partial = open(port, 'PRI * HTTP/2.0\r\n');
+    for (const { closed } of [silent, partial]) {
+      const { openMs } = await closed;
+      expect(openMs).toBeLessThan(5_000);
+    }
+  });
+
+  it('closes an HTTP/2 session that sent the preface alone, or no more requests, after the keep-alive timeout', async () => {
+    const port = await serve(SHORT);
+    const bare = open(port, Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'));
+    expect((await bare.closed).openMs).toBeLessThan(5_000);
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
+    const stream = session.request({ ':path': '/' });
+    stream.resume();
+    await new Promise((resolve) => stream.on('end', resolve));
+    await new Promise((resolve) => session.on('close', resolve));
+  });
+
+  it('cuts a slowly sent body with 408 and gw’s error body', async () => {
+    const port = await serve(SHORT);
+    const slow = open(port, 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789');
+    const { received, openMs } = await slow.closed;
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      error: { type: 'request_timeout' },
+      status_code: 408,
+    });
+    expect(openMs).toBeLessThan(5_000);
+  });
+
+  it('answers malformed HTTP/1.1 with a JSON error body, then closes', async () => {
+    const port = await serve(SHORT);
+    const cases = [
+      'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+      'NOT A REQUEST LINE\r\n\r\n',
+      'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ];
+    for (const raw of cases) {
+      const { received } = await open(port, raw).closed;
+      expect(received, raw.slice(0, 40)).toMatch(/^HTTP\/1\.1 400 /);
+      const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
+      expect(body).toMatchObject({
+        error: { type: 'invalid_request' },
+        status_code: 400,
+        is_gateway_error: true,
+      });
+    }
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const port = await serve(SHORT);
+    const client = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { received, openMs } = await client.closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(openMs).toBeLessThan(5_000);
+  });
+
+  it('refuses connections past the cap and keeps answering the clients it has', async () => {
+    const port = await serve({
+      ...SHORT,
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 20_000,
+      keepAliveTimeoutMs: 20_000,
+      maxConnections: 4,
+    });
+    const established = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => established.socket.once('data', resolve));
+    const idle = [open(port), open(port), open(port)];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = open(port);
+    const { openMs } = await refused.closed;
+    expect(openMs).toBeLessThan(2_000);
+    // The established client's next request is answered.
+    const answered = new Promise<string>((resolve) => established.socket.once('data', resolve));
+    established.socket.write('GET /again HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
+    for (const { socket } of idle) expect(socket.destroyed).toBe(false);
+  });
+});
