@@ -10,7 +10,7 @@ import {
   waitFor,
 } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGatewayError, post } from './support/http.ts';
+import { expectGatewayError, get, post } from './support/http.ts';
 
 const KEY = 'sk-gw-fault00000000000000000000000000000000000';
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
@@ -87,4 +87,110 @@ describe('cluster mode with a Redis that dies and comes back', () => {
     redis = await startRedis(port);
     await waitFor(async () => (await governed()).status === 200, { timeoutMs: 15_000 });
   }, 60_000);
+});
+
+describe('cluster mode with a Redis that stalls (SIGSTOP) under a steady load', () => {
+  let fake: FakeOpenAi;
+  let gateway: LaunchedGateway;
+  let redis: ChildProcess;
+  /** How long Redis stays frozen (`FAULT_STALL_MS` overrides, for the figures of the issue's note). */
+  const stallMs = Number(process.env['FAULT_STALL_MS'] ?? 4_000);
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = await startRedis(port);
+    fake = await startFakeOpenAi();
+    gateway = await startCluster({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}` },
+      adminToken: 'stall-admin',
+      config: {
+        providers: {
+          openai: {
+            keys: [{ value: 'sk-upstream' }],
+            network_config: { base_url: fake.url, max_retries: 0 },
+          },
+        },
+        governance: {
+          pricing: { 'gpt-4o-mini': { input: 1000, output: 1000 } },
+          virtual_keys: [
+            {
+              name: 'stall',
+              value: KEY,
+              provider_configs: [{ provider: 'openai' }],
+              budgets: [{ max_limit: 1_000, reset_duration: '1d' }],
+            },
+          ],
+        },
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await fake?.close();
+    redis?.kill('SIGKILL');
+  });
+
+  it('fails governed requests within about a command timeout while Redis is frozen, then recovers; charges match', async () => {
+    const outcomes: Array<{ status: number; startedAt: number; ms: number }> = [];
+    let running = true;
+    const workers = Array.from({ length: 4 }, async () => {
+      while (running) {
+        const startedAt = Date.now();
+        const answer = await post(`${gateway.url}/v1/chat/completions`, CHAT, {
+          headers: { 'x-gw-vk': KEY },
+        });
+        outcomes.push({ status: answer.status, startedAt, ms: Date.now() - startedAt });
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const frozenAt = Date.now();
+    redis.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, stallMs));
+    redis.kill('SIGCONT');
+    const thawedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    running = false;
+    await Promise.all(workers);
+
+    // Requests that started and would have ended while Redis was frozen (one that starts in its last second
+    // may be answered by a Redis that is back within its command timeout).
+    const during = outcomes.filter((o) => o.startedAt > frozenAt + 1_500 && o.startedAt < thawedAt - 1_500);
+    const after = outcomes.filter((o) => o.startedAt > thawedAt + 1_500);
+    const slowest = Math.max(...outcomes.map((o) => o.ms));
+    // No request waits for the frozen Redis: it fails (503) after about a command timeout.
+    expect(slowest).toBeLessThan(5_000);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.every((o) => o.status === 503)).toBe(true);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((o) => o.status === 200)).toBe(true);
+    const served = outcomes.filter((o) => o.status === 200).length;
+    // From the thaw to the first request that started after it and was served.
+    const recovered =
+      Math.min(
+        ...outcomes.filter((o) => o.startedAt >= thawedAt && o.status === 200).map((o) => o.startedAt + o.ms),
+      ) - thawedAt;
+    // Every served request is charged once Redis is back (settles retry until it is).
+    const used = async () =>
+      (await get(`${gateway.adminUrl}/api/governance/virtual-keys`, { authorization: 'Bearer stall-admin' }))
+        .body;
+    const keys = await used();
+    const id = (keys as Array<{ id: string; name: string }>).find((key) => key.name === 'stall')!.id;
+    let lastUsed = 0;
+    await waitFor(
+      async () => {
+        const report = await get(`${gateway.adminUrl}/api/governance/virtual-keys/${id}/usage`, {
+          authorization: 'Bearer stall-admin',
+        });
+        lastUsed = report.body.usage[0].entries[0].used;
+        return Math.abs(report.body.usage[0].entries[0].used - served * 0.018) < 1e-9;
+      },
+      { timeoutMs: 20_000, what: `the charges of ${served} served requests` },
+    ).catch((error) => {
+      throw new Error(`${(error as Error).message}: charged ${lastUsed}, served ${served * 0.018}`);
+    });
+    console.info(
+      `Redis frozen ${stallMs} ms: ${outcomes.length} requests, ${outcomes.filter((o) => o.status === 503).length} ` +
+        `answered 503, slowest ${slowest} ms, recovered within ${recovered} ms of the thaw; charged = served (${served})`,
+    );
+  }, 90_000);
 });

@@ -85,6 +85,7 @@ export function httpLimits(environment: CommonEnvironment) {
 const redis = {
   REDIS_URL: z.preprocess(unset, redisUrl().optional()),
   GW_REDIS_PREFIX: z.preprocess(unset, z.string().default('gw:')),
+  GW_REDIS_COMMAND_TIMEOUT_MS: positiveInteger(500),
 };
 
 /** A store: Redis when REDIS_URL is set, else a MemoryStore persisted to GATEWAY_DATA_DIR. */

@@ -14,10 +14,20 @@ export interface StoreEnvironment {
   GATEWAY_DATA_DIR?: string;
   /** Prefix of every Redis key and channel; `gw:` by default. */
   GW_REDIS_PREFIX?: string;
+  /** Most time one Redis command may take before it fails (503); 500 ms by default. */
+  GW_REDIS_COMMAND_TIMEOUT_MS?: number;
 }
 
 /** Redis when REDIS_URL is set, else a MemoryStore persisted to the data directory. */
 export function createStore(env: StoreEnvironment): Promise<Store> {
-  if (env.REDIS_URL) return RedisStore.connect({ url: env.REDIS_URL, prefix: env.GW_REDIS_PREFIX ?? 'gw:' });
+  if (env.REDIS_URL) {
+    return RedisStore.connect({
+      url: env.REDIS_URL,
+      prefix: env.GW_REDIS_PREFIX ?? 'gw:',
+      ...(env.GW_REDIS_COMMAND_TIMEOUT_MS !== undefined && {
+        commandTimeoutMs: env.GW_REDIS_COMMAND_TIMEOUT_MS,
+      }),
+    });
+  }
   return MemoryStore.open({ dataDir: env.GATEWAY_DATA_DIR ?? './data' });
 }

@@ -14,6 +14,12 @@ export interface RedisStoreOptions {
    * corrupt document. Process warnings by default.
    */
   onError?: (error: unknown) => void;
+  /**
+   * Most time one command may wait for Redis (a stalled or partitioned Redis answers nothing): past it the
+   * command fails with 503 rather than holding the request. 500 ms by default (below the 1 s deadline of
+   * gRPC calls, so governance answers before its caller gives up).
+   */
+  commandTimeoutMs?: number;
 }
 
 /** Attempts at the first connection; after it, ioredis reconnects for as long as it takes. */
@@ -79,6 +85,7 @@ export class RedisStore implements Store {
       // Null ends the retries: a gateway started against a wrong URL should fail, not hang.
       retryStrategy: (attempt) =>
         state.everReady || attempt < CONNECT_ATTEMPTS ? Math.min(attempt * 200, 2_000) : null,
+      commandTimeout: options.commandTimeoutMs ?? 500,
     }) as ScriptedRedis;
     await waitUntilReady(connection, options.url);
     state.everReady = true;
@@ -331,7 +338,7 @@ function failFast(connection: ScriptedRedis): ScriptedRedis {
         return result.catch((error: unknown) => {
           if (
             target.status !== 'ready' ||
-            /closed|ECONNREFUSED|ECONNRESET|writeable|MaxRetriesPerRequest/i.test(String(error))
+            /closed|ECONNREFUSED|ECONNRESET|writeable|MaxRetriesPerRequest|timed out/i.test(String(error))
           ) {
             throw unavailable(error);
           }

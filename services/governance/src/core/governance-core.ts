@@ -1,4 +1,11 @@
-import { type ClientConfig, type GatewayConfig, GatewayError, type Logger, notFound } from '@gw/shared';
+import {
+  type ClientConfig,
+  EMPTY_USAGE,
+  type GatewayConfig,
+  GatewayError,
+  type Logger,
+  notFound,
+} from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { type AdmissionChecks, admissionChecks } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
@@ -13,6 +20,7 @@ import type {
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceService,
+  SettlementPlan,
   SettleRequest,
 } from './governance-service.ts';
 import { manageResources } from './management.ts';
@@ -32,6 +40,9 @@ export interface GovernanceCoreDependencies {
   now?: () => number;
   random?: () => number;
 }
+
+/** Unanswered admissions remembered for release at once (a Redis outage under heavy load). */
+const UNANSWERED_LIMIT = 10_000;
 
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
 const MIN_CAPPED_COMPLETION_TOKENS = 16;
@@ -68,6 +79,9 @@ export class GovernanceCore implements GovernanceService {
   private readonly random: () => number;
   private readonly settings: GatewayConfig['governance']['settings'];
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** Reservations whose admission failed without an answer: released (if they exist) once Redis answers. */
+  private readonly unanswered = new Map<string, SettlementPlan>();
+  private releaseTimer: NodeJS.Timeout | undefined;
 
   private constructor(dependencies: GovernanceCoreDependencies) {
     this.dependencies = dependencies;
@@ -107,6 +121,7 @@ export class GovernanceCore implements GovernanceService {
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
+    clearInterval(this.releaseTimer);
     await this.repository.close();
   }
 
@@ -188,15 +203,22 @@ export class GovernanceCore implements GovernanceService {
       estimate: { promptTokens, maxCompletionTokens: mostTokens * choices },
       deadlineMs: now + this.settings.settle_deadline_ms,
     });
-    const result = await this.dependencies.store.admit({
-      required: checks.required.map(({ check }) => check),
-      alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
-      reservation: {
-        id: settlement.reservationId,
-        deadlineMs: settlement.deadlineMs ?? now,
-        payload: JSON.stringify(settlement),
-      },
-    });
+    const result = await this.dependencies.store
+      .admit({
+        required: checks.required.map(({ check }) => check),
+        alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
+        reservation: {
+          id: settlement.reservationId,
+          deadlineMs: settlement.deadlineMs ?? now,
+          payload: JSON.stringify(settlement),
+        },
+      })
+      .catch((error: unknown) => {
+        // A command that timed out may still run once Redis answers again: its reservation would hold
+        // budget for a request that was refused, then be charged by the sweeper. Released when Redis is back.
+        this.releaseLater(settlement);
+        throw error;
+      });
     const admitted = result.passing[0];
     if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
     return {
@@ -260,6 +282,32 @@ export class GovernanceCore implements GovernanceService {
       id,
       adjustments: settlementAdjustments({ ...request, settlement }, this.prices),
     });
+  }
+
+  /**
+   * Releases, every second until Redis answers, the reservations of admissions that failed without an answer
+   * (at most UNANSWERED_LIMIT kept: past it the sweeper's estimate is the fallback). A reservation that does not
+   * exist (the admission never ran) is simply dropped.
+   */
+  private releaseLater(settlement: SettlementPlan): void {
+    if (this.unanswered.size >= UNANSWERED_LIMIT) return;
+    this.unanswered.set(settlement.reservationId, settlement);
+    if (this.releaseTimer) return;
+    this.releaseTimer = setInterval(() => {
+      for (const [id, plan] of this.unanswered) {
+        this.settle({ requestId: id, settlement: plan, provider: '', model: '', usage: EMPTY_USAGE }).then(
+          () => this.unanswered.delete(id),
+          (error: unknown) => {
+            if (error instanceof GatewayError && error.type === 'not_found') this.unanswered.delete(id);
+          },
+        );
+      }
+      if (this.unanswered.size === 0) {
+        clearInterval(this.releaseTimer);
+        this.releaseTimer = undefined;
+      }
+    }, 1_000);
+    this.releaseTimer.unref();
   }
 
   /** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
