@@ -184,8 +184,11 @@ export const mcpRunnerEnvironmentSchema = z.object({
   REDIS_URL: z.preprocess(unset, redisUrl('is not set: mcp-runner takes its jobs from BullMQ on Redis')),
   GW_MCP_HEARTBEAT_MS: positiveInteger(10_000),
   GW_MCP_CONCURRENCY: optionalPositiveInteger,
-  GW_MCP_LOCK_DURATION_MS: positiveInteger(30_000),
-  GW_MCP_STALLED_INTERVAL_MS: positiveInteger(30_000),
+  // A runner that dies (or freezes) loses its jobs' locks after GW_MCP_LOCK_DURATION_MS, and the next stalled
+  // check (every GW_MCP_STALLED_INTERVAL_MS) hands them to another runner. A live runner renews its locks every
+  // half lock, however long the tool runs; only an event loop blocked for the whole lock would lose one.
+  GW_MCP_LOCK_DURATION_MS: positiveInteger(4_000),
+  GW_MCP_STALLED_INTERVAL_MS: positiveInteger(2_000),
 });
 
 const replicas = z.preprocess(

@@ -28,7 +28,7 @@ server.registerTool(
   },
   async ({ ms, startedFile }) => {
     // The file lets a test wait until calls hold their run slots, which nothing else outside the runner shows.
-    if (startedFile) await appendFile(startedFile, 'started\n');
+    if (startedFile) await appendFile(startedFile, `started ${process.pid}\n`);
     // The slowness is the behaviour under test (calls that hold a run slot), not a synchronization.
     await sleep(ms);
     return text(`slept ${ms}`);
