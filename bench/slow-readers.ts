@@ -6,11 +6,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { drained } from '@gw/shared';
 import { freePort, waitFor } from '@gw/testkit';
 
 const readers = Number(process.env['BENCH_READERS'] ?? 20);
@@ -25,25 +26,12 @@ const EVENT = `data: ${JSON.stringify({
   choices: [{ index: 0, delta: { content: PIECE }, finish_reason: null }],
 })}\n\n`;
 
-/** Resolves when the response takes bytes again or is gone (listeners removed either way). */
-function drainedOrClosed(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
-}
-
 let upstreamBytes = 0;
 const upstream = createServer(async (_request, response) => {
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   for (let written = 0; written < streamMb * 1024 * 1024 && !response.destroyed; written += EVENT.length) {
     upstreamBytes += EVENT.length;
-    if (!response.write(EVENT)) await drainedOrClosed(response);
+    if (!response.write(EVENT)) await drained(response);
   }
   response.end('data: [DONE]\n\n');
 });

@@ -504,7 +504,7 @@ describe('deploy/k8s environments', () => {
       const schema = SCHEMAS[service];
       for (const { name } of own) expect(Object.keys(schema.shape), name).toContain(name);
       // A value from a Secret is the Secret's (placeholder) value, as the kubelet would set it.
-      const valueOf = (variable: (typeof own)[number]) => {
+      const deployedValue = (variable: (typeof own)[number]) => {
         const reference = variable.valueFrom?.secretKeyRef;
         if (!reference) return variable.value;
         const secret = named('Secret', reference.name);
@@ -514,7 +514,7 @@ describe('deploy/k8s environments', () => {
       const environment = {
         ...named('ConfigMap', 'gw-env').data,
         ...named('Secret', 'gw-secrets').stringData,
-        ...Object.fromEntries(own.map((variable) => [variable.name, valueOf(variable)])),
+        ...Object.fromEntries(own.map((variable) => [variable.name, deployedValue(variable)])),
       };
       expect(() => readEnvironment(schema, environment)).not.toThrow();
     },

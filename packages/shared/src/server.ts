@@ -74,7 +74,7 @@ function openFilesLimit(): number | undefined {
  * room for upstream sockets, Redis, gRPC and files (a quarter of the limit, at least 64). Node cannot raise the
  * limit itself: `ulimit -n` (or the container runtime's `nofile`) does.
  */
-export function connectionCap(wanted: number): number {
+function connectionCap(wanted: number): number {
   const files = openFilesLimit();
   if (files === undefined) return wanted;
   return Math.max(1, Math.min(wanted, files - Math.max(64, Math.floor(files / 4))));

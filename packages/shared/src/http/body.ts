@@ -33,7 +33,7 @@ function payloadTooLarge(limit: number): GatewayError {
 }
 
 /** Deepest nesting of arrays and objects a JSON body may have (chat requests need about ten). */
-export const MAX_JSON_DEPTH = 128;
+const MAX_JSON_DEPTH = 128;
 
 /**
  * How deep the arrays and objects of a JSON text nest, counted outside strings; stops counting past `limit`.
@@ -88,6 +88,19 @@ export function validate<Schema extends z.ZodType>(
       ? 'is required'
       : issue.message;
   throw invalidRequest(path ? `${path}: ${message}` : message, path || undefined);
+}
+
+/** Resolves when a response can take more bytes again (its socket drained), or is gone. */
+export function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
 }
 
 export function sendJson(

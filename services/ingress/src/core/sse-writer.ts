@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamItem } from '@gw/router';
-import { GatewayError, type Logger, type Metrics } from '@gw/shared';
+import { drained, GatewayError, type Logger, type Metrics } from '@gw/shared';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -24,19 +24,6 @@ export const OPENAI_SSE: SseFraming = {
   error: (error) =>
     `data: ${JSON.stringify({ error: { type: error.type, message: error.message, code: error.code, param: error.param }, status_code: error.status })}\n\n`,
 };
-
-/** Resolves when the response can take more bytes, or is gone. */
-export function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
-}
 
 /**
  * Writes a stream as server-sent events, each item the moment it arrives (no buffering). Headers go out with

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
+  drained,
   invalidRequest,
   PASSTHROUGH_ROUTES,
   type PassthroughOperation,
@@ -8,7 +9,6 @@ import {
 } from '@gw/shared';
 import type { RequestContext, Route } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
-import { drained } from '../core/sse-writer.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
 import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
 import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
