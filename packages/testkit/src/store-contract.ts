@@ -302,6 +302,26 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(await store.settleReservation({ id: unique('never'), adjustments: [adjustment] })).toBe(false);
     });
 
+    contractCase('admits a reservation id once, also after it settled', async () => {
+      const store = await open();
+      const [budget, id] = [unique('budget'), unique('reservation')];
+      const admit = () =>
+        store.admit({
+          required: [check(budget, 1_000, 300, 300)],
+          alternatives: [],
+          reservation: { id, deadlineMs: far(), payload: 'p' },
+        });
+      expect(await admit()).toEqual({ allowed: true, passing: [] });
+      expect(await admit()).toMatchObject({ allowed: true, duplicate: true });
+      expect(await store.readCounters([budget])).toEqual([300]);
+      expect(
+        await store.settleReservation({ id, adjustments: [{ key: budget, delta: -100, expireAtMs: far() }] }),
+      ).toBe(true);
+      expect(await admit()).toMatchObject({ allowed: true, duplicate: true });
+      expect(await store.readCounters([budget])).toEqual([200]);
+      expect(await store.readReservation(id)).toBeUndefined();
+    });
+
     contractCase('counters and reservations outlive a reopen', async () => {
       const first = await open();
       const [key, id] = [unique('kept'), unique('reservation')];

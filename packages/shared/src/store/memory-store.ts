@@ -66,6 +66,8 @@ export class MemoryStore implements Store {
   /** Governance counters: value and the time after which they may be forgotten. */
   private readonly counters = new Map<string, { value: number; expireAtMs: number }>();
   private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
+  /** Ids of settled reservations and until when they are remembered (a late admission counts nothing). */
+  private readonly settled = new Map<string, number>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
   private readonly filePath: string | undefined;
   private readonly reportError: (error: unknown) => void;
@@ -127,6 +129,15 @@ export class MemoryStore implements Store {
   async admit(request: AdmitRequest): Promise<AdmitResult> {
     this.assertOpen();
     assertAdmitRequest(request);
+    const id = request.reservation?.id;
+    if (id !== undefined) {
+      const existing = this.reservations.get(id);
+      if (existing) {
+        const chosen = parseReservation(id, existing.payload).alternative;
+        return { allowed: true, passing: chosen >= 0 ? [chosen] : [], duplicate: true };
+      }
+      if ((this.settled.get(id) ?? 0) > Date.now()) return { allowed: true, passing: [], duplicate: true };
+    }
     const result = decideAdmission(request, (key) => this.counterValue(key));
     if (!result.allowed) return result;
     this.applyAdjustments(admittedAdditions(request, result));
@@ -141,9 +152,16 @@ export class MemoryStore implements Store {
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
     this.assertOpen();
     if (!this.reservations.delete(request.id)) return false;
+    this.markSettled(request.id);
     this.applyAdjustments(request.adjustments);
     this.scheduleSave();
     return true;
+  }
+
+  /** Remembers a settled id for five minutes (as RedisStore does), the 100,000 latest at most. */
+  private markSettled(id: string): void {
+    this.settled.set(id, Date.now() + 5 * 60 * 1000);
+    if (this.settled.size > 100_000) this.settled.delete(this.settled.keys().next().value!);
   }
 
   async readReservation(id: string): Promise<DueReservation | undefined> {

@@ -22,24 +22,37 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
 }
 
+/**
+ * How long a settled reservation's id is remembered, so that an admission of the same request arriving late
+ * (a governance replica resuming after a pause) counts nothing: far past the 1 s deadline of the call that
+ * asked for it, and short enough that the marks of a busy gateway stay small (1,000 requests/s: 300k keys).
+ */
+const SETTLED_MARK_MS = 5 * 60 * 1000;
+
 /** Attempts at the first connection; after it, ioredis reconnects for as long as it takes. */
 const CONNECT_ATTEMPTS = 5;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
-const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-2.lua', import.meta.url);
+const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-3.lua', import.meta.url);
 const admitReplySchema = z.tuple([
   z.union([z.literal(0), z.literal(1)]),
   z.number(),
   z.number(),
   z.number(),
   z.string(),
+  z.union([z.literal(0), z.literal(1)]),
 ]);
 
 /** The main connection with the commands that defineCommand adds for the Lua scripts of lua/. */
 interface ScriptedRedis extends Redis {
   admitCounters(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
-  settleReservation(reservations: string, deadlines: string, ...argv: string[]): Promise<unknown>;
+  settleReservation(
+    reservations: string,
+    deadlines: string,
+    settled: string,
+    ...argv: string[]
+  ): Promise<unknown>;
 }
 
 interface ChannelSubscriptions {
@@ -96,7 +109,7 @@ export class RedisStore implements Store {
     const store = new RedisStore(failFast(connection), options);
     connection.on('error', (error: unknown) => store.reportError(error));
     connection.defineCommand('admitCounters', { lua: admitLua! });
-    connection.defineCommand('settleReservation', { numberOfKeys: 2, lua: settleLua! });
+    connection.defineCommand('settleReservation', { numberOfKeys: 3, lua: settleLua! });
     return store;
   }
 
@@ -142,9 +155,10 @@ export class RedisStore implements Store {
     };
     const reservation = request.reservation;
     const reply = await this.connection.admitCounters(
-      keys.length + 2,
+      keys.length + 3,
       this.reservationsKey(),
       this.deadlinesKey(),
+      this.settledKey(reservation?.id ?? ''),
       ...keys,
       // cjson turns an empty Lua table into {}, so groups always hold arrays here, never empty objects.
       JSON.stringify(spec),
@@ -152,10 +166,11 @@ export class RedisStore implements Store {
       String(reservation?.deadlineMs ?? 0),
       reservation?.payload ?? '',
     );
-    const [allowed, failedGroup, failedIndex, failedCurrent, passingText] = admitReplySchema.parse(reply);
+    const [allowed, failedGroup, failedIndex, failedCurrent, passingText, duplicate] =
+      admitReplySchema.parse(reply);
     const passing = z.array(z.number()).parse(JSON.parse(passingText));
     return allowed === 1
-      ? { allowed: true, passing }
+      ? { allowed: true, passing, ...(duplicate === 1 && { duplicate: true }) }
       : {
           allowed: false,
           passing,
@@ -175,8 +190,10 @@ export class RedisStore implements Store {
     const reply = await this.connection.settleReservation(
       this.reservationsKey(),
       this.deadlinesKey(),
+      this.settledKey(request.id),
       request.id,
       adjustments.length === 0 ? '[]' : JSON.stringify(adjustments),
+      String(SETTLED_MARK_MS),
     );
     return reply === 1;
   }
@@ -300,6 +317,11 @@ export class RedisStore implements Store {
 
   private deadlinesKey(): string {
     return `${this.prefix}reservation-deadlines`;
+  }
+
+  /** The mark of a settled reservation (it expires: SETTLED_MARK_MS). */
+  private settledKey(id: string): string {
+    return `${this.prefix}settled:${id}`;
   }
 
   private documentKey(collection: string): string {

@@ -65,6 +65,11 @@ export interface AdmitResult {
   failed?: { group: number; index: number; current: number };
   /** Indexes of the alternatives whose checks all pass. */
   passing: number[];
+  /**
+   * The reservation was admitted before (or settled already): nothing was counted again, `passing` holds the
+   * alternative admitted then.
+   */
+  duplicate?: boolean;
 }
 
 /** A reservation left unsettled past its deadline. */

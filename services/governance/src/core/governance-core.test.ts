@@ -288,6 +288,34 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     ).toMatchObject({ type: 'budget_exceeded' });
   });
 
+  it('admits a request once however many replicas are asked, also after it settled', async () => {
+    const { core, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'asked-twice',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+      rate_limit: { request_max_limit: 10, request_reset_duration: '1h' },
+    });
+    // A governance replica's answer was lost; ingress asks another with the same request.
+    const once = request(key.value, { estimate: { promptTokens: 100 } });
+    const first = await core.authorize(once);
+    const second = await core.authorize(once);
+    expect(second.settlement!.reservationId).toBe(first.settlement!.reservationId);
+    await core.settle({
+      requestId: 'x',
+      settlement: first.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(100, 0),
+    });
+    // The paused replica resumes and admits it again: nothing is counted again.
+    await core.authorize(once);
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    const [budget, requests] = keyUsage.usage[0]!.entries;
+    expect(budget!.used).toBe(0.0001);
+    expect(requests).toMatchObject({ used: 1 });
+  });
+
   it('settles a plan exactly once', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({
@@ -421,12 +449,12 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
         { provider: 'azure', weight: 0, allowed_models: ['gpt-test'] },
       ],
     });
-    const bare = request(key.value, { targets: [{ provider: '', model: 'gpt-test' }] });
-    expect((await core.authorize(bare)).targets.map((target) => target.provider)).toEqual([
+    const bare = () => request(key.value, { targets: [{ provider: '', model: 'gpt-test' }] });
+    expect((await core.authorize(bare())).targets.map((target) => target.provider)).toEqual([
       'openai',
       'azure',
     ]);
-    expect((await core.authorize(bare)).targets.map((target) => target.provider)).toEqual(['azure']);
+    expect((await core.authorize(bare())).targets.map((target) => target.provider)).toEqual(['azure']);
     const explicit = await rejection(core.authorize(request(key.value)));
     expect(explicit).toMatchObject({ type: 'request_limit_exceeded', code: 'provider_config' });
   });

@@ -155,7 +155,16 @@ export class GovernanceCore implements GovernanceService {
     const choices = Math.max(1, request.estimate?.choices ?? 1);
     const strict = this.settings.strict_budgets;
     const attempt = (completionTokens: number, mostTokens = maxCompletionTokens) =>
-      this.admitWith({ key, targets, now, promptTokens, completionTokens, mostTokens, choices });
+      this.admitWith({
+        requestId: request.requestId,
+        key,
+        targets,
+        now,
+        promptTokens,
+        completionTokens,
+        mostTokens,
+        choices,
+      });
     // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
     // expected to cost, so concurrent requests count against the balance before any of them settles.
     const first = await attempt(
@@ -172,6 +181,7 @@ export class GovernanceCore implements GovernanceService {
 
   /** One atomic admission of a plan reserving `completionTokens` per choice; its answer, or its refusal. */
   private async admitWith(options: {
+    requestId: string;
     key: StoredVirtualKey;
     targets: ConfiguredTarget[];
     now: number;
@@ -197,6 +207,7 @@ export class GovernanceCore implements GovernanceService {
     });
     assertPriced(checks, targets, this.prices);
     const settlement = settlementPlan({
+      requestId: options.requestId,
       virtualKeyId: key.id,
       targets,
       checks,

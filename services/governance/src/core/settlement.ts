@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '@gw/shared';
 import type { CounterAdjustment, Store } from '@gw/shared/store';
 import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
@@ -21,6 +20,8 @@ function settlementCounters(checks: AdmissionCheck[]): SettlementCounter[] {
  * alternative reserves, and an estimate the sweeper charges when no Settle comes.
  */
 export function settlementPlan(options: {
+  /** The request's id: a request is admitted once, however many replicas are asked (a lost answer). */
+  requestId: string;
   virtualKeyId: string;
   targets: ConfiguredTarget[];
   checks: AdmissionChecks;
@@ -30,7 +31,7 @@ export function settlementPlan(options: {
   const { targets, checks, estimate } = options;
   const first = targets[0]!;
   return {
-    reservationId: `res_${randomUUID()}`,
+    reservationId: `res_${options.requestId}`,
     virtualKeyId: options.virtualKeyId,
     counters: settlementCounters(checks.required),
     // Amounts an alternative reserves if it is the admitted one; `reservedProvider` says which one was.

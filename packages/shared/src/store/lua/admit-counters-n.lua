@@ -4,7 +4,8 @@ Mirrors decideAdmission() in admission.ts.
 
 KEYS[1]      the reservations hash        <prefix>reservations
 KEYS[2]      the reservation deadline set <prefix>reservation-deadlines
-KEYS[3..]    the counters, in the order of the checks in ARGV[1]
+KEYS[3]      the mark of a settled reservation <prefix>settled:<id> (any key when there is no reservation)
+KEYS[4..]    the counters, in the order of the checks in ARGV[1]
 ARGV[1]      JSON { groups: [[{limit, need, amount, expireAt, ttl}]] }: group 1 is `required`, the rest are
              alternatives in preference order
 ARGV[2]      reservation id ('' for none)
@@ -12,12 +13,24 @@ ARGV[3]      reservation deadline, epoch ms
 ARGV[4]      reservation payload (JSON text), stored as '<first passing alternative>\n<payload>'
 
 Returns { allowed (1|0), failedGroup (-1 required, else alternative index; -2 none), failedIndex,
-          failedCurrent, passing alternatives as a JSON array text }.
+          failedCurrent, passing alternatives as a JSON array text, duplicate (1|0) }.
+
+A reservation id is admitted once: when it is already reserved (another replica admitted the same request
+before its answer was lost) or already settled, nothing is counted again and the reply says duplicate.
 ]==]
+
+if ARGV[2] ~= '' then
+  local existing = redis.call('HGET', KEYS[1], ARGV[2])
+  if existing then
+    local chosen = tonumber(string.match(existing, '^(-?%d+)'))
+    return { 1, -2, 0, 0, chosen >= 0 and cjson.encode({ chosen }) or '[]', 1 }
+  end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return { 1, -2, 0, 0, '[]', 1 } end
+end
 
 local spec = cjson.decode(ARGV[1])
 local groups = spec.groups
-local keyIndex = 3
+local keyIndex = 4
 local values = {}
 
 -- Read every counter once.
@@ -51,10 +64,10 @@ end
 local passingJson = #passing == 0 and '[]' or cjson.encode(passing)
 
 if requiredFailure ~= 0 then
-  return { 0, -1, requiredFailure - 1, values[1][requiredFailure].current, passingJson }
+  return { 0, -1, requiredFailure - 1, values[1][requiredFailure].current, passingJson, 0 }
 end
 if #groups > 1 and #passing == 0 then
-  return { 0, altFailGroup, altFailIndex, altFailCurrent, passingJson }
+  return { 0, altFailGroup, altFailIndex, altFailCurrent, passingJson, 0 }
 end
 
 local time = redis.call('TIME')
@@ -78,4 +91,4 @@ if ARGV[2] ~= '' then
   redis.call('HSET', KEYS[1], ARGV[2], string.format('%d', chosen) .. '\n' .. ARGV[4])
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 end
-return { 1, -2, 0, 0, passingJson }
+return { 1, -2, 0, 0, passingJson, 0 }

@@ -3,8 +3,10 @@ settle-reservation-2: applies a reservation's final counter adjustments exactly 
 
 KEYS[1]  the reservations hash        <prefix>reservations
 KEYS[2]  the reservation deadline set <prefix>reservation-deadlines
+KEYS[3]  the mark of this settled reservation <prefix>settled:<id>
 ARGV[1]  reservation id
 ARGV[2]  JSON [{key (full counter key), delta, expireAt, ttl}]
+ARGV[3]  how long the mark lives, ms (a late admission of the same id counts nothing while it does)
 
 Returns 1 when applied, 0 when the reservation was already settled or never existed.
 ]==]
@@ -13,6 +15,7 @@ if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
 local time = redis.call('TIME')
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 for _, adjustment in ipairs(cjson.decode(ARGV[2])) do
