@@ -1,6 +1,7 @@
 // The router does not trust its caller's pass-through path (a forged gRPC request, a buggy ingress): a path
 // outside its operation's documented root, or one that a URL parser would rewrite, is refused before any
 // upstream call, so gw's provider key never goes anywhere else.
+import { gzipSync } from 'node:zlib';
 import { createMetrics, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
@@ -74,4 +75,40 @@ it('forwards a documented path with its query', async () => {
   expect(answer.status).toBe(200);
   expect(fake.last().path).toBe('/v1/models?limit=2');
   expect(fake.last().headers.authorization).toBe('Bearer sk-router-key');
+});
+
+it.each([
+  [
+    'plain',
+    (text: string) => ({
+      status: 401,
+      headers: { 'content-type': 'application/json' },
+      chunks: [Buffer.from(text)],
+    }),
+  ],
+  [
+    'gzip',
+    (text: string) => ({
+      status: 401,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      chunks: [gzipSync(text)],
+    }),
+  ],
+])('relays a %s error answer without the credential it echoes', async (_encoding, answer) => {
+  fake.enqueue(
+    answer(
+      JSON.stringify({
+        error: { message: 'Incorrect API key provided: sk-router-key. See sk-live-abcdefghijklmnopqrst' },
+      }),
+    ),
+  );
+  const relayed = await core.passthrough(request('/models'), undefined, {
+    signal: new AbortController().signal,
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of relayed.body) chunks.push(Buffer.from(chunk));
+  const text = Buffer.concat(chunks).toString('utf8');
+  expect(relayed.status).toBe(401);
+  expect(relayed.headers['content-encoding']).toBeUndefined();
+  expect(JSON.parse(text).error.message).toBe('Incorrect API key provided: [redacted]. See [redacted]');
 });

@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import {
   type BuiltInProvider,
   GatewayError,
   PASSTHROUGH_ROUTES,
   type PassthroughOperation,
+  redactText,
   requestTargetProblem,
   unsupportedOperation,
 } from '@gw/shared';
@@ -12,7 +14,7 @@ import type { LoadedProvider } from './provider-registry.ts';
 import type { PassthroughDescriptor } from './providers/passthrough-descriptor.ts';
 import { BUILT_IN_PROVIDERS } from './providers/registry.ts';
 import type { CallOptions, RouteTarget } from './router-service.ts';
-import type { UpstreamClient } from './upstream-client.ts';
+import { readBounded, type UpstreamClient } from './upstream-client.ts';
 
 /** A pass-through call as ingress hands it over (the body travels beside it, as a stream). */
 export interface PassthroughRequest {
@@ -145,9 +147,49 @@ export async function runPassthrough(options: {
     signal: options.call.signal,
     timeoutMs: network.model_timeouts_ms[request.target.model] ?? network.timeout_ms,
   });
-  return {
-    status: response.statusCode,
-    headers: answerHeaders(response.headers),
-    body: response.body,
-  };
+  const headers = answerHeaders(response.headers);
+  if (response.statusCode < 400) return { status: response.statusCode, headers, body: response.body };
+  // Upstreams echo what they were sent: an error answer is read (bounded), decoded and relayed without the
+  // provider's credentials or anything shaped like a key.
+  const body = await withoutSecrets(response.body, headers, provider.secrets);
+  delete headers['content-encoding'];
+  headers['content-length'] = String(body.length);
+  return { status: response.statusCode, headers, body: Readable.from([body]) };
+}
+
+/** Most bytes of a pass-through error answer gw reads, decoded, to check it for credentials. */
+const ERROR_ANSWER_LIMIT = 64 * 1024;
+
+const DECODERS: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+/**
+ * An error answer's body as it may be relayed: decoded when it came compressed, with every credential of the
+ * provider and every key-shaped string taken out. One that cannot be decoded is withheld, named as such.
+ */
+async function withoutSecrets(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  headers: Record<string, string | string[]>,
+  secrets: readonly string[],
+): Promise<Buffer> {
+  const raw = await readBounded(body, ERROR_ANSWER_LIMIT);
+  const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
+  let text: string;
+  try {
+    const decode = DECODERS[encoding];
+    if (!decode && encoding !== 'identity') throw new Error(`unknown encoding ${encoding}`);
+    text = (decode ? decode(raw, { maxOutputLength: 4 * ERROR_ANSWER_LIMIT }) : raw).toString('utf8');
+  } catch {
+    headers['content-type'] = 'application/json';
+    return Buffer.from(
+      JSON.stringify({
+        error: { message: 'the provider answered an error gw could not decode; it was withheld' },
+      }),
+    );
+  }
+  return Buffer.from(redactText(text, secrets));
 }

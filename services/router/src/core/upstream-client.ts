@@ -80,3 +80,24 @@ export function networkError(error: unknown, request: { url: URL; signal: AbortS
 export function isCancellation(error: unknown): boolean {
   return error instanceof GatewayError && error.type === 'cancelled';
 }
+
+/** A body, at most `limit` bytes of it (the rest is not read: the connection is dropped). */
+export async function readBounded(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk.subarray(0, limit - size));
+      size += Math.min(chunk.length, limit - size);
+      if (size >= limit) break;
+    }
+  } catch {
+    // What arrived before the failure is the body.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks);
+}

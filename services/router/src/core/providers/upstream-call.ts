@@ -1,7 +1,7 @@
 import { GatewayError, type SseEvent, SseParser } from '@gw/shared';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { networkError } from '../upstream-client.ts';
+import { networkError, readBounded } from '../upstream-client.ts';
 import type { AdapterContext } from './adapter.ts';
 
 /** Pulls a human message out of a provider's error body; each adapter knows its own shape. */
@@ -39,24 +39,6 @@ function parseJsonText(text: string): unknown {
  */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
-/** The body as text, at most `limit` bytes of it (the rest is not read: the connection is dropped). */
-async function readBoundedText(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number) {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk.subarray(0, limit - size));
-      size += Math.min(chunk.length, limit - size);
-      if (size >= limit) break;
-    }
-  } catch {
-    // What arrived before the failure is the error body.
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** Builds the URL of a call: base URL (which may carry a path prefix) plus the operation path. */
 export function upstreamUrl(baseUrl: string, call: Pick<UpstreamCall, 'path' | 'query'>): URL {
   const url = new URL(baseUrl.replace(/\/+$/, '') + call.path);
@@ -75,7 +57,7 @@ async function send(context: AdapterContext, call: UpstreamCall, readMessage: Er
     timeoutMs: context.timeoutMs,
   });
   if (response.statusCode >= 400) {
-    const text = await readBoundedText(response.body, ERROR_BODY_LIMIT);
+    const text = (await readBounded(response.body, ERROR_BODY_LIMIT)).toString('utf8');
     const body = parseJsonText(text);
     throw new GatewayError({
       type: 'upstream_error',
