@@ -24,6 +24,8 @@ export interface EmbeddedGatewayOptions {
   store?: Store;
   /** Timeouts and the connection cap of the HTTP port (`httpLimits` of the environment); defaults otherwise. */
   limits?: Partial<HttpLimits>;
+  /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
+  metricsToken?: string | undefined;
 }
 
 /**
@@ -62,6 +64,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     metrics,
     isDraining: () => draining,
     mcp: { catalog: mcpCatalog, executor: mcpQueue },
+    metricsToken: options.metricsToken,
   });
   const admin = composeAdmin({
     config,

@@ -22,6 +22,7 @@ await startService(logger, async () => {
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     environment: process.env,
     limits: httpLimits(environment),
+    metricsToken: environment.GW_METRICS_TOKEN,
   });
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);

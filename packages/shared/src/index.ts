@@ -6,6 +6,7 @@ export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
 export * from './errors/gateway-error.ts';
 export * from './errors/http.ts';
+export * from './http/bearer.ts';
 export * from './http/body.ts';
 export * from './http/request-target.ts';
 export * from './ids.ts';

@@ -23,6 +23,7 @@ import type { Duplex } from 'node:stream';
 import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
+import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
 import type { Logger } from './logger.ts';
@@ -353,12 +354,17 @@ export async function startService(logger: Logger, start: () => Promise<void>): 
   }
 }
 
-/** `GET /metrics` for services whose main port is gRPC. */
-export function metricsHandler(metrics: {
-  registry: { metrics(): Promise<string>; contentType: string };
-}): RequestHandler {
+/** `GET /metrics` for services whose main port is gRPC; with `token` (GW_METRICS_TOKEN) only for its bearer. */
+export function metricsHandler(
+  metrics: { registry: { metrics(): Promise<string>; contentType: string } },
+  token?: string,
+): RequestHandler {
   return (request, response) => {
     if (request.url !== '/metrics') return false;
+    if (!carriesToken(request.headers, token)) {
+      sendError(response, metricsTokenRequired(), newRequestId());
+      return true;
+    }
     metrics.registry.metrics().then((text) => {
       response.writeHead(200, { 'content-type': metrics.registry.contentType });
       response.end(text);

@@ -39,7 +39,7 @@ await startService(logger, async () => {
   const metricsHttp = await startHttpServer({
     port: environment.GW_METRICS_PORT,
     host: environment.GW_HOST,
-    handlers: [metricsHandler(metrics)],
+    handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
   });
   logger.info({ port: http.port, metricsPort: metricsHttp.port }, 'admin listening');
   onShutdown({

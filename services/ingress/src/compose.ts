@@ -14,6 +14,8 @@ export function composeIngress(options: {
   isDraining: () => boolean;
   /** The MCP catalog and the queue that runs tool calls; none when this ingress has no MCP. */
   mcp: { catalog: McpCatalog; executor: ToolExecutor } | undefined;
+  /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
+  metricsToken?: string | undefined;
 }) {
   const { config, mcp } = options;
   return createIngressApp({
@@ -24,5 +26,6 @@ export function composeIngress(options: {
     client: config.client,
     isDraining: options.isDraining,
     mcp: mcp && { ...mcp, settings: config.mcp },
+    metricsToken: options.metricsToken,
   });
 }

@@ -54,6 +54,7 @@ await startService(logger, async () => {
     logger,
     metrics,
     isDraining: () => draining,
+    metricsToken: environment.GW_METRICS_TOKEN,
     mcp: mcpCatalog && mcpQueue && { catalog: mcpCatalog, executor: mcpQueue },
   });
   const http = await startHttpServer({

@@ -34,7 +34,7 @@ await startService(logger, async () => {
   const http = await startHttpServer({
     port: environment.GW_METRICS_PORT,
     host: environment.GW_HOST,
-    handlers: [metricsHandler(metrics)],
+    handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
   });
   logger.info({ runner: runnerId, metricsPort: http.port }, 'mcp-runner working');
   // Stop taking jobs and finish the running ones first, then disconnect the MCP servers.

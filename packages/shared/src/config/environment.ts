@@ -69,6 +69,8 @@ const common = {
   GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
   GW_KEEP_ALIVE_TIMEOUT_MS: positiveInteger(65_000),
   GW_MAX_CONNECTIONS: positiveInteger(10_000),
+  /** When set, `/metrics` answers only `Authorization: Bearer <it>`. */
+  GW_METRICS_TOKEN: optionalText,
 };
 
 /** The HTTP limits of a process's environment, as startHttpServer takes them. */
@@ -224,7 +226,12 @@ export const clusterEnvironmentSchema = z.object({
 export type ClusterEnvironment = z.infer<typeof clusterEnvironmentSchema>;
 
 /** Variables whose value a refusal never repeats (a Redis URL may carry a password). */
-const SECRET_VARIABLES = new Set(['REDIS_URL', 'GATEWAY_ADMIN_TOKEN', 'GW_CLUSTER_TOKEN']);
+const SECRET_VARIABLES = new Set([
+  'REDIS_URL',
+  'GATEWAY_ADMIN_TOKEN',
+  'GW_CLUSTER_TOKEN',
+  'GW_METRICS_TOKEN',
+]);
 
 /** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */
 export function readEnvironment<Schema extends z.ZodType>(

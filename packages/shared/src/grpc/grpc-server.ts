@@ -105,7 +105,7 @@ export async function runGrpcService<
     const http = await startHttpServer({
       port: environment.GW_METRICS_PORT,
       host: environment.GW_HOST,
-      handlers: [metricsHandler(metrics)],
+      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
     });
     logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
     onShutdown({

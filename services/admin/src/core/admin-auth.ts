@@ -1,18 +1,11 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError } from '@gw/shared';
+import { GatewayError, sameSecret } from '@gw/shared';
 
 export interface AdminAuthOptions {
   /** GATEWAY_ADMIN_TOKEN; Bearer it acts as Admin. */
   adminToken?: string | undefined;
   /** The operator opened /api/* to anonymous callers on purpose (client.allow_anonymous_admin). */
   allowAnonymous: boolean;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const left = Buffer.from(given);
-  const right = Buffer.from(expected);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /**

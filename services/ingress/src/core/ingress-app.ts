@@ -3,9 +3,11 @@ import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import {
   type ClientConfig,
+  carriesToken,
   type Logger,
   type Metrics,
   methodNotAllowed,
+  metricsTokenRequired,
   newRequestId,
   sendError,
   sendJson,
@@ -28,6 +30,8 @@ export interface IngressDependencies {
   isDraining?: () => boolean;
   /** MCP tool execution and injection; without it `/v1/mcp/tool/execute` answers 400 mcp_not_configured. */
   mcp?: McpIngress | undefined;
+  /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
+  metricsToken?: string | undefined;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -51,7 +55,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
     else sendJson(response, 200, { status: 'ok' });
   };
 
-  const metricsHandler: RouteHandler = async (_request, response) => {
+  const metricsHandler: RouteHandler = async (request, response) => {
+    if (!carriesToken(request.headers, dependencies.metricsToken)) throw metricsTokenRequired();
     for (const provider of await router.health().catch(() => [])) {
       const value = provider.state === 'healthy' ? 1 : provider.state === 'degraded' ? 0.5 : 0;
       metrics.providerHealth.set({ provider: provider.provider }, value);
