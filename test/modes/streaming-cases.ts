@@ -1,4 +1,5 @@
 // Streaming (SSE), cancellation when the client leaves, upstream timeouts, request ids.
+import { connect } from 'node:net';
 import { chatCompletion, chatStreamEvents, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { type Json, post, readSse } from '../support/http.ts';
@@ -31,6 +32,38 @@ export function streamingCases(mode: ModeContext): void {
       expect(upstream.stream).toBe(true);
       expect(upstream.stream_options).toEqual({ include_usage: true });
       expect(upstream.model).toBe('gpt-4o-mini');
+    });
+
+    it('honours Connection: close on a stream, and keeps the connection otherwise', async () => {
+      const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true });
+      const exchange = (connection: string) =>
+        new Promise<{ head: string; closed: boolean }>((resolve, reject) => {
+          const { hostname, port } = new URL(mode.gateway.url);
+          const socket = connect({ host: hostname, port: Number(port) });
+          let received = '';
+          socket.setEncoding('utf8');
+          socket.on('error', reject);
+          const finish = (closed: boolean) => {
+            socket.destroy();
+            resolve({ head: received.slice(0, received.indexOf('\r\n\r\n')).toLowerCase(), closed });
+          };
+          socket.on('data', (text: string) => {
+            received += text;
+            // Kept open: the answer is whole once [DONE] came; wait a moment to see it is not closed.
+            if (received.includes('[DONE]')) setTimeout(() => finish(false), 300);
+          });
+          socket.on('close', () => finish(true));
+          socket.write(
+            `POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+              `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: ${connection}\r\n\r\n${body}`,
+          );
+        });
+      const closing = await exchange('close');
+      expect(closing.head).toContain('connection: close');
+      expect(closing.closed).toBe(true);
+      const kept = await exchange('keep-alive');
+      expect(kept.head).toContain('connection: keep-alive');
+      expect(kept.closed).toBe(false);
     });
 
     it('delivers each chunk as it arrives, not at the end', async () => {

@@ -43,8 +43,8 @@ export async function writeSse(options: {
     response.writeHead(200, {
       'content-type': framing.contentType ?? 'text/event-stream',
       'cache-control': 'no-cache',
-      // HTTP/2 has no connection-specific headers (RFC 9113 §8.2.2).
-      ...(options.response.req?.httpVersionMajor === 2 ? {} : { connection: 'keep-alive' }),
+      // No `connection` header of our own: Node keeps the connection unless the client asked `Connection: close`
+      // (then it closes after the stream), and HTTP/2 has none (RFC 9113 §8.2.2).
       'x-request-id': context.requestId,
     });
   };
