@@ -11,18 +11,13 @@ import {
   waitFor,
 } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { get, post } from './support/http.ts';
+import { post } from './support/http.ts';
+import { charged, steadyLoad } from './support/steady-load.ts';
 
 const ADMIN = { authorization: 'Bearer faults-admin' };
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
 /** The fake answers 18 tokens; at $1,000 per million tokens a request costs $0.018. */
 const COST = 0.018;
-
-interface Outcome {
-  status: number;
-  startedAt: number;
-  ms: number;
-}
 
 describe('a frozen replica under a steady load (cluster: 2 routers, 2 governance)', () => {
   let fake: FakeOpenAi;
@@ -50,25 +45,11 @@ describe('a frozen replica under a steady load (cluster: 2 routers, 2 governance
   });
 
   /** Four clients sending requests back to back until `until` resolves. */
-  async function load(key: string, until: Promise<unknown>): Promise<Outcome[]> {
-    const outcomes: Outcome[] = [];
-    let running = true;
-    void until.then(() => {
-      running = false;
-    });
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (running) {
-          const startedAt = Date.now();
-          const answer = await post(`${cluster.url}/v1/chat/completions`, CHAT, {
-            headers: { 'x-gw-vk': key },
-          });
-          outcomes.push({ status: answer.status, startedAt, ms: Date.now() - startedAt });
-        }
-      }),
+  const load = (key: string, until: Promise<unknown>) =>
+    steadyLoad(
+      () => post(`${cluster.url}/v1/chat/completions`, CHAT, { headers: { 'x-gw-vk': key } }),
+      until,
     );
-    return outcomes;
-  }
 
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -112,9 +93,7 @@ describe('a frozen replica under a steady load (cluster: 2 routers, 2 governance
       expect(served).toBeGreaterThan(40);
 
       // Charged exactly what was served: every settle landed once, on whichever replica answered.
-      const used = async () =>
-        (await get(`${cluster.adminUrl}/api/governance/virtual-keys/${created.body.id}/usage`, ADMIN)).body
-          .usage[0].entries[0].used as number;
+      const used = () => charged(cluster.adminUrl, created.body.id, ADMIN);
       await waitFor(async () => Math.abs((await used()) - served * COST) < 1e-9, {
         timeoutMs: 15_000,
         what: `charges of ${served} served requests`,

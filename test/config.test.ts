@@ -451,7 +451,9 @@ describe('every process refuses a missing or bad configuration with the same one
 
   it('never repeats the value of a secret variable', async () => {
     const run = await runEntry(entry('ingress'), { ...cluster, REDIS_URL: 'http://user:hunter2@redis:6379' });
-    expect(run.stderr).toBe('gw-ingress cannot start: REDIS_URL: is not a redis:// or rediss:// URL\n');
+    expect(run.stderr).toBe(
+      'gw-ingress cannot start: REDIS_URL: is not a redis://, rediss://, redis+cluster:// or redis+sentinel:// URL\n',
+    );
   });
 
   it('says what the system refused, in one line (a port in use)', async () => {

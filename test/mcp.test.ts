@@ -425,7 +425,7 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
       // The runner running the job is the one BullMQ recorded as its processor.
       const redis = new Redis(REDIS_URL);
       try {
-        const bull = `${cluster.prefix}bull:gw-mcp-tools`;
+        const bull = `${cluster.prefix}{bull}:gw-mcp-tools`;
         const runnerPid = await waitFor(async () => {
           const [id] = await redis.lrange(`${bull}:active`, 0, -1);
           const processedBy = id ? await redis.hget(`${bull}:${id}`, 'pb') : null;

@@ -11,6 +11,7 @@ import {
 } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectGatewayError, get, post } from './support/http.ts';
+import { charged, steadyLoad } from './support/steady-load.ts';
 
 const KEY = 'sk-gw-fault00000000000000000000000000000000000';
 const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
@@ -130,27 +131,22 @@ describe('cluster mode with a Redis that stalls (SIGSTOP) under a steady load', 
     redis?.kill('SIGKILL');
   });
 
+  const governed = () => post(`${gateway.url}/v1/chat/completions`, CHAT, { headers: { 'x-gw-vk': KEY } });
+
   it('fails governed requests within about a command timeout while Redis is frozen, then recovers; charges match', async () => {
-    const outcomes: Array<{ status: number; startedAt: number; ms: number }> = [];
-    let running = true;
-    const workers = Array.from({ length: 4 }, async () => {
-      while (running) {
-        const startedAt = Date.now();
-        const answer = await post(`${gateway.url}/v1/chat/completions`, CHAT, {
-          headers: { 'x-gw-vk': KEY },
-        });
-        outcomes.push({ status: answer.status, startedAt, ms: Date.now() - startedAt });
-      }
-    });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const frozenAt = Date.now();
-    redis.kill('SIGSTOP');
-    await new Promise((resolve) => setTimeout(resolve, stallMs));
-    redis.kill('SIGCONT');
-    const thawedAt = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    running = false;
-    await Promise.all(workers);
+    let frozenAt = 0;
+    let thawedAt = 0;
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const script = (async () => {
+      await pause(1_000);
+      frozenAt = Date.now();
+      redis.kill('SIGSTOP');
+      await pause(stallMs);
+      redis.kill('SIGCONT');
+      thawedAt = Date.now();
+      await pause(3_000);
+    })();
+    const outcomes = await steadyLoad(governed, script);
 
     // Requests that started and would have ended while Redis was frozen (one that starts in its last second
     // may be answered by a Redis that is back within its command timeout).
@@ -178,11 +174,8 @@ describe('cluster mode with a Redis that stalls (SIGSTOP) under a steady load', 
     let lastUsed = 0;
     await waitFor(
       async () => {
-        const report = await get(`${gateway.adminUrl}/api/governance/virtual-keys/${id}/usage`, {
-          authorization: 'Bearer stall-admin',
-        });
-        lastUsed = report.body.usage[0].entries[0].used;
-        return Math.abs(report.body.usage[0].entries[0].used - served * 0.018) < 1e-9;
+        lastUsed = await charged(gateway.adminUrl, id, { authorization: 'Bearer stall-admin' });
+        return Math.abs(lastUsed - served * 0.018) < 1e-9;
       },
       { timeoutMs: 20_000, what: `the charges of ${served} served requests` },
     ).catch((error) => {

@@ -2,6 +2,8 @@
 // provider as they arrive, binary answers streamed back, gw's provider key injected and the caller's
 // provider credentials stripped, unsupported operations refused, governance (limits) applied, usage read
 // from the answer and charged.
+
+import { gzipSync } from 'node:zlib';
 import {
   type FakeRoute,
   type FakeUpstream,
@@ -17,6 +19,7 @@ import { expectGatewayError } from '../support/http.ts';
 import { MODES, VIRTUAL_KEY } from './surface-gateway.ts';
 
 const LIMITED_KEY = 'sk-gw-passthroughlimited000000000000000000000';
+const SILENT_KEY = 'sk-gw-passthroughsilent0000000000000000000000';
 const OPENAI_KEY = 'sk-openai-gw-passthrough';
 const SPEECH = [Buffer.alloc(64 * 1024, 1), Buffer.alloc(64 * 1024, 2), Buffer.alloc(32 * 1024, 3)];
 const BOUNDARY = 'gwboundary7MA4YWxkTrZu0gW';
@@ -36,14 +39,33 @@ const OPENAI_ROUTES: FakeRoute[] = [
   },
   {
     path: /^\/v1\/completions$/,
-    answer: () => ({
-      json: {
+    // Compressed when the caller accepts it (fetch does): gw relays the bytes as they are and reads a copy.
+    answer: (request) => {
+      const json = {
         id: 'cmpl-1',
         object: 'text_completion',
         model: 'gpt-3.5-turbo-instruct',
         choices: [{ index: 0, text: 'Once', finish_reason: 'stop' }],
         usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 },
-      },
+      };
+      if (!String(request.headers['accept-encoding'] ?? '').includes('gzip')) return { json };
+      return {
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        chunks: [gzipSync(JSON.stringify(json))],
+      };
+    },
+  },
+  {
+    // A stream without a usage event (the caller did not ask for one): 400 characters of text.
+    path: /^\/v1\/responses$/,
+    answer: () => ({
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [
+        Buffer.from(
+          `data: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'x'.repeat(400) })}\n\n`,
+        ),
+        Buffer.from('data: [DONE]\n\n'),
+      ],
     }),
   },
   { path: /./, answer: (request) => ({ json: { echoed: request.path.split('?')[0] } }) },
@@ -87,6 +109,13 @@ describe.each(MODES)('pass-through /v1 family (%s)', (_mode, start) => {
             value: LIMITED_KEY,
             provider_configs: [{ provider: 'openai', allowed_models: ['gpt-3.5-turbo-instruct'] }],
             rate_limit: { token_max_limit: 30, token_reset_duration: '1d' },
+          },
+          {
+            id: 'vk-silent',
+            name: 'silent',
+            value: SILENT_KEY,
+            provider_configs: [{ provider: 'openai', allowed_models: ['gpt-4o'] }],
+            rate_limit: { token_max_limit: 60, token_reset_duration: '1d' },
           },
         ],
       },
@@ -240,10 +269,32 @@ describe.each(MODES)('pass-through /v1 family (%s)', (_mode, start) => {
     });
     expect(files.status).toBe(403);
 
-    expect((await completions(LIMITED_KEY)).status).toBe(200);
+    const served = await completions(LIMITED_KEY);
+    expect(served.status).toBe(200);
+    // The answer came gzip-compressed (fetch accepts it): relayed as it was, its usage read from a copy.
+    expect(served.headers.get('content-encoding')).toBe('gzip');
+    expect(await served.json()).toMatchObject({ usage: { total_tokens: 40 } });
     // The answer reported 40 tokens against a limit of 30: once settled, the key is refused.
     const refused = await waitFor(async () => {
       const answer = await completions(LIMITED_KEY);
+      return answer.status === 429 ? answer : undefined;
+    });
+    expect(((await refused.json()) as { error: { type: string } }).error.type).toBe('token_limit_exceeded');
+  });
+
+  it('charges a generated answer that reports no usage an estimate of what it relayed', async () => {
+    const responses = () =>
+      fetch(`${gateway.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${SILENT_KEY}` },
+        body: JSON.stringify({ model: 'gpt-4o', input: 'Tell me a story', stream: true }),
+      });
+    const served = await responses();
+    expect(served.status).toBe(200);
+    expect(await served.text()).toContain('x'.repeat(400));
+    // About 100 tokens of text relayed against a limit of 60: charged, so the key is refused once settled.
+    const refused = await waitFor(async () => {
+      const answer = await responses();
       return answer.status === 429 ? answer : undefined;
     });
     expect(((await refused.json()) as { error: { type: string } }).error.type).toBe('token_limit_exceeded');

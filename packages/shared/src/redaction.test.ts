@@ -1,7 +1,7 @@
 // The one redaction list: masking of stored credentials for display, and the removal of credentials from
 // text an upstream sent back.
 import { describe, expect, it } from 'vitest';
-import { maskSecret, maskSecretFields, redactJson, redactText } from './redaction.ts';
+import { maskSecret, maskSecretFields, redactJson, redactText, redactUrl, urlSecrets } from './redaction.ts';
 
 describe('redactText', () => {
   it('removes known secrets and every shape of key, leaving the rest', () => {
@@ -51,5 +51,29 @@ describe('masking for display', () => {
       region: 'us-east-1',
       session_token: '****',
     });
+  });
+});
+
+describe('URLs that carry credentials', () => {
+  const url = 'https://user:hunter2pass@mcp.example.com/mcp?api_key=abc123secret&team=x';
+
+  it('masks passwords and credential query parameters for display, keeps the rest', () => {
+    expect(redactUrl(url)).toBe('https://user:****@mcp.example.com/mcp?api_key=****&team=x');
+    expect(redactUrl('http://127.0.0.1:3001/sse')).toBe('http://127.0.0.1:3001/sse');
+    expect(redactUrl('not a url')).toBe('****');
+  });
+
+  it('names the credentials of a URL, and takes them out of any text that echoes them', () => {
+    const basic = Buffer.from('user:hunter2pass').toString('base64');
+    expect(urlSecrets(url)).toEqual(['hunter2pass', 'hunter2pass', basic, 'abc123secret']);
+    expect(urlSecrets(undefined)).toEqual([]);
+    const echoed = `401 for /mcp?api_key=abc123secret failed, wrong password hunter2pass`;
+    expect(redactText(echoed, urlSecrets(url))).toBe(
+      '401 for /mcp?api_key=[redacted] failed, wrong password [redacted]',
+    );
+    // Without the list, the shapes still catch a credential query value and a URL's password.
+    expect(redactText(`GET ${url}`)).toBe(
+      'GET https://user:[redacted]@mcp.example.com/mcp?api_key=[redacted]&team=x',
+    );
   });
 });

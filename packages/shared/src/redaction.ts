@@ -5,7 +5,7 @@
 
 /** Field names whose string values are credentials (provider key settings, headers, MCP client settings). */
 export const SECRET_FIELD =
-  /secret|token|password|passwd|credential|api[-_]?key|access[-_]?key|private|authorization|cookie|signature/i;
+  /secret|token|password|passwd|credential|api[-_]?key|access[-_]?key|private|authorization|(?:^|[-_])auth(?:$|[-_])|cookie|signature/i;
 
 /** Log paths (pino) that hold credentials of callers and of providers. */
 export const SECRET_LOG_PATHS = [
@@ -28,17 +28,58 @@ export const SECRET_LOG_PATHS = [
   'session_token',
 ];
 
+/** Query parameters whose values are credentials (`?api_key=`, `&access_token=`, `&sig=`). */
+const SECRET_PARAMETER = /token|key|secret|password|auth|sig/i;
+
 /**
  * Shapes of credentials anywhere in a text: OpenAI/Anthropic/gw keys, AWS access key ids, Google API keys,
- * bearer tokens, and the password of a URL.
+ * bearer and basic authorizations, the password of a URL and the values of its credential query parameters.
  */
 const KEY_SHAPES: RegExp[] = [
   /\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
   /\bAIza[0-9A-Za-z_-]{35}\b/g,
   /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{12,}/g,
+  /\b[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}/g,
   /(?<=:\/\/[^/\s:@]*:)[^@\s/]+(?=@)/g,
+  new RegExp(`(?<=[?&][^=&\\s]*(?:${SECRET_PARAMETER.source})[^=&\\s]*=)[^&\\s#"']+`, 'gi'),
 ];
+
+/** A URL as gw shows it: its password and the values of credential query parameters masked (`****`). */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = '****';
+    for (const name of [...url.searchParams.keys()]) {
+      if (SECRET_PARAMETER.test(name)) url.searchParams.set(name, '****');
+    }
+    return url.toString();
+  } catch {
+    return '****';
+  }
+}
+
+/**
+ * The credentials a URL carries (its password, as written and as Basic authorization, and the values of
+ * credential query parameters), to take out of texts that echo them.
+ */
+export function urlSecrets(value: string | undefined): string[] {
+  if (!value) return [];
+  try {
+    const url = new URL(value);
+    const password = decodeURIComponent(url.password);
+    // The Basic authorization a client sends for the user-info, which servers echo too.
+    const basic = password
+      ? Buffer.from(`${decodeURIComponent(url.username)}:${password}`).toString('base64')
+      : '';
+    const secrets = [url.password, password, basic];
+    for (const [name, parameter] of url.searchParams)
+      if (SECRET_PARAMETER.test(name)) secrets.push(parameter);
+    return secrets.filter((secret) => secret.length > 0);
+  } catch {
+    return [];
+  }
+}
 
 /** A value as gw shows it: its first three and last four characters around `****` (or only `****`). */
 export function maskSecret(value: string): string {

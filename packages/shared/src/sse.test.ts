@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser } from './sse.ts';
+import { SseEventTooLong, SseParser } from './sse.ts';
 
 const stream = 'event: start\ndata: {"a":"é"}\n\n: comment\ndata: line1\ndata: line2\r\n\r\ndata: [DONE]\n\n';
 
@@ -40,5 +40,20 @@ describe('SseParser', () => {
     const parser = new SseParser();
     expect(parser.push(Buffer.from('data: tail'))).toEqual([]);
     expect(parser.end()).toEqual([{ event: undefined, data: 'tail' }]);
+  });
+
+  it('bounds what it keeps of an event that never ends, in one long line or in many data lines', () => {
+    const long = new SseParser(1_000);
+    expect(long.push(Buffer.from(`data: ${'x'.repeat(500)}`))).toEqual([]);
+    expect(() => long.push(Buffer.from('y'.repeat(600)))).toThrow(SseEventTooLong);
+    const many = new SseParser(1_000);
+    expect(() => {
+      for (let line = 0; line < 100; line++) many.push(Buffer.from(`data: ${'z'.repeat(20)}\n`));
+    }).toThrow(SseEventTooLong);
+    // Events up to the bound pass, and the count starts again at each.
+    const fine = new SseParser(1_000);
+    for (let event = 0; event < 10; event++) {
+      expect(fine.push(Buffer.from(`data: ${'a'.repeat(900)}\n\n`))).toHaveLength(1);
+    }
   });
 });

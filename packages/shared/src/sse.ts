@@ -5,15 +5,36 @@ export interface SseEvent {
 }
 
 /**
+ * Most characters one event may hold (its unfinished line and its data lines): far above the largest real
+ * event (a streamed image's base64 piece is a few MB), and a bound on what a stream that never ends an event
+ * can make gw keep.
+ */
+const MAX_EVENT_CHARS = 32 * 1024 * 1024;
+
+/** A stream that never ended an event within MAX_EVENT_CHARS. */
+export class SseEventTooLong extends Error {
+  constructor(limit: number) {
+    super(`sent an SSE event longer than ${limit} characters`);
+  }
+}
+
+/**
  * The one SSE parser of gw: feed it bytes as they arrive, split anywhere (inside a UTF-8 character, inside
- * a line, inside `\r\n`), and it yields complete events.
+ * a line, inside `\r\n`), and it yields complete events. An event longer than `maxEventChars`
+ * (MAX_EVENT_CHARS by default) throws SseEventTooLong.
  */
 export class SseParser {
   private readonly decoder = new TextDecoder('utf-8');
   private buffer = '';
   private event: string | undefined;
   private data: string[] = [];
+  private dataChars = 0;
   private pendingCarriageReturn = false;
+  private readonly maxEventChars: number;
+
+  constructor(maxEventChars = MAX_EVENT_CHARS) {
+    this.maxEventChars = maxEventChars;
+  }
 
   push(bytes: Uint8Array): SseEvent[] {
     return this.pushText(this.decoder.decode(bytes, { stream: true }));
@@ -28,10 +49,12 @@ export class SseParser {
     let input = text;
     if (this.pendingCarriageReturn && input.startsWith('\n')) input = input.slice(1);
     this.pendingCarriageReturn = false;
+    // What is kept between pushes holds no line break: only the new text needs scanning.
+    const scanFrom = this.buffer.length;
     this.buffer += input;
     const events: SseEvent[] = [];
     let start = 0;
-    for (let index = 0; index < this.buffer.length; index++) {
+    for (let index = scanFrom; index < this.buffer.length; index++) {
       const character = this.buffer.charCodeAt(index);
       if (character !== 10 && character !== 13) continue;
       const line = this.buffer.slice(start, index);
@@ -43,6 +66,9 @@ export class SseParser {
       this.handleLine(line, events);
     }
     this.buffer = this.buffer.slice(start);
+    if (this.buffer.length + this.dataChars > this.maxEventChars) {
+      throw new SseEventTooLong(this.maxEventChars);
+    }
     return events;
   }
 
@@ -50,6 +76,7 @@ export class SseParser {
     if (line === '') {
       if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
       this.data = [];
+      this.dataChars = 0;
       this.event = undefined;
       return;
     }
@@ -58,7 +85,9 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
+    if (field === 'data') {
+      this.data.push(value);
+      this.dataChars += value.length;
+    } else if (field === 'event') this.event = value;
   }
 }

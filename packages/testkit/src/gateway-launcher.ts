@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type gatewayConfigSchema, parseGatewayConfig, silentLogger } from '@gw/shared';
-import { Redis } from 'ioredis';
+import { connectRedis } from '@gw/shared/store';
+import { Cluster } from 'ioredis';
 import { startEmbeddedGateway } from '../../../src/embedded-gateway.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -130,7 +131,7 @@ export interface LaunchedCluster extends LaunchedGateway {
 }
 
 const CLUSTER_ENTRY = fileURLToPath(new URL('../../../src/cluster.ts', import.meta.url));
-const OUTPUT_LIMIT = 64 * 1024;
+const OUTPUT_LIMIT = 1024 * 1024;
 
 /**
  * Starts `node src/cluster.ts` against Redis with a unique key prefix and free loopback ports, and waits
@@ -329,17 +330,21 @@ async function stopLauncher(launcher: ChildProcess, exited: Promise<number | nul
 }
 
 async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const connection = connectRedis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${escapeGlob(prefix)}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    await connection.connect();
+    // A Cluster's keys are spread over its masters: each is scanned (a key is deleted on its own node).
+    const servers = connection instanceof Cluster ? connection.nodes('master') : [connection];
+    for (const server of servers) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await server.scan(cursor, 'MATCH', `${escapeGlob(prefix)}*`, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) await server.del(key);
+      } while (cursor !== '0');
+    }
   } finally {
-    redis.disconnect();
+    connection.disconnect();
   }
 }
 

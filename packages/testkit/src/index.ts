@@ -9,5 +9,6 @@ export * from './gateway-launcher.ts';
 export * from './grpc-settings.ts';
 export * from './listener-pid.ts';
 export * from './mcp/mcp-servers.ts';
+export * from './redis-topologies.ts';
 export { runStoreContract } from './store-contract.ts';
 export * from './wait-for.ts';

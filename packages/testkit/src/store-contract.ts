@@ -145,6 +145,33 @@ export function runStoreContract(options: StoreContractOptions): void {
       await vi.waitFor(() => expect(received.messages).toEqual(['first', 'second']), DELIVERY_TIMEOUT_MS);
     });
 
+    contractCase('messages are numbered per channel, and the count is the last number', async () => {
+      const store = await open();
+      const channel = unique('channel');
+      const received: Array<[string, number]> = [];
+      await store.subscribe(channel, (message, sequence) => received.push([message, sequence]));
+      expect(await store.changeCount(channel)).toBe(0);
+      await store.publish(channel, 'first');
+      await store.publish(channel, 'second words');
+      await store.publish(unique('channel'), 'elsewhere');
+      await vi.waitFor(
+        () =>
+          expect(received).toEqual([
+            ['first', 1],
+            ['second words', 2],
+          ]),
+        DELIVERY_TIMEOUT_MS,
+      );
+      expect(await store.changeCount(channel)).toBe(2);
+    });
+
+    contractCase('the epoch marker is set once: the first candidate wins', async () => {
+      const store = await open();
+      const first = await store.markEpoch('epoch-one');
+      expect(await store.markEpoch('epoch-two')).toBe(first);
+      expect(await store.readEpoch()).toBe(first);
+    });
+
     contractCase('unsubscribe stops delivery', async () => {
       const store = await open();
       const channel = unique('channel');

@@ -26,6 +26,7 @@ export async function startMcpRunner(options: {
     settings: config.mcp,
     runnerId: options.runnerId,
     environment: options.environment,
+    reseed: () => registry.seed(config.mcp.clients),
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
   });
   return { registry, core };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisTopology } from '../store/redis-connection.ts';
 import { ConfigError, type GatewayConfig, loadGatewayConfig } from './gateway-config.ts';
 
 /**
@@ -32,12 +33,17 @@ const optionalPositiveInteger = z.preprocess(unset, positiveIntegerText.optional
 
 const optionalText = z.preprocess(unset, z.string().optional());
 
-/** A Redis URL; `whenUnset` makes it required (unset or empty refused with that message). */
+/**
+ * A Redis URL (one server, `redis+cluster://` or `redis+sentinel://`: parseRedisTopology); `whenUnset` makes it
+ * required (unset or empty refused with that message).
+ */
 const redisUrl = (whenUnset?: string) =>
-  z.url({
-    protocol: /^rediss?$/,
-    error: (issue) =>
-      issue.input === undefined && whenUnset ? whenUnset : 'is not a redis:// or rediss:// URL',
+  z.string({ error: () => whenUnset ?? 'is not set' }).superRefine((value, context) => {
+    try {
+      parseRedisTopology(value);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
   });
 
 /** `host:port`, `[v6]:port`, a gRPC name (`dns:///name:port`, `unix:…`), or a comma-separated IPv4 list. */

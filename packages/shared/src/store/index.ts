@@ -2,7 +2,9 @@ import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
+export { type ChangeFollower, followChanges } from './follow-changes.ts';
 export { MemoryStore } from './memory-store.ts';
+export { connectRedis, type RedisConnection } from './redis-connection.ts';
 export { RedisStore } from './redis-store.ts';
 export type { CounterAdjustment, CounterCheck, Store } from './store.ts';
 

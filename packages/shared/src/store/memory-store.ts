@@ -8,12 +8,14 @@ import {
   counterTtlMs,
   decideAdmission,
   parseReservation,
+  SETTLED_MARK_MS,
 } from './admission.ts';
 import type {
   AdmitRequest,
   AdmitResult,
   CounterAdjustment,
   DueReservation,
+  MessageHandler,
   SettleReservationRequest,
   Store,
 } from './store.ts';
@@ -52,7 +54,7 @@ const storeFileSchema = z.object({
 type StoreFile = z.infer<typeof storeFileSchema>;
 
 interface Subscription {
-  handler: (message: string) => void;
+  handler: MessageHandler;
   active: boolean;
 }
 
@@ -69,6 +71,9 @@ export class MemoryStore implements Store {
   /** Ids of settled reservations and until when they are remembered (a late admission counts nothing). */
   private readonly settled = new Map<string, number>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
+  /** Messages published per channel (nothing is missed in one process; the count is the Store contract's). */
+  private readonly changeCounts = new Map<string, number>();
+  private epoch: string | undefined;
   private readonly filePath: string | undefined;
   private readonly reportError: (error: unknown) => void;
   private dirty = false;
@@ -158,9 +163,9 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  /** Remembers a settled id for five minutes (as RedisStore does), the 100,000 latest at most. */
+  /** Remembers a settled id for SETTLED_MARK_MS (as RedisStore does), the 100,000 latest at most. */
   private markSettled(id: string): void {
-    this.settled.set(id, Date.now() + 5 * 60 * 1000);
+    this.settled.set(id, Date.now() + SETTLED_MARK_MS);
     if (this.settled.size > 100_000) this.settled.delete(this.settled.keys().next().value!);
   }
 
@@ -204,15 +209,33 @@ export class MemoryStore implements Store {
 
   async publish(channel: string, message: string): Promise<void> {
     this.assertOpen();
+    const sequence = (this.changeCounts.get(channel) ?? 0) + 1;
+    this.changeCounts.set(channel, sequence);
     const subscriptions = this.subscriptions.get(channel);
     if (subscriptions === undefined) return;
     for (const subscription of subscriptions) {
       // Delivered later, never inside the publisher's stack: the publisher may hold state mid-update.
-      queueMicrotask(() => this.deliver(subscription, message));
+      queueMicrotask(() => this.deliver(subscription, message, sequence));
     }
   }
 
-  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+  async changeCount(channel: string): Promise<number> {
+    this.assertOpen();
+    return this.changeCounts.get(channel) ?? 0;
+  }
+
+  async markEpoch(candidate: string): Promise<string> {
+    this.assertOpen();
+    this.epoch ??= candidate;
+    return this.epoch;
+  }
+
+  async readEpoch(): Promise<string | undefined> {
+    this.assertOpen();
+    return this.epoch;
+  }
+
+  async subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>> {
     this.assertOpen();
     const subscription: Subscription = { handler, active: true };
     let subscriptions = this.subscriptions.get(channel);
@@ -249,10 +272,10 @@ export class MemoryStore implements Store {
     if (this.closing !== undefined) throw new Error('MemoryStore is closed');
   }
 
-  private deliver(subscription: Subscription, message: string): void {
+  private deliver(subscription: Subscription, message: string, sequence: number): void {
     if (!subscription.active) return;
     try {
-      subscription.handler(message);
+      subscription.handler(message, sequence);
     } catch (error) {
       this.reportError(error);
     }

@@ -1,9 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { assertAdmitRequest, counterTtlMs, parseReservation } from './admission.ts';
-import type { AdmitRequest, AdmitResult, DueReservation, SettleReservationRequest, Store } from './store.ts';
+import { assertAdmitRequest, counterTtlMs, parseReservation, SETTLED_MARK_MS } from './admission.ts';
+import { connectRedis, type RedisConnection } from './redis-connection.ts';
+import type {
+  AdmitRequest,
+  AdmitResult,
+  DueReservation,
+  MessageHandler,
+  SettleReservationRequest,
+  Store,
+} from './store.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -22,19 +30,12 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
 }
 
-/**
- * How long a settled reservation's id is remembered, so that an admission of the same request arriving late
- * (a governance replica resuming after a pause) counts nothing: far past the 1 s deadline of the call that
- * asked for it, and short enough that the marks of a busy gateway stay small (1,000 requests/s: 300k keys).
- */
-const SETTLED_MARK_MS = 5 * 60 * 1000;
-
 /** Attempts at the first connection; after it, ioredis reconnects for as long as it takes. */
 const CONNECT_ATTEMPTS = 5;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
-const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-3.lua', import.meta.url);
+const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-4.lua', import.meta.url);
 const admitReplySchema = z.tuple([
   z.union([z.literal(0), z.literal(1)]),
   z.number(),
@@ -45,15 +46,10 @@ const admitReplySchema = z.tuple([
 ]);
 
 /** The main connection with the commands that defineCommand adds for the Lua scripts of lua/. */
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisConnection & {
   admitCounters(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
-  settleReservation(
-    reservations: string,
-    deadlines: string,
-    settled: string,
-    ...argv: string[]
-  ): Promise<unknown>;
-}
+  settleReservation(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
+};
 
 interface ChannelSubscriptions {
   subscriptions: Set<Subscription>;
@@ -62,26 +58,30 @@ interface ChannelSubscriptions {
 }
 
 interface Subscription {
-  handler: (message: string) => void;
+  handler: MessageHandler;
 }
 
 /**
- * The cluster-mode Store. Documents are one hash per collection (`<prefix>doc:<collection>`, JSON text),
- * counters of admission are `<prefix>counter:…` with an expiry, pub/sub channels are `<prefix>channel:<name>`.
+ * The cluster-mode Store, on one Redis, a Redis Cluster or a Sentinel-watched master (REDIS_URL). Documents
+ * are one hash per collection (`<prefix>doc:<collection>`, JSON text), counters of admission are
+ * `<prefix>{gov}counter:…` with an expiry (with the reservations, in the one slot of `{gov}`), pub/sub channels
+ * are `<prefix>channel:<name>` with their message counts at `<prefix>changes:<name>`.
  */
 export class RedisStore implements Store {
   private readonly connection: ScriptedRedis;
   private readonly prefix: string;
+  private readonly url: string;
   private readonly channelPrefix: string;
   private readonly reportError: (error: unknown) => void;
   private readonly channels = new Map<string, ChannelSubscriptions>();
   /** Subscribing takes a connection over for good, so pub/sub gets its own, opened on first use. */
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
   private closing: Promise<void> | undefined;
 
   private constructor(connection: ScriptedRedis, options: RedisStoreOptions) {
     this.connection = connection;
     this.prefix = options.prefix;
+    this.url = options.url;
     this.channelPrefix = `${options.prefix}channel:`;
     this.reportError = options.onError ?? reportAsWarning;
   }
@@ -92,24 +92,22 @@ export class RedisStore implements Store {
       [ADMIT_COUNTERS_LUA, SETTLE_RESERVATION_LUA].map((file) => readFile(file, 'utf8')),
     );
     const state = { everReady: false };
-    const connection = new Redis(options.url, {
+    const connection = connectRedis(options.url, {
       lazyConnect: true,
       connectTimeout: CONNECT_TIMEOUT_MS,
       // Null ends the retries: a gateway started against a wrong URL should fail, not hang.
       retryStrategy: (attempt) =>
         state.everReady || attempt < CONNECT_ATTEMPTS ? Math.min(attempt * 200, 2_000) : null,
       commandTimeout: options.commandTimeoutMs ?? 500,
+      connectionName: connectionName(options.prefix, 'store'),
     }) as ScriptedRedis;
     await waitUntilReady(connection, options.url);
     state.everReady = true;
-    // Once up, a command must not wait for a Redis that is gone: it fails at once (no offline queue, one
-    // retry of what was in flight) and callers answer 503 instead of hanging.
-    connection.options.enableOfflineQueue = false;
-    connection.options.maxRetriesPerRequest = 1;
+    failFastAfterStart(connection);
     const store = new RedisStore(failFast(connection), options);
     connection.on('error', (error: unknown) => store.reportError(error));
     connection.defineCommand('admitCounters', { lua: admitLua! });
-    connection.defineCommand('settleReservation', { numberOfKeys: 3, lua: settleLua! });
+    connection.defineCommand('settleReservation', { lua: settleLua! });
     return store;
   }
 
@@ -182,15 +180,16 @@ export class RedisStore implements Store {
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
     const adjustments = request.adjustments.map((adjustment) => ({
-      key: this.counterKey(adjustment.key),
       delta: adjustment.delta,
       expireAt: adjustment.expireAtMs,
       ttl: counterTtlMs(adjustment.expireAtMs),
     }));
     const reply = await this.connection.settleReservation(
+      3 + adjustments.length,
       this.reservationsKey(),
       this.deadlinesKey(),
       this.settledKey(request.id),
+      ...request.adjustments.map((adjustment) => this.counterKey(adjustment.key)),
       request.id,
       adjustments.length === 0 ? '[]' : JSON.stringify(adjustments),
       String(SETTLED_MARK_MS),
@@ -220,10 +219,26 @@ export class RedisStore implements Store {
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.connection.publish(this.channelName(channel), message);
+    // Numbered first, then sent as `<number> <message>`: a subscriber that sees the count move before the
+    // message arrives waits for it one check longer.
+    const sequence = await this.connection.incr(this.changeCountKey(channel));
+    await this.connection.publish(this.channelName(channel), `${sequence} ${message}`);
   }
 
-  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+  async changeCount(channel: string): Promise<number> {
+    return Number((await this.connection.get(this.changeCountKey(channel))) ?? 0);
+  }
+
+  async markEpoch(candidate: string): Promise<string> {
+    await this.connection.set(this.epochKey(), candidate, 'NX');
+    return (await this.readEpoch()) ?? candidate;
+  }
+
+  async readEpoch(): Promise<string | undefined> {
+    return (await this.connection.get(this.epochKey())) ?? undefined;
+  }
+
+  async subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>> {
     // Past close(), a subscriber connection opened here would never be quit.
     if (this.closing !== undefined) throw new Error('RedisStore is closed');
     const subscriber = this.subscriberConnection();
@@ -263,10 +278,16 @@ export class RedisStore implements Store {
     ]);
   }
 
-  private subscriberConnection(): Redis {
+  private subscriberConnection(): RedisConnection {
     if (this.subscriber === undefined) {
       // Pub/sub keeps its offline queue: ioredis re-subscribes by itself after a reconnect.
-      const subscriber = this.connection.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+      const subscriber = connectRedis(this.url, {
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        connectionName: connectionName(this.prefix, 'pubsub'),
+        retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      });
       subscriber.on('error', (error: unknown) => this.reportError(error));
       subscriber.on('message', (channelName: string, message: string) => this.deliver(channelName, message));
       this.subscriber = subscriber;
@@ -282,13 +303,20 @@ export class RedisStore implements Store {
     await this.subscriber?.unsubscribe(this.channelName(channel));
   }
 
-  private deliver(channelName: string, message: string): void {
+  private deliver(channelName: string, payload: string): void {
     if (!channelName.startsWith(this.channelPrefix)) return;
     const entry = this.channels.get(channelName.slice(this.channelPrefix.length));
     if (entry === undefined) return;
+    const space = payload.indexOf(' ');
+    const sequence = Number(payload.slice(0, space));
+    if (space === -1 || !Number.isSafeInteger(sequence)) {
+      this.reportError(new Error(`A message on ${channelName} has no number; ignored`));
+      return;
+    }
+    const message = payload.slice(space + 1);
     for (const subscription of entry.subscriptions) {
       try {
-        subscription.handler(message);
+        subscription.handler(message, sequence);
       } catch (error) {
         this.reportError(error);
       }
@@ -307,21 +335,32 @@ export class RedisStore implements Store {
     }
   }
 
+  // Every key an admission or a settle touches carries the hash tag `{gov}`: on Redis Cluster they share one
+  // slot, so each Lua script runs on one node, atomically (README, "Redis topologies").
+
   private counterKey(key: string): string {
-    return `${this.prefix}counter:${key}`;
+    return `${this.prefix}{gov}counter:${key}`;
   }
 
   private reservationsKey(): string {
-    return `${this.prefix}reservations`;
+    return `${this.prefix}{gov}reservations`;
   }
 
   private deadlinesKey(): string {
-    return `${this.prefix}reservation-deadlines`;
+    return `${this.prefix}{gov}reservation-deadlines`;
   }
 
   /** The mark of a settled reservation (it expires: SETTLED_MARK_MS). */
   private settledKey(id: string): string {
-    return `${this.prefix}settled:${id}`;
+    return `${this.prefix}{gov}settled:${id}`;
+  }
+
+  private changeCountKey(channel: string): string {
+    return `${this.prefix}changes:${channel}`;
+  }
+
+  private epochKey(): string {
+    return `${this.prefix}epoch`;
   }
 
   private documentKey(collection: string): string {
@@ -331,6 +370,11 @@ export class RedisStore implements Store {
   private channelName(channel: string): string {
     return `${this.channelPrefix}${channel}`;
   }
+}
+
+/** What `CLIENT LIST` names a connection (`<prefix><role>`, so operators and tests can tell gw's apart). */
+function connectionName(prefix: string, role: string): string {
+  return `${prefix}${role}`.replace(/[^\x21-\x7e]/g, '_');
 }
 
 const CONNECTION_METHODS = new Set(['connect', 'disconnect', 'quit', 'duplicate', 'defineCommand']);
@@ -371,7 +415,17 @@ function failFast(connection: ScriptedRedis): ScriptedRedis {
   });
 }
 
-function waitUntilReady(connection: Redis, url: string): Promise<void> {
+/**
+ * Once up, a command must not wait for a Redis that is gone: it fails at once (no offline queue, one retry of
+ * what was in flight) and callers answer 503 instead of hanging. A Cluster connects to each node on its first
+ * command there, so its nodes keep their queues; the command timeout bounds what waits in them.
+ */
+function failFastAfterStart(connection: RedisConnection): void {
+  connection.options.enableOfflineQueue = false;
+  if (!(connection instanceof Cluster)) connection.options.maxRetriesPerRequest = 1;
+}
+
+function waitUntilReady(connection: RedisConnection, url: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let lastError: unknown;
     const onError = (error: unknown) => {
@@ -404,7 +458,7 @@ function waitUntilReady(connection: Redis, url: string): Promise<void> {
   });
 }
 
-async function quit(connection: Redis): Promise<void> {
+async function quit(connection: RedisConnection): Promise<void> {
   if (connection.status === 'end') return;
   try {
     await connection.quit();
@@ -416,12 +470,7 @@ async function quit(connection: Redis): Promise<void> {
 
 /** The URL without credentials, for error messages. */
 function describeUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    return 'the configured URL';
-  }
+  return url.replace(/\/\/[^@/]*@/, '//');
 }
 
 function reportAsWarning(error: unknown): void {

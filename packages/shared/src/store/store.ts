@@ -32,14 +32,30 @@ export interface Store {
   /** Current values of counters; 0 for a counter that does not exist. */
   readCounters(keys: string[]): Promise<number[]>;
 
-  /** Publishes to every subscriber of the channel, in this process and (Redis) in every other one. */
+  /**
+   * Publishes to every subscriber of the channel, in this process and (Redis) in every other one. Each
+   * message is numbered (1, 2, … per channel, handed to subscribers beside it): pub/sub delivers at most once,
+   * so a subscriber finds a message it missed (its connection was down) as a number it never received.
+   */
   publish(channel: string, message: string): Promise<void>;
+  /** The number of the last message published on the channel (0 when none was, since the data began). */
+  changeCount(channel: string): Promise<number>;
+  /**
+   * The marker of the store's data: set to `candidate` when there is none, and returned as it is. A marker
+   * that disappears, or changes, means the data was lost (a Redis restarted without persistence).
+   */
+  markEpoch(candidate: string): Promise<string>;
+  /** The marker, or undefined when there is none. */
+  readEpoch(): Promise<string | undefined>;
   /** Subscribes; the returned function unsubscribes. */
-  subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
+  subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>;
 
   /** Writes pending state (memory: the data directory) and releases connections. */
   close(): Promise<void>;
 }
+
+/** Receives a published message and its number on the channel. */
+export type MessageHandler = (message: string, sequence: number) => void;
 
 /** One counter of an admission: passes when `current + need <= limit`; `amount` is added on success. */
 export interface CounterCheck {

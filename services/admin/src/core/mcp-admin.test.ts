@@ -6,7 +6,7 @@ import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminRequest } from './admin-app.ts';
 import { authorizeAdmin } from './admin-auth.ts';
-import { createMcpAdmin, redactConnectionString } from './mcp-admin.ts';
+import { createMcpAdmin } from './mcp-admin.ts';
 
 const STDIO = {
   name: 'local',
@@ -132,14 +132,5 @@ describe('admin roles', () => {
     expect(authorizeAdmin({ authorization: 'Bearer wrong' }, open)).toBe('anonymous');
     expect(authorizeAdmin({ authorization: 'Bearer secret' }, open)).toBe('admin');
     expect(authorizeAdmin({}, { allowAnonymous: true })).toBe('anonymous');
-  });
-});
-
-describe('redactConnectionString', () => {
-  it('masks passwords and secret query parameters, keeps the rest', () => {
-    expect(redactConnectionString('https://user:hunter2@mcp.example.com/mcp?api_key=abc&team=x')).toBe(
-      'https://user:****@mcp.example.com/mcp?api_key=****&team=x',
-    );
-    expect(redactConnectionString('http://127.0.0.1:3001/sse')).toBe('http://127.0.0.1:3001/sse');
   });
 });

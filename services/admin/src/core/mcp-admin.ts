@@ -6,6 +6,7 @@ import {
   mcpClientConfigSchema,
   methodNotAllowed,
   noEndpoint,
+  redactUrl,
   validate,
 } from '@gw/shared';
 import { z } from 'zod';
@@ -27,30 +28,12 @@ const editSchema = z.strictObject({
   allow_by_default: z.boolean().optional(),
 });
 
-/** The MCPClient of SPEC.md (name, config, tools, state) plus `error` and each runner's own report. */
-const SECRET_PARAMETER = /token|key|secret|password|auth|sig/i;
-
-/** A server URL as the API shows it: credentials in the user-info part or the query string are masked. */
-export function redactConnectionString(value: string | undefined): string | undefined {
-  if (!value) return value;
-  try {
-    const url = new URL(value);
-    if (url.password) url.password = '****';
-    for (const name of [...url.searchParams.keys()]) {
-      if (SECRET_PARAMETER.test(name)) url.searchParams.set(name, '****');
-    }
-    return url.toString();
-  } catch {
-    return '****';
-  }
-}
-
 function shown(view: McpClientView) {
   const { definitions: _definitions, ...client } = view;
   if (!client.config.connection_string) return client;
   return {
     ...client,
-    config: { ...client.config, connection_string: redactConnectionString(client.config.connection_string) },
+    config: { ...client.config, connection_string: redactUrl(client.config.connection_string) },
   };
 }
 

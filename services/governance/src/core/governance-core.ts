@@ -108,7 +108,7 @@ export class GovernanceCore implements GovernanceService {
 
   static async start(dependencies: GovernanceCoreDependencies): Promise<GovernanceCore> {
     const core = new GovernanceCore(dependencies);
-    await core.repository.start();
+    await core.repository.start({ reseed: () => core.seed() });
     await core.seed();
     if (core.settings.sweep_interval_ms > 0) {
       core.sweepTimer = setInterval(() => {

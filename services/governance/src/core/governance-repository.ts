@@ -1,5 +1,5 @@
 import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
-import type { Store } from '@gw/shared/store';
+import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
 import { z } from 'zod';
 import type { ResourceView } from './governance-messages.ts';
 import {
@@ -78,7 +78,7 @@ export class GovernanceRepository {
   };
   private readonly byHash = new Map<string, StoredVirtualKey>();
   private readonly hashes = new Map<string, string>();
-  private unsubscribe: (() => Promise<void>) | undefined;
+  private follower: ChangeFollower | undefined;
   private readonly now: () => number;
 
   constructor(options: { store: Store; logger: Logger; now: () => number }) {
@@ -87,23 +87,45 @@ export class GovernanceRepository {
     this.now = options.now;
   }
 
-  async start(): Promise<void> {
-    for (const collection of COLLECTIONS) {
-      for (const { id } of await this.store.list(collectionKey(collection)))
-        await this.reload(collection, id);
-    }
-    this.unsubscribe = await this.store.subscribe(CHANGED_CHANNEL, (message) => {
-      const change = parseChange(message);
-      if (!change) {
-        this.logger.error({ channel: CHANGED_CHANNEL }, 'governance change message is invalid; ignored');
-        return;
-      }
-      this.reload(...change).catch((error) => this.logger.error({ err: error }, 'governance reload failed'));
+  /**
+   * Follows changes (a missed notice or a store that lost its data is caught within RESYNC_INTERVAL_MS;
+   * `reseed` writes the config file's resources again then), and loads every resource.
+   */
+  async start(options: { reseed?: () => Promise<void> } = {}): Promise<void> {
+    this.follower = await followChanges({
+      store: this.store,
+      channel: CHANGED_CHANNEL,
+      logger: this.logger,
+      onMessage: (message) => {
+        const change = parseChange(message);
+        if (!change) {
+          this.logger.error({ channel: CHANGED_CHANNEL }, 'governance change message is invalid; ignored');
+          return;
+        }
+        this.reload(...change).catch((error) =>
+          this.logger.error({ err: error }, 'governance reload failed'),
+        );
+      },
+      resync: () => this.resync(),
+      ...(options.reseed && { reseed: options.reseed }),
     });
+    await this.resync();
   }
 
   async close(): Promise<void> {
-    await this.unsubscribe?.();
+    await this.follower?.close();
+  }
+
+  /** Reads every resource again: what the store no longer holds is forgotten, the rest replaced. */
+  private async resync(): Promise<void> {
+    for (const collection of COLLECTIONS) {
+      const stored = await this.store.list(collectionKey(collection));
+      const ids = new Set(stored.map(({ id }) => id));
+      for (const id of this.tables[collection].resources.keys()) {
+        if (!ids.has(id)) this.apply(collection, id, undefined);
+      }
+      for (const { id, value } of stored) this.apply(collection, id, value);
+    }
   }
 
   get<C extends Collection>(collection: C, id: string | undefined): StoredOf<C> | undefined {
@@ -132,11 +154,15 @@ export class GovernanceRepository {
   }
 
   /** Reads a resource back from the store through its collection's schema (what fails it is ignored). */
-  private async reload<C extends Collection>(collection: C, id: string): Promise<void> {
+  private async reload(collection: Collection, id: string): Promise<void> {
+    this.apply(collection, id, await this.store.get(collectionKey(collection), id));
+  }
+
+  /** Replaces (or, with undefined, forgets) a resource in memory with what the store holds. */
+  private apply<C extends Collection>(collection: C, id: string, value: unknown): void {
     const { schema, resources } = this.tables[collection];
     const previous = resources.get(id);
     if (previous && isVirtualKey(previous)) this.byHash.delete(previous.value_hash);
-    const value = await this.store.get(collectionKey(collection), id);
     if (value === undefined) {
       resources.delete(id);
       return;

@@ -6,6 +6,7 @@ import {
   textRequestSchema,
   validate,
 } from '@gw/shared';
+import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 
 export interface Target {
   provider: string;
@@ -115,7 +116,7 @@ export function parseChatRequest(body: unknown, bodyBytes = 0): ParsedCompletion
     messages: request.messages,
     params: collectParams(request, CHAT_ENVELOPE),
     stream: request.stream === true,
-    promptTokens: Math.ceil(bodyBytes / 4),
+    promptTokens: tokensOfLength(bodyBytes),
   };
 }
 
@@ -130,6 +131,6 @@ export function parseTextRequest(body: unknown, bodyBytes = 0): ParsedCompletion
     prompt,
     params: collectParams(request, TEXT_ENVELOPE),
     stream: request.stream === true,
-    promptTokens: Math.ceil(bodyBytes / 4),
+    promptTokens: tokensOfLength(bodyBytes),
   };
 }

@@ -9,6 +9,7 @@ import {
 } from '@gw/shared';
 import type { RequestContext, Route } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
+import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
 import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
 import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
@@ -88,7 +89,7 @@ async function readCall(
     return { provider: target.provider, model: target.model, rewritten: target.model };
   };
   if (!hasBody) {
-    return { headers, hasBody: false, body: undefined, bytes: 0, ...resolve('') };
+    return { headers, hasBody: false, body: undefined, bytes: 0, textBytes: 0, ...resolve('') };
   }
   const contentType = single(request.headers['content-type']) ?? '';
   if (json || /^application\/(.+\+)?json/i.test(contentType)) {
@@ -104,7 +105,7 @@ async function readCall(
     const body = (async function* () {
       yield payload;
     })();
-    return { headers, hasBody: true, body, bytes: payload.length, ...resolved };
+    return { headers, hasBody: true, body, bytes: payload.length, textBytes: payload.length, ...resolved };
   }
   const boundary = multipartBoundary(contentType);
   if (boundary) {
@@ -120,11 +121,19 @@ async function readCall(
       hasBody: true,
       body: prepend(head, scan.rest),
       bytes: Number(declaredLength ?? 0),
+      textBytes: 0,
       ...resolved,
     };
   }
   if (declaredLength !== undefined) headers['content-length'] = declaredLength;
-  return { headers, hasBody: true, body: request, bytes: Number(declaredLength ?? 0), ...resolve('') };
+  return {
+    headers,
+    hasBody: true,
+    body: request,
+    bytes: Number(declaredLength ?? 0),
+    textBytes: 0,
+    ...resolve(''),
+  };
 }
 
 /**
@@ -173,10 +182,15 @@ export async function handlePassthrough(options: {
       hasBody: call.hasBody,
     },
     body: call.body,
-    promptTokens: Math.ceil(call.bytes / 4),
+    promptTokens: tokensOfLength(call.bytes),
     signal,
   });
-  const sniffer = createUsageSniffer(answer.headers);
+  const sniffer = createUsageSniffer(answer, {
+    operation: options.operation,
+    method: request.method ?? 'GET',
+    // Only a JSON body is text a model reads; an upload's bytes are not its tokens.
+    promptTokens: tokensOfLength(call.textBytes),
+  });
   try {
     response.writeHead(answer.status, { ...answer.headers, 'x-request-id': context.requestId });
     for await (const chunk of answer.body) {
@@ -188,7 +202,7 @@ export async function handlePassthrough(options: {
     }
     response.end();
   } finally {
-    done(sniffer.usage());
+    done(await sniffer.finish());
   }
 }
 

@@ -1,68 +1,260 @@
-import { SseParser, type Usage } from '@gw/shared';
+import type { Transform } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
+import { type PassthroughOperation, SseParser, type Usage } from '@gw/shared';
+import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 
-/** JSON answers larger than this are relayed without looking for usage (they are files, not completions). */
+/** Decoded JSON answers larger than this are relayed without looking for usage (they are files, not completions). */
 const JSON_SNIFF_LIMIT = 1024 * 1024;
 
-/** `usage` in OpenAI's chat/completions/embeddings shape or the Responses API's; undefined otherwise. */
-function usageOf(value: unknown): Usage | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  const usage = (record['usage'] ?? (record['response'] as Record<string, unknown> | undefined)?.['usage']) as
-    | Record<string, unknown>
-    | undefined;
-  if (typeof usage !== 'object' || usage === null) return undefined;
-  const number = (name: string) => (typeof usage[name] === 'number' ? (usage[name] as number) : undefined);
-  const prompt = number('prompt_tokens') ?? number('input_tokens') ?? 0;
-  const completion = number('completion_tokens') ?? number('output_tokens') ?? 0;
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: number('total_tokens') ?? prompt + completion,
-  };
+/** Nesting gw walks into an answer to find the text it relayed. */
+const TEXT_DEPTH = 16;
+
+/** Operations whose answers a model produced: one served without a usage report is charged an estimate. */
+const GENERATING = new Set<PassthroughOperation>([
+  'completions',
+  'responses',
+  'embeddings',
+  'images_generations',
+  'images_edits',
+  'images_variations',
+  'audio_speech',
+  'audio_transcriptions',
+  'videos',
+]);
+
+/** Fields under which the providers' answers carry generated text (whole or as a stream's delta). */
+const TEXT_FIELDS = new Set([
+  'content',
+  'text',
+  'delta',
+  'arguments',
+  'partial_json',
+  'thinking',
+  'refusal',
+  'reasoning_content',
+  'output_text',
+  'response',
+]);
+
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+  zstd: createZstdDecompress,
+};
+
+type Fields = Record<string, unknown>;
+
+function record(value: unknown): Fields | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
+}
+
+function count(fields: Fields | undefined, name: string): number | undefined {
+  const value = fields?.[name];
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 /**
- * Watches the bytes of a pass-through answer go by and finds the usage it reports, so that budgets and token
- * limits are charged: a JSON answer is parsed once it ended (when small), a stream event by event. Compressed
- * and binary answers report nothing.
+ * The usage one answer (or one stream event) reports, in whichever provider's shape: OpenAI's chat,
+ * completions, embeddings and Responses (`response.usage`), Anthropic's (`message.usage` in `message_start`,
+ * cache reads and writes counted as prompt), Gemini's and Vertex's `usageMetadata` (thinking counted as
+ * completion), Cohere's `usage.tokens` / `billed_units` (v1: `meta`), Bedrock's camelCase `usage` (in a
+ * stream's `metadata`) and Ollama's `prompt_eval_count` / `eval_count`. Undefined when it reports none.
  */
-export function createUsageSniffer(headers: Record<string, string | string[]>) {
-  const type = String(headers['content-type'] ?? '').toLowerCase();
-  const encoded = headers['content-encoding'] !== undefined && headers['content-encoding'] !== 'identity';
-  let usage: Usage | undefined;
-  if (encoded) return { push: (_chunk: Uint8Array) => {}, usage: () => usage };
+function reportedUsage(value: Fields): Usage | undefined {
+  const gemini = record(value['usageMetadata']);
+  if (gemini) {
+    const prompt = (count(gemini, 'promptTokenCount') ?? 0) + (count(gemini, 'toolUsePromptTokenCount') ?? 0);
+    const completion =
+      (count(gemini, 'candidatesTokenCount') ?? 0) + (count(gemini, 'thoughtsTokenCount') ?? 0);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  }
+  if (count(value, 'prompt_eval_count') !== undefined || count(value, 'eval_count') !== undefined) {
+    const prompt = count(value, 'prompt_eval_count') ?? 0;
+    const completion = count(value, 'eval_count') ?? 0;
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  }
+  const usage =
+    record(value['usage']) ??
+    record(record(value['response'])?.['usage']) ??
+    record(record(value['message'])?.['usage']) ??
+    record(record(value['metadata'])?.['usage']) ??
+    record(value['meta']);
+  if (!usage) return undefined;
+  const tokens = record(usage['tokens']) ?? record(usage['billed_units']);
+  const source = tokens ?? usage;
+  const prompt =
+    count(source, 'prompt_tokens') ??
+    (count(source, 'input_tokens') ?? count(source, 'inputTokens') ?? 0) +
+      (count(source, 'cache_read_input_tokens') ?? count(source, 'cacheReadInputTokens') ?? 0) +
+      (count(source, 'cache_creation_input_tokens') ?? count(source, 'cacheWriteInputTokens') ?? 0);
+  const completion =
+    count(source, 'completion_tokens') ??
+    count(source, 'output_tokens') ??
+    count(source, 'outputTokens') ??
+    0;
+  if (prompt === 0 && completion === 0 && count(source, 'total_tokens') === undefined) return undefined;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** Characters of generated text in an answer or event, for the estimate when no usage is reported. */
+function textLength(value: unknown, depth: number): number {
+  if (depth > TEXT_DEPTH || typeof value !== 'object' || value === null) return 0;
+  let total = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) total += textLength(item, depth + 1);
+    return total;
+  }
+  for (const [name, field] of Object.entries(value)) {
+    if (typeof field === 'string') {
+      if (TEXT_FIELDS.has(name)) total += field.length;
+    } else {
+      total += textLength(field, depth + 1);
+    }
+  }
+  return total;
+}
+
+/**
+ * What an answer reported across its events: each count is the largest seen, since providers that report
+ * more than once (Anthropic's `message_start` then `message_delta`, Gemini's every chunk) report running
+ * totals, and those that report once report it last.
+ */
+class UsageMeter {
+  private usage: Usage | undefined;
+  textChars = 0;
+
+  observe(value: unknown): void {
+    if (Array.isArray(value)) {
+      for (const item of value) this.observe(item);
+      return;
+    }
+    const fields = record(value);
+    if (!fields) return;
+    this.textChars += textLength(fields, 0);
+    const reported = reportedUsage(fields);
+    if (!reported) return;
+    const prompt = Math.max(this.usage?.prompt_tokens ?? 0, reported.prompt_tokens);
+    const completion = Math.max(this.usage?.completion_tokens ?? 0, reported.completion_tokens);
+    this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  }
+
+  observeText(text: string): void {
+    const trimmed = text.trimStart();
+    if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return;
+    try {
+      this.observe(JSON.parse(trimmed));
+    } catch {}
+  }
+
+  reported(): Usage | undefined {
+    return this.usage;
+  }
+}
+
+/** Reads decoded bytes by the answer's content type: a stream event by event, JSON (and NDJSON) once whole. */
+function contentReader(type: string, meter: UsageMeter): { push(chunk: Buffer): void; end(): void } {
   if (type.startsWith('text/event-stream')) {
     const parser = new SseParser();
+    let readable = true;
     return {
-      push(chunk: Uint8Array) {
-        for (const event of parser.push(chunk)) {
-          if (!event.data.includes('"usage"')) continue;
-          try {
-            usage = usageOf(JSON.parse(event.data)) ?? usage;
-          } catch {}
+      push(chunk) {
+        if (!readable) return;
+        try {
+          for (const event of parser.push(chunk)) meter.observeText(event.data);
+        } catch {
+          // An event past the parser's bound: the rest of the answer is relayed unread (and estimated).
+          readable = false;
         }
       },
-      usage: () => usage,
+      end() {},
     };
   }
-  if (type.startsWith('application/json')) {
+  if (/^application\/((.+\+)?json|x-ndjson|jsonl)/.test(type)) {
     const chunks: Buffer[] = [];
     let size = 0;
     return {
-      push(chunk: Uint8Array) {
+      push(chunk) {
         size += chunk.byteLength;
-        if (size <= JSON_SNIFF_LIMIT) chunks.push(Buffer.from(chunk));
+        if (size <= JSON_SNIFF_LIMIT) chunks.push(chunk);
         else chunks.length = 0;
       },
-      usage() {
-        if (size > JSON_SNIFF_LIMIT || chunks.length === 0) return undefined;
+      end() {
+        if (size > JSON_SNIFF_LIMIT) return;
+        const text = Buffer.concat(chunks).toString('utf8');
         try {
-          return usageOf(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          meter.observe(JSON.parse(text));
         } catch {
-          return undefined;
+          // Ollama streams newline-delimited JSON under application/x-ndjson (and some under application/json).
+          for (const line of text.split('\n')) meter.observeText(line);
         }
       },
     };
   }
-  return { push: (_chunk: Uint8Array) => {}, usage: () => usage };
+  return { push() {}, end() {} };
+}
+
+export interface UsageSniffer {
+  /** A chunk of the answer as relayed (still compressed when it came so). */
+  push(chunk: Uint8Array): void;
+  /** The usage to charge once the answer's body has been relayed (or the relay stopped). */
+  finish(): Promise<Usage | undefined>;
+}
+
+/**
+ * Watches the bytes of a pass-through answer go by and works out what to charge for it: the usage the answer
+ * reports, read from a decoded copy whatever its encoding (gzip, deflate, br, zstd) and provider shape; else,
+ * for an answer a model generated, an estimate from what was relayed (the prompt's estimate plus about four
+ * characters a token of the text relayed, at least one), so nothing served is charged zero. Listings, files and
+ * error answers that report no usage are charged nothing.
+ */
+export function createUsageSniffer(
+  answer: { status: number; headers: Record<string, string | string[]> },
+  call: { operation: PassthroughOperation; method: string; promptTokens: number },
+): UsageSniffer {
+  const type = String(answer.headers['content-type'] ?? '').toLowerCase();
+  const encoding = String(answer.headers['content-encoding'] ?? 'identity')
+    .toLowerCase()
+    .trim();
+  const meter = new UsageMeter();
+  const reader = contentReader(type, meter);
+  let relayed = 0;
+  const createDecoder = DECODERS[encoding];
+  const decoder = createDecoder?.();
+  let decoded: Promise<void> = Promise.resolve();
+  if (decoder) {
+    decoder.on('data', (chunk: Buffer) => reader.push(chunk));
+    // A corrupt compressed answer reports nothing; it is then charged an estimate like any silent one.
+    decoded = finished(decoder).catch(() => {});
+  }
+  const readable = decoder !== undefined || encoding === 'identity';
+  return {
+    push(chunk) {
+      relayed += chunk.byteLength;
+      if (decoder) {
+        if (!decoder.destroyed) decoder.write(chunk);
+      } else if (readable) {
+        reader.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      }
+    },
+    async finish() {
+      if (decoder) {
+        decoder.end();
+        await decoded;
+      }
+      reader.end();
+      const reported = meter.reported();
+      if (reported) return reported;
+      if (relayed === 0 || answer.status >= 400) return undefined;
+      if (call.method !== 'POST' || !GENERATING.has(call.operation)) return undefined;
+      const completion = Math.max(1, tokensOfLength(meter.textChars));
+      return {
+        prompt_tokens: call.promptTokens,
+        completion_tokens: completion,
+        total_tokens: call.promptTokens + completion,
+      };
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import { type ChatCompletionChunk, EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
+import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import { type CompletionExchange, observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
@@ -100,7 +101,7 @@ function generatedChars(chunk: ChatCompletionChunk): number {
  */
 function relayedUsage(exchange: CompletionExchange, relayedChars: number): Usage {
   const promptTokens = exchange.authorization.settlement?.estimate.usage.prompt_tokens ?? 0;
-  const completionTokens = Math.ceil(relayedChars / 4);
+  const completionTokens = tokensOfLength(relayedChars);
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,

@@ -1,4 +1,5 @@
 import type { Logger } from '@gw/shared';
+import type { ChangeFollower } from '@gw/shared/store';
 import type { McpRegistry } from './mcp-registry.ts';
 import { buildSnapshot, type McpCatalogSnapshot } from './tool-filter.ts';
 
@@ -13,7 +14,7 @@ export class McpCatalog {
   private readonly logger: Logger;
   private loading: Promise<void> | undefined;
   private again = false;
-  private unsubscribe: (() => Promise<void>) | undefined;
+  private follower: ChangeFollower | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(registry: McpRegistry, logger: Logger) {
@@ -21,7 +22,10 @@ export class McpCatalog {
     this.logger = logger;
   }
 
-  /** `refreshIntervalMs` (10 s by default) also reloads periodically, in case a change notice was lost. */
+  /**
+   * Follows the change channel (a lost notice makes it reload at once, see followChanges); `refreshIntervalMs`
+   * (10 s by default) also reloads periodically, so reports of runners that died expire from the copy.
+   */
   static async start(options: {
     registry: McpRegistry;
     logger: Logger;
@@ -30,7 +34,7 @@ export class McpCatalog {
     const catalog = new McpCatalog(options.registry, options.logger);
     const reload = () =>
       catalog.refresh().catch((error) => options.logger.error({ err: error }, 'MCP catalog reload failed'));
-    catalog.unsubscribe = await options.registry.subscribe(reload);
+    catalog.follower = await options.registry.follow({ onChange: reload, resync: () => catalog.refresh() });
     await catalog.refresh();
     catalog.timer = setInterval(reload, options.refreshIntervalMs ?? 10_000);
     catalog.timer.unref();
@@ -62,7 +66,7 @@ export class McpCatalog {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.unsubscribe?.();
+    await this.follower?.close();
     await this.loading?.catch((error) =>
       this.logger.debug({ err: error }, 'MCP catalog load failed at close'),
     );

@@ -1,4 +1,4 @@
-import type { Logger, McpClientConfig, McpClientState } from '@gw/shared';
+import { type Logger, type McpClientConfig, type McpClientState, redactText, urlSecrets } from '@gw/shared';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -164,7 +164,7 @@ export class McpConnection {
             return { content: error.message, isError: true };
           }
         }
-        const message = `MCP client '${this.name}' lost its connection during the call: ${describe(error)}${this.stderrSuffix()}`;
+        const message = `MCP client '${this.name}' lost its connection during the call: ${this.describe(error)}${this.stderrSuffix()}`;
         this.lost(generation, message);
         throw new ToolCallError('transport', message);
       }
@@ -216,7 +216,10 @@ export class McpConnection {
         }
       };
       client.onerror = (error) =>
-        this.options.logger.debug({ err: error, client: this.name }, 'MCP transport reported an error');
+        this.options.logger.debug(
+          { error: this.describe(error), client: this.name },
+          'MCP transport reported an error',
+        );
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         if (generation !== this.generation) return;
         try {
@@ -225,7 +228,10 @@ export class McpConnection {
           this.tools = tools;
           this.options.onChange(this);
         } catch (error) {
-          this.options.logger.warn({ err: error, client: this.name }, 'refreshing the tool list failed');
+          this.options.logger.warn(
+            { error: this.describe(error), client: this.name },
+            'refreshing the tool list failed',
+          );
         }
       });
       await withTimeout(
@@ -247,7 +253,7 @@ export class McpConnection {
     } catch (error) {
       await client.close().catch(() => {});
       if (generation !== this.generation) return;
-      this.setState('error', `connect failed: ${describe(error)}${this.stderrSuffix()}`);
+      this.setState('error', `connect failed: ${this.describe(error)}${this.stderrSuffix()}`);
       this.scheduleReconnect();
     }
   }
@@ -297,16 +303,41 @@ export class McpConnection {
       });
       return transport;
     }
+    // fetch refuses a URL with user-info: its credentials go as Basic authorization instead.
     const url = new URL(config.connection_string!);
+    const requestInit: RequestInit = {};
+    if (url.username || url.password) {
+      const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      requestInit.headers = { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
+      url.username = '';
+      url.password = '';
+    }
     return config.connection_type === 'sse'
-      ? new SSEClientTransport(url)
-      : new StreamableHTTPClientTransport(url);
+      ? new SSEClientTransport(url, { requestInit })
+      : new StreamableHTTPClientTransport(url, { requestInit });
   }
 
   private stderrSuffix(): string {
     const lines = this.stderrTail.trim().split('\n');
     const last = lines[lines.length - 1]?.trim();
-    return last ? ` (stderr: ${last.slice(0, 300)})` : '';
+    return last ? ` (stderr: ${this.redact(last).slice(0, 300)})` : '';
+  }
+
+  /** An error as reports, logs and callers see it: without the client's credentials. */
+  private describe(error: unknown): string {
+    return this.redact(describe(error));
+  }
+
+  /**
+   * A text without the credentials of this client's config (its URL's password and secret query values, the
+   * values of the variables passed to a stdio server) or anything shaped like a key: servers and transports
+   * echo them in errors.
+   */
+  private redact(text: string): string {
+    const passed = this.config.stdio_config
+      ? Object.values(stdioEnvironment(this.config.stdio_config.envs, this.options.environment ?? {}))
+      : [];
+    return redactText(text, [...urlSecrets(this.config.connection_string), ...passed]);
   }
 }
 

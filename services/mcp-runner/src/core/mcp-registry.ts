@@ -6,7 +6,7 @@ import {
   mcpClientConfigSchema,
   notFound,
 } from '@gw/shared';
-import type { Store } from '@gw/shared/store';
+import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
 import {
   MCP_CHANNEL,
   MCP_CLIENTS_COLLECTION,
@@ -175,16 +175,31 @@ export class McpRegistry {
     for (const config of configs) await this.putConfig(config);
   }
 
-  subscribe(handler: (change: McpChange) => void): Promise<() => Promise<void>> {
-    return this.store.subscribe(MCP_CHANNEL, (message) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(message);
-      } catch {
-        return;
-      }
-      const parsed = mcpChangeSchema.safeParse(value);
-      if (parsed.success) handler(parsed.data);
+  /**
+   * Follows changes: each notice goes to `onChange`; a notice lost on the way (or a store that lost its data,
+   * after `reseed`) makes the follower call `resync`.
+   */
+  follow(options: {
+    onChange: (change: McpChange) => void;
+    resync: () => Promise<void>;
+    reseed?: () => Promise<void>;
+  }): Promise<ChangeFollower> {
+    return followChanges({
+      store: this.store,
+      channel: MCP_CHANNEL,
+      logger: this.logger,
+      onMessage: (message) => {
+        let value: unknown;
+        try {
+          value = JSON.parse(message);
+        } catch {
+          return;
+        }
+        const parsed = mcpChangeSchema.safeParse(value);
+        if (parsed.success) options.onChange(parsed.data);
+      },
+      resync: options.resync,
+      ...(options.reseed && { reseed: options.reseed }),
     });
   }
 

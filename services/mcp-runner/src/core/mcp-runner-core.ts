@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { GatewayError, type Logger, type McpClientConfig, type McpSettings } from '@gw/shared';
+import type { ChangeFollower } from '@gw/shared/store';
 import { McpConnection, ToolCallError } from './mcp-connection.ts';
 import type { McpChange } from './mcp-records.ts';
 import type { McpRegistry } from './mcp-registry.ts';
@@ -18,6 +19,8 @@ export interface McpRunnerCoreDependencies {
   environment: NodeJS.ProcessEnv;
   /** Reconnect backoff of every connection. */
   backoff?: { initialMs: number; maxMs: number };
+  /** Writes the config file's clients again (the store lost its data). */
+  reseed?: () => Promise<void>;
 }
 
 /** Reports of runners that died are removed this long after they expired. */
@@ -33,7 +36,7 @@ export class McpRunnerCore {
   private readonly dependencies: McpRunnerCoreDependencies;
   private readonly connections = new Map<string, McpConnection>();
   private readonly heartbeatMs: number;
-  private unsubscribe: (() => Promise<void>) | undefined;
+  private follower: ChangeFollower | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -47,7 +50,11 @@ export class McpRunnerCore {
   /** Subscribes to changes, then connects every stored client (in the background). */
   static async start(dependencies: McpRunnerCoreDependencies): Promise<McpRunnerCore> {
     const core = new McpRunnerCore(dependencies);
-    core.unsubscribe = await dependencies.registry.subscribe((change) => core.onChange(change));
+    core.follower = await dependencies.registry.follow({
+      onChange: (change) => core.onChange(change),
+      resync: () => core.sync(),
+      ...(dependencies.reseed && { reseed: dependencies.reseed }),
+    });
     await core.sync();
     core.heartbeat = setInterval(() => {
       core.beat().catch((error) => dependencies.logger.warn({ err: error }, 'MCP heartbeat failed'));
@@ -105,7 +112,7 @@ export class McpRunnerCore {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.heartbeat);
-    await this.unsubscribe?.();
+    await this.follower?.close();
     await this.syncing.catch(() => {});
     const connections = [...this.connections.values()];
     this.connections.clear();

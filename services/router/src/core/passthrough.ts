@@ -58,13 +58,17 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 
+/** The answer's headers as relayed: hop-by-hop ones dropped, the provider's credentials taken out of values. */
 function answerHeaders(
   headers: Record<string, string | string[] | undefined>,
+  secrets: readonly string[],
 ): Record<string, string | string[]> {
   const kept: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(':')) continue;
-    kept[name] = value;
+    kept[name] = Array.isArray(value)
+      ? value.map((item) => redactText(item, secrets))
+      : redactText(value, secrets);
   }
   return kept;
 }
@@ -147,7 +151,7 @@ export async function runPassthrough(options: {
     signal: options.call.signal,
     timeoutMs: network.model_timeouts_ms[request.target.model] ?? network.timeout_ms,
   });
-  const headers = answerHeaders(response.headers);
+  const headers = answerHeaders(response.headers, provider.secrets);
   if (response.statusCode < 400) return { status: response.statusCode, headers, body: response.body };
   // Upstreams echo what they were sent: an error answer is read (bounded), decoded and relayed without the
   // provider's credentials or anything shaped like a key.

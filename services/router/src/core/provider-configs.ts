@@ -8,7 +8,7 @@ import {
   providerConfigSchema,
   providerNameSchema,
 } from '@gw/shared';
-import type { Store } from '@gw/shared/store';
+import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
 import {
   isBuiltInProvider,
   keepRedactedSecrets,
@@ -100,7 +100,7 @@ function assertPublicUpstreams(config: ProviderConfig): void {
  */
 export class ProviderConfigs {
   private readonly loaded = new Map<string, LoadedProvider>();
-  private unsubscribe: (() => Promise<void>) | undefined;
+  private follower: ChangeFollower | undefined;
 
   private readonly dependencies: ProviderConfigsDependencies;
 
@@ -114,21 +114,31 @@ export class ProviderConfigs {
   ): Promise<ProviderConfigs> {
     const configs = new ProviderConfigs(dependencies);
     const { store, logger } = dependencies;
-    for (const [name, config] of Object.entries(dependencies.seed ?? {})) {
-      loadProvider(name, config, dependencies.environment);
-      await store.put(PROVIDERS_COLLECTION, name, withKeyIds(name, config));
-    }
-    for (const { id } of await store.list(PROVIDERS_COLLECTION)) await configs.reload(id);
-    configs.unsubscribe = await store.subscribe(PROVIDERS_CHANGED_CHANNEL, (name) => {
-      configs
-        .reload(name)
-        .catch((error) => logger.error({ err: error, provider: name }, 'provider reload failed'));
+    const seed = async () => {
+      for (const [name, config] of Object.entries(dependencies.seed ?? {})) {
+        loadProvider(name, config, dependencies.environment);
+        await store.put(PROVIDERS_COLLECTION, name, withKeyIds(name, config));
+      }
+    };
+    await seed();
+    configs.follower = await followChanges({
+      store,
+      channel: PROVIDERS_CHANGED_CHANNEL,
+      logger,
+      onMessage: (name) => {
+        configs
+          .reload(name)
+          .catch((error) => logger.error({ err: error, provider: name }, 'provider reload failed'));
+      },
+      resync: () => configs.resync(),
+      reseed: seed,
     });
+    await configs.resync();
     return configs;
   }
 
   async close(): Promise<void> {
-    await this.unsubscribe?.();
+    await this.follower?.close();
   }
 
   /** The loaded provider of a name: provider_not_configured for a known one, unknown_provider otherwise. */
@@ -151,7 +161,18 @@ export class ProviderConfigs {
 
   /** Re-reads one provider from the store (hot reload on every replica). */
   private async reload(name: string): Promise<void> {
-    const stored = await this.dependencies.store.get(PROVIDERS_COLLECTION, name);
+    this.apply(name, await this.dependencies.store.get(PROVIDERS_COLLECTION, name));
+  }
+
+  /** Reads every provider again (a change notice may have been missed): what the store no longer holds goes. */
+  private async resync(): Promise<void> {
+    const stored = await this.dependencies.store.list(PROVIDERS_COLLECTION);
+    const names = new Set(stored.map(({ id }) => id));
+    for (const name of this.loaded.keys()) if (!names.has(name)) this.loaded.delete(name);
+    for (const { id, value } of stored) this.apply(id, value);
+  }
+
+  private apply(name: string, stored: unknown): void {
     if (stored === undefined) {
       this.loaded.delete(name);
       return;

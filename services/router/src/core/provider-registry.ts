@@ -88,7 +88,11 @@ export function loadProvider(name: string, input: unknown, environment: NodeJS.P
   return { name, config, adapter, baseUrl, keys, secrets: providerSecrets(keys, config) };
 }
 
-/** Key values, credential fields of key settings (any depth: JSON credentials), and custom auth headers. */
+/**
+ * Key values, credential fields of key settings (any depth: JSON credentials), and the values of every extra
+ * header (an operator's custom auth header may have any name; taking a harmless value out of an error costs
+ * nothing).
+ */
 function providerSecrets(keys: SelectableKey[], config: ProviderConfig): string[] {
   const secrets: string[] = [];
   const collect = (value: unknown, field: string) => {
@@ -101,7 +105,7 @@ function providerSecrets(keys: SelectableKey[], config: ProviderConfig): string[
     if (key.value) secrets.push(key.value);
     collect(key.config, '');
   }
-  collect(config.network_config.extra_headers, '');
+  secrets.push(...Object.values(config.network_config.extra_headers));
   return secrets.filter((secret) => secret.length >= 8);
 }
 

@@ -2,6 +2,7 @@ import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const blockSchema = z.looseObject({ type: z.string() });
 
@@ -191,6 +192,6 @@ export function anthropicToChat(
     messages: convertAnthropicMessages(request),
     params,
     stream: request.stream === true,
-    promptTokens: Math.ceil(bodyBytes / 4),
+    promptTokens: tokensOfLength(bodyBytes),
   };
 }

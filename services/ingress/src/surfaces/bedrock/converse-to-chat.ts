@@ -2,6 +2,7 @@ import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool, userMessage } from '../shared/chat-parts.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const blockSchema = z.looseObject({});
 
@@ -162,6 +163,6 @@ export function converseToChat(options: {
     messages: convertMessages(request),
     params,
     stream: options.stream,
-    promptTokens: Math.ceil(options.bodyBytes / 4),
+    promptTokens: tokensOfLength(options.bodyBytes),
   };
 }

@@ -1,6 +1,7 @@
 import { type EmbeddingsList, invalidRequest, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const embedContentSchema = z.looseObject({
   content: z.looseObject({ parts: z.array(z.looseObject({ text: z.string().optional() })) }),
@@ -47,7 +48,7 @@ export function genAiToEmbeddings(options: {
     input: options.batch ? input : input[0]!,
     params: params(requests[0]!, options.target.provider),
     stream: false,
-    promptTokens: Math.ceil(options.bodyBytes / 4),
+    promptTokens: tokensOfLength(options.bodyBytes),
   };
 }
 

@@ -2,6 +2,7 @@ import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { userMessage } from '../shared/chat-parts.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const partSchema = z.looseObject({
   text: z.string().optional(),
@@ -274,7 +275,7 @@ export function genAiToChat(options: {
     messages: convertContents(request),
     params,
     stream: options.stream,
-    promptTokens: Math.ceil(options.bodyBytes / 4),
+    promptTokens: tokensOfLength(options.bodyBytes),
   };
 }
 

@@ -2,6 +2,7 @@ import type { EmbeddingsResult } from '@gw/router';
 import { validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const embeddingsRequestSchema = z.looseObject({
   model: z.string().min(1),
@@ -35,7 +36,7 @@ export function openAiToEmbeddings(
       input: request.input,
       params,
       stream: false,
-      promptTokens: Math.ceil(bodyBytes / 4),
+      promptTokens: tokensOfLength(bodyBytes),
     },
     base64: request.encoding_format === 'base64',
   };

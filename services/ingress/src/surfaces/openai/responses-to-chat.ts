@@ -2,6 +2,7 @@ import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
+import { tokensOfLength } from '../shared/estimate-tokens.ts';
 
 const contentPartSchema = z.looseObject({ type: z.string() });
 
@@ -189,6 +190,6 @@ export function responsesToChat(
     messages: convertInput(request),
     params,
     stream: request.stream === true,
-    promptTokens: Math.ceil(bodyBytes / 4),
+    promptTokens: tokensOfLength(bodyBytes),
   };
 }

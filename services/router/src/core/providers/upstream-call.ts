@@ -1,4 +1,4 @@
-import { GatewayError, type SseEvent, SseParser } from '@gw/shared';
+import { GatewayError, type SseEvent, SseEventTooLong, SseParser } from '@gw/shared';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { networkError, readBounded } from '../upstream-client.ts';
@@ -124,6 +124,7 @@ async function* parseSse(body: AsyncIterable<Uint8Array>, context: AdapterContex
     for await (const bytes of body) yield* parser.push(bytes);
     yield* parser.end();
   } catch (error) {
+    if (error instanceof SseEventTooLong) throw invalidUpstreamBody(context.provider, error.message);
     throw networkError(error, { url: new URL(context.baseUrl), signal: context.signal });
   }
 }

@@ -1,0 +1,109 @@
+// RedisStore on the Redis topologies gw supports beyond one server, each real redis-server processes started
+// here: the whole Store contract on a 3-master Redis Cluster and on a Sentinel-watched master; every key of an
+// admission in one slot; a Sentinel failover followed.
+import { type RedisTopology, runStoreContract, startRedisCluster, startRedisSentinel } from '@gw/testkit';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisStore } from './redis-store.ts';
+
+const prefix = `gw-test:${process.pid}:${Date.now()}:`;
+let cluster: RedisTopology;
+let sentinel: Awaited<ReturnType<typeof startRedisSentinel>>;
+
+beforeAll(async () => {
+  [cluster, sentinel] = await Promise.all([startRedisCluster(3), startRedisSentinel()]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([cluster?.stop(), sentinel?.stop()]);
+});
+
+runStoreContract({
+  name: 'RedisStore on Redis Cluster',
+  create: () => RedisStore.connect({ url: cluster.url, prefix }),
+});
+runStoreContract({
+  name: 'RedisStore through Sentinel',
+  create: () => RedisStore.connect({ url: sentinel.url, prefix }),
+});
+
+describe('RedisStore on Redis Cluster', () => {
+  it('keeps every key of admission and settlement in one slot, and documents wherever they hash', async () => {
+    const store = await RedisStore.connect({ url: cluster.url, prefix });
+    const check = (key: string) => ({ key, limit: 10, need: 1, amount: 1, expireAtMs: Date.now() + 60_000 });
+    const admitted = await store.admit({
+      required: [check('b:team:1'), check('b:customer:1')],
+      alternatives: [[check('r:key/openai:60000:0')]],
+      reservation: { id: 'res-slot', deadlineMs: Date.now() + 60_000, payload: '{}' },
+    });
+    expect(admitted.allowed).toBe(true);
+    expect(
+      await store.settleReservation({
+        id: 'res-slot',
+        adjustments: [{ key: 'b:team:1', delta: 4, expireAtMs: Date.now() + 60_000 }],
+      }),
+    ).toBe(true);
+    expect(await store.readCounters(['b:team:1', 'b:customer:1', 'r:key/openai:60000:0'])).toEqual([5, 1, 1]);
+    await store.put('virtual-keys', 'vk-1', { name: 'one' });
+    await store.close();
+
+    const admin = new Cluster([{ host: '127.0.0.1', port: cluster.ports[0]! }]);
+    await new Promise((resolve) => admin.once('ready', resolve));
+    try {
+      const keys: string[] = [];
+      for (const node of admin.nodes('master')) {
+        keys.push(...(await node.keys(`${prefix}*`)));
+      }
+      const governance = keys.filter((key) => key.includes('{gov}'));
+      expect(governance.length).toBeGreaterThanOrEqual(4);
+      const slots = new Set(await Promise.all(governance.map((key) => admin.cluster('KEYSLOT', key))));
+      expect(slots.size).toBe(1);
+      expect(keys).toContain(`${prefix}doc:virtual-keys`);
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
+
+describe('RedisStore through Sentinel', () => {
+  it('follows a failover to the promoted replica, and keeps what was written before it', async () => {
+    const store = await RedisStore.connect({ url: sentinel.url, prefix });
+    await store.put('failover', 'before', { kept: true });
+    const [first] = sentinel.sentinelPorts;
+    const watcher = new Redis({ host: '127.0.0.1', port: first! });
+    try {
+      // The write reached the replica before the failover is asked for (replication is asynchronous).
+      const replica = new Redis({ host: '127.0.0.1', port: sentinel.ports[1]! });
+      await expect
+        .poll(() => replica.hget(`${prefix}doc:failover`, 'before'), { timeout: 5_000 })
+        .toBe('{"kept":true}');
+      replica.disconnect();
+      await watcher.call('SENTINEL', 'FAILOVER', 'gw-master');
+      await expect
+        .poll(
+          async () =>
+            ((await watcher.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'gw-master')) as string[])[1],
+          {
+            timeout: 15_000,
+          },
+        )
+        .toBe(String(sentinel.ports[1]));
+      // Commands may fail (503) while the connection moves, and a write the old master took in the moment
+      // before it stepped down is lost (replication is asynchronous: README); then writes reach the new master.
+      const promoted = new Redis({ host: '127.0.0.1', port: sentinel.ports[1]! });
+      await expect
+        .poll(
+          async () => {
+            await store.put('failover', 'after', { written: 'on the new master' }).catch(() => {});
+            return promoted.hget(`${prefix}doc:failover`, 'after');
+          },
+          { timeout: 15_000, interval: 200 },
+        )
+        .toBe('{"written":"on the new master"}');
+      expect(await store.get('failover', 'before')).toEqual({ kept: true });
+      promoted.disconnect();
+    } finally {
+      watcher.disconnect();
+      await store.close();
+    }
+  }, 40_000);
+});

@@ -1,0 +1,143 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { createUsageSniffer } from './passthrough-usage.ts';
+
+const CHAT = { operation: 'completions', method: 'POST', promptTokens: 12 } as const;
+
+/** What the sniffer charges for an answer relayed in the given pieces. */
+async function charged(
+  headers: Record<string, string>,
+  pieces: (string | Buffer)[],
+  call: Parameters<typeof createUsageSniffer>[1] = CHAT,
+  status = 200,
+) {
+  const sniffer = createUsageSniffer({ status, headers }, call);
+  for (const piece of pieces) sniffer.push(typeof piece === 'string' ? Buffer.from(piece) : piece);
+  return sniffer.finish();
+}
+
+function split(bytes: Buffer, size: number): Buffer[] {
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += size) pieces.push(bytes.subarray(at, at + size));
+  return pieces;
+}
+
+const sse = (events: unknown[]) => events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('');
+const JSON_TYPE = { 'content-type': 'application/json' };
+const SSE_TYPE = { 'content-type': 'text/event-stream' };
+
+describe('pass-through usage', () => {
+  it('reads OpenAI usage from a JSON answer and from a stream’s last event', async () => {
+    const answer = JSON.stringify({ usage: { prompt_tokens: 10, completion_tokens: 30, total_tokens: 40 } });
+    expect(await charged(JSON_TYPE, [answer.slice(0, 9), answer.slice(9)])).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 30,
+      total_tokens: 40,
+    });
+    const stream = sse([
+      { choices: [{ delta: { content: 'Hi' } }] },
+      { choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } },
+    ]);
+    expect(await charged(SSE_TYPE, split(Buffer.from(stream), 7))).toMatchObject({ total_tokens: 12 });
+  });
+
+  it('decodes a copy of a compressed answer (gzip JSON, brotli stream) to find its usage', async () => {
+    const answer = gzipSync(JSON.stringify({ usage: { input_tokens: 20, output_tokens: 4 } }));
+    expect(await charged({ ...JSON_TYPE, 'content-encoding': 'gzip' }, split(answer, 5))).toEqual({
+      prompt_tokens: 20,
+      completion_tokens: 4,
+      total_tokens: 24,
+    });
+    const stream = brotliCompressSync(
+      sse([{ type: 'response.completed', response: { usage: { input_tokens: 3, output_tokens: 9 } } }]),
+    );
+    expect(await charged({ ...SSE_TYPE, 'content-encoding': 'br' }, split(stream, 3))).toMatchObject({
+      total_tokens: 12,
+    });
+  });
+
+  it('reads Gemini, Anthropic, Cohere, Bedrock and Ollama shapes, keeping the largest running totals', async () => {
+    const gemini = [
+      { candidates: [], usageMetadata: { promptTokenCount: 8, candidatesTokenCount: 1 } },
+      {
+        candidates: [],
+        usageMetadata: { promptTokenCount: 8, candidatesTokenCount: 5, thoughtsTokenCount: 2 },
+      },
+    ];
+    expect(await charged(SSE_TYPE, [sse(gemini)])).toEqual({
+      prompt_tokens: 8,
+      completion_tokens: 7,
+      total_tokens: 15,
+    });
+    // A non-SSE streamGenerateContent answer is one JSON array.
+    expect(await charged(JSON_TYPE, [JSON.stringify(gemini)])).toMatchObject({ total_tokens: 15 });
+    const anthropic = [
+      { type: 'message_start', message: { usage: { input_tokens: 6, cache_read_input_tokens: 100 } } },
+      { type: 'content_block_delta', delta: { type: 'text_delta', text: 'Hello' } },
+      { type: 'message_delta', usage: { output_tokens: 11 } },
+    ];
+    expect(await charged(SSE_TYPE, [sse(anthropic)])).toEqual({
+      prompt_tokens: 106,
+      completion_tokens: 11,
+      total_tokens: 117,
+    });
+    expect(
+      await charged(JSON_TYPE, [
+        JSON.stringify({ usage: { billed_units: { input_tokens: 3, output_tokens: 2 } } }),
+      ]),
+    ).toMatchObject({ total_tokens: 5 });
+    expect(
+      await charged(JSON_TYPE, [
+        JSON.stringify({ meta: { billed_units: { input_tokens: 4, output_tokens: 2 } } }),
+      ]),
+    ).toMatchObject({ total_tokens: 6 });
+    expect(
+      await charged(SSE_TYPE, [sse([{ metadata: { usage: { inputTokens: 9, outputTokens: 3 } } }])]),
+    ).toEqual({ prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 });
+    const ollama = [
+      { response: 'Hel', done: false },
+      { response: 'lo', done: true, prompt_eval_count: 26, eval_count: 2 },
+    ];
+    expect(
+      await charged({ 'content-type': 'application/x-ndjson' }, [
+        ollama.map((line) => JSON.stringify(line)).join('\n'),
+      ]),
+    ).toMatchObject({ total_tokens: 28 });
+  });
+
+  it('charges an estimate for a generated answer that reports no usage, never zero', async () => {
+    const text = 'x'.repeat(400);
+    const stream = sse([{ choices: [{ delta: { content: text } }] }, { choices: [{ delta: {} }] }]);
+    expect(await charged(SSE_TYPE, [stream, 'data: [DONE]\n\n'])).toEqual({
+      prompt_tokens: 12,
+      completion_tokens: 100,
+      total_tokens: 112,
+    });
+    // Compressed in an encoding gw cannot read, or corrupt: still charged.
+    expect(await charged({ ...SSE_TYPE, 'content-encoding': 'compress' }, ['\x1f\x9d…'])).toMatchObject({
+      prompt_tokens: 12,
+      completion_tokens: 1,
+    });
+    expect(await charged({ ...JSON_TYPE, 'content-encoding': 'gzip' }, ['not gzip at all'])).toMatchObject({
+      completion_tokens: 1,
+    });
+    expect(
+      await charged({ 'content-type': 'audio/mpeg' }, [Buffer.alloc(64)], {
+        ...CHAT,
+        operation: 'audio_speech',
+      }),
+    ).toMatchObject({ prompt_tokens: 12, completion_tokens: 1 });
+  });
+
+  it('charges nothing for listings, downloads, errors and empty answers that report no usage', async () => {
+    const list = JSON.stringify({ data: [{ id: 'gpt-4o' }] });
+    expect(
+      await charged(JSON_TYPE, [list], { operation: 'models', method: 'GET', promptTokens: 0 }),
+    ).toBeUndefined();
+    expect(
+      await charged(JSON_TYPE, [list], { operation: 'files', method: 'POST', promptTokens: 0 }),
+    ).toBeUndefined();
+    expect(await charged(JSON_TYPE, ['{"error":{}}'], CHAT, 429)).toBeUndefined();
+    expect(await charged(JSON_TYPE, [], CHAT)).toBeUndefined();
+  });
+});
