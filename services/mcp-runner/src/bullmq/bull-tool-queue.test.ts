@@ -2,8 +2,9 @@
 // running the same processor. The runner is a stand-in, so the queue semantics are tested alone.
 import { randomBytes } from 'node:crypto';
 import { GatewayError, silentLogger } from '@gw/shared';
+import { type RedisTopology, startRedisCluster } from '@gw/testkit';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InProcessToolQueue } from '../core/in-process-tool-queue.ts';
 import {
   type ToolExecutor,
@@ -18,7 +19,7 @@ import { createToolWorker } from './tool-worker.ts';
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 /** Behaviour by tool name: `ok`, `final`, `flaky` (fails twice by transport, then answers), `down`, `slow`. */
-function stubRunner() {
+function scriptedRunner() {
   const calls = new Map<string, number>();
   const runner: ToolJobRunner = {
     async execute(job: ToolJob): Promise<ToolResult> {
@@ -94,6 +95,22 @@ function runToolExecutorContract(
       expect(await executor.execute(job('echo'))).toEqual({ content: 'ran echo', isError: false });
     });
 
+    // BullMQ's event reader used to start at `$` a round trip after open: a job finished before that read was
+    // never reported (about one call in five right after open, on Redis Cluster).
+    it('answers a call made right after it opens', async () => {
+      for (let round = 0; round < 10; round += 1) {
+        const created = await create({ concurrency: 4, maxQueued: 100 });
+        try {
+          expect(await created.executor.execute(job('echo'))).toEqual({
+            content: 'ran echo',
+            isError: false,
+          });
+        } finally {
+          await created.close();
+        }
+      }
+    });
+
     it('does not retry a final failure', async () => {
       const { executor, calls } = await open();
       const call = job('final');
@@ -129,41 +146,59 @@ function runToolExecutorContract(
 }
 
 runToolExecutorContract('in-process', async ({ concurrency, maxQueued }) => {
-  const { runner, calls } = stubRunner();
+  const { runner, calls } = scriptedRunner();
   const executor = new InProcessToolQueue({ runner, concurrency, maxQueued, backoffMs: 20 });
   return { executor, calls, close: () => executor.close() };
 });
 
 const prefixes: string[] = [];
-runToolExecutorContract('BullMQ', async ({ concurrency, maxQueued }) => {
-  const { runner, calls } = stubRunner();
-  const redisPrefix = `gw-test:${process.pid}:${randomBytes(6).toString('hex')}:`;
-  prefixes.push(redisPrefix);
-  const worker = createToolWorker({
-    redisUrl: REDIS_URL,
-    redisPrefix,
-    runner,
-    concurrency,
-    lockDurationMs: 30_000,
-    stalledIntervalMs: 30_000,
-    name: 'test-worker',
-    logger: silentLogger(),
-  });
-  const executor = await BullToolQueue.open({
-    redisUrl: REDIS_URL,
-    redisPrefix,
-    maxQueued,
-    toolTimeoutMs: 5_000,
-  });
-  return {
-    executor,
-    calls,
-    async close() {
-      await executor.close();
-      await worker.close();
-    },
+/** Workers and the queue client of one test on the Redis of `url`, under a prefix of their own. */
+const bullExecutor =
+  (url: () => string) =>
+  async ({ concurrency, maxQueued }: { concurrency: number; maxQueued: number }) => {
+    const { runner, calls } = scriptedRunner();
+    const redisPrefix = `gw-test:${process.pid}:${randomBytes(6).toString('hex')}:`;
+    prefixes.push(redisPrefix);
+    const worker = createToolWorker({
+      redisUrl: url(),
+      redisPrefix,
+      runner,
+      concurrency,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 30_000,
+      name: 'test-worker',
+      logger: silentLogger(),
+    });
+    const executor = await BullToolQueue.open({
+      redisUrl: url(),
+      redisPrefix,
+      maxQueued,
+      toolTimeoutMs: 5_000,
+    });
+    return {
+      executor,
+      calls,
+      async close() {
+        await executor.close();
+        await worker.close();
+      },
+    };
   };
-});
+runToolExecutorContract(
+  'BullMQ',
+  bullExecutor(() => REDIS_URL),
+);
+
+// BullMQ's scripts touch several keys of a queue: on Redis Cluster the prefix's hash tag keeps them in one slot.
+let redisCluster: RedisTopology | undefined;
+beforeAll(async () => {
+  redisCluster = await startRedisCluster(3);
+}, 60_000);
+afterAll(() => redisCluster?.stop());
+runToolExecutorContract(
+  'BullMQ on Redis Cluster',
+  bullExecutor(() => redisCluster!.url),
+);
 
 afterAll(async () => {
   const redis = new Redis(REDIS_URL);

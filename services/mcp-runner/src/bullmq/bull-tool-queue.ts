@@ -1,6 +1,6 @@
 import { decodeGatewayError, GatewayError } from '@gw/shared';
+import type { RedisConnection } from '@gw/shared/store';
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   queueFull,
   type ToolExecutor,
@@ -30,27 +30,46 @@ const COUNT_TTL_MS = 50;
  */
 export class BullToolQueue implements ToolExecutor {
   private readonly options: BullToolQueueOptions;
-  private readonly connection: Redis;
-  private readonly eventsConnection: Redis;
+  private readonly connection: RedisConnection;
+  private readonly eventsConnection: RedisConnection;
   private readonly queue: Queue;
   private readonly events: QueueEvents;
   /** The waiting count, read from Redis at most every COUNT_TTL_MS. */
   private counted = { value: 0, atMs: Number.NEGATIVE_INFINITY };
 
-  private constructor(options: BullToolQueueOptions) {
+  private constructor(
+    options: BullToolQueueOptions,
+    connection: RedisConnection,
+    queue: Queue,
+    lastEventId: string,
+  ) {
     this.options = options;
-    const prefix = bullPrefix(options.redisPrefix);
-    this.connection = bullConnection(options.redisUrl);
+    this.connection = connection;
+    this.queue = queue;
     this.eventsConnection = bullConnection(options.redisUrl);
-    this.queue = new Queue(TOOL_QUEUE, { connection: this.connection, prefix });
-    this.events = new QueueEvents(TOOL_QUEUE, { connection: this.eventsConnection, prefix });
+    this.events = new QueueEvents(TOOL_QUEUE, {
+      connection: this.eventsConnection,
+      prefix: bullPrefix(options.redisPrefix),
+      autorun: false,
+      lastEventId,
+    });
     this.events.setMaxListeners(0);
+    this.events.run().catch((error) => this.events.emit('error', error));
   }
 
+  /**
+   * The event reader starts after the stream's last event at open, not at `$` (BullMQ's default, resolved by
+   * Redis when its first XREAD arrives): a job finished between open and that first read (a round trip or two
+   * later, more on Redis Cluster) would otherwise never be reported, and its caller would wait out the timeout.
+   */
   static async open(options: BullToolQueueOptions): Promise<BullToolQueue> {
-    const queue = new BullToolQueue(options);
-    await Promise.all([queue.queue.waitUntilReady(), queue.events.waitUntilReady()]);
-    return queue;
+    const connection = bullConnection(options.redisUrl);
+    const queue = new Queue(TOOL_QUEUE, { connection, prefix: bullPrefix(options.redisPrefix) });
+    await queue.waitUntilReady();
+    const [last] = await connection.xrevrange(queue.keys['events']!, '+', '-', 'COUNT', 1);
+    const opened = new BullToolQueue(options, connection, queue, last?.[0] ?? '0-0');
+    await opened.events.waitUntilReady();
+    return opened;
   }
 
   async execute(job: ToolJob): Promise<ToolResult> {
