@@ -1,7 +1,9 @@
-// A fast mock OpenAI upstream for the benchmark: plain node:http, precomputed answers, no artificial delays.
+// A fast mock upstream for the benchmark, OpenAI's chat completions and Anthropic's Messages API: plain
+// node:http, precomputed answers, no artificial delays.
 // Run as its own process: `node bench/mock-upstream.ts [port]` (or MOCK_PORT); prints {"port":N} when ready.
 //   MOCK_STREAM_CHUNKS  content chunks per streamed answer (default 5)
-//   MOCK_API_KEY        the bearer key it requires (default sk-bench); a wrong key gets 401
+//   MOCK_API_KEY        the key it requires (OpenAI's bearer, Anthropic's x-api-key; default sk-bench); a
+//                       wrong key gets 401
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -33,10 +35,6 @@ const completionBody = Buffer.from(
     usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 },
   }),
 );
-const completionHeaders = {
-  'content-type': 'application/json',
-  'content-length': String(completionBody.length),
-};
 
 const event = (data: unknown) => Buffer.from(`data: ${JSON.stringify(data)}\n\n`);
 const streamChunk = (delta: Record<string, unknown>, finishReason: string | null) =>
@@ -70,6 +68,58 @@ const streamHeaders = {
   'cache-control': 'no-cache',
 };
 
+/** Anthropic's Messages answers, whole and streamed (N text deltas), for model claude-bench. */
+const ANTHROPIC_MODEL = 'claude-bench';
+const anthropicUsage = { input_tokens: 9, output_tokens: chunkCount };
+const messageBody = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench',
+    type: 'message',
+    role: 'assistant',
+    model: ANTHROPIC_MODEL,
+    content: [{ type: 'text', text: 'Hello! How can I help you today?' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: anthropicUsage,
+  }),
+);
+const anthropicEvent = (data: { type: string } & Record<string, unknown>) =>
+  Buffer.from(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+const messageEvents: Buffer[] = [
+  anthropicEvent({
+    type: 'message_start',
+    message: {
+      id: 'msg_bench',
+      type: 'message',
+      role: 'assistant',
+      model: ANTHROPIC_MODEL,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 9, output_tokens: 1 },
+    },
+  }),
+  anthropicEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+];
+for (let index = 0; index < chunkCount; index++) {
+  messageEvents.push(
+    anthropicEvent({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: `tok${index} ` },
+    }),
+  );
+}
+messageEvents.push(
+  anthropicEvent({ type: 'content_block_stop', index: 0 }),
+  anthropicEvent({
+    type: 'message_delta',
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: chunkCount },
+  }),
+  anthropicEvent({ type: 'message_stop' }),
+);
+
 const stats = { requests: 0, streams: 0, rejected: 0 };
 
 function reject(response: ServerResponse, status: number, message: string): void {
@@ -86,12 +136,14 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer)
     response.end(body);
     return;
   }
-  if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
+  const anthropic = request.url === '/v1/messages';
+  if (request.method !== 'POST' || (request.url !== '/v1/chat/completions' && !anthropic)) {
     reject(response, 404, `no route ${request.method} ${request.url}`);
     return;
   }
   stats.requests++;
-  if (request.headers.authorization !== expectedAuthorization) {
+  const key = anthropic ? `Bearer ${request.headers['x-api-key']}` : request.headers.authorization;
+  if (key !== expectedAuthorization) {
     reject(response, 401, 'Incorrect API key provided');
     return;
   }
@@ -102,19 +154,21 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer)
     reject(response, 400, 'body is not JSON');
     return;
   }
-  if (body.model !== MODEL) {
+  if (body.model !== (anthropic ? ANTHROPIC_MODEL : MODEL)) {
     reject(response, 404, `The model '${String(body.model)}' does not exist`);
     return;
   }
   if (body.stream === true) {
     stats.streams++;
+    const events = anthropic ? messageEvents : streamEvents;
     response.writeHead(200, streamHeaders);
-    for (let index = 0; index < streamEvents.length - 1; index++) response.write(streamEvents[index]);
-    response.end(streamEvents[streamEvents.length - 1]);
+    for (let index = 0; index < events.length - 1; index++) response.write(events[index]);
+    response.end(events[events.length - 1]);
     return;
   }
-  response.writeHead(200, completionHeaders);
-  response.end(completionBody);
+  const whole = anthropic ? messageBody : completionBody;
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(whole.length) });
+  response.end(whole);
 }
 
 const server = createServer((request, response) => {

@@ -1,6 +1,7 @@
 // `pnpm bench:surfaces`: what each compatibility surface costs on top of gw's own /v1/chat/completions.
 // Every surface's request is answered by the same upstream call (OpenAI chat on bench/mock-upstream.ts),
-// so the differences are the surfaces' translation, framing and routing. gw runs embedded in its own
+// so the differences are the surfaces' translation, framing and routing; one more row serves the Anthropic
+// surface from Anthropic's own format (the same mock's Messages API). gw runs embedded in its own
 // process; the surfaces are measured round-robin in small batches so that a busy machine weighs on all of
 // them alike. Prints a table and writes bench/results/surfaces-latest.json.
 // Knobs: BENCH_SURFACES_SERIAL (1000), BENCH_SURFACES_WARMUP (200), BENCH_SURFACES_STREAMS (300),
@@ -102,6 +103,18 @@ const SURFACES: Surface[] = [
     marker: '"content"',
     headers: { 'anthropic-version': '2023-06-01' },
     stream: { path: '/anthropic/v1/messages', body: { ...anthropic, stream: true }, end: 'message_stop' },
+  },
+  {
+    name: '/anthropic messages → Anthropic',
+    path: '/anthropic/v1/messages',
+    body: { ...anthropic, model: 'claude-bench' },
+    marker: '"content"',
+    headers: { 'anthropic-version': '2023-06-01' },
+    stream: {
+      path: '/anthropic/v1/messages',
+      body: { ...anthropic, model: 'claude-bench', stream: true },
+      end: 'message_stop',
+    },
   },
   {
     name: '/genai generateContent',
@@ -408,6 +421,7 @@ writeFileSync(
   JSON.stringify({
     providers: {
       openai: { keys: [{ value: API_KEY }], network_config: { base_url: `http://${HOST}:${mockPort}` } },
+      anthropic: { keys: [{ value: API_KEY }], network_config: { base_url: `http://${HOST}:${mockPort}` } },
     },
   }),
 );

@@ -4,6 +4,12 @@ export interface SseEvent {
   data: string;
 }
 
+/** An event framed for the wire again, as its source sent it (a data line per line of its data). */
+export function frameSseEvent(event: SseEvent): string {
+  const data = event.data.includes('\n') ? event.data.replaceAll('\n', '\ndata: ') : event.data;
+  return event.event === undefined ? `data: ${data}\n\n` : `event: ${event.event}\ndata: ${data}\n\n`;
+}
+
 /**
  * Most characters one event may hold (its unfinished line and its data lines): far above the largest real
  * event (a streamed image's base64 piece is a few MB), and a bound on what a stream that never ends an event

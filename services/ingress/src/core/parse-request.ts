@@ -1,3 +1,4 @@
+import type { NativeRequest } from '@gw/router';
 import {
   chatRequestSchema,
   invalidRequest,
@@ -25,6 +26,8 @@ export interface ParsedCompletion {
   stream: boolean;
   /** Rough size of the prompt in tokens (bytes / 4), for budget reservations. */
   promptTokens: number;
+  /** The caller's own request, for a provider of its format (a surface sets it; router-service.ts). */
+  native?: NativeRequest | undefined;
 }
 
 /** Top-level members that are not params. */

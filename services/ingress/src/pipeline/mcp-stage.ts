@@ -15,7 +15,7 @@ import {
   type Usage,
 } from '@gw/shared';
 import { accessOf, type McpIngress, runToolCall } from '../core/mcp-tools.ts';
-import type { CompletionExchange, Stage } from './stage.ts';
+import { type CompletionExchange, type Stage, translatedRoute } from './stage.ts';
 
 /** An OpenAI-style function tool, as chat requests carry them in `tools`. */
 interface FunctionTool {
@@ -99,7 +99,8 @@ export function mcpStage(mcp: McpIngress): Stage {
     );
     if (tools.length === 0) return undefined;
     const injected = [...(Array.isArray(callerTools) ? callerTools : []), ...tools.map(asFunctionTool)];
-    exchange.route = { ...route, params: { ...route.params, tools: injected } };
+    // The injected tools are in the translation only, so the provider gets the translation.
+    exchange.route = { ...translatedRoute(route), params: { ...route.params, tools: injected } };
     return new Map(tools.map((tool) => [tool.name, tool]));
   }
 

@@ -55,7 +55,17 @@ function completionRoute(call: PipelineCall, authorization: AuthorizeResult): Co
       ? parsed.params
       : { ...parsed.params, max_tokens: authorization.maxCompletionTokens };
   const base = { requestId: call.requestId, targets: authorization.targets, params };
-  if (parsed.operation === 'chat') return { ...base, operation: 'chat', messages: parsed.messages ?? [] };
+  if (parsed.operation === 'chat') {
+    const route: CompletionRoute = { ...base, operation: 'chat', messages: parsed.messages ?? [] };
+    const { native } = parsed;
+    if (!native) return route;
+    // The native request carries the caller's own limit; governance's tighter one replaces it there too.
+    route.native =
+      authorization.maxCompletionTokens === undefined
+        ? native
+        : { ...native, body: { ...native.body, max_tokens: authorization.maxCompletionTokens } };
+    return route;
+  }
   if (parsed.operation === 'text') return { ...base, operation: 'text', prompt: parsed.prompt ?? '' };
   throw internalError('an embeddings request was routed as a completion');
 }

@@ -8,6 +8,7 @@ import type {
   RouteRequest,
   StreamItem,
 } from '@gw/router';
+import { invalidRequest } from '@gw/shared';
 
 /**
  * One request between authorize and the answer (docs/architecture.md "The pipeline"). Authorize makes it;
@@ -27,6 +28,18 @@ export type CompletionExchange = Exchange<CompletionRoute>;
 export type EmbeddingsExchange = Exchange<EmbeddingsRoute>;
 
 export type Next<Result> = () => Promise<Result>;
+
+/**
+ * The route without the caller's native request, for a stage that changes the translation (messages, tools):
+ * the provider must then get the translation. A native request that holds what the translation cannot carry
+ * is refused here with a 400 rather than served without it.
+ */
+export function translatedRoute<Route extends RouteRequest>(route: Route): Route {
+  if (route.operation !== 'chat' || !route.native) return route;
+  const { untranslatable } = route.native;
+  if (untranslatable) throw invalidRequest(untranslatable.message, untranslatable.param);
+  return { ...route, native: undefined };
+}
 
 /**
  * A capability that steps into requests at a known point. Each method wraps the rest of the pipeline for

@@ -16,7 +16,7 @@ import { selectKey } from './key-selector.ts';
 import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
 import type { LoadedProvider } from './provider-registry.ts';
-import type { AdapterContext } from './providers/adapter.ts';
+import { type AdapterContext, NativePiece } from './providers/adapter.ts';
 import type { RouteTarget, StreamItem } from './router-service.ts';
 import { isCancellation, type UpstreamClient } from './upstream-client.ts';
 
@@ -65,6 +65,11 @@ function withoutSecrets(error: GatewayError, provider: LoadedProvider): GatewayE
     // The cause of an upstream's answer is that answer: not kept, it would carry the echo into logs.
     cause: error.upstream ? undefined : error.cause,
   });
+}
+
+/** A piece relayed verbatim is already an item; a plain chunk is wrapped. */
+function streamItem(value: ChatCompletionChunk | NativePiece): StreamItem {
+  return value instanceof NativePiece ? value : { chunk: value };
 }
 
 /**
@@ -138,7 +143,7 @@ export class PlanExecution {
       method: MethodOf<O>,
       target: RouteTarget,
       context: AdapterContext,
-    ) => AsyncIterable<ChatCompletionChunk>;
+    ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
     const { value, provider } = await this.acrossTargets({
       ...options,
@@ -149,15 +154,16 @@ export class PlanExecution {
     });
     const { iterator, first } = value;
     if (first.done) return;
-    yield { chunk: first.value, provider: provider.name };
+    const firstItem = streamItem(first.value);
+    yield { ...firstItem, provider: provider.name };
     try {
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-        yield { chunk: next.value };
+        yield streamItem(next.value);
       }
     } catch (error) {
       const failure = withoutSecrets(toGatewayError(error), provider);
       if (!isCancellation(failure)) this.recordFailure(provider.name, failure);
-      throw failure.withTarget(provider.name, first.value.model);
+      throw failure.withTarget(provider.name, firstItem.chunk.model);
     } finally {
       await iterator.return?.();
     }

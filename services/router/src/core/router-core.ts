@@ -1,19 +1,25 @@
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import { type GatewayConfig, invalidRequest, type Logger, type Metrics } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { HealthTracker, type ProviderHealth } from './health.ts';
 import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
 import { DEFAULT_PLAN_LIMITS, PlanExecution, type PlanLimits } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
+import type { ProviderAdapter } from './providers/adapter.ts';
 import { buildCompletionResponse, buildEmbeddingsList, withChatMessages } from './response-building.ts';
 import type {
   CallOptions,
+  ChatRoute,
   CompletionResult,
   CompletionRoute,
   EmbeddingsResult,
   EmbeddingsRoute,
   RouterService,
+  RouteTarget,
   StreamItem,
 } from './router-service.ts';
+
+type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
+
 import { UpstreamClient } from './upstream-client.ts';
 
 export interface RouterCoreDependencies {
@@ -76,15 +82,45 @@ export class RouterCore implements RouterService {
     await this.http.close();
   }
 
+  /**
+   * How a target serves a chat route: the caller's native request to a provider that takes its format
+   * verbatim, else the translation (refused with a 400 when the native request holds what it cannot carry).
+   */
+  private nativeAdapter(request: ChatRoute, target: RouteTarget): NativeAdapter | undefined {
+    const { native } = request;
+    if (!native) return undefined;
+    const { adapter } = this.providers.resolve(target.provider);
+    if (
+      adapter.nativeFormat?.(target.model) === native.format &&
+      adapter.nativeChat &&
+      adapter.nativeChatStream
+    ) {
+      return adapter as NativeAdapter;
+    }
+    if (native.untranslatable) {
+      throw invalidRequest(
+        `${native.untranslatable.message}; provider '${target.provider}' cannot take it`,
+        native.untranslatable.param,
+      );
+    }
+    return undefined;
+  }
+
   async complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
     const common = { targets: request.targets, signal: options.signal };
+    let native = false;
     const { value, provider, startedAt } =
       request.operation === 'chat'
         ? await this.plans.acrossTargets({
             ...common,
             operation: 'chat',
-            attempt: (chat, target, context) =>
-              chat({ model: target.model, messages: request.messages, params: request.params }, context),
+            attempt: (chat, target, context) => {
+              const adapter = this.nativeAdapter(request, target);
+              native = adapter !== undefined;
+              return adapter
+                ? adapter.nativeChat({ model: target.model, native: request.native! }, context)
+                : chat({ model: target.model, messages: request.messages, params: request.params }, context);
+            },
           })
         : await this.plans.acrossTargets({
             ...common,
@@ -101,7 +137,9 @@ export class RouterCore implements RouterService {
       startedAt,
       sendRawResponse: this.sendRawResponse,
     });
-    return { response, provider: provider.name };
+    return native
+      ? { response, provider: provider.name, native: value.raw }
+      : { response, provider: provider.name };
   }
 
   stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
@@ -110,8 +148,15 @@ export class RouterCore implements RouterService {
       ? this.plans.streamAcrossTargets({
           ...common,
           operation: 'chat_stream',
-          open: (chatStream, target, context) =>
-            chatStream({ model: target.model, messages: request.messages, params: request.params }, context),
+          open: (chatStream, target, context) => {
+            const adapter = this.nativeAdapter(request, target);
+            return adapter
+              ? adapter.nativeChatStream({ model: target.model, native: request.native! }, context)
+              : chatStream(
+                  { model: target.model, messages: request.messages, params: request.params },
+                  context,
+                );
+          },
         })
       : this.plans.streamAcrossTargets({
           ...common,

@@ -19,9 +19,30 @@ interface RouteBase {
   params: Record<string, unknown>;
 }
 
+/** Wire formats a caller may speak that some providers take verbatim (docs/surfaces.md "Same-format"). */
+export type NativeFormat = 'anthropic';
+
+/**
+ * The caller's own request, for a provider that speaks its format: sent as it came with only the model and
+ * auth changed, so nothing is lost in translation (thinking signatures, cache markers, fields gw does not
+ * know). `messages` and `params` stay the translation, for every other provider.
+ */
+export interface NativeRequest {
+  format: NativeFormat;
+  body: Record<string, unknown>;
+  /** The caller's headers that belong to the format (`anthropic-beta`). */
+  headers: Record<string, string>;
+  /**
+   * Why the translation is not the caller's request (a block no other format can carry): a provider that
+   * needs the translation refuses the call with this as a 400 instead of silently dropping it.
+   */
+  untranslatable?: { message: string; param: string } | undefined;
+}
+
 export interface ChatRoute extends RouteBase {
   operation: 'chat';
   messages: Message[];
+  native?: NativeRequest | undefined;
 }
 
 export interface TextRoute extends RouteBase {
@@ -50,7 +71,10 @@ export interface Served<Response> {
   json?: string | undefined;
 }
 
-export type CompletionResult = Served<CompletionResponse>;
+export interface CompletionResult extends Served<CompletionResponse> {
+  /** The provider's own answer to `route.native`, in the caller's format, when a provider took it verbatim. */
+  native?: unknown;
+}
 export type EmbeddingsResult = Served<EmbeddingsList>;
 
 /** One chunk of a stream. Model and usage are the chunk's own (`chunk.model`, `chunk.usage`). */
@@ -60,6 +84,12 @@ export interface StreamItem {
   provider?: string | undefined;
   /** `chunk` as JSON text when a transport already holds it; whoever changes `chunk` drops it. */
   json?: string | undefined;
+  /**
+   * The upstream's event, framed as it came (`event: …\ndata: …\n\n`), on every item of a stream that answers
+   * `route.native`: the caller's surface relays it verbatim. `chunk` is its translation (no choices when the
+   * event carries nothing chat can say), for usage and the stages.
+   */
+  native?: string | undefined;
 }
 
 export interface CallOptions {

@@ -148,7 +148,7 @@ export class RouterClient implements RouterService {
     method: 'Complete' | 'Embed',
     request: RouteRequest,
     options: CallOptions & { schema: z.ZodType<Response>; what: string },
-  ): Promise<Served<Response>> {
+  ): Promise<Served<Response> & { native?: unknown }> {
     const message = { json: Buffer.from(JSON.stringify(request)) };
     const deadline = Date.now() + this.callDeadlineMs;
     const long = await this.longCall(options.signal);
@@ -163,7 +163,12 @@ export class RouterClient implements RouterService {
       })
       .finally(() => unbind());
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
-    return { response, provider: reply.provider, json: reply.json.toString('utf8') };
+    const served = { response, provider: reply.provider, json: reply.json.toString('utf8') };
+    if (reply.native.length === 0) return served;
+    return {
+      ...served,
+      native: decodeMessage(z.unknown(), reply.native, { what: 'native answer', side: 'reply' }),
+    };
   }
 
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
@@ -197,6 +202,7 @@ export class RouterClient implements RouterService {
         });
         const item: StreamItem = { chunk, json: message.chunk.toString('utf8') };
         if (message.provider) item.provider = message.provider;
+        if (message.native) item.native = message.native;
         yield item;
       }
     } catch (error) {

@@ -20,11 +20,15 @@ export interface JsonMessage {
 export interface ServedMessage {
   json: Buffer;
   provider: string;
+  /** Empty unless the provider answered the route's native request. */
+  native: Buffer;
 }
 
 export interface StreamReplyMessage {
   chunk: Buffer;
   provider: string;
+  /** Empty unless the stream answers the route's native request. */
+  native: string;
 }
 
 /** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */

@@ -7,7 +7,7 @@ import type {
 } from '@grpc/grpc-js';
 import { invalidRequest, parseJson } from '@gw/shared';
 import { decodeMessage, toGrpcError } from '@gw/shared/grpc';
-import type { RouterService, Served } from '../core/router-service.ts';
+import type { CompletionResult, RouterService, Served } from '../core/router-service.ts';
 import {
   type JsonMessage,
   type PassthroughFrame,
@@ -62,6 +62,8 @@ function unary<Request>(
 
 const json = (value: unknown): JsonMessage => ({ json: Buffer.from(JSON.stringify(value ?? null)) });
 
+const NONE = Buffer.alloc(0);
+
 const routeRequest = { what: 'route request', side: 'request' } as const;
 
 /** A value's JSON bytes: the text the service already holds when it has it (`json`), else serialized here. */
@@ -75,8 +77,14 @@ function served(
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
     (async () => run(call.request, abort.signal))().then(
-      (result) =>
-        callback(null, { json: jsonBytes(result.response, result.json), provider: result.provider }),
+      (result) => {
+        const { native } = result as CompletionResult;
+        callback(null, {
+          json: jsonBytes(result.response, result.json),
+          provider: result.provider,
+          native: native === undefined ? NONE : Buffer.from(JSON.stringify(native)),
+        });
+      },
       (error) => callback(toGrpcError(error)),
     );
   };
@@ -101,6 +109,7 @@ export function addRouterService(server: Server, core: RouterService): void {
           const message: StreamReplyMessage = {
             chunk: jsonBytes(item.chunk, item.json),
             provider: item.provider ?? '',
+            native: item.native ?? '',
           };
           // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
           if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));

@@ -15,7 +15,19 @@ const routeBase = {
 };
 
 export const completionRouteSchema = z.discriminatedUnion('operation', [
-  z.object({ ...routeBase, operation: z.literal('chat'), messages: z.array(messageSchema) }),
+  z.object({
+    ...routeBase,
+    operation: z.literal('chat'),
+    messages: z.array(messageSchema),
+    native: z
+      .object({
+        format: z.literal('anthropic'),
+        body: z.record(z.string(), z.unknown()),
+        headers: z.record(z.string(), z.string()),
+        untranslatable: z.object({ message: z.string(), param: z.string() }).optional(),
+      })
+      .optional(),
+  }),
   z.object({
     ...routeBase,
     operation: z.literal('text'),

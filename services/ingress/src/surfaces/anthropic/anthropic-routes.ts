@@ -28,13 +28,21 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
 
   const messages: RouteHandler = async (request, response, context) => {
     const { body, bytes } = await readJsonBody(request, dependencies);
+    const parsed = anthropicToChat(body, bytes, target);
+    const beta = request.headers['anthropic-beta'];
+    if (parsed.native && beta !== undefined) {
+      parsed.native.headers['anthropic-beta'] = Array.isArray(beta) ? beta.join(',') : beta;
+    }
     await answerCompletion({
       dependencies,
       request,
       response,
       context,
-      parsed: anthropicToChat(body, bytes, target),
-      render: (result) => ({ json: chatToAnthropic(result.response, context.requestId) }),
+      parsed,
+      // A provider of Anthropic's format answered the request as it came: its answer goes back as it came.
+      render: (result) => ({
+        json: result.native ?? chatToAnthropic(result.response, context.requestId),
+      }),
       framing: () => chatChunksToAnthropicEvents(context.requestId),
     });
   };

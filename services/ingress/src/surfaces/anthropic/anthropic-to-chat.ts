@@ -7,7 +7,8 @@ import { tokensOfLength } from '../shared/estimate-tokens.ts';
 const blockSchema = z.looseObject({ type: z.string() });
 
 const messageSchema = z.looseObject({
-  role: z.enum(['user', 'assistant']),
+  // Claude Code sends system turns mid-conversation; Anthropic takes them.
+  role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(blockSchema)]),
 });
 
@@ -46,109 +47,162 @@ export type AnthropicRequest = z.infer<typeof anthropicRequestSchema>;
 const ANTHROPIC_ONLY = ['top_k', 'thinking', 'metadata', 'service_tier'] as const;
 
 type Block = Record<string, unknown>;
-
-function textOfBlocks(blocks: Block[]): string {
-  return blocks
-    .filter((block) => block['type'] === 'text')
-    .map((block) => String(block['text'] ?? ''))
-    .join('\n');
-}
-
-/** An image block as an OpenAI image part (a data URL for base64 sources). */
-function imagePart(block: Block, field: string) {
-  const source = block['source'] as Block | undefined;
-  if (source?.['type'] === 'base64') {
-    return {
-      type: 'image_url' as const,
-      image_url: { url: `data:${source['media_type']};base64,${source['data']}` },
-    };
-  }
-  if (source?.['type'] === 'url' && typeof source['url'] === 'string') {
-    return { type: 'image_url' as const, image_url: { url: source['url'] } };
-  }
-  throw invalidRequest(`${field}.source: only base64 and url image sources are supported`, `${field}.source`);
-}
-
-function toolResultContent(block: Block): string {
-  const content = block['content'];
-  const text =
-    typeof content === 'string' ? content : Array.isArray(content) ? textOfBlocks(content as Block[]) : '';
-  return block['is_error'] === true ? `Error: ${text}` : text;
-}
+type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 /**
- * A user turn: its tool results become tool messages (chat wants them right after the assistant's calls),
- * the rest one user message.
+ * A Messages request in chat terms (docs/surfaces.md "Anthropic in, another provider out"). What chat cannot
+ * say is recorded, not thrown: the request may still be served verbatim by a provider of Anthropic's format,
+ * and any other provider refuses it with a 400 naming the first such member (router-service.ts
+ * NativeRequest.untranslatable). Thinking blocks of earlier turns are left out (other providers cannot take
+ * them back); a tool result's error flag becomes an `Error: ` prefix; its images follow it as a user turn.
  */
-function convertUser(content: string | Block[], field: string): Message[] {
-  if (typeof content === 'string') return [{ role: 'user', content }];
-  const messages: Message[] = [];
-  const parts: Array<{ type: 'text'; text: string } | ReturnType<typeof imagePart>> = [];
-  for (const [index, block] of content.entries()) {
-    const blockField = `${field}[${index}]`;
-    if (block['type'] === 'tool_result') {
-      messages.push({
-        role: 'tool',
-        tool_call_id: String(block['tool_use_id']),
-        content: toolResultContent(block),
-      });
-    } else if (block['type'] === 'text') {
-      parts.push({ type: 'text', text: String(block['text'] ?? '') });
-    } else if (block['type'] === 'image') {
-      parts.push(imagePart(block, blockField));
-    } else {
-      throw invalidRequest(
-        `${blockField}: content blocks of type '${String(block['type'])}' are not supported by gw's Messages surface`,
-        blockField,
-      );
+class MessagesTranslation {
+  readonly messages: Message[] = [];
+  untranslatable: { message: string; param: string } | undefined;
+
+  private cannot(param: string, what: string): void {
+    this.untranslatable ??= { message: `${param}: ${what} cannot be translated to another format`, param };
+  }
+
+  private text(blocks: Block[], field: string): string {
+    const texts: string[] = [];
+    for (const [index, block] of blocks.entries()) {
+      if (block['type'] === 'text') texts.push(String(block['text'] ?? ''));
+      else this.cannot(`${field}[${index}]`, `a '${String(block['type'])}' block here`);
     }
+    return texts.join('\n');
   }
-  if (parts.length > 0) messages.push({ role: 'user', content: parts });
-  return messages;
+
+  /** An image block as an OpenAI image part (a data URL for base64 sources). */
+  private image(block: Block, field: string): Part | undefined {
+    const source = block['source'] as Block | undefined;
+    if (source?.['type'] === 'base64') {
+      return {
+        type: 'image_url',
+        image_url: { url: `data:${source['media_type']};base64,${source['data']}` },
+      };
+    }
+    if (source?.['type'] === 'url' && typeof source['url'] === 'string') {
+      return { type: 'image_url', image_url: { url: source['url'] } };
+    }
+    this.cannot(`${field}.source`, `an image source of type '${String(source?.['type'])}'`);
+    return undefined;
+  }
+
+  system(content: string | Block[], field: string): void {
+    const text = typeof content === 'string' ? content : this.text(content, field);
+    if (text) this.messages.push({ role: 'system', content: text });
+  }
+
+  /**
+   * A user turn: its tool results become tool messages (chat wants them right after the assistant's calls),
+   * the images inside them and the rest one user message after them.
+   */
+  user(content: string | Block[], field: string): void {
+    if (typeof content === 'string') {
+      this.messages.push({ role: 'user', content });
+      return;
+    }
+    const parts: Part[] = [];
+    for (const [index, block] of content.entries()) {
+      const blockField = `${field}[${index}]`;
+      if (block['type'] === 'tool_result') {
+        this.messages.push({
+          role: 'tool',
+          tool_call_id: String(block['tool_use_id']),
+          content: this.toolResult(block, blockField, parts),
+        });
+      } else if (block['type'] === 'text') {
+        parts.push({ type: 'text', text: String(block['text'] ?? '') });
+      } else if (block['type'] === 'image') {
+        const image = this.image(block, blockField);
+        if (image) parts.push(image);
+      } else {
+        this.cannot(blockField, `a content block of type '${String(block['type'])}'`);
+      }
+    }
+    if (parts.length > 0) this.messages.push({ role: 'user', content: parts });
+  }
+
+  private toolResult(block: Block, field: string, images: Part[]): string {
+    const content = block['content'];
+    const texts: string[] = [];
+    if (typeof content === 'string') texts.push(content);
+    else if (Array.isArray(content)) {
+      for (const [index, part] of (content as Block[]).entries()) {
+        if (part['type'] === 'text') texts.push(String(part['text'] ?? ''));
+        else if (part['type'] === 'image') {
+          const image = this.image(part, `${field}.content[${index}]`);
+          if (image) images.push(image);
+        } else
+          this.cannot(`${field}.content[${index}]`, `a '${String(part['type'])}' block in a tool result`);
+      }
+    }
+    const text = texts.join('\n');
+    return block['is_error'] === true ? `Error: ${text}` : text;
+  }
+
+  assistant(content: string | Block[], field: string): void {
+    if (typeof content === 'string') {
+      this.messages.push({ role: 'assistant', content });
+      return;
+    }
+    const texts: string[] = [];
+    const toolCalls: Array<{ type: 'function'; id: string; function: { name: string; arguments: string } }> =
+      [];
+    for (const [index, block] of content.entries()) {
+      const type = block['type'];
+      if (type === 'text') texts.push(String(block['text'] ?? ''));
+      else if (type === 'tool_use') {
+        toolCalls.push({
+          type: 'function',
+          id: String(block['id']),
+          function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) },
+        });
+      } else if (type !== 'thinking' && type !== 'redacted_thinking') {
+        this.cannot(`${field}[${index}]`, `a content block of type '${String(type)}'`);
+      }
+    }
+    const text = texts.join('\n');
+    this.messages.push({
+      role: 'assistant',
+      content: text || (toolCalls.length > 0 ? null : ''),
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    });
+  }
+
+  /** Function tools for chat; Anthropic's server tools have no chat equivalent. */
+  tools(tools: AnthropicRequest['tools']): unknown[] | undefined {
+    if (!tools?.length) return undefined;
+    const converted: unknown[] = [];
+    for (const [index, tool] of tools.entries()) {
+      if (tool.type !== undefined && tool.type !== 'custom') {
+        this.cannot(`tools[${index}]`, `the server tool '${tool.type}'`);
+      } else {
+        converted.push(
+          functionTool({ name: tool.name, description: tool.description, parameters: tool.input_schema }),
+        );
+      }
+    }
+    return converted;
+  }
 }
 
-function convertAssistant(content: string | Block[]): Message {
-  if (typeof content === 'string') return { role: 'assistant', content };
-  const toolCalls = content
-    .filter((block) => block['type'] === 'tool_use')
-    .map((block) => ({
-      type: 'function' as const,
-      id: String(block['id']),
-      function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) },
-    }));
-  const text = textOfBlocks(content);
-  // Thinking blocks of earlier turns are not sent on: other providers cannot take them back.
-  return {
-    role: 'assistant',
-    content: text || (toolCalls.length > 0 ? null : ''),
-    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-  };
-}
-
-export function convertAnthropicMessages(request: Pick<AnthropicRequest, 'system' | 'messages'>): Message[] {
-  const messages: Message[] = [];
-  if (request.system !== undefined) {
-    const system = typeof request.system === 'string' ? request.system : textOfBlocks(request.system);
-    if (system) messages.push({ role: 'system', content: system });
-  }
+function translateMessages(request: Pick<AnthropicRequest, 'system' | 'messages'>): MessagesTranslation {
+  const translation = new MessagesTranslation();
+  if (request.system !== undefined) translation.system(request.system, 'system');
   for (const [index, message] of request.messages.entries()) {
-    if (message.role === 'user') messages.push(...convertUser(message.content, `messages[${index}].content`));
-    else messages.push(convertAssistant(message.content));
+    const field = `messages[${index}].content`;
+    if (message.role === 'user') translation.user(message.content, field);
+    else if (message.role === 'assistant') translation.assistant(message.content, field);
+    else translation.system(message.content, field);
   }
-  return messages;
+  return translation;
 }
 
-function convertTools(tools: AnthropicRequest['tools']): unknown[] | undefined {
-  if (!tools?.length) return undefined;
-  return tools.map((tool, index) => {
-    if (tool.type !== undefined && tool.type !== 'custom') {
-      throw invalidRequest(
-        `tools[${index}]: server tools ('${tool.type}') are not supported by gw's Messages surface`,
-        `tools[${index}]`,
-      );
-    }
-    return functionTool({ name: tool.name, description: tool.description, parameters: tool.input_schema });
-  });
+/** The messages of a Messages request in chat terms (for estimates: what cannot be translated is left out). */
+export function convertAnthropicMessages(request: Pick<AnthropicRequest, 'system' | 'messages'>): Message[] {
+  return translateMessages(request).messages;
 }
 
 function convertToolChoice(choice: AnthropicRequest['tool_choice'], params: Record<string, unknown>): void {
@@ -172,8 +226,9 @@ export function anthropicToChat(
   const request = validate(anthropicRequestSchema, body);
   const resolved = target(request.model);
   const params: Record<string, unknown> = { max_tokens: request.max_tokens };
-  const tools = convertTools(request.tools);
-  if (tools) {
+  const translation = translateMessages(request);
+  const tools = translation.tools(request.tools);
+  if (tools?.length) {
     params['tools'] = tools;
     convertToolChoice(request.tool_choice, params);
   }
@@ -189,8 +244,14 @@ export function anthropicToChat(
     operation: 'chat',
     target: resolved,
     fallbacks: [],
-    messages: convertAnthropicMessages(request),
+    messages: translation.messages,
     params,
+    native: {
+      format: 'anthropic',
+      body: body as Record<string, unknown>,
+      headers: {},
+      untranslatable: translation.untranslatable,
+    },
     stream: request.stream === true,
     promptTokens: tokensOfLength(bodyBytes),
   };

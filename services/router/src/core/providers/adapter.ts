@@ -7,6 +7,7 @@ import type {
   TextChoice,
   Usage,
 } from '@gw/shared';
+import type { NativeFormat, NativeRequest } from '../router-service.ts';
 import type { UpstreamClient } from '../upstream-client.ts';
 
 /** What a provider can do, as data: the router checks it before dispatch. */
@@ -46,6 +47,26 @@ export interface ChatInput {
   messages: Message[];
   /** Params after normalisation; unknown members pass through to the provider. */
   params: Record<string, unknown>;
+}
+
+/** A chat request in the caller's own format, for a provider that takes it verbatim (router-service.ts). */
+export interface NativeChatInput {
+  model: string;
+  native: NativeRequest;
+}
+
+/**
+ * One upstream event relayed verbatim, with its chat translation (no choices when it has none). A class, so
+ * a stream tells it from a chunk by construction: a chunk parsed from an upstream may carry any member.
+ */
+export class NativePiece {
+  readonly chunk: ChatCompletionChunk;
+  readonly native: string;
+
+  constructor(chunk: ChatCompletionChunk, native: string) {
+    this.chunk = chunk;
+    this.native = native;
+  }
 }
 
 export interface TextInput {
@@ -91,4 +112,9 @@ export interface ProviderAdapter {
   text?(input: TextInput, context: AdapterContext): Promise<AdapterResult<TextChoice>>;
   textStream?(input: TextInput, context: AdapterContext): AsyncIterable<ChatCompletionChunk>;
   embeddings?(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult>;
+  /** The format this provider takes verbatim for a model, if any: then the two methods below serve chat. */
+  nativeFormat?(model: string): NativeFormat | undefined;
+  /** A whole chat answer to a native request; `raw` is the provider's answer in that format. */
+  nativeChat?(input: NativeChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>>;
+  nativeChatStream?(input: NativeChatInput, context: AdapterContext): AsyncIterable<NativePiece>;
 }

@@ -1,12 +1,21 @@
 import type { ChatChoice, ChatCompletionChunk } from '@gw/shared';
-import type { AdapterContext, AdapterResult, Capabilities, ChatInput, ProviderAdapter } from '../adapter.ts';
+import type { NativeFormat } from '../../router-service.ts';
+import type {
+  AdapterContext,
+  AdapterResult,
+  Capabilities,
+  ChatInput,
+  NativeChatInput,
+  NativePiece,
+  ProviderAdapter,
+} from '../adapter.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
 import { callJson, callSse, type UpstreamCall } from '../upstream-call.ts';
 import { readAnthropicErrorMessage } from './anthropic-error.ts';
 import { anthropicMessageSchema } from './anthropic-schemas.ts';
 import { type AnthropicRequestBody, convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
 import { mapAnthropicResponse } from './map-anthropic-response.ts';
-import { mapAnthropicStream } from './map-anthropic-stream.ts';
+import { mapAnthropicStream, relayAnthropicStream } from './map-anthropic-stream.ts';
 
 /** The Messages API version gw speaks; the wire format below is this version's. */
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -60,23 +69,55 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}) {
     };
   }
 
-  async function* chatStream(input: ChatInput, context: AdapterContext): AsyncGenerator<ChatCompletionChunk> {
-    const events = callSse(context, await call(input, context, true), readAnthropicErrorMessage);
-    yield* mapAnthropicStream(events, { provider: context.provider, model: input.model });
+  /**
+   * The caller's Messages request as it came, with the model and `stream` gw decides and the caller's
+   * `anthropic-beta` header; everything else (thinking and its signatures, cache_control, fields gw does not
+   * know) reaches Anthropic untouched.
+   */
+  async function nativeCall(input: NativeChatInput, context: AdapterContext, stream: boolean) {
+    const body = { ...input.native.body, model: input.model, stream } as AnthropicRequestBody;
+    const beta = input.native.headers['anthropic-beta'];
+    return {
+      ...resolvePath(input.model, context, stream),
+      headers: {
+        'content-type': 'application/json',
+        ...(beta === undefined ? {} : { 'anthropic-beta': beta }),
+        ...(await headers(context)),
+      },
+      body: JSON.stringify(adjust(body, context)),
+    };
+  }
+
+  async function chat(call: UpstreamCall, context: AdapterContext, model: string) {
+    const { raw, parsed } = await callJson(context, call, {
+      schema: anthropicMessageSchema,
+      readMessage: readAnthropicErrorMessage,
+    });
+    return mapAnthropicResponse(parsed, { raw, model });
   }
 
   const chatAdapter = {
     capabilities: options.capabilities ?? ANTHROPIC_CAPABILITIES,
 
     async chat(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
-      const { raw, parsed } = await callJson(context, await call(input, context, false), {
-        schema: anthropicMessageSchema,
-        readMessage: readAnthropicErrorMessage,
-      });
-      return mapAnthropicResponse(parsed, { raw, model: input.model });
+      return chat(await call(input, context, false), context, input.model);
     },
 
-    chatStream,
+    async *chatStream(input: ChatInput, context: AdapterContext): AsyncGenerator<ChatCompletionChunk> {
+      const events = callSse(context, await call(input, context, true), readAnthropicErrorMessage);
+      yield* mapAnthropicStream(events, { provider: context.provider, model: input.model });
+    },
+
+    nativeFormat: (): NativeFormat => 'anthropic',
+
+    async nativeChat(input: NativeChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
+      return chat(await nativeCall(input, context, false), context, input.model);
+    },
+
+    async *nativeChatStream(input: NativeChatInput, context: AdapterContext): AsyncGenerator<NativePiece> {
+      const events = callSse(context, await nativeCall(input, context, true), readAnthropicErrorMessage);
+      yield* relayAnthropicStream(events, { provider: context.provider, model: input.model });
+    },
   } satisfies ProviderAdapter;
   return withTextViaChat(chatAdapter);
 }

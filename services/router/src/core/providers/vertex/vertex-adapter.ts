@@ -1,4 +1,10 @@
-import type { AdapterContext, ChatInput, EmbeddingsInput, ProviderAdapter } from '../adapter.ts';
+import type {
+  AdapterContext,
+  ChatInput,
+  EmbeddingsInput,
+  NativeChatInput,
+  ProviderAdapter,
+} from '../adapter.ts';
 import { type AnthropicRequestBody, createAnthropicAdapter } from '../anthropic/index.ts';
 import { createGeminiAdapter } from '../gemini/gemini-adapter.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -91,6 +97,12 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
       if (isClaude(input.model)) yield* claude.chatStream(input, claudeContext(context));
       else yield* gemini.chatStream(input, context);
     },
+    // Claude on Vertex takes a Messages request verbatim (its version in the body, the model in the path).
+    nativeFormat: (model: string) => (isClaude(model) ? claude.nativeFormat() : undefined),
+    nativeChat: (input: NativeChatInput, context: AdapterContext) =>
+      claude.nativeChat(input, claudeContext(context)),
+    nativeChatStream: (input: NativeChatInput, context: AdapterContext) =>
+      claude.nativeChatStream(input, claudeContext(context)),
     async embeddings(input: EmbeddingsInput, context: AdapterContext) {
       const { settings, baseUrl, headers } = await prepare(context);
       return vertexEmbeddings(

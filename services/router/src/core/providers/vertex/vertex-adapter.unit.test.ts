@@ -61,6 +61,38 @@ describe('vertex adapter routing', () => {
     expect(tokenEndpoint.exchanges).toHaveLength(1);
   });
 
+  it('takes a Messages request verbatim for Claude models only, with the version in the body', async () => {
+    const adapter = createVertexAdapter();
+    expect(adapter.nativeFormat!('claude-opus-4-1@20250805')).toBe('anthropic');
+    expect(adapter.nativeFormat!('gemini-2.5-pro')).toBeUndefined();
+    const sent: UpstreamRequest[] = [];
+    const recording = context([], 'us-east5');
+    recording.http = {
+      request: async (request: UpstreamRequest) => {
+        sent.push(request);
+        throw new GatewayError({ type: 'upstream_unreachable', message: 'recorded' });
+      },
+    } as unknown as UpstreamClient;
+    const body = {
+      model: 'claude-opus-4-1',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+      ],
+    };
+    await adapter.nativeChat!(
+      { model: 'claude-opus-4-1@20250805', native: { format: 'anthropic', body, headers: {} } },
+      recording,
+    ).catch(() => undefined);
+    expect(sent[0]?.url.href).toMatch(/publishers\/anthropic\/models\/claude-opus-4-1@20250805:rawPredict$/);
+    const { model: _model, ...rest } = body;
+    expect(JSON.parse(String(sent[0]?.body))).toEqual({
+      ...rest,
+      stream: false,
+      anthropic_version: 'vertex-2023-10-16',
+    });
+  });
+
   it('fails a misconfigured key before anything is sent', async () => {
     const urls: string[] = [];
     const broken = { ...context(urls, 'us-central1'), key: { id: 'k', value: 'not json', config: {} } };
