@@ -218,7 +218,12 @@ describe.each(MODES)('pass-through /v1 family (%s)', (_mode, start) => {
         headers: { 'content-type': 'application/json', 'x-gw-vk': VIRTUAL_KEY, ...headers },
         body: JSON.stringify(body),
       });
-    const forwarded = await post('/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'hi' });
+    // x-gw-provider makes /v1/embeddings the pass-through (without it, any provider serves it translated).
+    const forwarded = await post(
+      '/v1/embeddings',
+      { model: 'text-embedding-3-small', input: 'hi' },
+      { 'x-gw-provider': 'openai' },
+    );
     expect(await forwarded.json()).toEqual({ echoed: '/v1/embeddings' });
     expect(openai.last().body).toEqual({ model: 'text-embedding-3-small', input: 'hi' });
 
@@ -286,7 +291,12 @@ describe.each(MODES)('pass-through /v1 family (%s)', (_mode, start) => {
     const responses = () =>
       fetch(`${gateway.url}/v1/responses`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${SILENT_KEY}` },
+        // The pass-through (x-gw-provider), not the Responses surface: the fake's events are not OpenAI's.
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${SILENT_KEY}`,
+          'x-gw-provider': 'openai',
+        },
         body: JSON.stringify({ model: 'gpt-4o', input: 'Tell me a story', stream: true }),
       });
     const served = await responses();

@@ -17,6 +17,26 @@ export interface SseFraming {
   contentType?: string;
 }
 
+/**
+ * A surface's framing that relays a stream answering the caller's native request (router-service.ts
+ * StreamItem.native) as the provider sent it, event by event, and frames any other stream itself.
+ */
+export function relayingNative(framing: SseFraming): SseFraming {
+  let relayed = false;
+  return {
+    ...framing,
+    event(item) {
+      if (item.native === undefined) return framing.event(item);
+      relayed = true;
+      return item.native;
+    },
+    end: () => {
+      if (relayed) return '';
+      return typeof framing.end === 'function' ? framing.end() : (framing.end ?? '');
+    },
+  };
+}
+
 /** OpenAI's framing: `data: {chunk}` per item, `data: [DONE]` at the end. */
 export const OPENAI_SSE: SseFraming = {
   event: (item) => `data: ${item.json ?? JSON.stringify(item.chunk)}\n\n`,

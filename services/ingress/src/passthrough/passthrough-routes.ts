@@ -7,7 +7,7 @@ import {
   parseJson,
   readBody,
 } from '@gw/shared';
-import type { RequestContext, Route } from '../core/route.ts';
+import type { RequestContext, Route, RouteHandler } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
 import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
@@ -206,19 +206,37 @@ export async function handlePassthrough(options: {
   }
 }
 
-/** `/v1/<root>` and everything below it, for every root of the pass-through family. */
-export function passthroughRoutes(dependencies: SurfaceDependencies): Route[] {
+/**
+ * `/v1/<root>` and everything below it, for every root of the pass-through family. A root in `served`
+ * (`/responses`, `/embeddings`) is served through the pipeline by any provider, translated where the
+ * provider needs it, when it is POSTed to itself without `x-gw-provider`; a call that names its provider is
+ * the pass-through it always was.
+ */
+export function passthroughRoutes(
+  dependencies: SurfaceDependencies,
+  served: Partial<Record<string, RouteHandler>> = {},
+): Route[] {
   return PASSTHROUGH_ROUTES.map(({ root, operation }) => ({
     method: ['GET', 'POST', 'DELETE'],
     prefix: `/v1${root}`,
-    handler: (request, response, context) =>
-      handlePassthrough({
+    handler: (request, response, context) => {
+      const serve = served[root];
+      if (
+        serve &&
+        request.method === 'POST' &&
+        context.path === `/v1${root}` &&
+        request.headers['x-gw-provider'] === undefined
+      ) {
+        return serve(request, response, context);
+      }
+      return handlePassthrough({
         dependencies,
         request,
         response,
         context,
         operation,
         path: (request.url ?? '').slice('/v1'.length),
-      }),
+      });
+    },
   }));
 }

@@ -4,7 +4,7 @@ import { anthropicRoutes } from './anthropic/anthropic-routes.ts';
 import { bedrockRoutes } from './bedrock/bedrock-routes.ts';
 import { genAiRoutes } from './genai/genai-routes.ts';
 import { liteLlmRoutes } from './litellm/litellm-routes.ts';
-import { openAiRoutes } from './openai/openai-routes.ts';
+import { openAiOperations, openAiRoutes } from './openai/openai-routes.ts';
 import type { SurfaceDependencies } from './shared/surface-call.ts';
 
 /**
@@ -12,12 +12,17 @@ import type { SurfaceDependencies } from './shared/surface-call.ts';
  * family (endpoint note 7): one route module each.
  */
 export function surfaceRoutes(dependencies: SurfaceDependencies): Route[] {
+  const openAi = openAiOperations(dependencies, { defaultProvider: 'openai' });
   return [
     ...openAiRoutes(dependencies),
     ...anthropicRoutes(dependencies),
     ...genAiRoutes(dependencies),
     ...liteLlmRoutes(dependencies),
     ...bedrockRoutes(dependencies),
-    ...passthroughRoutes(dependencies),
+    // `/v1/responses` and `/v1/embeddings` for every provider that can serve them (issue 10).
+    ...passthroughRoutes(dependencies, {
+      '/responses': openAi['/responses'],
+      '/embeddings': openAi['/embeddings'],
+    }),
   ];
 }

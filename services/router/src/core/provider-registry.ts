@@ -64,7 +64,9 @@ export function loadProvider(name: string, input: unknown, environment: NodeJS.P
         `'${name}' is not a built-in provider; a custom provider needs custom_provider_config.base_provider`,
       );
     }
-    adapter = restrictOperations(BASE_FORMAT_ADAPTERS[custom.base_provider], custom.allowed_operations);
+    adapter = withoutResponsesApi(
+      restrictOperations(BASE_FORMAT_ADAPTERS[custom.base_provider], custom.allowed_operations),
+    );
   }
   // Azure-style providers may name their endpoint per key instead (`keys[].config.endpoint`).
   const keyEndpoints =
@@ -121,6 +123,16 @@ function restrictOperations(
       operations: adapter.capabilities.operations.filter((operation) => allowed.includes(operation)),
     },
   };
+}
+
+/**
+ * A custom provider on OpenAI's format is an OpenAI-compatible server, which may not serve OpenAI's
+ * Responses API: Responses requests reach it translated to chat.
+ */
+function withoutResponsesApi(adapter: ProviderAdapter): ProviderAdapter {
+  if (adapter.nativeFormat?.('') !== 'openai-responses') return adapter;
+  const { nativeFormat: _format, nativeChat: _chat, nativeChatStream: _stream, ...translated } = adapter;
+  return translated;
 }
 
 /** `env.NAME` strings of a key's config, resolved in memory only (the store keeps the references). */

@@ -20,7 +20,7 @@ interface RouteBase {
 }
 
 /** Wire formats a caller may speak that some providers take verbatim (docs/surfaces.md "Same-format"). */
-export type NativeFormat = 'anthropic';
+export type NativeFormat = 'anthropic' | 'openai-responses';
 
 /**
  * The caller's own request, for a provider that speaks its format: sent as it came with only the model and
@@ -30,7 +30,7 @@ export type NativeFormat = 'anthropic';
 export interface NativeRequest {
   format: NativeFormat;
   body: Record<string, unknown>;
-  /** The caller's headers that belong to the format (`anthropic-beta`). */
+  /** The caller's headers that belong to the format (`anthropic-beta`; OpenAI's `openai-beta`). */
   headers: Record<string, string>;
   /**
    * Why the translation is not the caller's request (a block no other format can carry): a provider that

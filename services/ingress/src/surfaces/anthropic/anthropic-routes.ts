@@ -1,5 +1,6 @@
 import { methodNotAllowed, noEndpoint, validate } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
+import { relayingNative } from '../../core/sse-writer.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
 import { estimateTokens } from '../shared/estimate-tokens.ts';
 import {
@@ -43,7 +44,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
       render: (result) => ({
         json: result.native ?? chatToAnthropic(result.response, context.requestId),
       }),
-      framing: () => chatChunksToAnthropicEvents(context.requestId),
+      framing: () => relayingNative(chatChunksToAnthropicEvents(context.requestId)),
     });
   };
 

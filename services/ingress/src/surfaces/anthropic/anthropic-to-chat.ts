@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
 import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { Untranslatable } from '../shared/untranslatable.ts';
 
 const blockSchema = z.looseObject({ type: z.string() });
 
@@ -58,10 +59,10 @@ type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { u
  */
 class MessagesTranslation {
   readonly messages: Message[] = [];
-  untranslatable: { message: string; param: string } | undefined;
+  readonly untranslatable = new Untranslatable();
 
   private cannot(param: string, what: string): void {
-    this.untranslatable ??= { message: `${param}: ${what} cannot be translated to another format`, param };
+    this.untranslatable.note(param, what);
   }
 
   private text(blocks: Block[], field: string): string {
@@ -250,7 +251,7 @@ export function anthropicToChat(
       format: 'anthropic',
       body: body as Record<string, unknown>,
       headers: {},
-      untranslatable: translation.untranslatable,
+      untranslatable: translation.untranslatable.first,
     },
     stream: request.stream === true,
     promptTokens: tokensOfLength(bodyBytes),

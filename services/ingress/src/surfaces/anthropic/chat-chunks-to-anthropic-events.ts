@@ -90,20 +90,12 @@ export function chatChunksToAnthropicObjects(requestId: string) {
   };
 }
 
-/**
- * The Messages surface's stream framing: Anthropic's events as SSE (`event:` + `data:`; no `[DONE]`). A
- * stream that answers the caller's native request is relayed event by event as the provider sent it.
- */
+/** The Messages surface's stream framing: Anthropic's events as SSE (`event:` + `data:`; no `[DONE]`). */
 export function chatChunksToAnthropicEvents(requestId: string): SseFraming {
   const objects = chatChunksToAnthropicObjects(requestId);
-  let relayed = false;
   return {
-    event: (item: StreamItem) => {
-      if (item.native === undefined) return objects.push(item).map(sse).join('');
-      relayed = true;
-      return item.native;
-    },
-    end: () => (relayed ? '' : objects.end().map(sse).join('')),
+    event: (item: StreamItem) => objects.push(item).map(sse).join(''),
+    end: () => objects.end().map(sse).join(''),
     error: (error: GatewayError) => sse(objects.error(error)),
   };
 }

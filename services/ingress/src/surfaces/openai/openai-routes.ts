@@ -12,7 +12,7 @@ import {
   type Target,
 } from '../../core/parse-request.ts';
 import type { Route, RouteHandler } from '../../core/route.ts';
-import { OPENAI_SSE } from '../../core/sse-writer.ts';
+import { OPENAI_SSE, relayingNative } from '../../core/sse-writer.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
@@ -108,6 +108,8 @@ export function openAiOperations(
     '/responses': async (request, response, context) => {
       const { body, bytes } = await readJsonBody(request, dependencies);
       const parsed = responsesToChat(body, bytes, target);
+      const beta = request.headers['openai-beta'];
+      if (parsed.native && typeof beta === 'string') parsed.native.headers['openai-beta'] = beta;
       const echo = body as Parameters<typeof chatToResponses>[1];
       await answerCompletion({
         dependencies,
@@ -115,10 +117,11 @@ export function openAiOperations(
         response,
         context,
         parsed,
+        // OpenAI's own Responses API answered the request as it came: its answer goes back as it came.
         render: (result) => ({
-          json: chatToResponses(result.response, echo, context.requestId),
+          json: result.native ?? chatToResponses(result.response, echo, context.requestId),
         }),
-        framing: () => chatChunksToResponsesEvents({ requestId: context.requestId, echo }),
+        framing: () => relayingNative(chatChunksToResponsesEvents({ requestId: context.requestId, echo })),
       });
     },
   };

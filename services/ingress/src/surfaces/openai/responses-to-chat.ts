@@ -1,8 +1,9 @@
-import { invalidRequest, type Message, validate } from '@gw/shared';
+import { type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
 import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { Untranslatable } from '../shared/untranslatable.ts';
 
 const contentPartSchema = z.looseObject({ type: z.string() });
 
@@ -55,21 +56,28 @@ export const responsesRequestSchema = z.looseObject({
 
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 
-/** Responses content parts as chat content (text, images); other kinds are refused with a 400 naming them. */
-function convertParts(parts: Array<Record<string, unknown>>, field: string): Message['content'] {
-  return parts.map((part, index) => {
+type Part =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: unknown } };
+
+/** Responses content parts as chat content (text, images); other kinds cannot be translated. */
+function convertParts(
+  parts: Array<Record<string, unknown>>,
+  field: string,
+  untranslatable: Untranslatable,
+): Part[] {
+  const converted: Part[] = [];
+  for (const [index, part] of parts.entries()) {
     if (part['type'] === 'input_text' || part['type'] === 'output_text' || part['type'] === 'text') {
-      return { type: 'text' as const, text: String(part['text'] ?? '') };
-    }
-    if (part['type'] === 'input_image' && typeof part['image_url'] === 'string') {
+      converted.push({ type: 'text', text: String(part['text'] ?? '') });
+    } else if (part['type'] === 'input_image' && typeof part['image_url'] === 'string') {
       const detail = typeof part['detail'] === 'string' ? { detail: part['detail'] } : {};
-      return { type: 'image_url' as const, image_url: { url: part['image_url'], ...detail } };
+      converted.push({ type: 'image_url', image_url: { url: part['image_url'], ...detail } });
+    } else {
+      untranslatable.note(`${field}[${index}]`, `content of type '${String(part['type'])}'`);
     }
-    throw invalidRequest(
-      `${field}[${index}]: content of type '${String(part['type'])}' is not supported by gw's Responses surface`,
-      `${field}[${index}]`,
-    );
-  });
+  }
+  return converted;
 }
 
 function textOf(content: string | Array<Record<string, unknown>>): string {
@@ -78,7 +86,7 @@ function textOf(content: string | Array<Record<string, unknown>>): string {
 }
 
 /** The input items as chat messages: consecutive function calls join one assistant turn, as chat wants. */
-function convertInput(request: ResponsesRequest): Message[] {
+function convertInput(request: ResponsesRequest, untranslatable: Untranslatable): Message[] {
   const messages: Message[] = [];
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') {
@@ -94,7 +102,7 @@ function convertInput(request: ResponsesRequest): Message[] {
         typeof message.content === 'string'
           ? message.content
           : message.role === 'user'
-            ? convertParts(message.content, `${field}.content`)
+            ? convertParts(message.content, `${field}.content`, untranslatable)
             : textOf(message.content);
       messages.push({ role: message.role, content });
     } else if (type === 'function_call') {
@@ -113,50 +121,48 @@ function convertInput(request: ResponsesRequest): Message[] {
     } else if (type === 'reasoning') {
       // Reasoning items of an earlier answer carry nothing a chat model can take back.
     } else {
-      throw invalidRequest(
-        `${field}: items of type '${String(type)}' are not supported by gw's Responses surface`,
-        field,
-      );
+      untranslatable.note(field, `an item of type '${String(type)}'`);
     }
   }
   return messages;
 }
 
-function convertTools(tools: ResponsesRequest['tools']): unknown[] | undefined {
+/** Function tools; OpenAI's own tools (web search, shell, custom, namespaces…) run only at OpenAI. */
+function convertTools(
+  tools: ResponsesRequest['tools'],
+  untranslatable: Untranslatable,
+): unknown[] | undefined {
   if (!tools?.length) return undefined;
-  return tools.map((tool, index) => {
-    if (tool.type !== 'function' || !tool.name) {
-      throw invalidRequest(
-        `tools[${index}]: tools of type '${tool.type}' are not supported by gw's Responses surface (function tools are)`,
-        `tools[${index}]`,
-      );
-    }
-    return functionTool({ ...tool, name: tool.name });
-  });
+  const converted: unknown[] = [];
+  for (const [index, tool] of tools.entries()) {
+    if (tool.type === 'function' && tool.name) converted.push(functionTool({ ...tool, name: tool.name }));
+    else untranslatable.note(`tools[${index}]`, `a tool of type '${tool.type}'`);
+  }
+  return converted;
 }
 
-function convertToolChoice(choice: ResponsesRequest['tool_choice']): unknown {
+function convertToolChoice(choice: ResponsesRequest['tool_choice'], untranslatable: Untranslatable): unknown {
   if (choice === undefined || typeof choice === 'string') return choice;
   if (choice.type === 'function' && choice.name) return { type: 'function', function: { name: choice.name } };
-  throw invalidRequest(
-    `tool_choice: '${choice.type}' is not supported by gw's Responses surface`,
-    'tool_choice',
-  );
+  untranslatable.note('tool_choice', `a tool choice of type '${choice.type}'`);
+  return undefined;
 }
 
-function convertFormat(format: Record<string, unknown> | undefined): unknown {
+function convertFormat(format: Record<string, unknown> | undefined, untranslatable: Untranslatable): unknown {
   if (!format || format['type'] === 'text') return undefined;
   if (format['type'] === 'json_object') return { type: 'json_object' };
   if (format['type'] === 'json_schema') {
     const { type: _type, ...schema } = format;
     return { type: 'json_schema', json_schema: schema };
   }
-  throw invalidRequest(`text.format: '${String(format['type'])}' is not supported`, 'text.format');
+  untranslatable.note('text.format', `a format of type '${String(format['type'])}'`);
+  return undefined;
 }
 
 /**
- * A Responses API request as a chat completion. gw keeps no conversation state, so `previous_response_id`
- * is refused; the caller sends the whole conversation in `input`, as with chat.
+ * A Responses API request as a chat completion, beside the request as it came for OpenAI's own Responses
+ * API. gw keeps no conversation state, so `previous_response_id` only works when OpenAI serves (it keeps
+ * them); any other provider refuses it, and the caller sends the whole conversation in `input`.
  */
 export function responsesToChat(
   body: unknown,
@@ -164,32 +170,37 @@ export function responsesToChat(
   target: (model: string) => Target,
 ): ParsedCompletion {
   const request = validate(responsesRequestSchema, body);
+  const untranslatable = new Untranslatable();
   if (request.previous_response_id) {
-    throw invalidRequest(
-      'previous_response_id: gw stores no responses; send the whole conversation in input',
-      'previous_response_id',
-    );
+    untranslatable.note('previous_response_id', 'a stored conversation (gw keeps none; send it in input)');
   }
   const params: Record<string, unknown> = {};
-  const tools = convertTools(request.tools);
-  if (tools) params['tools'] = tools;
-  const toolChoice = convertToolChoice(request.tool_choice);
-  if (toolChoice !== undefined && tools) params['tool_choice'] = toolChoice;
+  const tools = convertTools(request.tools, untranslatable);
+  if (tools?.length) params['tools'] = tools;
+  const toolChoice = convertToolChoice(request.tool_choice, untranslatable);
+  if (toolChoice !== undefined && tools?.length) params['tool_choice'] = toolChoice;
   if (request.max_output_tokens) params['max_tokens'] = request.max_output_tokens;
   if (typeof request.temperature === 'number') params['temperature'] = request.temperature;
   if (typeof request.top_p === 'number') params['top_p'] = request.top_p;
-  if (typeof request.parallel_tool_calls === 'boolean' && tools)
+  if (typeof request.parallel_tool_calls === 'boolean' && tools?.length)
     params['parallel_tool_calls'] = request.parallel_tool_calls;
   if (request.user) params['user'] = request.user;
-  const format = convertFormat(request.text?.format);
+  const format = convertFormat(request.text?.format, untranslatable);
   if (format) params['response_format'] = format;
+  const messages = convertInput(request, untranslatable);
   return {
     operation: 'chat',
     target: target(request.model),
     fallbacks: [],
-    messages: convertInput(request),
+    messages,
     params,
     stream: request.stream === true,
     promptTokens: tokensOfLength(bodyBytes),
+    native: {
+      format: 'openai-responses',
+      body: body as Record<string, unknown>,
+      headers: {},
+      untranslatable: untranslatable.first,
+    },
   };
 }

@@ -6,11 +6,13 @@ import type {
   ChatInput,
   EmbeddingsInput,
   EmbeddingsResult,
+  NativeChatInput,
   ProviderAdapter,
   TextInput,
 } from '../adapter.ts';
 import { callJson, callSse, type ErrorMessageReader, type UpstreamCall } from '../upstream-call.ts';
 import { mapOpenAiChatResponse, mapOpenAiTextResponse } from './map-openai-response.ts';
+import { mapResponsesAnswer, relayResponsesStream, responseObjectSchema } from './map-openai-responses.ts';
 import { mapOpenAiStream } from './map-openai-stream.ts';
 import { mapOpenAiUsage } from './map-openai-usage.ts';
 import { readOpenAiErrorMessage } from './openai-error.ts';
@@ -49,6 +51,11 @@ export interface OpenAiCompatibleOptions {
   readErrorMessage?: ErrorMessageReader;
   /** Where the provider reports usage in a stream when not in the chunk's `usage` (groq's `x_groq`). */
   readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
+  /**
+   * The path of the provider's own Responses API: a Responses request is then sent to it as it came
+   * (router-service.ts NativeRequest) rather than translated to chat.
+   */
+  responsesPath?: string;
 }
 
 const DEFAULT_PATHS: Record<OpenAiOperation, string> = {
@@ -125,8 +132,46 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
     );
   }
 
+  /** The caller's Responses request as it came, with the model and `stream` gw decides. */
+  function responsesCall(input: NativeChatInput, context: AdapterContext, stream: boolean): UpstreamCall {
+    const path = options.responsesPath ?? '';
+    const route = options.resolvePath?.(path, input.model, context) ?? { path };
+    const beta = input.native.headers['openai-beta'];
+    return {
+      path: route.path,
+      query: route.query,
+      headers: {
+        'content-type': 'application/json',
+        ...(beta === undefined ? {} : { 'openai-beta': beta }),
+        ...authHeaders(context),
+      },
+      body: JSON.stringify({ ...input.native.body, model: input.model, stream }),
+    };
+  }
+
+  const responses: Pick<ProviderAdapter, 'nativeFormat' | 'nativeChat' | 'nativeChatStream'> =
+    options.responsesPath === undefined
+      ? {}
+      : {
+          nativeFormat: () => 'openai-responses',
+          async nativeChat(input: NativeChatInput, context: AdapterContext) {
+            const callContext = target(context);
+            const { raw, parsed } = await callJson(callContext, responsesCall(input, callContext, false), {
+              schema: responseObjectSchema,
+              readMessage,
+            });
+            return mapResponsesAnswer(parsed, { raw, model: input.model });
+          },
+          nativeChatStream(input: NativeChatInput, context: AdapterContext) {
+            const callContext = target(context);
+            const events = callSse(callContext, responsesCall(input, callContext, true), readMessage);
+            return relayResponsesStream(events, { provider: callContext.provider, model: input.model });
+          },
+        };
+
   // Methods of operations a provider lacks are left off, so its capabilities and methods always agree.
   return onlyDeclaredOperations({
+    ...responses,
     capabilities: options.capabilities,
 
     async chat(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
@@ -177,7 +222,15 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
 
 function onlyDeclaredOperations(adapter: ProviderAdapter): ProviderAdapter {
   const declared = new Set(adapter.capabilities.operations);
-  const trimmed: ProviderAdapter = { capabilities: adapter.capabilities };
+  const {
+    chat: _chat,
+    chatStream: _chatStream,
+    text: _text,
+    textStream: _textStream,
+    embeddings: _embeddings,
+    ...rest
+  } = adapter;
+  const trimmed: ProviderAdapter = rest;
   if (declared.has('chat')) trimmed.chat = adapter.chat;
   if (declared.has('chat_stream')) trimmed.chatStream = adapter.chatStream;
   if (declared.has('text')) trimmed.text = adapter.text;
@@ -195,4 +248,5 @@ export const openAiAdapter = createOpenAiCompatibleAdapter({
     authOptional: false,
     requiresBaseUrl: false,
   },
+  responsesPath: '/v1/responses',
 });
