@@ -20,7 +20,7 @@ interface RouteBase {
 }
 
 /** Wire formats a caller may speak that some providers take verbatim (docs/surfaces.md "Same-format"). */
-export type NativeFormat = 'anthropic' | 'openai-responses';
+export type NativeFormat = 'anthropic' | 'openai-responses' | 'gemini';
 
 /**
  * The caller's own request, for a provider that speaks its format: sent as it came with only the model and

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, methodNotAllowed, noEndpoint, validate } from '@gw/shared';
 import type { Route, RouteHandler } from '../../core/route.ts';
+import { relayingNative } from '../../core/sse-writer.ts';
 import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
 import { estimateTokens } from '../shared/estimate-tokens.ts';
 import {
@@ -91,9 +92,10 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
           response,
           context,
           headers,
-          parsed: genAiToChat({ body, bodyBytes: bytes, target, stream }),
-          render: (result) => ({ json: chatToGenAi(result.response, context.requestId) }),
-          framing: () => chatChunksToGenAiEvents({ requestId: context.requestId, sse }),
+          parsed: genAiToChat({ body, bodyBytes: bytes, target, stream, sse }),
+          // A provider of Gemini's format answered the request as it came: its answer goes back as it came.
+          render: (result) => ({ json: result.native ?? chatToGenAi(result.response, context.requestId) }),
+          framing: () => relayingNative(chatChunksToGenAiEvents({ requestId: context.requestId, sse })),
         });
         return;
       }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { userMessage } from '../shared/chat-parts.ts';
 import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { Untranslatable } from '../shared/untranslatable.ts';
 
 const partSchema = z.looseObject({
   text: z.string().optional(),
@@ -76,9 +77,10 @@ function toJsonSchema(schema: unknown): unknown {
   return converted;
 }
 
-function mediaPart(mimeType: string | undefined, url: string, field: string) {
+function mediaPart(mimeType: string | undefined, url: string, field: string, untranslatable: Untranslatable) {
   if (!mimeType?.startsWith('image/') && mimeType !== undefined) {
-    throw invalidRequest(`${field}: only image data is supported (got ${mimeType})`, field);
+    untranslatable.note(field, `data of type ${mimeType} (only images are)`);
+    return undefined;
   }
   return { type: 'image_url' as const, image_url: { url } };
 }
@@ -109,7 +111,7 @@ class CallIds {
   }
 }
 
-function convertContents(request: GenerateContentRequest): Message[] {
+function convertContents(request: GenerateContentRequest, untranslatable: Untranslatable): Message[] {
   const messages: Message[] = [];
   const system = request.systemInstruction;
   if (system !== undefined) {
@@ -147,7 +149,7 @@ function convertContents(request: GenerateContentRequest): Message[] {
       });
       continue;
     }
-    const parts: Array<{ type: 'text'; text: string } | ReturnType<typeof mediaPart>> = [];
+    const parts: Array<{ type: 'text'; text: string } | NonNullable<ReturnType<typeof mediaPart>>> = [];
     for (const [partIndex, part] of content.parts.entries()) {
       const partField = `${field}.parts[${partIndex}]`;
       if (part.functionResponse) {
@@ -158,21 +160,19 @@ function convertContents(request: GenerateContentRequest): Message[] {
           content: typeof response === 'string' ? response : JSON.stringify(response ?? {}),
         });
       } else if (part.text !== undefined) parts.push({ type: 'text', text: part.text });
-      else if (part.inlineData) {
-        parts.push(
-          mediaPart(
-            part.inlineData.mimeType,
-            `data:${part.inlineData.mimeType};base64,${part.inlineData.data}`,
-            partField,
-          ),
-        );
-      } else if (part.fileData)
-        parts.push(mediaPart(part.fileData.mimeType, part.fileData.fileUri, partField));
-      else
-        throw invalidRequest(
-          `${partField}: this kind of part is not supported by gw's generate-content surface`,
-          partField,
-        );
+      else {
+        const media = part.inlineData
+          ? mediaPart(
+              part.inlineData.mimeType,
+              `data:${part.inlineData.mimeType};base64,${part.inlineData.data}`,
+              partField,
+              untranslatable,
+            )
+          : part.fileData
+            ? mediaPart(part.fileData.mimeType, part.fileData.fileUri, partField, untranslatable)
+            : untranslatable.note(partField, `a part with ${Object.keys(part).join(', ') || 'nothing'}`);
+        if (media) parts.push(media);
+      }
     }
     const user = userMessage(parts);
     if (user) messages.push(user);
@@ -180,17 +180,16 @@ function convertContents(request: GenerateContentRequest): Message[] {
   return messages;
 }
 
-function convertTools(request: GenerateContentRequest): unknown[] | undefined {
+function convertTools(
+  request: GenerateContentRequest,
+  untranslatable: Untranslatable,
+): unknown[] | undefined {
   const tools: unknown[] = [];
   for (const [index, tool] of (request.tools ?? []).entries()) {
     const declarations = tool.functionDeclarations;
     const others = Object.keys(tool).filter((name) => name !== 'functionDeclarations');
-    if (others.length > 0) {
-      throw invalidRequest(
-        `tools[${index}]: '${others[0]}' tools are not supported by gw's generate-content surface (function declarations are)`,
-        `tools[${index}]`,
-      );
-    }
+    // Google's own tools (search, code execution, URL context…) run only at Google.
+    if (others.length > 0) untranslatable.note(`tools[${index}]`, `a '${others[0]}' tool`);
     for (const declaration of declarations ?? []) {
       tools.push({
         type: 'function',
@@ -253,30 +252,50 @@ function convertGeneration(
   return params;
 }
 
-/** A generate-content request as a chat completion, servable by any provider. */
+/**
+ * A generate-content request as a chat completion, servable by any provider, beside the request as it came
+ * for a provider of Gemini's format (thinking and safety settings, cached content, Google's own tools reach
+ * only those). `native` is left out for a stream the caller reads as a JSON array (no `alt=sse`): the
+ * provider's events are SSE.
+ */
 export function genAiToChat(options: {
   body: unknown;
   bodyBytes: number;
   target: Target;
   stream: boolean;
+  sse: boolean;
 }): ParsedCompletion {
   const request = validate(generateContentSchema, options.body);
+  const untranslatable = new Untranslatable();
   const params = convertGeneration(request.generationConfig, options.target.provider);
-  const tools = convertTools(request);
+  const tools = convertTools(request, untranslatable);
   if (tools) {
     params['tools'] = tools;
     const choice = convertToolChoice(request);
     if (choice !== undefined) params['tool_choice'] = choice;
   }
+  const record = options.body as Record<string, unknown>;
+  if (record['cachedContent'] !== undefined) untranslatable.note('cachedContent', 'cached content');
+  const messages = convertContents(request, untranslatable);
+  const relayable = !options.stream || options.sse;
+  if (!relayable && untranslatable.first) {
+    throw invalidRequest(untranslatable.first.message, untranslatable.first.param);
+  }
   return {
     operation: 'chat',
     target: options.target,
     fallbacks: [],
-    messages: convertContents(request),
+    messages,
     params,
     stream: options.stream,
     promptTokens: tokensOfLength(options.bodyBytes),
+    native: relayable
+      ? { format: 'gemini', body: record, headers: {}, untranslatable: untranslatable.first }
+      : undefined,
   };
 }
 
-export { convertContents as genAiMessages };
+/** The contents of a generate-content request in chat terms (for estimates: the untranslatable left out). */
+export function genAiMessages(request: GenerateContentRequest): Message[] {
+  return convertContents(request, new Untranslatable());
+}

@@ -1,4 +1,5 @@
 import type { ChatChoice } from '@gw/shared';
+import type { NativeFormat } from '../../router-service.ts';
 import type {
   AdapterContext,
   AdapterResult,
@@ -6,8 +7,11 @@ import type {
   ChatInput,
   EmbeddingsInput,
   EmbeddingsResult,
+  NativeChatInput,
+  NativePiece,
   ProviderAdapter,
 } from '../adapter.ts';
+import { relayMappedStream } from '../native-relay.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
 import { callJson, callSse } from '../upstream-call.ts';
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts';
@@ -99,6 +103,36 @@ export function createGeminiAdapter(options: GeminiAdapterOptions) {
         readGeminiErrorMessage,
       );
       yield* mapGeminiStream(events, { provider: context.provider, model: input.model });
+    },
+
+    /** A GenerateContent request as the caller sent it (the model is in the path, not the body). */
+    nativeFormat: (): NativeFormat => 'gemini',
+
+    async nativeChat(input: NativeChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>> {
+      const call = await target(input.model, 'generateContent', context);
+      const { raw, parsed } = await callJson(
+        call.context,
+        { path: call.path, headers: call.headers, body: JSON.stringify(input.native.body) },
+        { schema: geminiResponseSchema, readMessage: readGeminiErrorMessage },
+      );
+      return mapGeminiResponse(parsed, { raw, model: input.model });
+    },
+
+    async *nativeChatStream(input: NativeChatInput, context: AdapterContext): AsyncGenerator<NativePiece> {
+      const call = await target(input.model, 'streamGenerateContent', context);
+      const events = callSse(
+        call.context,
+        {
+          path: call.path,
+          query: { alt: 'sse' },
+          headers: call.headers,
+          body: JSON.stringify(input.native.body),
+        },
+        readGeminiErrorMessage,
+      );
+      yield* relayMappedStream(events, (read) =>
+        mapGeminiStream(read, { provider: context.provider, model: input.model }),
+      );
     },
 
     async embeddings(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult> {

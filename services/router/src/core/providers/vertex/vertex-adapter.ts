@@ -97,12 +97,17 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
       if (isClaude(input.model)) yield* claude.chatStream(input, claudeContext(context));
       else yield* gemini.chatStream(input, context);
     },
-    // Claude on Vertex takes a Messages request verbatim (its version in the body, the model in the path).
-    nativeFormat: (model: string) => (isClaude(model) ? claude.nativeFormat() : undefined),
+    // Gemini on Vertex takes a GenerateContent request verbatim, Claude a Messages one (its version in the
+    // body, the model in the path).
+    nativeFormat: (model: string) => (isClaude(model) ? claude.nativeFormat() : gemini.nativeFormat()),
     nativeChat: (input: NativeChatInput, context: AdapterContext) =>
-      claude.nativeChat(input, claudeContext(context)),
+      isClaude(input.model)
+        ? claude.nativeChat(input, claudeContext(context))
+        : gemini.nativeChat(input, context),
     nativeChatStream: (input: NativeChatInput, context: AdapterContext) =>
-      claude.nativeChatStream(input, claudeContext(context)),
+      isClaude(input.model)
+        ? claude.nativeChatStream(input, claudeContext(context))
+        : gemini.nativeChatStream(input, context),
     async embeddings(input: EmbeddingsInput, context: AdapterContext) {
       const { settings, baseUrl, headers } = await prepare(context);
       return vertexEmbeddings(

@@ -61,10 +61,10 @@ describe('vertex adapter routing', () => {
     expect(tokenEndpoint.exchanges).toHaveLength(1);
   });
 
-  it('takes a Messages request verbatim for Claude models only, with the version in the body', async () => {
+  it('takes a Messages request verbatim for Claude models, with the version in the body', async () => {
     const adapter = createVertexAdapter();
     expect(adapter.nativeFormat!('claude-opus-4-1@20250805')).toBe('anthropic');
-    expect(adapter.nativeFormat!('gemini-2.5-pro')).toBeUndefined();
+    expect(adapter.nativeFormat!('gemini-2.5-pro')).toBe('gemini');
     const sent: UpstreamRequest[] = [];
     const recording = context([], 'us-east5');
     recording.http = {
