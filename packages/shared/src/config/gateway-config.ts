@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   businessUnitSchema,
   customerSchema,
+  modelAliasSchema,
   teamSchema,
   userSchema,
   virtualKeySchema,
@@ -80,6 +81,8 @@ export const gatewayConfigSchema = z.strictObject({
       teams: z.array(teamSchema.extend(idField)).default([]),
       users: z.array(userSchema.extend(idField)).default([]),
       business_units: z.array(businessUnitSchema.extend(idField)).default([]),
+      /** The gateway's model aliases (every key's, after a key's own). */
+      model_aliases: z.array(modelAliasSchema.extend(idField)).default([]),
       budgets: notYetSupported('budgets are set on virtual keys, teams, customers and business units'),
       settings: governanceSettingsSchema.default(governanceSettingsSchema.parse({})),
       /** Price overrides per model: USD per million tokens. */
@@ -100,6 +103,7 @@ export const gatewayConfigSchema = z.strictObject({
       teams: [],
       users: [],
       business_units: [],
+      model_aliases: [],
       settings: governanceSettingsSchema.parse({}),
       pricing: {},
     }),

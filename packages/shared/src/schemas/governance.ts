@@ -37,6 +37,27 @@ const mcpToolPolicySchema = z.strictObject({
   tools: z.array(z.string()),
 });
 
+const aliasTargetModelSchema = z
+  .string()
+  .regex(/^[^/]+\/.+$/, "must be '<provider>/<model>' (for example anthropic/claude-sonnet-4-5)");
+
+/**
+ * A model name callers use, mapped to the models that serve it (issue 10): `name` is exact, or a pattern
+ * where `*` stands for any characters (`claude-*`); with a `/` it is matched against `<provider>/<model>`,
+ * without against the model alone. The first target is picked by weight, the others follow by weight,
+ * then `fallbacks`, then the request's own fallbacks.
+ */
+export const modelAliasSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  targets: z
+    .array(z.strictObject({ model: aliasTargetModelSchema, weight: z.number().min(0).default(1) }))
+    .min(1)
+    .max(20),
+  fallbacks: z.array(aliasTargetModelSchema).max(10).default([]),
+});
+
+export type ModelAlias = z.infer<typeof modelAliasSchema>;
+
 export const virtualKeySchema = z.strictObject({
   name: z.string().min(1).max(200),
   description: z.string().max(2000).optional(),
@@ -53,6 +74,8 @@ export const virtualKeySchema = z.strictObject({
   /** ISO-8601 time after which the key is rejected (403 virtual_key_expired) but kept. */
   expires_at: z.iso.datetime({ offset: true }).optional(),
   mcp_tools: z.array(mcpToolPolicySchema).optional(),
+  /** This key's own aliases; they are looked at before the gateway's. */
+  model_aliases: z.array(modelAliasSchema).max(100).optional(),
 });
 
 const ownerSchema = z.strictObject({

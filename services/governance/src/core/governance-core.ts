@@ -4,6 +4,7 @@ import {
   type GatewayConfig,
   GatewayError,
   type Logger,
+  type ModelAlias,
   notFound,
 } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
@@ -20,10 +21,12 @@ import type {
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceService,
+  PlanTarget,
   SettlementPlan,
   SettleRequest,
 } from './governance-service.ts';
 import { manageResources } from './management.ts';
+import { resolveAliases } from './model-aliases.ts';
 import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
 import { admissionRefusal, assertKeyUsable } from './refusal-errors.ts';
@@ -128,15 +131,27 @@ export class GovernanceCore implements GovernanceService {
   // --- authorize ---------------------------------------------------------------------------------------
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
-    if (!request.virtualKey) return authorizeAnonymous(this.dependencies.client, request);
+    if (!request.virtualKey) {
+      return authorizeAnonymous(this.dependencies.client, {
+        ...request,
+        targets: this.aliased(request.targets, undefined),
+      });
+    }
     checkRequiredHeaders(this.dependencies.client, request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
     const now = this.now();
     assertKeyUsable(key, now);
     const identity = { virtualKeyId: key.id, virtualKeyName: key.name, mcpTools: key.mcp_tools ?? [] };
     if (request.kind !== 'llm') return { targets: [], ...identity };
-    const targets = planTargets(key, request.targets, this.random);
+    const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), this.random);
     return { ...(await this.admit(key, targets, request, now)), ...identity };
+  }
+
+  /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */
+  private aliased(targets: PlanTarget[], keyAliases: ModelAlias[] | undefined): PlanTarget[] {
+    const gateway = this.repository.modelAliases();
+    if (gateway.length === 0 && !keyAliases?.length) return targets;
+    return resolveAliases(targets, { key: keyAliases, gateway }, this.random);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
+import { type Budget, GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
 import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
 import { z } from 'zod';
 import type { ResourceView } from './governance-messages.ts';
@@ -22,6 +22,7 @@ const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
 
 type ResourceInput = z.infer<(typeof inputSchemas)[Collection]>;
+type BudgetInput = { budget?: Budget | undefined; budgets?: Budget[] | undefined };
 
 /** One collection in memory, with the schema that parsed every resource of it read from the store. */
 interface Table<Resource> {
@@ -75,8 +76,11 @@ export class GovernanceRepository {
     teams: table(storedSchemas.teams),
     users: table(storedSchemas.users),
     'business-units': table(storedSchemas['business-units']),
+    'model-aliases': table(storedSchemas['model-aliases']),
   };
   private readonly byHash = new Map<string, StoredVirtualKey>();
+  /** The gateway's model aliases as one list, made again after a change to them. */
+  private aliasList: ReadonlyArray<StoredOf<'model-aliases'>> | undefined;
   private readonly hashes = new Map<string, string>();
   private follower: ChangeFollower | undefined;
   private readonly now: () => number;
@@ -136,6 +140,12 @@ export class GovernanceRepository {
     return [...this.tables[collection].resources.values()];
   }
 
+  /** The gateway's model aliases (authorize reads them on every request: no copy per call). */
+  modelAliases(): ReadonlyArray<StoredOf<'model-aliases'>> {
+    this.aliasList ??= this.list('model-aliases');
+    return this.aliasList;
+  }
+
   /** The key with this value; a key created a moment ago on another replica is read from the store. */
   async findVirtualKey(value: string): Promise<StoredVirtualKey | undefined> {
     // The hash of a value never changes; remembering it spares a SHA-256 per request.
@@ -161,6 +171,7 @@ export class GovernanceRepository {
   /** Replaces (or, with undefined, forgets) a resource in memory with what the store holds. */
   private apply<C extends Collection>(collection: C, id: string, value: unknown): void {
     const { schema, resources } = this.tables[collection];
+    if (collection === 'model-aliases') this.aliasList = undefined;
     const previous = resources.get(id);
     if (previous && isVirtualKey(previous)) this.byHash.delete(previous.value_hash);
     if (value === undefined) {
@@ -225,11 +236,11 @@ export class GovernanceRepository {
         message: `${collection} '${id}' already exists`,
       });
     const timestamp = new Date(this.now()).toISOString();
-    const { budget, budgets, ...rest } = input;
+    const { budget, budgets, ...rest } = input as ResourceInput & BudgetInput;
     const base = {
       ...rest,
       id,
-      budgets: normalizeBudgets({ budgets, budget }),
+      ...(collection === 'model-aliases' ? {} : { budgets: normalizeBudgets({ budgets, budget }) }),
       created_at: timestamp,
       updated_at: timestamp,
     };
@@ -258,11 +269,11 @@ export class GovernanceRepository {
     if (!existing) throw missing(collection, id);
     const input = this.parseInput(collection, body);
     this.checkReferences(input);
-    const { budget, budgets, ...rest } = input;
+    const { budget, budgets, ...rest } = input as ResourceInput & BudgetInput;
     const updated = {
       ...rest,
       id,
-      budgets: normalizeBudgets({ budgets, budget }, existing.budgets),
+      ...('budgets' in existing ? { budgets: normalizeBudgets({ budgets, budget }, existing.budgets) } : {}),
       created_at: existing.created_at,
       updated_at: new Date(this.now()).toISOString(),
     };

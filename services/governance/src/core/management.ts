@@ -2,7 +2,7 @@ import { invalidRequest, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import type { ManageRequest, ManageResult } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
-import { COLLECTIONS } from './resources.ts';
+import { COLLECTIONS, type OwnerCollection, type StoredOf } from './resources.ts';
 import { usageReport } from './usage-report.ts';
 
 /**
@@ -37,10 +37,11 @@ export async function manageResources(
       if (collection !== 'virtual-keys') throw invalidRequest('only virtual keys can be rotated');
       return repository.rotate(request.id);
     case 'usage':
+      if (collection === 'model-aliases') throw invalidRequest('model aliases have no budgets or limits');
       return usageReport({
         store: options.store,
         collection,
-        resource: existing(request.id),
+        resource: existing(request.id) as StoredOf<OwnerCollection>,
         now: options.now(),
       });
   }

@@ -6,7 +6,10 @@ import type { StoredProviderConfig, StoredVirtualKey } from './resources.ts';
 export type ConfiguredTarget = PlanTarget & { config: StoredProviderConfig };
 
 /** A weighted random first choice, then the rest by weight: the others become ordered fallbacks. */
-function weightedOrder(configs: StoredProviderConfig[], random: () => number): StoredProviderConfig[] {
+export function weightedOrder<Weighted extends { weight: number }>(
+  configs: Weighted[],
+  random: () => number,
+): Weighted[] {
   const byWeight = [...configs].sort((left, right) => right.weight - left.weight);
   const total = byWeight.reduce((sum, config) => sum + config.weight, 0);
   if (total <= 0) return byWeight;

@@ -4,6 +4,7 @@ import {
   businessUnitSchema,
   customerSchema,
   GatewayError,
+  modelAliasSchema,
   newId,
   teamSchema,
   userSchema,
@@ -13,7 +14,16 @@ import {
 import { z } from 'zod';
 
 /** The governance collections, by their path segment under /api/governance. */
-export const COLLECTIONS = ['virtual-keys', 'customers', 'teams', 'users', 'business-units'] as const;
+export const COLLECTIONS = [
+  'virtual-keys',
+  'customers',
+  'teams',
+  'users',
+  'business-units',
+  'model-aliases',
+] as const;
+/** The collections whose resources own budgets and limits (not model aliases). */
+export type OwnerCollection = Exclude<Collection, 'model-aliases'>;
 export type Collection = (typeof COLLECTIONS)[number];
 
 export const storedBudgetSchema = budgetSchema.extend({ id: z.string() });
@@ -46,6 +56,7 @@ export const storedSchemas = {
   teams: teamSchema.omit(withoutBudgetInput).extend(stored),
   users: userSchema.omit(withoutBudgetInput).extend(stored),
   'business-units': businessUnitSchema.omit(withoutBudgetInput).extend(stored),
+  'model-aliases': modelAliasSchema.extend({ id: z.string(), ...timestamps }),
 } as const;
 
 export const inputSchemas = {
@@ -54,6 +65,7 @@ export const inputSchemas = {
   teams: teamSchema,
   users: userSchema,
   'business-units': businessUnitSchema,
+  'model-aliases': modelAliasSchema,
 } as const;
 
 export type StoredVirtualKey = z.infer<typeof storedVirtualKeySchema>;
@@ -69,6 +81,7 @@ export const ID_PREFIX: Record<Collection, string> = {
   teams: 'team',
   users: 'user',
   'business-units': 'bu',
+  'model-aliases': 'alias',
 };
 
 /**

@@ -12,6 +12,7 @@ export async function seedGovernance(
     ['customers', governance.customers],
     ['teams', governance.teams],
     ['users', governance.users],
+    ['model-aliases', governance.model_aliases],
   ];
   for (const [collection, items] of order) {
     for (const [index, item] of items.entries()) {

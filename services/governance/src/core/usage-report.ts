@@ -2,9 +2,9 @@ import type { Store } from '@gw/shared/store';
 import { type AdmissionCheck, budgetChecks, type Level, rateLimitChecks } from './admission-checks.ts';
 import type { UsageReport } from './governance-messages.ts';
 import { MICROS_PER_USD } from './pricing.ts';
-import { type Collection, isVirtualKey, type Stored } from './resources.ts';
+import { isVirtualKey, type OwnerCollection, type StoredOf } from './resources.ts';
 
-const LEVEL_OF: Record<Collection, Level> = {
+const LEVEL_OF: Record<OwnerCollection, Level> = {
   'virtual-keys': 'virtual_key',
   customers: 'customer',
   teams: 'team',
@@ -15,8 +15,8 @@ const LEVEL_OF: Record<Collection, Level> = {
 /** Current spend of every budget and count of every limit of a resource (`GET …/{id}/usage`). */
 export async function usageReport(options: {
   store: Store;
-  collection: Collection;
-  resource: Stored;
+  collection: OwnerCollection;
+  resource: StoredOf<OwnerCollection>;
   now: number;
 }): Promise<UsageReport> {
   const { resource, now } = options;
