@@ -205,6 +205,19 @@ describe.each(MODES)('/openai responses: OpenAI served as it came (%s)', (_mode,
     });
   });
 
+  it('carries a JSON schema text format to Anthropic as its structured output', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const answer = await send('/v1/responses', {
+      model: 'anthropic/claude-opus-4-7',
+      input: 'Where is the Louvre?',
+      text: { format: { type: 'json_schema', name: 'place', schema, strict: true } },
+    });
+    expect(answer.status).toBe(200);
+    expect(fakes.anthropic.last().body).toMatchObject({
+      output_config: { format: { type: 'json_schema', schema } },
+    });
+  });
+
   it('/v1/embeddings is served by any provider with embeddings', async () => {
     const answer = await send('/v1/embeddings', { model: 'gemini/text-embedding-004', input: ['a', 'b'] });
     expect(answer.status).toBe(200);

@@ -30,7 +30,6 @@ describe('convertToAnthropicRequest', () => {
       service_tier: 'auto',
       seed: 7,
       n: 2,
-      response_format: { type: 'json_object' },
       frequency_penalty: 0.5,
       logprobs: true,
     });
@@ -42,6 +41,19 @@ describe('convertToAnthropicRequest', () => {
       thinking: { type: 'enabled', budget_tokens: 1024 },
       service_tier: 'auto',
     });
+  });
+
+  it('sends a JSON schema response_format as Anthropic’s structured output, and refuses JSON mode', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const body = convert({
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema, strict: true } },
+      output_config: { effort: 'low' },
+    });
+    expect(body.output_config).toEqual({ effort: 'low', format: { type: 'json_schema', schema } });
+    expect(convert({ response_format: { type: 'text' } }).output_config).toBeUndefined();
+    expect(() => convert({ response_format: { type: 'json_object' } })).toThrow(
+      expect.objectContaining({ type: 'invalid_request', param: 'response_format' }),
+    );
   });
 
   it('sends OpenAI’s user as metadata.user_id, beside metadata the caller gave', () => {

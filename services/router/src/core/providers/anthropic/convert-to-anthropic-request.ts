@@ -7,7 +7,8 @@ export const DEFAULT_MAX_TOKENS = 4096;
 
 /**
  * Body members of the Messages API that callers may pass as extra params. Anthropic rejects unknown members,
- * so everything else (OpenAI-only params such as seed, n, response_format) is dropped rather than forwarded.
+ * so everything else (OpenAI-only params such as seed, n) is dropped rather than forwarded; response_format
+ * becomes `output_config.format`.
  */
 const ANTHROPIC_EXTRA_PARAMS = [
   'top_k',
@@ -79,6 +80,26 @@ function metadata(params: Record<string, unknown>): unknown {
   return { user_id: user, ...(typeof given === 'object' && given !== null ? given : {}) };
 }
 
+/**
+ * OpenAI's `response_format` as Anthropic's structured output (`output_config.format`, beside any other
+ * `output_config` the caller sent): a JSON schema is Anthropic's own; JSON mode without a schema has no
+ * equivalent, so it is refused rather than answered with prose.
+ */
+function outputConfig(params: Record<string, unknown>): Record<string, unknown> | undefined {
+  const given = params['output_config'] as Record<string, unknown> | undefined;
+  const format = params['response_format'] as
+    | { type?: unknown; json_schema?: { schema?: unknown } }
+    | undefined;
+  if (!format || format.type === 'text') return given;
+  if (format.type === 'json_schema' && typeof format.json_schema?.schema === 'object') {
+    return { ...given, format: { type: 'json_schema', schema: format.json_schema.schema } };
+  }
+  throw invalidRequest(
+    `response_format: '${String(format.type)}' has no Anthropic equivalent; send a json_schema`,
+    'response_format',
+  );
+}
+
 /** A normalised chat request as the body of `POST /v1/messages`. */
 export function convertToAnthropicRequest(
   input: ChatInput,
@@ -101,6 +122,7 @@ export function convertToAnthropicRequest(
     top_p: params['top_p'],
     stop_sequences: stopSequences(params),
     metadata: metadata(params),
+    output_config: outputConfig(params),
     tools,
     // Anthropic rejects a tool_choice without tools, which OpenAI callers sometimes send.
     tool_choice: tools ? convertToolChoice(params['tool_choice'], params['parallel_tool_calls']) : undefined,

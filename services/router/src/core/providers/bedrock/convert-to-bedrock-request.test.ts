@@ -174,6 +174,16 @@ describe('convertToBedrockRequest', () => {
     });
   });
 
+  it('refuses a structured response_format, which Converse cannot carry', () => {
+    const error = failure(() =>
+      convert([{ role: 'user', content: 'Hi' }], {
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
+      }),
+    );
+    expect(error).toMatchObject({ type: 'invalid_request', status: 400, param: 'response_format' });
+    expect(error.message).toContain("'json_schema' is not supported by Bedrock's Converse API");
+  });
+
   it('refuses tool call arguments that are not a JSON object', () => {
     const error = failure(() =>
       convert([

@@ -1,4 +1,4 @@
-import type { Message, Tool } from '@gw/shared';
+import { invalidRequest, type Message, type Tool } from '@gw/shared';
 import { convertToBedrockMessages } from './convert-to-bedrock-messages.ts';
 
 /** Params that become `inferenceConfig` or `toolConfig`. */
@@ -18,10 +18,10 @@ const MAPPED_PARAMS = new Set([
  * `additionalModelRequestFields` the model does not know fails the whole request.
  */
 const DROPPED_PARAMS = new Set([
+  'response_format',
   'n',
   'seed',
   'user',
-  'response_format',
   'stream',
   'stream_options',
   'parallel_tool_calls',
@@ -96,6 +96,14 @@ export function convertToBedrockRequest(input: {
   messages: readonly Message[];
   params: Record<string, unknown>;
 }): Record<string, unknown> {
+  const format = (input.params['response_format'] as { type?: unknown } | undefined)?.type;
+  if (format !== undefined && format !== 'text') {
+    // Converse has no structured output: refused rather than answered with prose the caller cannot parse.
+    throw invalidRequest(
+      `response_format: '${String(format)}' is not supported by Bedrock's Converse API`,
+      'response_format',
+    );
+  }
   const { system, messages } = convertToBedrockMessages(input.messages);
   const body: Record<string, unknown> = { messages };
   if (system.length > 0) body['system'] = system;
