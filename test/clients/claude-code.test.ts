@@ -1,0 +1,185 @@
+// Claude Code itself (`claude -p`, the npm package's own binary, installed in this folder by `pnpm run
+// clients`) against gw's `/anthropic` surface, embedded, answered by a fake Anthropic upstream (issue 10):
+// a plain answer, and a tool round trip with thinking on, whose signed thinking block must come back to
+// Anthropic as it left it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { anthropicStream, type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  closeFakes,
+  PROVIDER_KEYS,
+  type SurfaceFakes,
+  startFakes,
+  surfaceConfig,
+  VIRTUAL_KEY,
+} from '../surfaces/surface-gateway.ts';
+
+const run = promisify(execFile);
+const CLAUDE = fileURLToPath(new URL('./node_modules/.bin/claude', import.meta.url));
+
+const event = (data: { type: string } & Record<string, unknown>) =>
+  `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** A streamed answer that thinks (signed), then calls Claude Code's Bash tool. */
+function thinkingToolUse(model: string): string[] {
+  return [
+    event({
+      type: 'message_start',
+      message: {
+        id: 'msg_cc_1',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 2_000, output_tokens: 1 },
+      },
+    }),
+    event({
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    }),
+    event({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'thinking_delta', thinking: 'I will run echo.' },
+    }),
+    event({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'signature_delta', signature: 'SIG-cc-1' },
+    }),
+    event({ type: 'content_block_stop', index: 0 }),
+    event({
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'tool_use', id: 'toolu_cc_1', name: 'Bash', input: {} },
+    }),
+    event({
+      type: 'content_block_delta',
+      index: 1,
+      delta: {
+        type: 'input_json_delta',
+        partial_json: '{"command":"echo gw-was-here","description":"Print"}',
+      },
+    }),
+    event({ type: 'content_block_stop', index: 1 }),
+    event({
+      type: 'message_delta',
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: { output_tokens: 30 },
+    }),
+    event({ type: 'message_stop' }),
+  ];
+}
+
+interface SentMessages {
+  model: string;
+  messages: Array<{ role: string; content: unknown }>;
+  tools?: Array<{ name: string }>;
+  thinking?: unknown;
+}
+
+describe('Claude Code → /anthropic (embedded)', () => {
+  let fakes: SurfaceFakes;
+  let gateway: LaunchedGateway;
+  let home: string;
+
+  beforeAll(async () => {
+    fakes = await startFakes();
+    gateway = await startEmbedded({ config: surfaceConfig(fakes) });
+    home = await mkdtemp(join(tmpdir(), 'gw-claude-home-'));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await closeFakes(fakes);
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  const claude = (prompt: string, extra: string[] = []) =>
+    run(CLAUDE, ['-p', prompt, '--output-format', 'json', ...extra], {
+      cwd: home,
+      timeout: 60_000,
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: home,
+        ANTHROPIC_BASE_URL: `${gateway.url}/anthropic`,
+        ANTHROPIC_API_KEY: VIRTUAL_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+      },
+    });
+
+  it('answers a prompt in print mode, with gw’s key upstream and Claude Code’s request intact', async () => {
+    const { stdout } = await claude('Say hello');
+    const result = JSON.parse(stdout) as { is_error: boolean; result: string };
+    expect(result.is_error).toBe(false);
+    expect(result.result).toContain('Hello');
+    const main = fakes.anthropic.requests
+      .filter((request) => request.path.startsWith('/v1/messages') && !request.path.includes('count_tokens'))
+      .map((request) => request);
+    expect(main.length).toBeGreaterThan(0);
+    for (const request of main) {
+      expect(request.headers['x-api-key']).toBe(PROVIDER_KEYS.anthropic);
+      expect(JSON.stringify(request.headers)).not.toContain(VIRTUAL_KEY);
+    }
+    // Claude Code's cache markers reach Anthropic (a turn costs about 10x without cache reads).
+    expect(main.some((request) => JSON.stringify(request.body).includes('"cache_control"'))).toBe(true);
+  });
+
+  it('runs a tool round trip with thinking on: the signed thinking block goes back to Anthropic as it came', async () => {
+    const answered: string[] = [];
+    fakes.anthropic.enqueue({
+      respond: async (response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const piece of thinkingToolUse('claude-sonnet-4-5')) {
+          answered.push(piece);
+          response.write(piece);
+        }
+        response.end();
+      },
+    });
+    fakes.anthropic.enqueue({
+      sse: anthropicStream({ model: 'claude-sonnet-4-5', pieces: ['Done: gw-was-here'] }),
+    });
+    const before = fakes.anthropic.requests.length;
+    const { stdout } = await claude('Run echo gw-was-here', [
+      '--model',
+      'claude-sonnet-4-5',
+      '--allowedTools',
+      'Bash(echo:*)',
+      '--max-turns',
+      '3',
+    ]);
+    const result = JSON.parse(stdout) as { is_error: boolean; result: string };
+    expect(result.is_error).toBe(false);
+    expect(result.result).toContain('gw-was-here');
+
+    const turns = fakes.anthropic.requests
+      .slice(before)
+      .map((request) => request.body as SentMessages)
+      .filter((body) =>
+        body?.messages?.some((message) => JSON.stringify(message.content).includes('toolu_cc_1')),
+      );
+    expect(turns.length).toBeGreaterThan(0);
+    const followUp = turns[turns.length - 1]!;
+    const assistant = followUp.messages.find((message) => message.role === 'assistant')!;
+    expect(assistant.content).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'thinking', thinking: 'I will run echo.', signature: 'SIG-cc-1' }),
+        expect.objectContaining({ type: 'tool_use', id: 'toolu_cc_1', name: 'Bash' }),
+      ]),
+    );
+    const toolResult = JSON.stringify(followUp.messages[followUp.messages.length - 1]);
+    expect(toolResult).toContain('gw-was-here');
+  });
+});

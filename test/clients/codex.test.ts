@@ -1,0 +1,148 @@
+// Codex itself (`codex exec`, the npm package's own binary, installed in this folder by `pnpm run clients`)
+// against gw's `/openai/v1` surface, embedded, answered by a fake OpenAI Responses API (issue 10): its default
+// tools (custom and built-in ones, not only functions), reasoning and prompt caching reach OpenAI as Codex
+// sent them, and OpenAI's answer reaches Codex as OpenAI sent it.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type FakeUpstream, type LaunchedGateway, startEmbedded, startFakeUpstream } from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  closeFakes,
+  PROVIDER_KEYS,
+  type SurfaceFakes,
+  startFakes,
+  surfaceConfig,
+  VIRTUAL_KEY,
+} from '../surfaces/surface-gateway.ts';
+
+const run = promisify(execFile);
+const CODEX = fileURLToPath(new URL('./node_modules/.bin/codex', import.meta.url));
+
+const event = (data: { type: string } & Record<string, unknown>) =>
+  `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** OpenAI's Responses stream of one text answer. */
+function textAnswer(text: string): string[] {
+  const message = {
+    id: 'msg_codex_1',
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+  const response = {
+    id: 'resp_codex_1',
+    object: 'response',
+    created_at: 1_760_000_000,
+    model: 'gpt-5-codex',
+    status: 'completed',
+    output: [message],
+    usage: {
+      input_tokens: 3_000,
+      input_tokens_details: { cached_tokens: 2_048 },
+      output_tokens: 12,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 3_012,
+    },
+  };
+  return [
+    event({
+      type: 'response.created',
+      sequence_number: 0,
+      response: { ...response, status: 'in_progress', output: [] },
+    }),
+    event({
+      type: 'response.output_item.added',
+      sequence_number: 1,
+      output_index: 0,
+      item: { ...message, status: 'in_progress', content: [] },
+    }),
+    event({
+      type: 'response.output_text.delta',
+      sequence_number: 2,
+      item_id: message.id,
+      output_index: 0,
+      content_index: 0,
+      delta: text,
+    }),
+    event({ type: 'response.output_item.done', sequence_number: 3, output_index: 0, item: message }),
+    event({ type: 'response.completed', sequence_number: 4, response }),
+  ];
+}
+
+interface SentResponses {
+  model: string;
+  stream: boolean;
+  tools?: Array<{ type: string; name?: string }>;
+  reasoning?: unknown;
+  prompt_cache_key?: string;
+}
+
+describe('Codex → /openai/v1 (embedded)', () => {
+  let fakes: SurfaceFakes;
+  let gateway: LaunchedGateway;
+  let home: string;
+
+  let openai: FakeUpstream;
+
+  beforeAll(async () => {
+    fakes = await startFakes();
+    // OpenAI's Responses API and models list: Codex reads both.
+    openai = await startFakeUpstream([
+      { path: /^\/v1\/responses$/, answer: () => ({ sse: textAnswer('Hello from gw') }) },
+      { path: /^\/v1\/models/, answer: () => ({ json: { object: 'list', data: [] } }) },
+    ]);
+    gateway = await startEmbedded({
+      config: surfaceConfig({ ...fakes, openai: openai as SurfaceFakes['openai'] }),
+    });
+    home = await mkdtemp(join(tmpdir(), 'gw-codex-home-'));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all([closeFakes(fakes), openai?.close()]);
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('answers `codex exec` with its default tools, reasoning and caching intact upstream', {
+    timeout: 90_000,
+  }, async () => {
+    const provider = `{ name = "gw", base_url = "${gateway.url}/openai/v1", env_key = "GW_VIRTUAL_KEY", wire_api = "responses" }`;
+    const codex = run(
+      CODEX,
+      [
+        'exec',
+        '--skip-git-repo-check',
+        '-c',
+        'model_provider="gw"',
+        '-c',
+        `model_providers.gw=${provider}`,
+        '-m',
+        'gpt-5-codex',
+        'Say hello',
+      ],
+      {
+        cwd: home,
+        timeout: 60_000,
+        env: { PATH: process.env['PATH'] ?? '', HOME: home, CODEX_HOME: home, GW_VIRTUAL_KEY: VIRTUAL_KEY },
+      },
+    );
+    // `codex exec` reads more of the prompt from a stdin that is not a terminal, until it ends.
+    codex.child.stdin?.end();
+    const { stdout } = await codex;
+    expect(stdout).toContain('Hello from gw');
+
+    const sent = openai.requests.filter((request) => request.path === '/v1/responses');
+    expect(sent.length).toBeGreaterThan(0);
+    const body = sent[sent.length - 1]!.body as SentResponses;
+    expect(sent[sent.length - 1]!.headers.authorization).toBe(`Bearer ${PROVIDER_KEYS.openai}`);
+    expect(body).toMatchObject({ model: 'gpt-5-codex', stream: true });
+    // Codex's tools are not only functions: gw used to refuse every one of the others.
+    expect(body.tools?.some((tool) => tool.type !== 'function')).toBe(true);
+    expect(body.reasoning).toBeDefined();
+    expect(typeof body.prompt_cache_key).toBe('string');
+  });
+});
