@@ -124,8 +124,78 @@ function chatAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
   return { json: chatCompletion({ model }) };
 }
 
+/** One SSE event of OpenAI's Responses API: `event:` naming the payload's type, then `data:`. */
+function responsesEvent(data: { type: string } & Record<string, unknown>): string {
+  return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** A Responses API answer of one text message (OpenAI's `/v1/responses`, whole). */
+function responseObject(options: { model?: string; text?: string } = {}) {
+  return {
+    id: 'resp_fake_01',
+    object: 'response',
+    created_at: 1_700_000_000,
+    status: 'completed',
+    model: options.model ?? 'gpt-4o',
+    output: [
+      {
+        id: 'msg_fake_01',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [
+          { type: 'output_text', text: options.text ?? 'Hello from the fake Responses API', annotations: [] },
+        ],
+      },
+    ],
+    usage: {
+      input_tokens: 11,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 6,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 17,
+    },
+  };
+}
+
+/** The same answer streamed as OpenAI streams it: created, the message item, its text, done, completed. */
+function responseStream(options: { model?: string; text?: string } = {}): string[] {
+  const response = responseObject(options);
+  const message = response.output[0]!;
+  const text = message.content[0]!.text;
+  return [
+    responsesEvent({
+      type: 'response.created',
+      sequence_number: 0,
+      response: { ...response, status: 'in_progress', output: [] },
+    }),
+    responsesEvent({
+      type: 'response.output_item.added',
+      sequence_number: 1,
+      output_index: 0,
+      item: { ...message, status: 'in_progress', content: [] },
+    }),
+    responsesEvent({
+      type: 'response.output_text.delta',
+      sequence_number: 2,
+      item_id: message.id,
+      output_index: 0,
+      content_index: 0,
+      delta: text,
+    }),
+    responsesEvent({ type: 'response.output_item.done', sequence_number: 3, output_index: 0, item: message }),
+    responsesEvent({ type: 'response.completed', sequence_number: 4, response }),
+  ];
+}
+
+function responsesAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+  const model = requestedModel(request);
+  return streamed(request) ? { sse: responseStream({ model }) } : { json: responseObject({ model }) };
+}
+
 const OPENAI_ROUTES: FakeRoute[] = [
   { path: /(?<!\/chat)\/completions$/, answer: textCompletionAnswer },
+  { path: /^\/v1\/responses$/, answer: responsesAnswer },
   // Every other path answers a chat completion: the OpenAI-compatible servers (Azure deployments, Ollama,
   // pass-through targets) put chat at paths of their own.
   { path: /./, answer: chatAnswer },

@@ -20,6 +20,11 @@ import { sendGenAiError } from './genai-error.ts';
 import { genAiMessages, genAiToChat, generateContentSchema } from './genai-to-chat.ts';
 
 const PATH = /^\/genai\/(v1beta|v1)\/models(?:\/(.*))?$/;
+/**
+ * `/genai/v1beta/{provider}/{model}:{method}`: @ai-sdk/google puts a model id that holds a slash in the path
+ * as it is, without `models/` (it takes it for a resource name such as `tunedModels/…`).
+ */
+const BARE_PATH = /^\/genai\/(v1beta|v1)\/()([^/]+\/[^:]+:[A-Za-z]+)$/;
 
 /** The model of a path: `gemini-…`, or `<provider>/<model>` (sent as is or URL-encoded). */
 function modelTarget(encoded: string) {
@@ -53,9 +58,9 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
   const sendError = loggingErrors(sendGenAiError, dependencies.logger);
 
   const handler: RouteHandler = async (request, response, context) => {
-    const match = PATH.exec(context.path);
+    const match = PATH.exec(context.path) ?? BARE_PATH.exec(context.path);
     if (!match) throw noEndpoint(request.method, context.path);
-    const rest = match[2] ?? '';
+    const rest = match[2] || match[3] || '';
     const colon = rest.lastIndexOf(':');
     const url = request.url ?? '';
     const headers = withQueryKey(request.headers, url);
