@@ -80,6 +80,8 @@ describe.each(MODES)('OpenAI SDK → /openai → Anthropic (%s)', (_mode, start)
       tools: [WEATHER_TOOL],
     });
     expect(second.choices[0]!.message.content).toBe('Hello from Claude');
+    // Members OpenAI's schema requires of every answer, which Anthropic has no words for.
+    expect(second.choices[0]).toMatchObject({ logprobs: null, message: { refusal: null } });
     const messages = (fakes.anthropic.last().body as { messages: Array<{ role: string; content: unknown }> })
       .messages;
     expect(messages[1]).toMatchObject({

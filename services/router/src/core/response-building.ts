@@ -34,6 +34,17 @@ export function withChatMessages(result: AdapterResult<TextChoice>): AdapterResu
   };
 }
 
+/**
+ * A choice with the members OpenAI's schema requires of every answer (`logprobs`, and a message's `refusal`),
+ * null when the provider has no such thing (Anthropic, Gemini…): strict OpenAI clients validate them.
+ */
+function withOpenAiMembers<Choice extends ChatChoice | TextChoice>(choice: Choice): Choice {
+  const message = (choice as ChatChoice).message as ChatChoice['message'] | undefined;
+  if ('logprobs' in choice && (!message || 'refusal' in message)) return choice;
+  const completed = { ...choice, logprobs: choice['logprobs'] ?? null };
+  return message ? { ...completed, message: { ...message, refusal: message.refusal ?? null } } : completed;
+}
+
 /** SPEC.md's CompletionResponse from an adapter's answer. */
 export function buildCompletionResponse(options: {
   request: CompletionRoute;
@@ -46,7 +57,7 @@ export function buildCompletionResponse(options: {
   const response: CompletionResponse = {
     id: result.id || `gw-${request.requestId}`,
     object: request.operation === 'chat' ? 'chat.completion' : 'text.completion',
-    choices: result.choices,
+    choices: (result.choices as Array<ChatChoice | TextChoice>).map(withOpenAiMembers),
     model: bareModel(result.model, provider),
     created: result.created,
     usage: result.usage,

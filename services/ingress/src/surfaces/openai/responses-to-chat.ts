@@ -185,6 +185,9 @@ export function responsesToChat(
   if (typeof request.parallel_tool_calls === 'boolean' && tools?.length)
     params['parallel_tool_calls'] = request.parallel_tool_calls;
   if (request.user) params['user'] = request.user;
+  // The Responses API's reasoning effort is chat's (other providers map it to a thinking budget).
+  const effort = (body as { reasoning?: { effort?: unknown } }).reasoning?.effort;
+  if (typeof effort === 'string') params['reasoning_effort'] = effort;
   const format = convertFormat(request.text?.format, untranslatable);
   if (format) params['response_format'] = format;
   const messages = convertInput(request, untranslatable);

@@ -56,6 +56,20 @@ describe('convertToAnthropicRequest', () => {
     );
   });
 
+  it('turns reasoning_effort into a thinking budget below max_tokens, unless thinking is set', () => {
+    expect(convert({ reasoning_effort: 'medium', max_tokens: 1000 })).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      max_tokens: 3048,
+    });
+    expect(convert({ reasoning_effort: 'high' })).toMatchObject({ thinking: { budget_tokens: 4096 } });
+    expect(convert({ reasoning_effort: 'minimal' }).thinking).toBeUndefined();
+    const own = { type: 'enabled', budget_tokens: 9000 };
+    expect(convert({ reasoning_effort: 'low', thinking: own }).thinking).toEqual(own);
+    expect(() => convert({ reasoning_effort: 'extreme' })).toThrow(
+      expect.objectContaining({ type: 'invalid_request', param: 'reasoning_effort' }),
+    );
+  });
+
   it('sends OpenAI’s user as metadata.user_id, beside metadata the caller gave', () => {
     expect(convert({ user: 'u-1' }).metadata).toEqual({ user_id: 'u-1' });
     expect(convert({ user: 'u-1', metadata: { user_id: 'u-2' } }).metadata).toEqual({ user_id: 'u-2' });

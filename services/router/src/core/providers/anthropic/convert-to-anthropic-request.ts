@@ -1,5 +1,6 @@
 import { invalidRequest } from '@gw/shared';
 import type { ChatInput } from '../adapter.ts';
+import { reasoningBudget } from '../reasoning-budget.ts';
 import { type AnthropicRequestMessage, convertToAnthropicMessages } from './convert-to-anthropic-messages.ts';
 
 /** Anthropic requires `max_tokens`; this is sent when the caller gave no limit. */
@@ -130,6 +131,18 @@ export function convertToAnthropicRequest(
   for (const [name, value] of Object.entries(optional)) {
     if (value !== undefined && value !== null) body[name] = value;
   }
+  applyReasoningEffort(body, params);
   if (options.stream) body.stream = true;
   return body;
+}
+
+/**
+ * OpenAI's `reasoning_effort` as Anthropic's extended thinking, unless the caller set `thinking` itself: a
+ * budget of that many tokens, which Anthropic wants below `max_tokens` (raised by the budget when it is not).
+ */
+function applyReasoningEffort(body: AnthropicRequestBody, params: Record<string, unknown>): void {
+  const budget = reasoningBudget(params);
+  if (budget === undefined || budget === 0 || body['thinking'] !== undefined) return;
+  body['thinking'] = { type: 'enabled', budget_tokens: budget };
+  if (body.max_tokens <= budget) body.max_tokens += budget;
 }

@@ -178,4 +178,16 @@ describe('convertJsonSchemaToGeminiSchema', () => {
     ).toEqual({ type: 'array', items: { anyOf: [{ type: 'string', enum: ['x'] }, { type: 'number' }] } });
     expect(convertJsonSchemaToGeminiSchema('not a schema')).toBeUndefined();
   });
+
+  it('turns reasoning_effort into a thinking budget, a caller’s own thinkingConfig winning', () => {
+    expect(request({ reasoning_effort: 'low' })['generationConfig']).toEqual({
+      thinkingConfig: { thinkingBudget: 1024 },
+    });
+    expect(request({ reasoning_effort: 'none' })['generationConfig']).toEqual({
+      thinkingConfig: { thinkingBudget: 0 },
+    });
+    expect(
+      request({ reasoning_effort: 'high', thinking_config: { thinkingBudget: 77 } })['generationConfig'],
+    ).toEqual({ thinkingConfig: { thinkingBudget: 77 } });
+  });
 });

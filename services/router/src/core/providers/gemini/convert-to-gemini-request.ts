@@ -1,5 +1,6 @@
 import type { Tool } from '@gw/shared';
 import type { ChatInput } from '../adapter.ts';
+import { reasoningBudget } from '../reasoning-budget.ts';
 import { convertJsonSchemaToGeminiSchema } from './convert-json-schema-to-gemini-schema.ts';
 import { convertToGeminiMessages } from './convert-to-gemini-messages.ts';
 
@@ -41,7 +42,14 @@ const TRANSLATED = new Set([
   'top_logprobs',
   'generation_config',
   'generationConfig',
+  'reasoning_effort',
 ]);
+
+/** OpenAI's `reasoning_effort` as Gemini's thinking budget (a caller's own `thinkingConfig` wins). */
+function thinkingConfig(params: Record<string, unknown>): Record<string, unknown> {
+  const budget = reasoningBudget(params);
+  return budget === undefined ? {} : { thinkingConfig: { thinkingBudget: budget } };
+}
 
 /** Gemini 3 and later models require thought signatures on replayed function calls. */
 function requiresThoughtSignatures(model: string): boolean {
@@ -115,6 +123,7 @@ export function convertToGeminiRequest(input: ChatInput): Record<string, unknown
     responseLogprobs: params['logprobs'],
     logprobs: params['top_logprobs'],
     ...responseFormat(params['response_format']),
+    ...thinkingConfig(params),
     ...extraConfig,
     ...((params['generation_config'] ?? params['generationConfig']) as Record<string, unknown> | undefined),
   });
