@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type FakeUpstream, type LaunchedGateway, startEmbedded, startFakeUpstream } from '@gw/testkit';
+import {
+  type FakeUpstream,
+  type LaunchedGateway,
+  responseStream,
+  startEmbedded,
+  startFakeUpstream,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeFakes,
@@ -21,58 +27,6 @@ import {
 
 const run = promisify(execFile);
 const CODEX = fileURLToPath(new URL('./node_modules/.bin/codex', import.meta.url));
-
-const event = (data: { type: string } & Record<string, unknown>) =>
-  `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
-
-/** OpenAI's Responses stream of one text answer. */
-function textAnswer(text: string): string[] {
-  const message = {
-    id: 'msg_codex_1',
-    type: 'message',
-    role: 'assistant',
-    status: 'completed',
-    content: [{ type: 'output_text', text, annotations: [] }],
-  };
-  const response = {
-    id: 'resp_codex_1',
-    object: 'response',
-    created_at: 1_760_000_000,
-    model: 'gpt-5-codex',
-    status: 'completed',
-    output: [message],
-    usage: {
-      input_tokens: 3_000,
-      input_tokens_details: { cached_tokens: 2_048 },
-      output_tokens: 12,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 3_012,
-    },
-  };
-  return [
-    event({
-      type: 'response.created',
-      sequence_number: 0,
-      response: { ...response, status: 'in_progress', output: [] },
-    }),
-    event({
-      type: 'response.output_item.added',
-      sequence_number: 1,
-      output_index: 0,
-      item: { ...message, status: 'in_progress', content: [] },
-    }),
-    event({
-      type: 'response.output_text.delta',
-      sequence_number: 2,
-      item_id: message.id,
-      output_index: 0,
-      content_index: 0,
-      delta: text,
-    }),
-    event({ type: 'response.output_item.done', sequence_number: 3, output_index: 0, item: message }),
-    event({ type: 'response.completed', sequence_number: 4, response }),
-  ];
-}
 
 interface SentResponses {
   model: string;
@@ -93,7 +47,10 @@ describe('Codex → /openai/v1 (embedded)', () => {
     fakes = await startFakes();
     // OpenAI's Responses API and models list: Codex reads both.
     openai = await startFakeUpstream([
-      { path: /^\/v1\/responses$/, answer: () => ({ sse: textAnswer('Hello from gw') }) },
+      {
+        path: /^\/v1\/responses$/,
+        answer: () => ({ sse: responseStream({ model: 'gpt-5-codex', text: 'Hello from gw' }) }),
+      },
       { path: /^\/v1\/models/, answer: () => ({ json: { object: 'list', data: [] } }) },
     ]);
     gateway = await startEmbedded({

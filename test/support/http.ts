@@ -36,6 +36,22 @@ export async function call(
   return { status: response.status, headers: response.headers, body: await readJson(response) };
 }
 
+/**
+ * POSTs a JSON value as a client would and answers the status, headers, the raw text (a relayed stream is
+ * compared byte for byte) and the JSON body when the answer is JSON.
+ */
+export async function postForText(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  const json: Json = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
+  return { status: response.status, headers: response.headers, text, body: json };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
 export type Json = any;
 

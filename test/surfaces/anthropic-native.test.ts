@@ -4,6 +4,7 @@
 // is translated (system turns anywhere, images inside tool results), and what cannot be translated is a 400.
 import type { LaunchedGateway } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postForText } from '../support/http.ts';
 import {
   closeFakes,
   MODES,
@@ -128,23 +129,12 @@ const THINKING_STREAM = [
 describe.each(MODES)('/anthropic: same format forwarded as it came (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
-  /** A Messages call as a client sends it: its answer's status, headers, text and JSON (when it is JSON). */
-  const messages = async (body: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${gateway.url}/anthropic/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': VIRTUAL_KEY,
-        'anthropic-version': '2023-06-01',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+  const messages = (body: unknown, headers: Record<string, string> = {}) =>
+    postForText(`${gateway.url}/anthropic/v1/messages`, body, {
+      'x-api-key': VIRTUAL_KEY,
+      'anthropic-version': '2023-06-01',
+      ...headers,
     });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
-    return { status: response.status, headers: response.headers, text, body: json };
-  };
 
   beforeAll(async () => {
     fakes = await startFakes();

@@ -4,6 +4,7 @@
 // provider it is translated, and what only Google can run is a 400 naming it.
 import type { LaunchedGateway } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postForText } from '../support/http.ts';
 import {
   closeFakes,
   MODES,
@@ -66,17 +67,10 @@ const STREAM = [
 describe.each(MODES)('/genai: same format forwarded as it came (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
-  const generate = async (model: string, method: string, body: unknown) => {
-    const response = await fetch(`${gateway.url}/genai/v1beta/models/${model}:${method}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-goog-api-key': VIRTUAL_KEY },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+  const generate = (model: string, method: string, body: unknown) =>
+    postForText(`${gateway.url}/genai/v1beta/models/${model}:${method}`, body, {
+      'x-goog-api-key': VIRTUAL_KEY,
     });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
-    return { status: response.status, headers: response.headers, text, body: json };
-  };
 
   beforeAll(async () => {
     fakes = await startFakes();

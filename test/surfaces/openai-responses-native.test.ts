@@ -5,6 +5,7 @@
 // `/v1/embeddings` are served by every provider that can serve them.
 import type { LaunchedGateway } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postForText } from '../support/http.ts';
 import {
   closeFakes,
   MODES,
@@ -116,17 +117,8 @@ const RESPONSE_STREAM = [
 describe.each(MODES)('/openai responses: OpenAI served as it came (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
-  const send = async (path: string, body: unknown) => {
-    const response = await fetch(`${gateway.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${VIRTUAL_KEY}` },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;
-    return { status: response.status, headers: response.headers, text, body: json };
-  };
+  const send = (path: string, body: unknown) =>
+    postForText(`${gateway.url}${path}`, body, { authorization: `Bearer ${VIRTUAL_KEY}` });
 
   beforeAll(async () => {
     fakes = await startFakes();

@@ -159,7 +159,7 @@ function responseObject(options: { model?: string; text?: string } = {}) {
 }
 
 /** The same answer streamed as OpenAI streams it: created, the message item, its text, done, completed. */
-function responseStream(options: { model?: string; text?: string } = {}): string[] {
+export function responseStream(options: { model?: string; text?: string } = {}): string[] {
   const response = responseObject(options);
   const message = response.output[0]!;
   const text = message.content[0]!.text;
