@@ -194,7 +194,14 @@ describe.each(MODES)('/anthropic: same format forwarded as it came (%s)', (_mode
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text' }] });
     expect((fakes.openai.last().body as { messages: unknown[] }).messages).toEqual([
-      { role: 'system', content: 'You are Claude Code.\nBe brief.' },
+      // Cache breakpoints are Anthropic's and Bedrock's: OpenAI gets the text parts without them.
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'You are Claude Code.' },
+          { type: 'text', text: 'Be brief.' },
+        ],
+      },
       { role: 'user', content: [{ type: 'text', text: 'What is in shot.png?' }] },
       {
         role: 'assistant',

@@ -1,10 +1,22 @@
 import { z } from 'zod';
 
+/**
+ * A prompt-cache breakpoint on a part (Anthropic's `cache_control`, as LiteLLM and OpenRouter carry it in
+ * chat): providers that cache by marker get it in their terms (Anthropic's marker, Bedrock's `cachePoint`);
+ * the others never see it.
+ */
+const cacheControlSchema = z.looseObject({ type: z.string() }).optional();
+
 export const imageUrlPartSchema = z.object({
   type: z.literal('image_url'),
   image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }),
+  cache_control: cacheControlSchema,
 });
-export const textPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const textPartSchema = z.object({
+  type: z.literal('text'),
+  text: z.string(),
+  cache_control: cacheControlSchema,
+});
 /** Text and image parts are typed; other part types (input_audio, file…) pass through to the provider. */
 export const contentPartSchema = z.union([
   textPartSchema,

@@ -50,6 +50,12 @@ const ANTHROPIC_ONLY = ['top_k', 'thinking', 'metadata', 'service_tier'] as cons
 type Block = Record<string, unknown>;
 type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
+/** A part with the block's cache breakpoint, which chat carries on parts (docs/surfaces.md). */
+function withCacheControl<P extends Part>(part: P, block: Block): P {
+  const cacheControl = block['cache_control'];
+  return cacheControl && typeof cacheControl === 'object' ? { ...part, cache_control: cacheControl } : part;
+}
+
 /**
  * A Messages request in chat terms (docs/surfaces.md "Anthropic in, another provider out"). What chat cannot
  * say is recorded, not thrown: the request may still be served verbatim by a provider of Anthropic's format,
@@ -90,7 +96,16 @@ class MessagesTranslation {
     return undefined;
   }
 
+  /** System blocks as one system message; as text parts when one sets a cache breakpoint, to keep it. */
   system(content: string | Block[], field: string): void {
+    if (typeof content !== 'string' && content.some((block) => block['cache_control'])) {
+      this.text(content, field);
+      const parts = content
+        .filter((block) => block['type'] === 'text' && block['text'])
+        .map((block) => withCacheControl({ type: 'text', text: String(block['text']) }, block));
+      if (parts.length > 0) this.messages.push({ role: 'system', content: parts });
+      return;
+    }
     const text = typeof content === 'string' ? content : this.text(content, field);
     if (text) this.messages.push({ role: 'system', content: text });
   }
@@ -114,10 +129,10 @@ class MessagesTranslation {
           content: this.toolResult(block, blockField, parts),
         });
       } else if (block['type'] === 'text') {
-        parts.push({ type: 'text', text: String(block['text'] ?? '') });
+        parts.push(withCacheControl({ type: 'text', text: String(block['text'] ?? '') }, block));
       } else if (block['type'] === 'image') {
         const image = this.image(block, blockField);
-        if (image) parts.push(image);
+        if (image) parts.push(withCacheControl(image, block));
       } else {
         this.cannot(blockField, `a content block of type '${String(block['type'])}'`);
       }

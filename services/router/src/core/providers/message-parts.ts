@@ -56,6 +56,42 @@ export interface TurnBlocks<Block> {
   toolResult(message: Message, position: number, toolCallId: string): Block;
 }
 
+/** A system or developer message's text, and the cache breakpoint one of its parts set, if any. */
+export interface SystemText {
+  text: string;
+  cacheControl: Record<string, unknown> | undefined;
+}
+
+/** The cache breakpoint (`cache_control`) the last marked part of a content sets, if any. */
+function cacheControlOf(content: Message['content']): Record<string, unknown> | undefined {
+  if (!Array.isArray(content)) return undefined;
+  let marker: Record<string, unknown> | undefined;
+  for (const part of content) {
+    const cacheControl = (part as { cache_control?: Record<string, unknown> }).cache_control;
+    if (cacheControl) marker = cacheControl;
+  }
+  return marker;
+}
+
+/**
+ * Messages without cache breakpoints, for providers that cache on their own (OpenAI-format servers reject
+ * members they do not know); the same array when none has one.
+ */
+export function withoutCacheControl(messages: Message[]): Message[] {
+  if (!messages.some((message) => cacheControlOf(message.content))) return messages;
+  return messages.map((message) =>
+    Array.isArray(message.content) && cacheControlOf(message.content)
+      ? {
+          ...message,
+          content: message.content.map((part) => {
+            const { cache_control: _marker, ...rest } = part as ContentPart & { cache_control?: unknown };
+            return rest as ContentPart;
+          }),
+        }
+      : message,
+  );
+}
+
 /**
  * Messages as alternating user/assistant turns, for providers that want them so (Anthropic, Bedrock):
  * system and developer messages are set apart, tool results become blocks of a user turn, consecutive
@@ -64,8 +100,8 @@ export interface TurnBlocks<Block> {
 export function toAlternatingTurns<Block>(
   messages: readonly Message[],
   blocks: TurnBlocks<Block>,
-): { system: string[]; turns: Array<Turn<Block>> } {
-  const system: string[] = [];
+): { system: SystemText[]; turns: Array<Turn<Block>> } {
+  const system: SystemText[] = [];
   const turns: Array<Turn<Block>> = [];
   const append = (role: Turn<Block>['role'], content: Block[]) => {
     if (content.length === 0) return;
@@ -79,7 +115,7 @@ export function toAlternatingTurns<Block>(
       case 'system':
       case 'developer': {
         const text = textOf(message.content);
-        if (text) system.push(text);
+        if (text) system.push({ text, cacheControl: cacheControlOf(message.content) });
         return;
       }
       case 'user':

@@ -15,6 +15,29 @@ describe('convertToAnthropicMessages', () => {
     expect(prompt.messages).toEqual([{ role: 'user', content: [text('Hi')] }]);
   });
 
+  it('keeps cache breakpoints: on text and image parts, and on system prompts (then given as blocks)', () => {
+    const marker = { type: 'ephemeral' };
+    const prompt = convertToAnthropicMessages([
+      { role: 'system', content: [{ type: 'text', text: 'Stable preamble', cache_control: marker }] },
+      { role: 'system', content: 'Today is Monday' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look', cache_control: marker },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, cache_control: marker },
+        ],
+      },
+    ]);
+    expect(prompt.system).toEqual([
+      { type: 'text', text: 'Stable preamble', cache_control: marker },
+      { type: 'text', text: 'Today is Monday' },
+    ]);
+    expect(prompt.messages[0]!.content).toEqual([
+      { type: 'text', text: 'Look', cache_control: marker },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' }, cache_control: marker },
+    ]);
+  });
+
   it('leaves system out when there is none', () => {
     expect(convertToAnthropicMessages([{ role: 'user', content: 'Hi' }]).system).toBeUndefined();
   });

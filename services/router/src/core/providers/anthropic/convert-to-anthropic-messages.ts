@@ -17,8 +17,11 @@ export interface AnthropicRequestMessage {
 }
 
 export interface AnthropicPrompt {
-  /** System and developer messages, joined; absent when there are none. */
-  system: string | undefined;
+  /**
+   * System and developer messages, joined; as blocks when one of them sets a cache breakpoint; absent when
+   * there are none.
+   */
+  system: string | AnthropicRequestBlock[] | undefined;
   messages: AnthropicRequestMessage[];
 }
 
@@ -41,11 +44,13 @@ function contentBlocks(content: Message['content'], param: string): AnthropicReq
     // The message schema admits other part types only when they are neither text nor image_url, so the
     // type alone tells which of its shapes a part has.
     if (part.type === 'text') {
-      const { text } = part as TextPart;
-      return text ? [{ type: 'text', text }] : [];
+      const { text, cache_control } = part as TextPart;
+      return text ? [cache_control ? { type: 'text', text, cache_control } : { type: 'text', text }] : [];
     }
     if (part.type === 'image_url') {
-      return [imageBlock((part as ImageUrlPart).image_url.url, `${param}[${index}].image_url.url`)];
+      const { image_url, cache_control } = part as ImageUrlPart;
+      const image = imageBlock(image_url.url, `${param}[${index}].image_url.url`);
+      return [cache_control ? { ...image, cache_control } : image];
     }
     // Other part types (document, a caller's own Anthropic blocks) go to Anthropic as they are.
     return [part as AnthropicRequestBlock];
@@ -82,5 +87,12 @@ const ANTHROPIC_BLOCKS = {
  */
 export function convertToAnthropicMessages(messages: readonly Message[]): AnthropicPrompt {
   const { system, turns } = toAlternatingTurns(messages, ANTHROPIC_BLOCKS);
-  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: turns };
+  if (system.length === 0) return { system: undefined, messages: turns };
+  if (!system.some((entry) => entry.cacheControl)) {
+    return { system: system.map((entry) => entry.text).join('\n\n'), messages: turns };
+  }
+  const blocks = system.map(({ text, cacheControl }) =>
+    cacheControl ? { type: 'text', text, cache_control: cacheControl } : { type: 'text', text },
+  );
+  return { system: blocks, messages: turns };
 }

@@ -1,7 +1,11 @@
 import { invalidRequest } from '@gw/shared';
 import type { ChatInput } from '../adapter.ts';
 import { reasoningBudget } from '../reasoning-budget.ts';
-import { type AnthropicRequestMessage, convertToAnthropicMessages } from './convert-to-anthropic-messages.ts';
+import {
+  type AnthropicRequestBlock,
+  type AnthropicRequestMessage,
+  convertToAnthropicMessages,
+} from './convert-to-anthropic-messages.ts';
 
 /** Anthropic requires `max_tokens`; this is sent when the caller gave no limit. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -27,7 +31,7 @@ const ANTHROPIC_EXTRA_PARAMS = [
 export interface AnthropicRequestBody extends Record<string, unknown> {
   model: string;
   max_tokens: number;
-  system?: string;
+  system?: string | AnthropicRequestBlock[];
   messages: AnthropicRequestMessage[];
   stream?: boolean;
 }

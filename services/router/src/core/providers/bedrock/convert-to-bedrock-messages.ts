@@ -6,7 +6,11 @@ export type BedrockContentBlock =
   | { text: string }
   | { image: { format: BedrockImageFormat; source: { bytes: string } } }
   | { toolUse: { toolUseId: string; name: string; input: unknown } }
-  | { toolResult: { toolUseId: string; content: Array<{ text: string } | { json: unknown }> } };
+  | { toolResult: { toolUseId: string; content: Array<{ text: string } | { json: unknown }> } }
+  | { cachePoint: { type: 'default' } };
+
+/** Converse's prompt-cache breakpoint: what comes before it is cached. */
+const CACHE_POINT = { cachePoint: { type: 'default' } } as const;
 
 export interface BedrockMessage {
   role: 'user' | 'assistant';
@@ -14,8 +18,8 @@ export interface BedrockMessage {
 }
 
 export interface BedrockPrompt {
-  /** System and developer messages, one block each. */
-  system: Array<{ text: string }>;
+  /** System and developer messages, one block each, a cache breakpoint after those that set one. */
+  system: Array<{ text: string } | { cachePoint: { type: 'default' } }>;
   messages: BedrockMessage[];
 }
 
@@ -55,8 +59,12 @@ function contentBlocks(content: Message['content'], param: string): BedrockConte
   if (content === null || content === undefined) return [];
   if (typeof content === 'string') return content ? [{ text: content }] : [];
   return content.flatMap((part: ContentPart, index): BedrockContentBlock[] => {
-    if (isTextPart(part)) return part.text ? [{ text: part.text }] : [];
-    if (isImagePart(part)) return [imageBlock(part.image_url.url, `${param}[${index}].image_url.url`)];
+    // A cache breakpoint is Converse's cachePoint block, right after the content it closes.
+    const cached = (blocks: BedrockContentBlock[]) =>
+      part.cache_control && blocks.length > 0 ? [...blocks, CACHE_POINT] : blocks;
+    if (isTextPart(part)) return cached(part.text ? [{ text: part.text }] : []);
+    if (isImagePart(part))
+      return cached([imageBlock(part.image_url.url, `${param}[${index}].image_url.url`)]);
     throw invalidRequest(`bedrock does not take '${part.type}' content parts`, `${param}[${index}].type`);
   });
 }
@@ -98,5 +106,8 @@ export function convertToBedrockMessages(messages: readonly Message[]): BedrockP
     toolUses: toolUseBlocks,
     toolResult: toolResultBlock,
   });
-  return { system: system.map((text) => ({ text })), messages: turns };
+  return {
+    system: system.flatMap(({ text, cacheControl }) => (cacheControl ? [{ text }, CACHE_POINT] : [{ text }])),
+    messages: turns,
+  };
 }

@@ -174,6 +174,18 @@ describe('convertToBedrockRequest', () => {
     });
   });
 
+  it('turns cache breakpoints into cachePoint blocks after what they close, system included', () => {
+    const marker = { type: 'ephemeral' };
+    const body = convert([
+      { role: 'system', content: [{ type: 'text', text: 'Stable preamble', cache_control: marker }] },
+      { role: 'user', content: [{ type: 'text', text: 'Question', cache_control: marker }] },
+    ]);
+    expect(body['system']).toEqual([{ text: 'Stable preamble' }, { cachePoint: { type: 'default' } }]);
+    expect(body['messages']).toEqual([
+      { role: 'user', content: [{ text: 'Question' }, { cachePoint: { type: 'default' } }] },
+    ]);
+  });
+
   it('refuses a structured response_format, which Converse cannot carry', () => {
     const error = failure(() =>
       convert([{ role: 'user', content: 'Hi' }], {

@@ -10,6 +10,7 @@ import type {
   ProviderAdapter,
   TextInput,
 } from '../adapter.ts';
+import { withoutCacheControl } from '../message-parts.ts';
 import { callJson, callSse, type ErrorMessageReader, type UpstreamCall } from '../upstream-call.ts';
 import { mapOpenAiChatResponse, mapOpenAiTextResponse } from './map-openai-response.ts';
 import { mapResponsesAnswer, relayResponsesStream, responseObjectSchema } from './map-openai-responses.ts';
@@ -76,7 +77,11 @@ function toOpenAiParams(params: Record<string, unknown>): Record<string, unknown
 }
 
 function chatBody(input: ChatInput): Record<string, unknown> {
-  return { ...toOpenAiParams(input.params), model: input.model, messages: input.messages };
+  return {
+    ...toOpenAiParams(input.params),
+    model: input.model,
+    messages: withoutCacheControl(input.messages),
+  };
 }
 
 function textBody(input: TextInput): Record<string, unknown> {
