@@ -1,9 +1,10 @@
 // Claude Code itself (`claude -p`, the npm package's own binary, installed in this folder by `pnpm run
 // clients`) against gw's `/anthropic` surface, embedded, answered by a fake Anthropic upstream (issue 10):
-// a plain answer, and a tool round trip with thinking on, whose signed thinking block must come back to
-// Anthropic as it left it.
+// a plain answer, a tool round trip with thinking on (its signed thinking block must come back to Anthropic as
+// it left it), an image read (the picture inside the tool result), and the same client served by OpenAI
+// through a model alias.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +26,15 @@ const CLAUDE = fileURLToPath(new URL('./node_modules/.bin/claude', import.meta.u
 const event = (data: { type: string } & Record<string, unknown>) =>
   `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 
-/** A streamed answer that thinks (signed), then calls Claude Code's Bash tool. */
-function thinkingToolUse(model: string): string[] {
+/** A streamed answer that thinks (signed), then calls one of Claude Code's tools. */
+function thinkingToolUse(
+  model: string,
+  call: { id: string; name: string; input: Record<string, unknown> } = {
+    id: 'toolu_cc_1',
+    name: 'Bash',
+    input: { command: 'echo gw-was-here', description: 'Print' },
+  },
+): string[] {
   return [
     event({
       type: 'message_start',
@@ -60,14 +68,14 @@ function thinkingToolUse(model: string): string[] {
     event({
       type: 'content_block_start',
       index: 1,
-      content_block: { type: 'tool_use', id: 'toolu_cc_1', name: 'Bash', input: {} },
+      content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
     }),
     event({
       type: 'content_block_delta',
       index: 1,
       delta: {
         type: 'input_json_delta',
-        partial_json: '{"command":"echo gw-was-here","description":"Print"}',
+        partial_json: JSON.stringify(call.input),
       },
     }),
     event({ type: 'content_block_stop', index: 1 }),
@@ -103,20 +111,22 @@ describe('Claude Code → /anthropic (embedded)', () => {
     if (home) await rm(home, { recursive: true, force: true });
   });
 
+  /** Claude Code's environment: gw as its Anthropic, the virtual key as its API key, no traffic elsewhere. */
+  const environment = () => ({
+    PATH: process.env['PATH'] ?? '',
+    HOME: home,
+    ANTHROPIC_BASE_URL: `${gateway.url}/anthropic`,
+    ANTHROPIC_API_KEY: VIRTUAL_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+  });
   const claude = (prompt: string, extra: string[] = []) =>
     run(CLAUDE, ['-p', prompt, '--output-format', 'json', ...extra], {
       cwd: home,
       timeout: 60_000,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        HOME: home,
-        ANTHROPIC_BASE_URL: `${gateway.url}/anthropic`,
-        ANTHROPIC_API_KEY: VIRTUAL_KEY,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-      },
+      env: environment(),
     });
 
   it('answers a prompt in print mode, with gw’s key upstream and Claude Code’s request intact', async () => {
@@ -181,5 +191,66 @@ describe('Claude Code → /anthropic (embedded)', () => {
     );
     const toolResult = JSON.stringify(followUp.messages[followUp.messages.length - 1]);
     expect(toolResult).toContain('gw-was-here');
+  });
+
+  it('reads an image: the picture goes back to Anthropic inside the tool result', async () => {
+    // A 1×1 PNG.
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const file = join(home, 'shot.png');
+    await writeFile(file, png);
+    fakes.anthropic.enqueue({
+      sse: thinkingToolUse('claude-sonnet-4-5', {
+        id: 'toolu_cc_img',
+        name: 'Read',
+        input: { file_path: file },
+      }),
+    });
+    fakes.anthropic.enqueue({
+      sse: anthropicStream({ model: 'claude-sonnet-4-5', pieces: ['A single pixel.'] }),
+    });
+    const before = fakes.anthropic.requests.length;
+    const { stdout } = await claude('What is in shot.png?', [
+      '--model',
+      'claude-sonnet-4-5',
+      '--max-turns',
+      '3',
+    ]);
+    expect((JSON.parse(stdout) as { result: string }).result).toContain('A single pixel.');
+    const followUp = fakes.anthropic.requests
+      .slice(before)
+      .map((request) => JSON.stringify(request.body))
+      .find((body) => body.includes('toolu_cc_img') && body.includes('tool_result'));
+    expect(followUp).toBeDefined();
+    expect(followUp).toContain('"type":"image"');
+    expect(followUp).toContain('"media_type":"image/png"');
+  });
+
+  it('is served by another provider through a model alias, its hard-coded claude-… names unchanged', async () => {
+    const aliased = await startEmbedded({
+      config: {
+        ...surfaceConfig(fakes),
+        governance: {
+          ...surfaceConfig(fakes).governance,
+          model_aliases: [{ name: 'claude-*', targets: [{ model: 'openai/gpt-4o' }] }],
+        },
+      },
+    });
+    try {
+      const before = fakes.openai.requests.length;
+      const { stdout } = await run(CLAUDE, ['-p', 'Say hello', '--output-format', 'json'], {
+        cwd: home,
+        timeout: 60_000,
+        env: { ...environment(), ANTHROPIC_BASE_URL: `${aliased.url}/anthropic` },
+      });
+      expect((JSON.parse(stdout) as { is_error: boolean }).is_error).toBe(false);
+      const sent = fakes.openai.requests.slice(before).map((request) => request.body as { model: string });
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.every((body) => body.model === 'gpt-4o')).toBe(true);
+    } finally {
+      await aliased.close();
+    }
   });
 });
