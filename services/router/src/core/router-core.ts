@@ -17,10 +17,10 @@ import type {
   RouteTarget,
   StreamItem,
 } from './router-service.ts';
-
-type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
-
 import { UpstreamClient } from './upstream-client.ts';
+
+/** An adapter that takes a format verbatim (router-service.ts NativeRequest). */
+type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
 
 export interface RouterCoreDependencies {
   store: Store;
