@@ -10,3 +10,5 @@ export type {
   TextInput,
 } from './core/providers/adapter.ts';
 export { UpstreamClient } from './core/upstream-client.ts';
+// ConverseStream frames in Bedrock's wire format, for suites that fake Bedrock behind a gateway.
+export { eventFrame as bedrockEventFrame } from './testing/fixtures/bedrock-fixtures.ts';

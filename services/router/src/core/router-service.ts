@@ -20,7 +20,7 @@ interface RouteBase {
 }
 
 /** Wire formats a caller may speak that some providers take verbatim (docs/surfaces.md "Same-format"). */
-export type NativeFormat = 'anthropic' | 'openai-responses' | 'gemini';
+export type NativeFormat = 'anthropic' | 'openai-responses' | 'gemini' | 'converse';
 
 /**
  * The caller's own request, for a provider that speaks its format: sent as it came with only the model and
@@ -85,8 +85,9 @@ export interface StreamItem {
   /** `chunk` as JSON text when a transport already holds it; whoever changes `chunk` drops it. */
   json?: string | undefined;
   /**
-   * The upstream's event, framed as it came (`event: …\ndata: …\n\n`), on every item of a stream that answers
-   * `route.native`: the caller's surface relays it verbatim. `chunk` is its translation (no choices when the
+   * The upstream's event, framed as it came (`event: …\ndata: …\n\n`; Converse's binary frames as JSON lines
+   * of their event type and payload, one per frame), on every item of a stream that answers `route.native`:
+   * the caller's surface relays it verbatim. `chunk` is its translation (no choices when the
    * event carries nothing chat can say), for usage and the stages.
    */
   native?: string | undefined;

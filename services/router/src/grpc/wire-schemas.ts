@@ -21,7 +21,7 @@ export const completionRouteSchema = z.discriminatedUnion('operation', [
     messages: z.array(messageSchema),
     native: z
       .object({
-        format: z.enum(['anthropic', 'openai-responses', 'gemini']),
+        format: z.enum(['anthropic', 'openai-responses', 'gemini', 'converse']),
         body: z.record(z.string(), z.unknown()),
         headers: z.record(z.string(), z.string()),
         untranslatable: z.object({ message: z.string(), param: z.string() }).optional(),

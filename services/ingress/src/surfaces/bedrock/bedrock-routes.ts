@@ -10,7 +10,7 @@ import {
 } from '../shared/surface-call.ts';
 import { surfaceTarget } from '../shared/surface-target.ts';
 import { sendBedrockError } from './bedrock-error.ts';
-import { chatChunksToConverseEvents } from './chat-chunks-to-converse-events.ts';
+import { chatChunksToConverseEvents, relayingConverseEvents } from './chat-chunks-to-converse-events.ts';
 import { chatToConverse } from './chat-to-converse.ts';
 import { converseToChat } from './converse-to-chat.ts';
 import { chatChunksToInvokeEvents, invokeToChat } from './invoke-anthropic.ts';
@@ -75,8 +75,9 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
             target,
             stream: parsedPath.operation === 'converse-stream',
           }),
-          render: (result) => ({ json: chatToConverse(result.response) }),
-          framing: chatChunksToConverseEvents,
+          // Bedrock answered the request as it came: its answer goes back as it came.
+          render: (result) => ({ json: result.native ?? chatToConverse(result.response) }),
+          framing: () => relayingConverseEvents(chatChunksToConverseEvents()),
         });
         return;
       case 'invoke':

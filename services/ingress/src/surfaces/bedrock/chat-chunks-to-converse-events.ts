@@ -4,7 +4,7 @@ import type { SseFraming } from '../../core/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { bedrockStreamExceptionType } from './bedrock-error.ts';
 import { converseStopReason, converseUsage } from './chat-to-converse.ts';
-import { concatFrames, eventFrame, exceptionFrame } from './event-stream-frame.ts';
+import { concatFrames, eventFrame, exceptionFrame, jsonEventFrame } from './event-stream-frame.ts';
 
 function translate(blockEvent: BlockEvent): Uint8Array | undefined {
   const contentBlockIndex = blockEvent.index;
@@ -67,6 +67,33 @@ export function chatChunksToConverseEvents(): SseFraming {
     },
     error(error: GatewayError) {
       return exceptionFrame(bedrockStreamExceptionType(error.status), error.message);
+    },
+  };
+}
+
+/**
+ * The Converse surface's framing of a stream that answers the caller's own request (router-service.ts
+ * StreamItem.native): Bedrock's events, one JSON line each (type and payload as Bedrock sent them), encoded
+ * as frames again; any other stream is framed from its chat chunks.
+ */
+export function relayingConverseEvents(framing: SseFraming): SseFraming {
+  let relayed = false;
+  return {
+    ...framing,
+    event(item: StreamItem) {
+      if (item.native === undefined) return framing.event(item);
+      relayed = true;
+      const frames: Uint8Array[] = [];
+      for (const line of item.native.split('\n')) {
+        if (!line) continue;
+        const { event, payload } = JSON.parse(line) as { event: string; payload: string };
+        frames.push(jsonEventFrame(event, payload));
+      }
+      return frames.length === 0 ? new Uint8Array(0) : concatFrames(frames);
+    },
+    end: () => {
+      if (relayed) return new Uint8Array(0);
+      return typeof framing.end === 'function' ? framing.end() : (framing.end ?? '');
     },
   };
 }

@@ -1,8 +1,9 @@
-import { invalidRequest, type Message, validate } from '@gw/shared';
+import { type Message, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import { functionTool, userMessage } from '../shared/chat-parts.ts';
 import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { Untranslatable } from '../shared/untranslatable.ts';
 
 const blockSchema = z.looseObject({});
 
@@ -39,11 +40,12 @@ const IMAGE_TYPES: Record<string, string> = {
   webp: 'image/webp',
 };
 
-function imagePart(image: Block, field: string) {
+function imagePart(image: Block, field: string, untranslatable: Untranslatable) {
   const source = image['source'] as Block | undefined;
   const mediaType = IMAGE_TYPES[String(image['format'])];
   if (!mediaType || typeof source?.['bytes'] !== 'string') {
-    throw invalidRequest(`${field}.image: only png, jpeg, gif or webp bytes are supported`, `${field}.image`);
+    untranslatable.note(`${field}.image`, 'an image other than png, jpeg, gif or webp bytes');
+    return undefined;
   }
   return { type: 'image_url' as const, image_url: { url: `data:${mediaType};base64,${source['bytes']}` } };
 }
@@ -62,7 +64,7 @@ function toolResultText(result: Block): string {
   return result['status'] === 'error' ? `Error: ${text}` : text;
 }
 
-function convertMessages(request: ConverseRequest): Message[] {
+function convertMessages(request: ConverseRequest, untranslatable: Untranslatable): Message[] {
   const messages: Message[] = [];
   const system = (request.system ?? [])
     .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
@@ -90,7 +92,7 @@ function convertMessages(request: ConverseRequest): Message[] {
       });
       continue;
     }
-    const parts: Array<{ type: 'text'; text: string } | ReturnType<typeof imagePart>> = [];
+    const parts: Array<{ type: 'text'; text: string } | NonNullable<ReturnType<typeof imagePart>>> = [];
     for (const [blockIndex, block] of message.content.entries()) {
       const blockField = `${field}[${blockIndex}]`;
       if (block['toolResult']) {
@@ -101,14 +103,11 @@ function convertMessages(request: ConverseRequest): Message[] {
           content: toolResultText(result),
         });
       } else if (typeof block['text'] === 'string') parts.push({ type: 'text', text: block['text'] });
-      else if (block['image']) parts.push(imagePart(block['image'] as Block, blockField));
-      else if (block['cachePoint']) continue;
-      else {
-        throw invalidRequest(
-          `${blockField}: '${Object.keys(block)[0]}' blocks are not supported by gw's Converse surface`,
-          blockField,
-        );
-      }
+      else if (block['image']) {
+        const image = imagePart(block['image'] as Block, blockField, untranslatable);
+        if (image) parts.push(image);
+      } else if (block['cachePoint']) continue;
+      else untranslatable.note(blockField, `a '${Object.keys(block)[0]}' block`);
     }
     const user = userMessage(parts);
     if (user) messages.push(user);
@@ -116,19 +115,24 @@ function convertMessages(request: ConverseRequest): Message[] {
   return messages;
 }
 
-function convertTools(request: ConverseRequest, params: Record<string, unknown>): void {
-  const tools = (request.toolConfig?.tools ?? [])
-    .filter((tool) => !tool['cachePoint'])
-    .map((tool, index) => {
-      const spec = tool['toolSpec'] as Block | undefined;
-      if (!spec) throw invalidRequest(`toolConfig.tools[${index}]: only toolSpec tools are supported`);
-      const schema = (spec['inputSchema'] as Block | undefined)?.['json'];
-      return functionTool({
-        name: String(spec['name']),
-        description: spec['description'],
-        parameters: schema,
-      });
-    });
+function convertTools(
+  request: ConverseRequest,
+  params: Record<string, unknown>,
+  untranslatable: Untranslatable,
+): void {
+  const tools: unknown[] = [];
+  for (const [index, tool] of (request.toolConfig?.tools ?? []).entries()) {
+    if (tool['cachePoint']) continue;
+    const spec = tool['toolSpec'] as Block | undefined;
+    if (!spec) {
+      untranslatable.note(`toolConfig.tools[${index}]`, `a '${Object.keys(tool)[0]}' tool`);
+      continue;
+    }
+    const schema = (spec['inputSchema'] as Block | undefined)?.['json'];
+    tools.push(
+      functionTool({ name: String(spec['name']), description: spec['description'], parameters: schema }),
+    );
+  }
   if (tools.length === 0) return;
   params['tools'] = tools;
   const choice = request.toolConfig?.toolChoice as Block | undefined;
@@ -141,7 +145,10 @@ function convertTools(request: ConverseRequest, params: Record<string, unknown>)
   } else if (choice?.['auto']) params['tool_choice'] = 'auto';
 }
 
-/** A Converse request as a chat completion, servable by any provider. */
+/**
+ * A Converse request as a chat completion, servable by any provider, beside the request as it came for
+ * Bedrock itself (cache points, guardrails, reasoning content and fields gw does not know reach only it).
+ */
 export function converseToChat(options: {
   body: unknown;
   bodyBytes: number;
@@ -155,14 +162,22 @@ export function converseToChat(options: {
   if (inference?.temperature !== undefined) params['temperature'] = inference.temperature;
   if (inference?.topP !== undefined) params['top_p'] = inference.topP;
   if (inference?.stopSequences?.length) params['stop'] = inference.stopSequences;
-  convertTools(request, params);
+  const untranslatable = new Untranslatable();
+  convertTools(request, params, untranslatable);
+  const messages = convertMessages(request, untranslatable);
   return {
     operation: 'chat',
     target: options.target,
     fallbacks: [],
-    messages: convertMessages(request),
+    messages,
     params,
     stream: options.stream,
     promptTokens: tokensOfLength(options.bodyBytes),
+    native: {
+      format: 'converse',
+      body: options.body as Record<string, unknown>,
+      headers: {},
+      untranslatable: untranslatable.first,
+    },
   };
 }

@@ -6,13 +6,18 @@ const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
 /** One `event` frame of an AWS event stream (`application/vnd.amazon.eventstream`) with a JSON payload. */
 export function eventFrame(eventType: string, payload: unknown): Uint8Array {
+  return jsonEventFrame(eventType, JSON.stringify(payload));
+}
+
+/** An event frame of a payload that is JSON text already (an upstream's own, relayed). */
+export function jsonEventFrame(eventType: string, json: string): Uint8Array {
   return codec.encode({
     headers: {
       ':event-type': { type: 'string', value: eventType },
       ':content-type': { type: 'string', value: 'application/json' },
       ':message-type': { type: 'string', value: 'event' },
     },
-    body: fromUtf8(JSON.stringify(payload)),
+    body: fromUtf8(json),
   });
 }
 

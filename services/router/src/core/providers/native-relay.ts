@@ -7,14 +7,16 @@ import { NativePiece } from './adapter.ts';
  * later chunks of the same event carry nothing more to write), and events after the last chunk end the
  * stream in a piece of their own.
  */
-export async function* relayMappedStream(
-  events: AsyncIterable<SseEvent>,
-  map: (events: AsyncIterable<SseEvent>) => AsyncIterable<ChatCompletionChunk>,
+export async function* relayMappedStream<Event = SseEvent>(
+  events: AsyncIterable<Event>,
+  map: (events: AsyncIterable<Event>) => AsyncIterable<ChatCompletionChunk>,
+  /** An event as the caller's surface relays it (SSE events framed again by default). */
+  frame: (event: Event) => string = frameSseEvent as (event: Event) => string,
 ): AsyncGenerator<NativePiece> {
   let pending = '';
-  async function* recorded(): AsyncGenerator<SseEvent> {
+  async function* recorded(): AsyncGenerator<Event> {
     for await (const event of events) {
-      pending += frameSseEvent(event);
+      pending += frame(event);
       yield event;
     }
   }

@@ -1,12 +1,16 @@
 import { type ChatChoice, type ChatCompletionChunk, newId } from '@gw/shared';
+import type { NativeFormat } from '../../router-service.ts';
 import type {
   AdapterContext,
   AdapterResult,
   ChatInput,
   EmbeddingsInput,
   EmbeddingsResult,
+  NativeChatInput,
+  NativePiece,
   ProviderAdapter,
 } from '../adapter.ts';
+import { relayMappedStream } from '../native-relay.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
 import { callJson, callStream, type UpstreamCall, upstreamUrl } from '../upstream-call.ts';
 import { authorizeBedrockRequest, type CredentialSource, standardCredentialChain } from './bedrock-auth.ts';
@@ -92,6 +96,38 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
     });
   }
 
+  /** A Converse request as the caller sent it (the model is in the path): answered as Bedrock answered. */
+  async function nativeChat(
+    input: NativeChatInput,
+    context: AdapterContext,
+  ): Promise<AdapterResult<ChatChoice>> {
+    const prepared = await prepare(input.model, 'converse', input.native.body, context);
+    const { raw, parsed } = await callJson(prepared.context, prepared.call, {
+      schema: bedrockConverseResponseSchema,
+      readMessage: readBedrockErrorMessage,
+    });
+    return mapBedrockResponse(parsed, { raw, model: input.model, id: newId('chatcmpl') });
+  }
+
+  /**
+   * A ConverseStream request as the caller sent it; each event frame is relayed as one JSON line of its
+   * event type and payload, which the Converse surface encodes again (the frame's own bytes are binary).
+   */
+  async function* nativeChatStream(
+    input: NativeChatInput,
+    context: AdapterContext,
+  ): AsyncGenerator<NativePiece> {
+    const prepared = await prepare(input.model, 'converse-stream', input.native.body, context);
+    const body = await callStream(prepared.context, prepared.call, readBedrockErrorMessage);
+    const options = { provider: context.provider, model: input.model, id: newId('chatcmpl') };
+    yield* relayMappedStream(
+      readEventStream(body, prepared.context),
+      (frames) => mapBedrockStream(frames, options),
+      (frame) =>
+        `${JSON.stringify({ event: frame.headers[':event-type'], payload: Buffer.from(frame.body).toString('utf8') })}\n`,
+    );
+  }
+
   /** Titan embeds one text per InvokeModel call: the inputs go out side by side and come back in order. */
   async function embeddings(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult> {
     const texts = typeof input.input === 'string' ? [input.input] : input.input;
@@ -127,6 +163,9 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
     chat,
     chatStream,
     embeddings,
+    nativeFormat: (): NativeFormat => 'converse',
+    nativeChat,
+    nativeChatStream,
   });
 }
 
