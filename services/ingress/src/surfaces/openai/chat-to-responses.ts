@@ -18,7 +18,10 @@ export function responsesUsage(usage: Usage | undefined) {
   const output = usage?.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: Number(usage?.prompt_tokens_details?.['cache_write_tokens'] ?? 0),
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: usage?.total_tokens ?? input + output,
