@@ -79,6 +79,42 @@ describe('azure adapter', () => {
     expect(fake.last().headers['api-key']).toBe('resource-key');
   });
 
+  it('takes a Responses request verbatim to its v1 API, the deployment as the model', async () => {
+    fake.enqueue({
+      json: {
+        id: 'resp_az',
+        object: 'response',
+        status: 'completed',
+        model: 'prod-gpt5',
+        output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi' }] }],
+        usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+      },
+    });
+    const context: AdapterContext = {
+      provider: 'azure',
+      http,
+      baseUrl: 'http://127.0.0.1:9',
+      key: {
+        id: 'k1',
+        value: 'resource-key',
+        config: { endpoint: fake.url, deployments: { 'gpt-5': 'prod-gpt5' } },
+      },
+      network: networkConfigSchema.parse({}),
+      timeoutMs: 5_000,
+      signal: new AbortController().signal,
+    };
+    expect(azureAdapter.nativeFormat!('gpt-5')).toBe('openai-responses');
+    const body = { input: 'Hi', tools: [{ type: 'web_search' }], store: false };
+    const answer = await azureAdapter.nativeChat!(
+      { model: 'gpt-5', native: { format: 'openai-responses', body, headers: {} } },
+      context,
+    );
+    expect(answer.choices[0]!.message.content).toBe('Hi');
+    expect(fake.last().path).toBe('/openai/v1/responses');
+    expect(fake.last().headers['api-key']).toBe('resource-key');
+    expect(fake.last().body).toEqual({ ...body, model: 'prod-gpt5', stream: false });
+  });
+
   it('sends an Entra ID token as a bearer token instead of api-key', async () => {
     await chatWith({ id: 'k1', value: 'eyJ0eXAi.token', config: { auth: 'entra' } }, fake.url);
     expect(fake.last().headers['authorization']).toBe('Bearer eyJ0eXAi.token');

@@ -41,4 +41,9 @@ export const azureAdapter = createOpenAiCompatibleAdapter({
       query: { 'api-version': config.api_version },
     };
   },
+  // Azure's Responses API is its v1 API: no api-version, the deployment named as the body's model.
+  responses: {
+    path: '/openai/v1/responses',
+    model: (model, context) => readAzureKeyConfig(context).deployments[model] ?? model,
+  },
 });

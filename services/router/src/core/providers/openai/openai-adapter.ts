@@ -53,10 +53,11 @@ export interface OpenAiCompatibleOptions {
   /** Where the provider reports usage in a stream when not in the chunk's `usage` (groq's `x_groq`). */
   readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
   /**
-   * The path of the provider's own Responses API: a Responses request is then sent to it as it came
-   * (router-service.ts NativeRequest) rather than translated to chat.
+   * The provider's own Responses API: a Responses request is then sent to it as it came (router-service.ts
+   * NativeRequest) rather than translated to chat. `path` is relative to the base URL (deployments play no
+   * part); `model` names the model in the body (Azure's deployment), the requested one by default.
    */
-  responsesPath?: string;
+  responses?: { path: string; model?: (model: string, context: AdapterContext) => string };
 }
 
 const DEFAULT_PATHS: Record<OpenAiOperation, string> = {
@@ -139,23 +140,22 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
 
   /** The caller's Responses request as it came, with the model and `stream` gw decides. */
   function responsesCall(input: NativeChatInput, context: AdapterContext, stream: boolean): UpstreamCall {
-    const path = options.responsesPath ?? '';
-    const route = options.resolvePath?.(path, input.model, context) ?? { path };
+    const responses = options.responses!;
+    const model = responses.model?.(input.model, context) ?? input.model;
     const beta = input.native.headers['openai-beta'];
     return {
-      path: route.path,
-      query: route.query,
+      path: responses.path,
       headers: {
         'content-type': 'application/json',
         ...(beta === undefined ? {} : { 'openai-beta': beta }),
         ...authHeaders(context),
       },
-      body: JSON.stringify({ ...input.native.body, model: input.model, stream }),
+      body: JSON.stringify({ ...input.native.body, model, stream }),
     };
   }
 
   const responses: Pick<ProviderAdapter, 'nativeFormat' | 'nativeChat' | 'nativeChatStream'> =
-    options.responsesPath === undefined
+    options.responses === undefined
       ? {}
       : {
           nativeFormat: () => 'openai-responses',
@@ -253,5 +253,5 @@ export const openAiAdapter = createOpenAiCompatibleAdapter({
     authOptional: false,
     requiresBaseUrl: false,
   },
-  responsesPath: '/v1/responses',
+  responses: { path: '/v1/responses' },
 });
