@@ -4,8 +4,8 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
-import { anthropicMessage, type LaunchedGateway, startEmbedded } from '@gw/testkit';
-import { embedMany, generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
+import { anthropicMessage, anthropicStream, type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import { embedMany, generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -90,6 +90,24 @@ describe('Vercel AI SDK → gw (embedded)', () => {
     expect((fakes.anthropic.last().body as Sent).output_config).toMatchObject({
       format: { type: 'json_schema', schema: { type: 'object' } },
     });
+  });
+
+  it('streamObject through the Anthropic provider, served by Anthropic as it came', async () => {
+    fakes.anthropic.enqueue({
+      sse: anthropicStream({
+        model: 'claude-sonnet-4-5',
+        pieces: ['{"city":', '"Paris",', '"country":"France"}'],
+      }),
+    });
+    const result = streamObject({
+      model: anthropic()('claude-sonnet-4-5'),
+      schema: z.object({ city: z.string(), country: z.string() }),
+      prompt: 'Where is the Louvre?',
+    });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(await result.object).toEqual({ city: 'Paris', country: 'France' });
+    expect(partials.length).toBeGreaterThan(0);
   });
 
   it('@ai-sdk/google with a model id holding a slash, served by OpenAI', async () => {

@@ -72,6 +72,19 @@ describe('LangChain and the OpenAI Agents SDK → gw (embedded)', () => {
     expect(streamed).toBe('Hello Claude');
   });
 
+  it('ChatAnthropic: structured output by a forced tool, served by Anthropic as it came', async () => {
+    fakes.anthropic.enqueue({
+      json: anthropicMessage({ toolUse: { id: 'toolu_lc_1', name: 'place', input: { city: 'Paris' } } }),
+    });
+    const structured = await chatAnthropic('claude-sonnet-4-5')
+      .withStructuredOutput(WEATHER, { name: 'place' })
+      .invoke('Where is the Louvre?');
+    expect(structured).toEqual({ city: 'Paris' });
+    const sent = fakes.anthropic.last().body as Sent & { tool_choice?: unknown };
+    expect(sent.tools?.[0]?.name).toBe('place');
+    expect(sent.tool_choice).toMatchObject({ type: 'tool', name: 'place' });
+  });
+
   it('ChatAnthropic: bound tools, served by OpenAI', async () => {
     const bound = chatAnthropic('openai/gpt-4o').bindTools([
       { name: 'weather', description: 'Weather of a city', schema: WEATHER },
