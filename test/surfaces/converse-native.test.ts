@@ -170,4 +170,21 @@ describe.each(MODES)('/bedrock converse: Bedrock served as it came (%s)', (_mode
     });
     expect(events[7]).toMatchObject({ metadata: { usage: { outputTokens: 4 } } });
   });
+
+  it('translated for Anthropic, its cache points become cache_control on what they close', async () => {
+    await client.send(
+      new ConverseCommand({
+        modelId: 'anthropic/claude-sonnet-4-5',
+        system: [{ text: 'Stable preamble.' }, { cachePoint: { type: 'default' } }],
+        messages: [{ role: 'user', content: [{ text: 'Question' }, { cachePoint: { type: 'default' } }] }],
+      } as unknown as ConverseCommandInput),
+    );
+    expect(fakes.anthropic.last().body).toMatchObject({
+      model: 'claude-sonnet-4-5',
+      system: [{ type: 'text', text: 'Stable preamble.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Question', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+  });
 });

@@ -64,13 +64,33 @@ function toolResultText(result: Block): string {
   return result['status'] === 'error' ? `Error: ${text}` : text;
 }
 
+type TextPart = { type: 'text'; text: string; cache_control?: { type: string } };
+
+/** Converse's cache point as chat's marker on the part it closes (Anthropic's `cache_control`). */
+function markCached(parts: object[]): void {
+  const last = parts[parts.length - 1] as { cache_control?: { type: string } } | undefined;
+  if (last) last.cache_control = { type: 'ephemeral' };
+}
+
 function convertMessages(request: ConverseRequest, untranslatable: Untranslatable): Message[] {
   const messages: Message[] = [];
-  const system = (request.system ?? [])
-    .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
-    .filter(Boolean)
-    .join('\n');
-  if (system) messages.push({ role: 'system', content: system });
+  const systemBlocks = request.system ?? [];
+  if (systemBlocks.some((block) => block['cachePoint'])) {
+    // A cache point closes what precedes it: chat carries it on that part (docs/surfaces.md).
+    const parts: TextPart[] = [];
+    for (const block of systemBlocks) {
+      if (typeof block['text'] === 'string' && block['text'])
+        parts.push({ type: 'text', text: block['text'] });
+      else if (block['cachePoint']) markCached(parts);
+    }
+    if (parts.length > 0) messages.push({ role: 'system', content: parts });
+  } else {
+    const system = systemBlocks
+      .map((block) => (typeof block['text'] === 'string' ? block['text'] : ''))
+      .filter(Boolean)
+      .join('\n');
+    if (system) messages.push({ role: 'system', content: system });
+  }
   for (const [index, message] of request.messages.entries()) {
     const field = `messages[${index}].content`;
     if (message.role === 'assistant') {
@@ -106,7 +126,7 @@ function convertMessages(request: ConverseRequest, untranslatable: Untranslatabl
       else if (block['image']) {
         const image = imagePart(block['image'] as Block, blockField, untranslatable);
         if (image) parts.push(image);
-      } else if (block['cachePoint']) continue;
+      } else if (block['cachePoint']) markCached(parts);
       else untranslatable.note(blockField, `a '${Object.keys(block)[0]}' block`);
     }
     const user = userMessage(parts);

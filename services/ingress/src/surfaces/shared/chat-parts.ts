@@ -1,9 +1,12 @@
 import type { ContentPart, Message } from '@gw/shared';
 
-/** A user message from translated parts: plain text when every part is text (what every provider takes). */
+/**
+ * A user message from translated parts: plain text when every part is text without a cache breakpoint (what
+ * every provider takes); parts otherwise.
+ */
 export function userMessage(parts: ContentPart[]): Message | undefined {
   if (parts.length === 0) return undefined;
-  const onlyText = parts.every((part) => part.type === 'text');
+  const onlyText = parts.every((part) => part.type === 'text' && !part.cache_control);
   return {
     role: 'user',
     content: onlyText ? parts.map((part) => (part as { text: string }).text).join('') : parts,
