@@ -3,7 +3,7 @@
 // each served by another provider (translated by gw) and by OpenAI, so strict clients that validate what
 // they receive accept gw's answers whoever served them.
 import { readFileSync } from 'node:fs';
-import type { LaunchedGateway } from '@gw/testkit';
+import { anthropicMessage, type LaunchedGateway } from '@gw/testkit';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postForText } from '../support/http.ts';
@@ -97,10 +97,22 @@ describe.each(MODES)('/openai answers against OpenAI’s OpenAPI schemas (%s)', 
     },
   );
 
-  it('a Responses object served by another provider', async () => {
+  it('a Responses object served by another provider, its thinking as a reasoning summary', async () => {
+    const thinking = anthropicMessage({ text: 'Hello.' });
+    fakes.anthropic.enqueue({
+      json: {
+        ...thinking,
+        content: [{ type: 'thinking', thinking: 'Greet back.', signature: 'S' }, ...thinking.content],
+      },
+    });
     const answer = await send('/responses', { model: 'anthropic/claude-opus-4-7', input: 'Hi' });
     expect(answer.status).toBe(200);
     expect(problems('Response', answer.body)).toEqual([]);
+    expect(answer.body.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Greet back.' }],
+    });
+    expect(answer.body.output_text ?? answer.body.output[1].content[0].text).toBe('Hello.');
   });
 
   it('text completions and embeddings served by other providers', async () => {

@@ -96,6 +96,15 @@ export function responseStatus(finish: FinishReason): 'completed' | 'incomplete'
 export function chatToResponses(completion: CompletionResponse, echo: ResponseEcho, requestId: string) {
   const choice = completion.choices[0] as ChatChoice | undefined;
   const output: unknown[] = [];
+  // A provider's thinking (`reasoning_content`, Anthropic's or Gemini's in chat terms) as a reasoning item.
+  const reasoning = choice?.message['reasoning_content'];
+  if (typeof reasoning === 'string' && reasoning) {
+    output.push({
+      type: 'reasoning',
+      id: `rs_${requestId}`,
+      summary: [{ type: 'summary_text', text: reasoning }],
+    });
+  }
   const text = choice?.message.content;
   if (text) output.push(messageItem(`msg_${requestId}`, text, 'completed'));
   for (const [index, call] of (choice?.message.tool_calls ?? []).entries()) {

@@ -7,7 +7,7 @@ const map = (body: unknown) =>
   mapAnthropicResponse(anthropicMessageSchema.parse(body), { raw: body, model: 'claude-sonnet-4-5' });
 
 describe('mapAnthropicResponse', () => {
-  it('joins text blocks and turns tool_use blocks into tool calls, skipping thinking', () => {
+  it('joins text blocks, turns tool_use blocks into tool calls, and thinking into reasoning_content', () => {
     const result = map({
       ...chatAnswer,
       content: [
@@ -33,6 +33,7 @@ describe('mapAnthropicResponse', () => {
             },
             { id: 'toolu_2', type: 'function', function: { name: 'now', arguments: '{}' } },
           ],
+          reasoning_content: 'The user wants…',
         },
         finish_reason: 'tool_calls',
       },

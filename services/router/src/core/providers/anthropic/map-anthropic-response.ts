@@ -21,6 +21,12 @@ export function mapAnthropicResponse(
     finish_reason: mapAnthropicFinishReason(message.stop_reason),
   };
   if (toolCalls.length > 0) choice.message.tool_calls = toolCalls;
+  // Thinking in chat terms (`reasoning_content`, as vLLM and DeepSeek name it): a Responses caller gets it as a
+  // reasoning item's summary; its signature stays Anthropic's (a caller of Anthropic's format gets it verbatim).
+  const thinking = message.content
+    .filter((block) => block.type === 'thinking' && typeof block['thinking'] === 'string')
+    .map((block) => String(block['thinking']));
+  if (thinking.length > 0) choice.message['reasoning_content'] = thinking.join('\n');
   return {
     id: message.id,
     // Anthropic's answers carry no timestamp.

@@ -111,7 +111,7 @@ describe('mapAnthropicStream', () => {
     ]);
   });
 
-  it('skips thinking blocks and event types it does not know', async () => {
+  it('says thinking deltas as reasoning_content, and skips signatures and event types it does not know', async () => {
     const chunks = await run([
       chatStreamEvents[0]!,
       sseEvent({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }),
@@ -120,7 +120,8 @@ describe('mapAnthropicStream', () => {
       sseEvent({ type: 'a_future_event', detail: 1 }),
       sseEvent({ type: 'message_stop' }),
     ]);
-    expect(chunks).toHaveLength(2);
+    expect(chunks).toHaveLength(3);
+    expect(chunks[1]!.choices[0]!.delta).toEqual({ reasoning_content: 'Hmm' });
   });
 
   it('turns an error event into a GatewayError; overloaded is 529 so the router retries it', async () => {

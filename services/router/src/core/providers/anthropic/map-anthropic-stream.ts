@@ -87,6 +87,9 @@ function anthropicStreamMapper(options: { provider: string; model: string }) {
         case 'content_block_delta': {
           const delta = event.delta;
           if (isTextDelta(delta) && delta.text) return chunk({ content: delta.text });
+          if (delta.type === 'thinking_delta' && typeof delta['thinking'] === 'string' && delta['thinking']) {
+            return chunk({ reasoning_content: delta['thinking'] });
+          }
           const index = toolCallIndexes.get(event.index);
           if (isInputJsonDelta(delta) && delta.partial_json && index !== undefined) {
             return chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] });
