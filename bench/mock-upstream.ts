@@ -1,5 +1,5 @@
-// A fast mock upstream for the benchmark, OpenAI's chat completions and Anthropic's Messages API: plain
-// node:http, precomputed answers, no artificial delays.
+// A fast mock upstream for the benchmark, OpenAI's chat completions and Responses API and Anthropic's Messages
+// API: plain node:http, precomputed answers, no artificial delays.
 // Run as its own process: `node bench/mock-upstream.ts [port]` (or MOCK_PORT); prints {"port":N} when ready.
 //   MOCK_STREAM_CHUNKS  content chunks per streamed answer (default 5)
 //   MOCK_API_KEY        the key it requires (OpenAI's bearer, Anthropic's x-api-key; default sk-bench); a
@@ -83,10 +83,10 @@ const messageBody = Buffer.from(
     usage: anthropicUsage,
   }),
 );
-const anthropicEvent = (data: { type: string } & Record<string, unknown>) =>
+const namedEvent = (data: { type: string } & Record<string, unknown>) =>
   Buffer.from(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
 const messageEvents: Buffer[] = [
-  anthropicEvent({
+  namedEvent({
     type: 'message_start',
     message: {
       id: 'msg_bench',
@@ -99,11 +99,11 @@ const messageEvents: Buffer[] = [
       usage: { input_tokens: 9, output_tokens: 1 },
     },
   }),
-  anthropicEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+  namedEvent({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
 ];
 for (let index = 0; index < chunkCount; index++) {
   messageEvents.push(
-    anthropicEvent({
+    namedEvent({
       type: 'content_block_delta',
       index: 0,
       delta: { type: 'text_delta', text: `tok${index} ` },
@@ -111,13 +111,61 @@ for (let index = 0; index < chunkCount; index++) {
   );
 }
 messageEvents.push(
-  anthropicEvent({ type: 'content_block_stop', index: 0 }),
-  anthropicEvent({
+  namedEvent({ type: 'content_block_stop', index: 0 }),
+  namedEvent({
     type: 'message_delta',
     delta: { stop_reason: 'end_turn', stop_sequence: null },
     usage: { output_tokens: chunkCount },
   }),
-  anthropicEvent({ type: 'message_stop' }),
+  namedEvent({ type: 'message_stop' }),
+);
+
+/** OpenAI's Responses answers, whole and streamed (N text deltas), for the chat model. */
+const responseUsage = {
+  input_tokens: 9,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: chunkCount,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 9 + chunkCount,
+};
+const responseMessage = {
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  status: 'completed',
+  content: [{ type: 'output_text', text: 'Hello! How can I help you today?', annotations: [] }],
+};
+const responseDone = {
+  id: 'resp_bench',
+  object: 'response',
+  created_at: CREATED,
+  status: 'completed',
+  model: MODEL,
+  output: [responseMessage],
+  usage: responseUsage,
+};
+const responseBody = Buffer.from(JSON.stringify(responseDone));
+const responseEvents: Buffer[] = [
+  namedEvent({ type: 'response.created', response: { ...responseDone, status: 'in_progress', output: [] } }),
+  namedEvent({
+    type: 'response.output_item.added',
+    output_index: 0,
+    item: { ...responseMessage, status: 'in_progress', content: [] },
+  }),
+];
+for (let index = 0; index < chunkCount; index++) {
+  responseEvents.push(
+    namedEvent({
+      type: 'response.output_text.delta',
+      output_index: 0,
+      content_index: 0,
+      delta: `tok${index} `,
+    }),
+  );
+}
+responseEvents.push(
+  namedEvent({ type: 'response.output_item.done', output_index: 0, item: responseMessage }),
+  namedEvent({ type: 'response.completed', response: responseDone }),
 );
 
 const stats = { requests: 0, streams: 0, rejected: 0 };
@@ -137,7 +185,8 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer)
     return;
   }
   const anthropic = request.url === '/v1/messages';
-  if (request.method !== 'POST' || (request.url !== '/v1/chat/completions' && !anthropic)) {
+  const responses = request.url === '/v1/responses';
+  if (request.method !== 'POST' || (request.url !== '/v1/chat/completions' && !anthropic && !responses)) {
     reject(response, 404, `no route ${request.method} ${request.url}`);
     return;
   }
@@ -160,13 +209,13 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer)
   }
   if (body.stream === true) {
     stats.streams++;
-    const events = anthropic ? messageEvents : streamEvents;
+    const events = anthropic ? messageEvents : responses ? responseEvents : streamEvents;
     response.writeHead(200, streamHeaders);
     for (let index = 0; index < events.length - 1; index++) response.write(events[index]);
     response.end(events[events.length - 1]);
     return;
   }
-  const whole = anthropic ? messageBody : completionBody;
+  const whole = anthropic ? messageBody : responses ? responseBody : completionBody;
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(whole.length) });
   response.end(whole);
 }
