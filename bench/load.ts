@@ -1,5 +1,6 @@
 // The benchmark's load generator: undici keep-alive pools, one precomputed body Buffer, high-resolution clocks.
-// Every response is checked (status 200 and a chat completion body, or an SSE stream ending in [DONE]);
+// Every response is checked (status 200, or 246 when a guardrail redacted it, and a chat completion body, or an
+// SSE stream ending in [DONE]);
 // failures are counted and sampled, never dropped.
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -42,8 +43,18 @@ const MAX_SAMPLES = 5;
 const SAMPLE_CHARS = 400;
 const TIMEOUTS = { headersTimeout: 30_000, bodyTimeout: 30_000 };
 
+/** A request body: the same for every request, or made afresh for each (every request a cache miss). */
+export type Body = string | Buffer | (() => Buffer);
+
 function toBuffer(body: string | Buffer): Buffer {
   return typeof body === 'string' ? Buffer.from(body) : body;
+}
+
+/** The request of each call: one precomputed, or one per call when the body is made per call. */
+function requests(url: URL, body: Body, options: LoadOptions): () => ReturnType<typeof requestOptions> {
+  if (typeof body === 'function') return () => requestOptions(url, body(), options);
+  const request = requestOptions(url, toBuffer(body), options);
+  return () => request;
 }
 
 function requestOptions(url: URL, body: Buffer, options: LoadOptions) {
@@ -78,7 +89,10 @@ class Errors {
   }
 }
 
-/** One non-streaming request; true when it answered 200 with a chat completion. */
+/** A served answer: 200, or 246 when a guardrail changed its content (the `+pii` rows). */
+const served = (status: number) => status === 200 || status === 246;
+
+/** One non-streaming request; true when it answered 200 (or 246) with a chat completion. */
 async function oneRequest(
   pool: Pool,
   request: ReturnType<typeof requestOptions>,
@@ -87,7 +101,7 @@ async function oneRequest(
   try {
     const { statusCode, body } = await pool.request(request);
     const text = await body.text();
-    if (statusCode === 200 && text.includes('"choices"')) return true;
+    if (served(statusCode) && text.includes('"choices"')) return true;
     errors.add({ status: statusCode, body: text });
   } catch (error) {
     errors.thrown(error);
@@ -98,17 +112,18 @@ async function oneRequest(
 /** `n` requests one after the other on one keep-alive connection; per-request latency in ms. */
 export async function serial(
   url: string,
-  body: string | Buffer,
+  body: Body,
   n: number,
   options: LoadOptions = {},
 ): Promise<SerialResult> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 1, ...TIMEOUTS });
-  const request = requestOptions(target, toBuffer(body), options);
+  const next = requests(target, body, options);
   const errors = new Errors(options.phase ?? 'serial');
   const latencies: number[] = [];
   try {
     for (let index = 0; index < n; index++) {
+      const request = next();
       const started = performance.now();
       if (await oneRequest(pool, request, errors)) latencies.push(performance.now() - started);
     }
@@ -124,7 +139,7 @@ export async function serial(
  */
 export async function concurrent(
   url: string,
-  body: string | Buffer,
+  body: Body,
   settings: { concurrency: number; durationMs?: number; total?: number },
   options: LoadOptions = {},
 ): Promise<ConcurrentResult> {
@@ -132,7 +147,7 @@ export async function concurrent(
   if (durationMs === undefined && total === undefined) throw new Error('concurrent: durationMs or total');
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: concurrency, ...TIMEOUTS });
-  const request = requestOptions(target, toBuffer(body), options);
+  const next = requests(target, body, options);
   const errors = new Errors(options.phase ?? 'concurrent');
   const latencies: number[] = [];
   let sent = 0;
@@ -143,6 +158,7 @@ export async function concurrent(
   const worker = async () => {
     while (sent < limit && performance.now() < deadline) {
       sent++;
+      const request = next();
       const requestStarted = performance.now();
       if (await oneRequest(pool, request, errors)) {
         ok++;
@@ -176,22 +192,23 @@ const DONE = 'data: [DONE]';
  */
 export async function firstChunk(
   url: string,
-  streamBody: string | Buffer,
+  streamBody: Body,
   n: number,
   options: LoadOptions = {},
 ): Promise<SerialResult> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 1, ...TIMEOUTS });
-  const request = requestOptions(target, toBuffer(streamBody), options);
+  const next = requests(target, streamBody, options);
   const errors = new Errors(options.phase ?? 'first-chunk');
   const latencies: number[] = [];
   try {
     for (let index = 0; index < n; index++) {
+      const request = next();
       const started = performance.now();
       try {
         const { statusCode, headers, body } = await pool.request(request);
         const contentType = String(headers['content-type'] ?? '');
-        if (statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+        if (!served(statusCode) || !contentType.startsWith('text/event-stream')) {
           errors.add({ status: statusCode, body: `content-type ${contentType}: ${await body.text()}` });
           continue;
         }

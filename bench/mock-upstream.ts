@@ -168,7 +168,7 @@ responseEvents.push(
   namedEvent({ type: 'response.completed', response: responseDone }),
 );
 
-const stats = { requests: 0, streams: 0, rejected: 0 };
+const stats = { requests: 0, streams: 0, rejected: 0, traceExports: 0, traceBytes: 0 };
 
 function reject(response: ServerResponse, status: number, message: string): void {
   stats.rejected++;
@@ -182,6 +182,14 @@ function answer(request: IncomingMessage, response: ServerResponse, raw: Buffer)
     const body = Buffer.from(JSON.stringify(stats));
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
     response.end(body);
+    return;
+  }
+  // The OTLP/HTTP collector of a run with BENCH_TRACING: export requests are counted and their bodies dropped.
+  if (request.method === 'POST' && request.url === '/v1/traces') {
+    stats.traceExports++;
+    stats.traceBytes += raw.length;
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+    response.end('{}');
     return;
   }
   const anthropic = request.url === '/v1/messages';

@@ -21,6 +21,7 @@ import {
   serial,
   summarize,
 } from './load.ts';
+import { PROMPT_4K } from './prompt-4k.ts';
 
 // ---------------------------------------------------------------------------------------------- parameters
 
@@ -31,6 +32,37 @@ function intEnv(name: string, fallback: number, min = 0): number {
   if (!Number.isInteger(value) || value < min)
     throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
   return value;
+}
+
+/**
+ * BENCH_TRACING: sampling ratios (0..1) or `off`, comma-separated. Each gw mode is measured once per entry, in
+ * that order, in the same run (against the same direct figures); a ratio turns tracing on in gw's config,
+ * exporting to the mock's collector. Unset: `off` alone.
+ */
+function tracingEnv(name: string): Array<number | undefined> {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [undefined];
+  return raw.split(',').map((entry) => {
+    if (entry.trim() === 'off') return undefined;
+    const value = Number(entry);
+    if (entry.trim() === '' || !(value >= 0 && value <= 1))
+      throw new Error(`${name}: '${entry}' is neither off nor a ratio between 0 and 1`);
+    return value;
+  });
+}
+
+/**
+ * BENCH_LOGS: `on` (request logs with metadata only, the default config) or `off` (`logs.enabled: false`),
+ * comma-separated; each gw mode is measured once per entry and tracing ratio. Unset: the config's default alone.
+ */
+function logsEnv(name: string): Array<boolean | undefined> {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [undefined];
+  return raw.split(',').map((entry) => {
+    const value = entry.trim();
+    if (value !== 'on' && value !== 'off') throw new Error(`${name}: '${entry}' is neither on nor off`);
+    return value === 'on';
+  });
 }
 
 const MODES = ['embedded', 'cluster'] as const;
@@ -50,6 +82,14 @@ function modesEnv(): Mode[] {
   return modes as Mode[];
 }
 
+/** `BENCH_GUARDRAILS=pii`: also measure a 4 KB prompt without, then with, a built-in PII guardrail on input. */
+function guardrailsEnv(): 'pii' | undefined {
+  const raw = process.env['BENCH_GUARDRAILS'];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw !== 'pii') throw new Error(`BENCH_GUARDRAILS: '${raw}' is not one of pii`);
+  return raw;
+}
+
 const params = {
   serial: intEnv('BENCH_SERIAL', 2000, 1),
   serialWarmup: intEnv('BENCH_WARMUP', 300),
@@ -62,8 +102,11 @@ const params = {
   governed: process.env['BENCH_GOVERNED'] !== '0',
   streamChunks: intEnv('BENCH_STREAM_CHUNKS', 5, 1),
   modes: modesEnv(),
+  guardrails: guardrailsEnv(),
   redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
   startTimeoutMs: intEnv('BENCH_START_TIMEOUT_MS', 60_000, 1),
+  tracing: tracingEnv('BENCH_TRACING'),
+  logs: logsEnv('BENCH_LOGS'),
 };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -80,6 +123,13 @@ const bodies = {
   direct: JSON.stringify({ model: 'gpt-4o-mini', messages: message, max_tokens: 16 }),
   directStream: JSON.stringify({ model: 'gpt-4o-mini', messages: message, max_tokens: 16, stream: true }),
 };
+const prompt4k = [{ role: 'user', content: PROMPT_4K }];
+const bodies4k = {
+  gw: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: prompt4k, max_tokens: 16 }),
+  gwStream: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: prompt4k, max_tokens: 16, stream: true }),
+};
+/** The guardrail rule of the `+pii` rows: chosen by header, so the `+4k` rows run with the same config. */
+const GUARDRAIL_RULE = 'bench-pii';
 
 // ---------------------------------------------------------------------------------------------- processes
 
@@ -221,6 +271,9 @@ interface MockStats {
   requests: number;
   streams: number;
   rejected: number;
+  /** OTLP export requests the mock's collector took, and their bytes (BENCH_TRACING). */
+  traceExports?: number;
+  traceBytes?: number;
 }
 
 const mockStats = async (mockUrl: string) => (await getJson(`${mockUrl}/__stats`)) as MockStats;
@@ -304,6 +357,12 @@ interface TargetResult {
   firstChunk?: PhaseResult;
   /** Calls the mock received during each measured phase (retries or lost calls would show here). */
   upstream?: { serial: MockStats; throughput: MockStats; firstChunk: MockStats };
+  /**
+   * Embedded rows: the gateway process's CPU time (user + system) per upstream call over all phases, in µs. A
+   * loaded machine slows every wall-clock figure; this one moves much less, so it compares builds and
+   * settings (tracing on or off) where latency and throughput are noise.
+   */
+  cpuUsPerRequest?: number;
   /** Governed cluster rows: Redis script round trips per request (INFO commandstats evalsha). */
   redisCallsPerRequest?: number;
   errors: number;
@@ -415,7 +474,14 @@ async function measure(
 
 // ---------------------------------------------------------------------------------------------- gw modes
 
-function gwConfig(tmp: string, mockUrl: string): string {
+/** What one gw measurement turns on besides its mode. */
+interface Variant {
+  tracing: number | undefined;
+  logs: boolean | undefined;
+}
+
+function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
+  const { tracing, logs } = variant;
   const path = join(tmp, 'gateway.yaml');
   writeFileSync(
     path,
@@ -434,6 +500,27 @@ function gwConfig(tmp: string, mockUrl: string): string {
       '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
       '      budget: { max_limit: 1000000, reset_duration: 1d }',
       '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+      // BENCH_TRACING: every span of every process goes to the mock's collector, in batches, over HTTP.
+      ...(tracing === undefined
+        ? []
+        : [
+            'tracing:',
+            '  enabled: true',
+            `  sampling_ratio: ${tracing}`,
+            `  endpoint: '${mockUrl}/v1/traces'`,
+          ]),
+      // BENCH_LOGS: request logs on (metadata only) or off; unset, the config's default (on).
+      ...(logs === undefined ? [] : ['logs:', `  enabled: ${logs}`]),
+      ...(params.guardrails
+        ? [
+            // A built-in PII profile on input, redacting; its rule applies only to requests that name it.
+            'guardrails:',
+            '  profiles:',
+            '    - { id: bench-pii, type: builtin, pii: [email, phone, card, iban, secret] }',
+            '  rules:',
+            `    - { id: ${GUARDRAIL_RULE}, condition: 'false', action: REDACT, input_profiles: [bench-pii] }`,
+          ]
+        : []),
       '',
     ].join('\n'),
   );
@@ -467,12 +554,17 @@ async function runMode(
   tmp: string,
   mockUrl: string,
   redisPrefix: string,
+  /** The sampling ratio (undefined: tracing off) and request logs (undefined: the default) of this measurement. */
+  variant: Variant,
 ): Promise<TargetResult[]> {
-  const configPath = gwConfig(tmp, mockUrl);
+  const configPath = gwConfig(tmp, mockUrl, variant);
+  const { tracing, logs } = variant;
+  const name = `${mode}${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}`;
   const dataDir = mkdtempSync(join(tmp, `${mode}-data-`));
-  const logPath = join(tmp, `${mode}.log`);
-  const result: TargetResult = { target: mode, url: '', ok: false, errors: 0, errorSamples: [], logPath };
+  const logPath = join(tmp, `${name}.log`);
+  const result: TargetResult = { target: name, url: '', ok: false, errors: 0, errorSamples: [], logPath };
   let governed: TargetResult | undefined;
+  const extra: TargetResult[] = [];
   let gw: Started | undefined;
   try {
     let port: number;
@@ -515,16 +607,21 @@ async function runMode(
     result.url = base + PATH;
     progress(`${mode}: started (pid ${gw.child.pid}), waiting for ${base}/health`);
     result.startup = await waitReady(gw, base);
-    Object.assign(result, await measure(mode, base, mockUrl, bodies.gw, bodies.gwStream, {}));
+    const cpu = mode === 'embedded' ? cpuMeter(gw.child.pid, mockUrl) : undefined;
+    await cpu?.start();
+    Object.assign(result, await measure(name, base, mockUrl, bodies.gw, bodies.gwStream, {}));
+    if (cpu) result.cpuUsPerRequest = await cpu.perRequest();
     if (params.governed) {
-      const target = `${mode}+vk`;
+      const target = `${name}+vk`;
       governed = { target, url: result.url, ok: false, errors: 0, errorSamples: [] };
       const before =
         mode === 'cluster' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
+      await cpu?.start();
       Object.assign(
         governed,
         await measure(target, base, mockUrl, bodies.gw, bodies.gwStream, { 'x-gw-vk': VIRTUAL_KEY }),
       );
+      if (cpu) governed.cpuUsPerRequest = await cpu.perRequest();
       if (before) {
         // Script round trips per gateway request, warm-ups included: authorize's admission, then the settle.
         const calls = (await redisCommandCalls()) - before.redis;
@@ -533,6 +630,19 @@ async function runMode(
         if (requests > 0) governed.redisCallsPerRequest = Math.round((calls / requests) * 100) / 100;
       }
       governed.ok = true;
+    }
+    if (params.guardrails) {
+      // The same 4 KB prompt without and with the guardrail: the difference is what the check costs.
+      for (const [suffix, headers] of [
+        ['+4k', {}],
+        ['+pii', { 'x-gw-guardrail-id': GUARDRAIL_RULE }],
+      ] as const) {
+        const target = `${mode}${suffix}`;
+        const row: TargetResult = { target, url: result.url, ok: false, errors: 0, errorSamples: [] };
+        Object.assign(row, await measure(target, base, mockUrl, bodies4k.gw, bodies4k.gwStream, headers));
+        row.ok = true;
+        extra.push(row);
+      }
     }
     if (gw.child.exitCode !== null || gw.child.signalCode !== null) {
       throw new Error(`${gw.name} exited during the measurement:\n${logTail(logPath)}`);
@@ -548,7 +658,35 @@ async function runMode(
     }
     readLog(result);
   }
-  return governed ? [result, governed] : [result];
+  return [result, ...(governed ? [governed] : []), ...extra];
+}
+
+/** CPU time of a process in ms (Linux /proc; its clock ticks are USER_HZ, 100 per second); undefined elsewhere. */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The gateway's CPU per upstream call between `start` and `perRequest` (the mock counts the calls). */
+function cpuMeter(pid: number | undefined, mockUrl: string) {
+  let from: { cpu: number | undefined; calls: MockStats } | undefined;
+  return {
+    async start() {
+      from = { cpu: pid === undefined ? undefined : processCpuMs(pid), calls: await mockStats(mockUrl) };
+    },
+    async perRequest(): Promise<number | undefined> {
+      const cpu = pid === undefined ? undefined : processCpuMs(pid);
+      const calls = delta(from!.calls, await mockStats(mockUrl));
+      const served = calls.requests;
+      if (cpu === undefined || from?.cpu === undefined || served === 0) return undefined;
+      return Math.round(((cpu - from.cpu) * 1000) / served);
+    },
+  };
 }
 
 /**
@@ -705,6 +843,12 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
   const lines = [
     '',
     `gw bench ${date.toISOString()} — ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, node ${process.version}`,
+    ...(params.tracing.some((ratio) => ratio !== undefined)
+      ? ['+traceR: tracing on at sampling ratio R (BENCH_TRACING), spans exported to the mock']
+      : []),
+    ...(params.logs.some((logs) => logs !== undefined)
+      ? ['+logs / +nologs: request logs on (metadata only, SQLite or the Redis stream) / off (BENCH_LOGS)']
+      : []),
     `serial: ${params.serial} requests after ${params.serialWarmup} warm-up; throughput: c=${c} for ${params.durationMs} ms after ${params.warmupMs} ms warm-up; first chunk: ${params.streams} serial streams of ${params.streamChunks} chunks after ${params.streamWarmup} warm-up`,
     'latencies in ms',
     '',
@@ -781,10 +925,24 @@ async function main(): Promise<number> {
       direct.failure = (error as Error).message;
     }
     if (!direct.ok) throw new Error(`direct measurement failed: ${direct.failure}`);
-    for (const mode of params.modes) {
-      const measured = await runMode(mode, tmp, mockUrl, redisPrefix);
+    for (const [mode, tracing, logs] of params.modes.flatMap((mode) =>
+      params.logs.flatMap((logs) => params.tracing.map((ratio) => [mode, ratio, logs] as const)),
+    )) {
+      const traced = await mockStats(mockUrl);
+      const measured = await runMode(mode, tmp, mockUrl, redisPrefix, { tracing, logs });
+      if (tracing !== undefined) {
+        const now = await mockStats(mockUrl);
+        const exports = (now.traceExports ?? 0) - (traced.traceExports ?? 0);
+        const kib = Math.round(((now.traceBytes ?? 0) - (traced.traceBytes ?? 0)) / 1024);
+        extra.push(
+          `${measured[0]!.target}: the collector took ${exports} export requests (${kib} KiB of OTLP JSON)`,
+        );
+      }
       results.push(...measured);
       for (const result of measured) {
+        if (result.cpuUsPerRequest !== undefined) {
+          extra.push(`${result.target}: gw used ${result.cpuUsPerRequest} µs of CPU per request`);
+        }
         if (result.redisCallsPerRequest !== undefined) {
           extra.push(
             `${result.target}: ${result.redisCallsPerRequest} Redis script round trips per request (authorize on the critical path, settle after it)`,

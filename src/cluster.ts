@@ -32,6 +32,8 @@ const shared: NodeJS.ProcessEnv = {
   GW_ROUTER_ADDR: environment.GW_ROUTER_ADDR ?? addresses(environment.GW_ROUTER_PORT, replicas.router),
   GW_GOVERNANCE_ADDR:
     environment.GW_GOVERNANCE_ADDR ?? addresses(environment.GW_GOVERNANCE_PORT, replicas.governance),
+  // No log database, no log worker: ingress replicas then append no records to the Redis stream (docs/logs.md).
+  ...(!environment.GW_LOGS_DATABASE_URL && { GW_LOGS_STREAM: 'off' }),
 };
 
 /** The variables of one replica: its own port, consecutive from the service's base port. */
@@ -56,6 +58,11 @@ let stopping = false;
 const crashes = new Map<string, number[]>();
 const CRASH_WINDOW_MS = 60_000;
 const MAX_CRASHES = 5;
+/**
+ * A replica that exits with an error this soon after its first start failed to start (a bad config, a port
+ * taken). Generous: on a loaded machine a service takes several seconds just to load its modules.
+ */
+const FIRST_START_MS = 30_000;
 
 function start(service: Service, index: number): void {
   const env = replicaEnvironment(service, index);
@@ -72,7 +79,7 @@ function start(service: Service, index: number): void {
       !crashes.has(`${service}[${index}]`) &&
       code !== null &&
       code !== 0 &&
-      Date.now() - startedAt < 5_000
+      Date.now() - startedAt < FIRST_START_MS
     ) {
       console.error(`${service}[${index}] failed to start (exit ${code}); stopping the cluster`);
       shutdown(1);

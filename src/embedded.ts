@@ -4,6 +4,7 @@ import {
   embeddedEnvironmentSchema,
   exposureWarning,
   httpLimits,
+  otlpTracesEndpoint,
   readSettings,
 } from '@gw/shared';
 import { onShutdown, startService } from '@gw/shared/server';
@@ -23,6 +24,8 @@ await startService(logger, async () => {
     environment: process.env,
     limits: httpLimits(environment),
     metricsToken: environment.GW_METRICS_TOKEN,
+    configPath: environment.GATEWAY_CONFIG,
+    otlpEndpoint: otlpTracesEndpoint(environment),
   });
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);

@@ -15,6 +15,7 @@ import {
   ingressEnvironmentSchema,
   loadGatewayConfig,
   mcpRunnerEnvironmentSchema,
+  otlpTracesEndpoint,
   parseGatewayConfig,
   readEnvironment,
   routerEnvironmentSchema,
@@ -164,6 +165,18 @@ describe('config loader', () => {
     ['client.required_headers', { client: { required_headers: 'x-team' } }],
     ['governance.virtual_keys[0].name', { governance: { virtual_keys: [{ value: 'sk-gw-x' }] } }],
     ['mcp.clients[0].connection_string', { mcp: { clients: [{ name: 'tools', connection_type: 'http' }] } }],
+    [
+      'guardrails.rules[0].input_profiles[0]',
+      { guardrails: { rules: [{ id: 'r', input_profiles: ['missing'] }] } },
+    ],
+    [
+      'guardrails.profiles[0].patterns[0].regex',
+      { guardrails: { profiles: [{ id: 'p', type: 'builtin', patterns: [{ name: 'x', regex: '(' }] }] } },
+    ],
+    [
+      'guardrails.profiles[0].region',
+      { guardrails: { profiles: [{ id: 'b', type: 'bedrock', guardrail_id: 'g' }] } },
+    ],
   ])('names the field of a wrong value: %s', async (field, bad) => {
     const path = await file(`bad-${field.replace(/[^a-z]/gi, '-')}.json`, JSON.stringify(bad));
     const error = await loadError(path);
@@ -179,7 +192,6 @@ describe('config loader', () => {
   });
 
   it.each([
-    ['guardrails', 'guardrails:\n  rules: []\n'],
     ['governance.budgets', 'governance:\n  budgets:\n    - { max_limit: 10, reset_duration: 1M }\n'],
     [
       'providers.openai.network_config.max_connections',
@@ -190,6 +202,27 @@ describe('config loader', () => {
     const error = await loadError(path);
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain(`${field}: is not supported yet`);
+  });
+
+  it('has tracing off by default, and names a bad tracing field', () => {
+    expect(parseGatewayConfig({}).tracing).toMatchObject({
+      enabled: false,
+      sampling_ratio: 1,
+      include_content: false,
+      service_name_prefix: 'gw-',
+      max_queue_size: 2048,
+    });
+    expect(() => parseGatewayConfig({ tracing: { sampling_ratio: 1.5 } })).toThrow('tracing.sampling_ratio');
+    expect(() => parseGatewayConfig({ tracing: { endpoint: 'collector:4318' } })).toThrow('tracing.endpoint');
+    expect(() => parseGatewayConfig({ tracing: { max_queue_size: 10, max_export_batch_size: 20 } })).toThrow(
+      'tracing.max_export_batch_size',
+    );
+    // A collector's token is a secret written `env.NAME`.
+    const config = parseGatewayConfig(
+      { tracing: { headers: { authorization: 'env.COLLECTOR_TOKEN' } } },
+      { COLLECTOR_TOKEN: 'Bearer t' },
+    );
+    expect(config.tracing.headers).toEqual({ authorization: 'Bearer t' });
   });
 
   it('accepts max_connections: 256, what provider configs stored by earlier builds carry', () => {
@@ -239,6 +272,26 @@ describe('environment schemas', () => {
   ])('refuses the service address %s', (address) => {
     expect(() => ingress(address)).toThrow(
       `GW_ROUTER_ADDR: '${address}' is not an address of the router service`,
+    );
+  });
+
+  it('reads the OTLP endpoint variables: the traces URL as is, else the base URL with /v1/traces', () => {
+    const read = (env: NodeJS.ProcessEnv) =>
+      otlpTracesEndpoint(readEnvironment(routerEnvironmentSchema, env));
+    const cluster = { GW_CLUSTER_TOKEN: 'a-cluster-token-for-tests' };
+    expect(read(cluster)).toBeUndefined();
+    expect(read({ ...cluster, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toBe(
+      'http://collector:4318/v1/traces',
+    );
+    expect(
+      read({
+        ...cluster,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/custom',
+      }),
+    ).toBe('http://traces:4318/custom');
+    expect(() => read({ ...cluster, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' })).toThrow(
+      "OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' is not an http(s) URL",
     );
   });
 
@@ -334,7 +387,7 @@ describe('node src/embedded.ts start-up', () => {
 describe('node src/cluster.ts start-up', () => {
   it('fails naming the field of an invalid config, and stops every service', async () => {
     const config = { client: { max_request_body_bytes: 'lots' } } as unknown as GatewayConfigInput;
-    await expect(startCluster({ config, readyTimeoutMs: 15_000 })).rejects.toThrow(
+    await expect(startCluster({ config, readyTimeoutMs: 45_000 })).rejects.toThrow(
       /exited during start-up[\s\S]*client\.max_request_body_bytes/,
     );
   });
@@ -448,6 +501,24 @@ describe('every process refuses a missing or bad configuration with the same one
       );
     },
   );
+
+  it('refuses a guardrail rule whose CEL condition does not compile, naming it', async () => {
+    const path = await file(
+      'bad-condition.yaml',
+      [
+        'guardrails:',
+        '  profiles: [{ id: pii, type: builtin, pii: [email] }]',
+        '  rules: [{ id: r, condition: \'tem == "a"\', input_profiles: [pii] }]',
+        '',
+      ].join('\n'),
+    );
+    const dataDir = await mkdtemp(join(directory, 'data-'));
+    const run = await runEntry(entry('gateway'), { GATEWAY_CONFIG: path, GATEWAY_DATA_DIR: dataDir });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toBe(
+      'gw-gateway cannot start: guardrails.rules[0].condition: Unknown variable: tem\n',
+    );
+  });
 
   it('never repeats the value of a secret variable', async () => {
     const run = await runEntry(entry('ingress'), { ...cluster, REDIS_URL: 'http://user:hunter2@redis:6379' });

@@ -361,6 +361,10 @@ describe('request limits hold exactly across replicas (cluster: 2 ingress, 2 gov
       config: config(fake),
       adminToken: 'governance-admin',
       replicas: { ingress: 2, governance: 2 },
+      // What is tested is that admission is exact. A request admitted and then failed counts against the
+      // limit unserved, and on a starved CI machine (load 10 on 2 cores) a burst of 1,000 can take longer
+      // than the default 1 s gRPC and 500 ms Redis deadlines; those deadlines have their own tests.
+      env: { GW_GRPC_DEADLINE_MS: '10000', GW_REDIS_COMMAND_TIMEOUT_MS: '10000' },
     });
   }, 60_000);
   afterAll(async () => {

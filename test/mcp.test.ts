@@ -364,7 +364,10 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
       execute('fixture-sleep', { ms: 2_500, startedFile }, TEAM, `slow-${index}`),
     );
     // The slow calls hold every run slot once the fixture has started each of them.
+    // Runners usually start the calls within 100 ms; in a cluster a BullMQ worker has been seen taking up to
+    // about 5 s to pick a job up (not yet explained; suspected: its drain delay), hence the longer wait.
     await waitFor(async () => (await readFile(startedFile, 'utf8')).split('\n').length > runSlots, {
+      timeoutMs: 10_000,
       what: 'the slow calls to hold every run slot',
     });
     const waiting = execute('fixture-sleep', { ms: 10 }, TEAM, 'waiting');
@@ -379,7 +382,7 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     expectGatewayError(refused, { status: 429, type: 'queue_full' });
     expect(refused.headers.get('retry-after')).toBe('1');
     for (const answer of await Promise.all([...slow, waiting])) expect(answer.status).toBe(200);
-  });
+  }, 20_000);
 
   it('survives a server that crashes mid-call: 502 after the retries, runners alive, the client reconnects', async () => {
     const runnerPids = async () =>

@@ -175,6 +175,6 @@ describe.each(MODES)('model aliases (%s)', (_mode, start) => {
       ADMIN,
     );
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toContain("targets.0.model: must be '<provider>/<model>'");
+    expect(refused.body.error.message).toContain("targets[0].model: must be '<provider>/<model>'");
   });
 });

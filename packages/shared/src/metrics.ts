@@ -7,7 +7,14 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 export function createMetrics(options: { service: string; defaultMetrics?: boolean }) {
   const registry = new Registry();
   registry.setDefaultLabels({ service: options.service });
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'gw_' });
+  if (options.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry, prefix: 'gw_' });
+    // prom-client names these gauges `_total`, which Prometheus reserves for counters (`promtool check metrics`
+    // refuses them): left out, the rest of the process metrics stay.
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+      registry.removeSingleMetric(`gw_nodejs_${name}`);
+    }
+  }
 
   const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
   return {
@@ -46,8 +53,21 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
     }),
     tokens: new Counter({
       name: 'gw_tokens_total',
-      help: 'Tokens used by served requests, by provider and kind (prompt, completion)',
-      labelNames: ['provider', 'kind'] as const,
+      help: 'Tokens used by served requests, by provider, model and kind (prompt, completion)',
+      labelNames: ['provider', 'model', 'kind'] as const,
+      registers: [registry],
+    }),
+    cost: new Counter({
+      name: 'gw_cost_usd_total',
+      help: 'What governed requests were charged (USD), by provider and model',
+      labelNames: ['provider', 'model'] as const,
+      registers: [registry],
+    }),
+    grpcClientDuration: new Histogram({
+      name: 'gw_grpc_client_duration_seconds',
+      help: 'Calls to another service over gRPC, as the caller saw them (streams: to the first chunk)',
+      labelNames: ['method'] as const,
+      buckets: latencyBuckets,
       registers: [registry],
     }),
     fallbacks: new Counter({
@@ -58,7 +78,7 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
     }),
     providerHealth: new Gauge({
       name: 'gw_provider_health',
-      help: 'Provider health: 1 healthy, 0.5 degraded, 0 failed',
+      help: 'Provider health: 1 healthy, 0.5 degraded, 0.25 recovering, 0 failed',
       labelNames: ['provider'] as const,
       registers: [registry],
     }),
@@ -68,6 +88,32 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       labelNames: ['provider'] as const,
       registers: [registry],
     }),
+    targetHealthState: new Gauge({
+      name: 'gw_target_health_state',
+      help: 'Health of a provider or one of its keys: 1 healthy, 0.5 degraded, 0.25 recovering, 0 failed',
+      labelNames: ['provider', 'kind', 'target'] as const,
+      registers: [registry],
+    }),
+    targetHealthScore: new Gauge({
+      name: 'gw_target_health_score',
+      help: 'Health score of a provider or key (1 perfect, 0 worst): its weight multiplier before state rules',
+      labelNames: ['provider', 'kind', 'target'] as const,
+      registers: [registry],
+    }),
+    healthTransitions: new Counter({
+      name: 'gw_health_transitions_total',
+      help: 'Health state changes of providers and keys',
+      labelNames: ['provider', 'kind', 'from', 'to'] as const,
+      registers: [registry],
+    }),
+    droppedRequests: new Counter({
+      name: 'gw_dropped_requests_total',
+      help:
+        'Requests refused for overload, by reason (provider_queue_full, provider_queue_timeout: the router, by provider;' +
+        ' connection_cap, drain_deadline: the HTTP server, provider "none")',
+      labelNames: ['provider', 'reason'] as const,
+      registers: [registry],
+    }),
     streamFirstChunk: new Histogram({
       name: 'gw_stream_first_chunk_seconds',
       help: 'Time from request received to the first stream chunk written',
@@ -75,12 +121,74 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       buckets: latencyBuckets,
       registers: [registry],
     }),
+    guardrailOutcomes: new Counter({
+      name: 'gw_guardrail_outcomes_total',
+      help: 'Guardrail rule checks by rule and outcome (pass, warning, blocked, flagged, error, condition_error)',
+      labelNames: ['rule', 'outcome'] as const,
+      registers: [registry],
+    }),
+    guardrailDuration: new Histogram({
+      name: 'gw_guardrail_duration_seconds',
+      help: 'Time one guardrail rule took on one side of a request (input, output or a stream window)',
+      labelNames: ['side', 'mode'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    cacheLookups: new Counter({
+      name: 'gw_cache_lookups_total',
+      help: 'Response cache lookups by result (hit, miss, error) and type (exact, semantic)',
+      labelNames: ['result', 'type'] as const,
+      registers: [registry],
+    }),
+    cacheStores: new Counter({
+      name: 'gw_cache_stores_total',
+      help: 'Answers offered to the response cache, by outcome (stored, refused, skipped, error)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    cacheLookupDuration: new Histogram({
+      name: 'gw_cache_lookup_seconds',
+      help: 'Time of a response cache lookup (the embedding call of a semantic one excluded), by type',
+      labelNames: ['type'] as const,
+      buckets: [0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers: [registry],
+    }),
     inflight: new Gauge({
       name: 'gw_inflight_requests',
       help: 'Requests being served',
+      registers: [registry],
+    }),
+    vaultRefreshFailures: new Counter({
+      name: 'gw_vault_refresh_failures_total',
+      help: 'Secret-manager reads that failed (the last good value is kept), by backend',
+      labelNames: ['backend'] as const,
+      registers: [registry],
+    }),
+    droppedLogRecords: new Counter({
+      name: 'gw_dropped_log_records_total',
+      help: 'Request-log records never stored, by reason (buffer_full, invalid, write_failed, closed)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    tracingSpans: new Counter({
+      name: 'gw_tracing_spans_total',
+      help: 'Sampled spans by what became of them: exported, dropped (export queue full), failed (export error)',
+      labelNames: ['outcome'] as const,
       registers: [registry],
     }),
   };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Distinct model names one process labels metrics with; past it they count as `other` (callers choose names). */
+const MODEL_LABELS = 200;
+const modelLabels = new Set<string>();
+
+/** A model name as a metric label, bounded: the first 200 distinct names, then `other`. */
+export function modelLabel(model: string): string {
+  if (modelLabels.has(model)) return model;
+  if (modelLabels.size >= MODEL_LABELS) return 'other';
+  modelLabels.add(model);
+  return model;
+}

@@ -1,3 +1,5 @@
+import { looksLikeSecretReference } from './config/secret-reference.ts';
+
 /**
  * The one list of what gw never shows: field names that carry credentials, the shapes of well-known keys,
  * and the masking of a value. The logger, the admin API's views and the relay of upstream errors all use it.
@@ -35,7 +37,7 @@ const SECRET_PARAMETER = /token|key|secret|password|auth|sig/i;
  * Shapes of credentials anywhere in a text: OpenAI/Anthropic/gw keys, AWS access key ids, Google API keys,
  * bearer and basic authorizations, the password of a URL and the values of its credential query parameters.
  */
-const KEY_SHAPES: RegExp[] = [
+const KEY_SHAPES: readonly RegExp[] = [
   /\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
   /\bAIza[0-9A-Za-z_-]{35}\b/g,
@@ -44,6 +46,9 @@ const KEY_SHAPES: RegExp[] = [
   /(?<=:\/\/[^/\s:@]*:)[^@\s/]+(?=@)/g,
   new RegExp(`(?<=[?&][^=&\\s]*(?:${SECRET_PARAMETER.source})[^=&\\s]*=)[^&\\s#"']+`, 'gi'),
 ];
+
+/** The shapes of credentials `redactText` takes out (global expressions: use them with matchAll or replace). */
+export const SECRET_SHAPES: readonly RegExp[] = KEY_SHAPES;
 
 /** A URL as gw shows it: its password and the values of credential query parameters masked (`****`). */
 export function redactUrl(value: string): string {
@@ -83,7 +88,8 @@ export function urlSecrets(value: string | undefined): string[] {
 
 /** A value as gw shows it: its first three and last four characters around `****` (or only `****`). */
 export function maskSecret(value: string): string {
-  if (value === '' || value.startsWith('env.')) return value;
+  // References (`env.NAME`, `vault.…`: docs/vault.md) name where a secret is, not the secret: shown as written.
+  if (value === '' || value.startsWith('env.') || looksLikeSecretReference(value)) return value;
   return value.length > 12 ? `${value.slice(0, 3)}****${value.slice(-4)}` : '****';
 }
 

@@ -5,7 +5,7 @@
 import { connect as connectHttp2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HttpLimits, startHttpServer } from './server.ts';
+import { type HttpLimits, type ServerDropReason, startHttpServer } from './server.ts';
 
 type Started = Awaited<ReturnType<typeof startHttpServer>>;
 const servers: Started[] = [];
@@ -16,12 +16,16 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close(100);
 });
 
-async function serve(limits: Partial<HttpLimits>): Promise<number> {
+async function serve(
+  limits: Partial<HttpLimits>,
+  onDropped?: (reason: ServerDropReason, count: number) => void,
+): Promise<number> {
   const server = await startHttpServer({
     port: 0,
     host: '127.0.0.1',
     http2: true,
     limits,
+    ...(onDropped && { onDropped }),
     handlers: [
       (request, response) => {
         request.resume();
@@ -119,14 +123,18 @@ describe('startHttpServer limits', () => {
     expect(openMs).toBeLessThan(5_000);
   });
 
-  it('refuses connections past the cap and keeps answering the clients it has', async () => {
-    const port = await serve({
-      ...SHORT,
-      headersTimeoutMs: 20_000,
-      requestTimeoutMs: 20_000,
-      keepAliveTimeoutMs: 20_000,
-      maxConnections: 4,
-    });
+  it('refuses connections past the cap, counting each, and keeps answering the clients it has', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve(
+      {
+        ...SHORT,
+        headersTimeoutMs: 20_000,
+        requestTimeoutMs: 20_000,
+        keepAliveTimeoutMs: 20_000,
+        maxConnections: 4,
+      },
+      (reason, count) => dropped.push([reason, count]),
+    );
     const established = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     await new Promise((resolve) => established.socket.once('data', resolve));
     const idle = [open(port), open(port), open(port)];
@@ -139,5 +147,31 @@ describe('startHttpServer limits', () => {
     established.socket.write('GET /again HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
     for (const { socket } of idle) expect(socket.destroyed).toBe(false);
+    // What /api/logs/dropped and gw_dropped_requests_total count (the gateway's servers pass onDropped).
+    expect(dropped).toEqual([['connection_cap', 1]]);
+  });
+
+  it('counts the connections a drain cut at its deadline', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const server = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      http2: true,
+      limits: SHORT,
+      onDropped: (reason, count) => dropped.push([reason, count]),
+      // An answer that never ends: the drain waits for it until the deadline, then cuts it.
+      handlers: [
+        (_request, response) => {
+          response.writeHead(200);
+          response.write('never done');
+          return true;
+        },
+      ],
+    });
+    const hanging = open(server.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => hanging.socket.once('data', resolve));
+    await server.close(200);
+    expect(dropped).toEqual([['drain_deadline', 1]]);
+    expect((await hanging.closed).openMs).toBeLessThan(5_000);
   });
 });

@@ -163,6 +163,12 @@ function closeIdleSessions(http2: Http2Server, keepAliveTimeoutMs: number): void
   });
 }
 
+/** Why the HTTP server refused or cut a connection (`gw_dropped_requests_total`'s reason). */
+export type ServerDropReason = 'connection_cap' | 'drain_deadline';
+
+/** Takes an upgrade request's socket (answering true) or leaves it to the next handler. */
+export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+
 /**
  * Serves handlers over HTTP/1.1 and, with `http2: true`, also over cleartext HTTP/2 on the same port (the
  * first bytes of each connection decide); handlers see the same request and response API either way
@@ -172,11 +178,21 @@ export async function startHttpServer(options: {
   port: number;
   host: string;
   handlers: RequestHandler[];
+  /** HTTP/1.1 upgrade requests (WebSocket), in order: each answers true when it took the socket. */
+  upgrades?: UpgradeHandler[];
   http2?: boolean;
   limits?: Partial<HttpLimits>;
+  /**
+   * Told about connections refused for overload: `connection_cap` (past maxConnections, closed unanswered) and
+   * `drain_deadline` (still open when the drain deadline cut them).
+   */
+  onDropped?: (reason: ServerDropReason, count: number) => void;
 }): Promise<Closable & { server: Server; port: number }> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const maxConnections = connectionCap(limits.maxConnections);
+  const dropped = (reason: ServerDropReason, count: number) => {
+    if (count > 0) options.onDropped?.(reason, count);
+  };
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     const problem = requestTargetProblem(request.method, request.url);
     if (problem) {
@@ -202,15 +218,30 @@ export async function startHttpServer(options: {
     handle,
   );
   server.on('clientError', answerClientError);
+  const upgrades = options.upgrades ?? [];
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    for (const upgrade of upgrades) if (upgrade(request, socket, head)) return;
+    socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  });
   if (!options.http2) {
     server.maxConnections = maxConnections;
+    server.on('drop', () => dropped('connection_cap', 1));
+    // Open connections, to count those the drain deadline cuts.
+    const open = new Set<Socket>();
+    server.on('connection', (socket: Socket) => {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    });
     await listen(server, options);
     return {
       server,
       port: (server.address() as AddressInfo).port,
       close: (deadlineMs) =>
         new Promise<void>((resolve) => {
-          const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
+          const force = setTimeout(() => {
+            dropped('drain_deadline', open.size);
+            server.closeAllConnections();
+          }, deadlineMs);
           // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
           // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
           const sweep = setInterval(() => server.closeIdleConnections(), 50);
@@ -245,6 +276,7 @@ export async function startHttpServer(options: {
     dispatchConnection(socket, server, http2, limits.headersTimeoutMs);
   });
   listener.maxConnections = maxConnections;
+  listener.on('drop', () => dropped('connection_cap', 1));
   await listen(listener, options);
   return {
     server,
@@ -252,6 +284,7 @@ export async function startHttpServer(options: {
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => {
+          dropped('drain_deadline', sockets.size);
           server.closeAllConnections();
           for (const session of sessions) session.destroy();
           for (const socket of sockets) socket.destroy();

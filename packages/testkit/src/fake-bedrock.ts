@@ -20,7 +20,7 @@ export interface FakeBedrockRequest {
 }
 
 export type FakeBedrockAnswer =
-  | { status?: number; headers?: Record<string, string>; json: unknown }
+  | { status?: number; headers?: Record<string, string>; json: unknown; delayMs?: number }
   | { status?: number; headers?: Record<string, string>; frames: Buffer[] };
 
 export interface FakeBedrockOptions {
@@ -176,8 +176,9 @@ export async function startFakeBedrock(options: FakeBedrockOptions) {
       chunks: [Buffer.concat(scripted.frames)],
     };
   };
-  // One route: every Bedrock Runtime operation is authenticated the same way, and the test answers it.
-  const fake = await startFakeUpstream([{ method: 'POST', path: /^\/model\//, answer }]);
+  // One route: every Bedrock Runtime operation (models, ApplyGuardrail) is authenticated the same way, and the
+  // test answers it.
+  const fake = await startFakeUpstream([{ method: 'POST', path: /^\/(?:model|guardrail)\//, answer }]);
   return {
     url: fake.url,
     requests,

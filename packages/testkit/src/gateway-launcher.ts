@@ -23,6 +23,8 @@ export interface LaunchedGateway {
   urls: string[];
   /** Base URL of `/api/*`. */
   adminUrl: string;
+  /** Every admin base URL (one per replica; the embedded gateway has one). */
+  adminUrls: string[];
   close(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export async function startEmbedded(options: EmbeddedLaunchOptions): Promise<Lau
       url,
       urls: [url],
       adminUrl: url,
+      adminUrls: [url],
       dataDir,
       close() {
         closing ??= (async () => {
@@ -104,6 +107,7 @@ export interface ClusterReplicas {
   router?: number;
   governance?: number;
   'mcp-runner'?: number;
+  admin?: number;
 }
 
 export interface ClusterLaunchOptions {
@@ -112,7 +116,7 @@ export interface ClusterLaunchOptions {
   replicas?: ClusterReplicas;
   /** Extra variables for every service process. */
   env?: Record<string, string>;
-  /** How long to wait for every service to answer; 20 s by default. */
+  /** How long to wait for every service to answer; 50 s by default (a loaded CI machine starts a cluster slowly). */
   readyTimeoutMs?: number;
 }
 
@@ -143,13 +147,16 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
     router: options.replicas?.router ?? 1,
     governance: options.replicas?.governance ?? 1,
     'mcp-runner': options.replicas?.['mcp-runner'] ?? 1,
+    admin: options.replicas?.admin ?? 1,
   };
   const directory = await mkdtemp(join(tmpdir(), 'gw-cluster-'));
   const configPath = join(directory, 'gateway.json');
   await writeFile(configPath, JSON.stringify(options.config, null, 2));
 
-  // One block of consecutive free ports: ingress replicas, router replicas, governance replicas, admin.
-  const base = await findConsecutivePorts(replicas.ingress + replicas.router + replicas.governance + 1);
+  // One block of consecutive free ports: ingress replicas, router replicas, governance replicas, admin replicas.
+  const base = await findConsecutivePorts(
+    replicas.ingress + replicas.router + replicas.governance + replicas.admin,
+  );
   const ingressPort = base;
   const routerPort = ingressPort + replicas.ingress;
   const governancePort = routerPort + replicas.router;
@@ -170,7 +177,7 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
     GW_ROUTER_REPLICAS: String(replicas.router),
     GW_GOVERNANCE_REPLICAS: String(replicas.governance),
     GW_MCP_RUNNER_REPLICAS: String(replicas['mcp-runner']),
-    GW_ADMIN_REPLICAS: '1',
+    GW_ADMIN_REPLICAS: String(replicas.admin),
     GATEWAY_CONFIG: configPath,
     LOG_LEVEL: 'warn',
     ...options.env,
@@ -202,7 +209,8 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
     { length: replicas.ingress },
     (_, index) => `http://127.0.0.1:${ingressPort + index}`,
   );
-  const adminUrl = `http://127.0.0.1:${adminPort}`;
+  const adminUrls = range(adminPort, replicas.admin).map((port) => `http://127.0.0.1:${port}`);
+  const adminUrl = adminUrls[0]!;
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -220,12 +228,12 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
   try {
     await waitUntilReady({
       launcher,
-      timeoutMs: options.readyTimeoutMs ?? 20_000,
+      timeoutMs: options.readyTimeoutMs ?? 50_000,
       output: () => output,
       checks: [
         ...urls.map((url) => () => answers(`${url}/health`, [200])),
         // 401 without a credential; 403 when no admin token is configured at all.
-        () => answers(`${adminUrl}/api/providers`, [200, 401, 403]),
+        ...adminUrls.map((url) => () => answers(`${url}/api/providers`, [200, 401, 403])),
         ...range(routerPort, replicas.router).map((port) => () => accepts(port)),
         ...range(governancePort, replicas.governance).map((port) => () => accepts(port)),
       ],
@@ -240,6 +248,7 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
     url: urls[0]!,
     urls,
     adminUrl,
+    adminUrls,
     prefix,
     launcher,
     exited,

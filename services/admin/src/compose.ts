@@ -1,8 +1,15 @@
+import type { CacheBackend } from '@gw/cache';
 import type { GovernanceService } from '@gw/governance';
+import { GuardrailRegistry } from '@gw/guardrails/registry';
+import type { LogStore, LogTail } from '@gw/logs';
 import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
 import type { GatewayConfig, Logger } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
 import { createAdminApp } from './core/admin-app.ts';
+import type { AlertsAdminOptions } from './core/alerts-admin.ts';
+import { IdentityStore } from './core/identity-store.ts';
+import type { VaultAdminOptions } from './core/vault-admin.ts';
 
 /** The admin API of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeAdmin(options: {
@@ -13,12 +20,38 @@ export function composeAdmin(options: {
   /** GATEWAY_ADMIN_TOKEN, injected by the process's main. */
   adminToken: string | undefined;
   mcpRegistry: McpRegistry | undefined;
+  /** The state store (the load balancer's config document); absent in a cluster admin without REDIS_URL. */
+  store: Store | undefined;
+  /** The response cache's entries, when `cache.enabled` (the admin API removes from them). */
+  cacheBackend?: CacheBackend | undefined;
+  /** The process's alerts (`startAlerts` of `@gw/alerts`); absent without a store. */
+  alerts?: AlertsAdminOptions | undefined;
+  /** `/api/vault/*`: the process's secret resolver, and in a cluster the refresh of the others. */
+  vault?: VaultAdminOptions | undefined;
+  /** Request logs: where they are read and tailed, or why they are off here. */
+  logs?: { store?: LogStore | undefined; tail?: LogTail | undefined; unavailable?: string | undefined };
 }) {
+  const { client } = options.config;
   return createAdminApp({
     router: options.router,
     governance: options.governance,
     logger: options.logger,
-    auth: { adminToken: options.adminToken, allowAnonymous: options.config.client.allow_anonymous_admin },
+    auth: {
+      adminToken: options.adminToken,
+      get allowAnonymous() {
+        return client.allow_anonymous_admin;
+      },
+    },
     mcp: { registry: options.mcpRegistry },
+    loadBalancer: { store: options.store, seed: options.config.load_balancer },
+    systemConfig: { store: options.store, config: options.config },
+    guardrails: {
+      registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),
+    },
+    cache: { backend: options.cacheBackend },
+    alerts: options.alerts ?? {},
+    vault: options.vault,
+    ...(options.logs && { logs: options.logs }),
+    identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
   });
 }

@@ -1,17 +1,33 @@
+import { governanceBudgetSource, startAlerts } from '@gw/alerts';
+import { RedisLease } from '@gw/alerts/redis';
+import { RedisCacheBackend } from '@gw/cache/redis';
 import { GovernanceClient } from '@gw/governance/client';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
-import { adminEnvironmentSchema, createLogger, createMetrics, httpLimits, readSettings } from '@gw/shared';
+import {
+  adminEnvironmentSchema,
+  createLogger,
+  createMetrics,
+  followSystemSettings,
+  httpLimits,
+  readSettings,
+} from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
-import { createStore } from '@gw/shared/store';
+import { connectRedis, createStore } from '@gw/shared/store';
+import { followSecretFailures, publishVaultRefresh, startSecretResolver } from '@gw/vault';
 import { composeAdmin } from './compose.ts';
+import { startLogWorker } from './log-worker.ts';
 
 const logger = createLogger({ service: 'admin' });
 await startService(logger, async () => {
   const { environment, config } = await readSettings(adminEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const grpc = await grpcClientSettings(environment);
+  const metrics = createMetrics({ service: 'admin' });
+  const grpc = {
+    ...(await grpcClientSettings(environment)),
+    observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
+  };
   const router = new RouterClient({
     ...grpc,
     address: environment.GW_ROUTER_ADDR,
@@ -20,6 +36,67 @@ await startService(logger, async () => {
   const governance = new GovernanceClient({ ...grpc, address: environment.GW_GOVERNANCE_ADDR });
   // MCP clients live in the store; admin edits them and reads the runners' reports, never connecting itself.
   const mcpStore = environment.REDIS_URL ? await createStore(environment) : undefined;
+  const settings = mcpStore && (await followSystemSettings({ store: mcpStore, config, logger }));
+  // The response cache's entries, for removals only: this process keeps no index of them.
+  if (config.cache.enabled && !environment.REDIS_URL) {
+    throw new Error('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
+  }
+  const cacheBackend =
+    config.cache.enabled && environment.REDIS_URL
+      ? await RedisCacheBackend.connect({
+          url: environment.REDIS_URL,
+          prefix: environment.GW_REDIS_PREFIX,
+          commandTimeoutMs: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
+          followChanges: false,
+          onError: (error) => logger.warn({ err: error }, 'cache: Redis'),
+        })
+      : undefined;
+  // Request logs: PostgreSQL at GW_LOGS_DATABASE_URL, filled by this process's log worker from the Redis stream
+  // the ingress replicas append to, deleted by age hourly; the live tail reads the stream (docs/logs.md).
+  const logs = environment.GW_LOGS_DATABASE_URL
+    ? await startLogWorker({
+        databaseUrl: environment.GW_LOGS_DATABASE_URL,
+        redisUrl: environment.GW_LOGS_STREAM === 'on' ? environment.REDIS_URL : undefined,
+        prefix: environment.GW_REDIS_PREFIX,
+        config,
+        logger,
+      })
+    : undefined;
+  // Alerts: every admin replica serves /api/alerts; the one holding the lease in Redis evaluates the rules.
+  const leaseRedis = environment.REDIS_URL
+    ? connectRedis(environment.REDIS_URL, { connectionName: 'gw-admin-alerts-lease' })
+    : undefined;
+  leaseRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'alerts lease: Redis'));
+  // Secrets that a process of the cluster could not read, for `secret_failure` rules.
+  const secretFailures = mcpStore && (await followSecretFailures(mcpStore));
+  const alerts =
+    mcpStore &&
+    leaseRedis &&
+    startAlerts({
+      store: mcpStore,
+      config: config.alerts,
+      lease: await RedisLease.create({
+        redis: leaseRedis,
+        prefix: environment.GW_REDIS_PREFIX,
+        leaseMs: config.alerts.lease_ms,
+      }),
+      sources: {
+        health: router,
+        budgets: governanceBudgetSource((request) => governance.manage(request)),
+        logs: logs?.store,
+        dropped: logs?.store,
+      },
+      secretFailures,
+      logger,
+    });
+  // `/api/vault/*`: this process reads the references too (its status), and a refresh reaches the others.
+  const secrets = await startSecretResolver({
+    config,
+    environment: process.env,
+    logger,
+    metrics,
+    store: mcpStore,
+  });
   const app = composeAdmin({
     config,
     router,
@@ -27,15 +104,23 @@ await startService(logger, async () => {
     logger,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     mcpRegistry: mcpStore && new McpRegistry({ store: mcpStore, logger }),
+    store: mcpStore,
+    cacheBackend,
+    alerts,
+    vault: { resolver: secrets, publishRefresh: mcpStore && (() => publishVaultRefresh(mcpStore)) },
+    logs: logs ?? {
+      unavailable:
+        'request logs are off in this cluster: set GW_LOGS_DATABASE_URL (the PostgreSQL database of request logs) on the admin',
+    },
   });
   const http = await startHttpServer({
     port: environment.GW_ADMIN_PORT,
     host: environment.GW_HOST,
     handlers: [app.handle],
+    upgrades: [app.upgrade],
     limits: httpLimits(environment),
   });
   // /metrics (process metrics) on its own port, as the other services whose main port does not serve it.
-  const metrics = createMetrics({ service: 'admin' });
   const metricsHttp = await startHttpServer({
     port: environment.GW_METRICS_PORT,
     host: environment.GW_HOST,
@@ -46,12 +131,25 @@ await startService(logger, async () => {
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
     steps: [
-      (deadline) => http.close(deadline),
+      (deadline) => {
+        app.close();
+        return http.close(deadline);
+      },
+      async () => {
+        // Alerts read the log store: they stop first.
+        await alerts?.close();
+        await logs?.close();
+      },
       (deadline) => metricsHttp.close(deadline),
       async () => {
+        await secretFailures?.close();
+        leaseRedis?.disconnect();
         router.close();
         governance.close();
+        await settings?.close();
+        await secrets.close();
         await mcpStore?.close();
+        await cacheBackend?.close();
       },
     ],
   });

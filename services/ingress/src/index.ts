@@ -5,5 +5,6 @@ export * from './core/parse-request.ts';
 export * from './core/route.ts';
 export * from './core/sse-writer.ts';
 export * from './core/virtual-key-header.ts';
+export * from './pipeline/cache-stage.ts';
 export * from './pipeline/pipeline.ts';
 export * from './pipeline/stage.ts';

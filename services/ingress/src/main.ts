@@ -1,4 +1,7 @@
+import { RedisCacheBackend } from '@gw/cache/redis';
 import { GovernanceClient } from '@gw/governance/client';
+import { GuardrailRegistry, GuardrailRuntime } from '@gw/guardrails/registry';
+import { RedisLogProducer } from '@gw/logs/redis';
 import { BullToolQueue } from '@gw/mcp-runner/bullmq';
 import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
@@ -6,21 +9,37 @@ import {
   createLogger,
   createMetrics,
   exposureWarning,
+  followSystemSettings,
   httpLimits,
   ingressEnvironmentSchema,
+  otlpTracesEndpoint,
   readSettings,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
-import { createStore } from '@gw/shared/store';
-import { composeIngress } from './compose.ts';
+import { connectRedis, createStore } from '@gw/shared/store';
+import { startTracing } from '@gw/shared/tracing';
+import { startSecretResolver } from '@gw/vault';
+import { composeIngress, countServerDrops, processDroppedTally } from './compose.ts';
 
 const logger = createLogger({ service: 'ingress' });
 await startService(logger, async () => {
   const { environment, config } = await readSettings(ingressEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
   const metrics = createMetrics({ service: 'ingress' });
-  const grpc = await grpcClientSettings(environment);
+  // Requests refused for overload and spans or records dropped, per minute and reason (`/api/logs/dropped`).
+  const tally = processDroppedTally();
+  const tracing = await startTracing({
+    config: config.tracing,
+    environmentEndpoint: otlpTracesEndpoint(environment),
+    metrics,
+    logger,
+    onDropped: (count) => tally.add('trace_buffer_full', count),
+  });
+  const grpc = {
+    ...(await grpcClientSettings(environment)),
+    observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
+  };
   // Requests without a virtual key are decided here from the shared client settings: no governance hop.
   const governance = new GovernanceClient(
     { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
@@ -35,6 +54,8 @@ await startService(logger, async () => {
   // never connects to an MCP server itself.
   const redisUrl = environment.REDIS_URL;
   const mcpStore = redisUrl ? await createStore(environment) : undefined;
+  // System settings changed through the admin API apply here without a restart.
+  const settings = mcpStore && (await followSystemSettings({ store: mcpStore, config, logger }));
   const mcpCatalog = mcpStore
     ? await McpCatalog.start({ registry: new McpRegistry({ store: mcpStore, logger }), logger })
     : undefined;
@@ -46,6 +67,51 @@ await startService(logger, async () => {
         toolTimeoutMs: config.mcp.tool_timeout_ms,
       })
     : undefined;
+  // Guardrails: the config file's, and (with a store) what the admin API adds, followed on every replica.
+  const useGuardrails = mcpStore || config.guardrails.rules.length > 0;
+  // Guardrail credentials written as secret-manager references (docs/vault.md).
+  const secrets = useGuardrails
+    ? await startSecretResolver({
+        config,
+        environment: process.env,
+        logger,
+        metrics,
+        store: mcpStore,
+        scope: 'guardrails',
+      })
+    : undefined;
+  const guardrails = useGuardrails
+    ? await GuardrailRuntime.start({
+        config: config.guardrails,
+        registry: mcpStore && new GuardrailRegistry({ store: mcpStore, logger }),
+        logger,
+        environment: process.env,
+        secrets,
+      })
+    : undefined;
+  // The response cache: entries in Redis, shared by every replica (each keeps the index in process).
+  if (config.cache.enabled && !redisUrl) {
+    throw new Error('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
+  }
+  const cacheBackend =
+    config.cache.enabled && redisUrl
+      ? await RedisCacheBackend.connect({
+          url: redisUrl,
+          prefix: environment.GW_REDIS_PREFIX,
+          commandTimeoutMs: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
+          maxEntriesPerScope: config.cache.max_entries_per_scope,
+          onError: (error) => logger.warn({ err: error }, 'cache: Redis'),
+        })
+      : undefined;
+  // Request logs: appended to the Redis stream the admin's log worker stores (docs/logs.md), sharing the store's
+  // connection; off with GW_LOGS_STREAM=off (no log database, no worker).
+  const logsConnection =
+    redisUrl && environment.GW_LOGS_STREAM === 'on'
+      ? connectRedis(redisUrl, {
+          commandTimeout: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
+          maxRetriesPerRequest: 1,
+        })
+      : undefined;
   let draining = false;
   const app = composeIngress({
     config,
@@ -55,12 +121,20 @@ await startService(logger, async () => {
     metrics,
     isDraining: () => draining,
     metricsToken: environment.GW_METRICS_TOKEN,
+    tracer: tracing?.tracer('ingress'),
     mcp: mcpCatalog && mcpQueue && { catalog: mcpCatalog, executor: mcpQueue },
+    guardrails,
+    cacheBackend,
+    logs: logsConnection && {
+      sink: new RedisLogProducer({ redis: logsConnection, prefix: environment.GW_REDIS_PREFIX }),
+      tally,
+    },
   });
   const http = await startHttpServer({
     port: environment.PORT,
     host: environment.GW_HOST,
     handlers: [app.handle],
+    onDropped: countServerDrops(metrics, tally),
     // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
     http2: true,
     limits: httpLimits(environment),
@@ -82,8 +156,14 @@ await startService(logger, async () => {
         router.close();
         await mcpQueue?.close();
         await mcpCatalog?.close();
+        await guardrails?.close();
+        await secrets?.close();
+        await settings?.close();
+        logsConnection?.disconnect();
         await mcpStore?.close();
+        await cacheBackend?.close();
       },
+      async () => tracing?.shutdown(),
     ],
   });
 });

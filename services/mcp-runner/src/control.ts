@@ -8,3 +8,4 @@ export * from './core/mcp-runner-service.ts';
 export * from './core/process-tool-job.ts';
 export * from './core/tool-filter.ts';
 export * from './core/tool-names.ts';
+export * from './core/traced-tool-runner.ts';

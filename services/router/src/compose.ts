@@ -1,26 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
+import type { Tracer } from '@gw/shared/tracing';
+import { type SecretResolver, startSecretResolver } from '@gw/vault';
 import { RouterCore } from './core/router-core.ts';
+import type { RouterService } from './core/router-service.ts';
+import { TracedRouter } from './core/traced-router.ts';
 
 /** The router of a gateway config: its one composition root, used by its main and by the embedded gateway. */
-export function startRouter(options: {
+export async function startRouter(options: {
   config: GatewayConfig;
   store: Store;
   logger: Logger;
   metrics: Metrics;
   /** The process's environment: where `env.NAME` references of provider keys resolve. */
   environment: NodeJS.ProcessEnv;
-}): Promise<RouterCore> {
-  return RouterCore.start({
+  /** Embedded mode: the health board shared with governance; without it the router shares through the store. */
+  health?: HealthBoard;
+  /** Spans of each request and upstream attempt; none when tracing is off. */
+  tracer?: Tracer | undefined;
+  /**
+   * Embedded mode: the process's secret resolver (docs/vault.md), shared with guardrails and admin; without it
+   * the router starts its own from the config, following refresh requests through the store.
+   */
+  secrets?: SecretResolver | undefined;
+}): Promise<RouterService & { close(): Promise<void> }> {
+  const { client } = options.config;
+  const secrets =
+    options.secrets ??
+    (await startSecretResolver({
+      config: options.config,
+      environment: options.environment,
+      logger: options.logger,
+      metrics: options.metrics,
+      store: options.store,
+      scope: 'providers',
+    }));
+  const core = await RouterCore.start({
     store: options.store,
     logger: options.logger,
     metrics: options.metrics,
     environment: options.environment,
+    secrets,
     seedProviders: options.config.providers,
-    sendRawResponse: options.config.client.send_raw_response,
-    limits: {
-      maxFallbacks: options.config.client.max_fallbacks,
-      maxAttempts: options.config.client.max_attempts,
+    // Read at each use: `PUT /api/config` changes the client settings in place.
+    get sendRawResponse() {
+      return client.send_raw_response;
     },
+    health: options.health,
+    loadBalancer: options.config.load_balancer,
+    replicaId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    limits: {
+      get maxFallbacks() {
+        return client.max_fallbacks;
+      },
+      get maxAttempts() {
+        return client.max_attempts;
+      },
+    },
+    tracer: options.tracer,
   });
+  // A resolver this router started is closed with it.
+  if (!options.secrets) {
+    const close = core.close.bind(core);
+    core.close = async () => {
+      await close();
+      await secrets.close();
+    };
+  }
+  return options.tracer ? new TracedRouter(core, options.tracer) : core;
 }

@@ -1,4 +1,3 @@
 export * from './compose.ts';
-export * from './core/health.ts';
 export * from './core/router-core.ts';
 export * from './core/router-service.ts';

@@ -32,6 +32,10 @@ const positiveInteger = (fallback: number) => z.preprocess(unset, positiveIntege
 const optionalPositiveInteger = z.preprocess(unset, positiveIntegerText.optional());
 
 const optionalText = z.preprocess(unset, z.string().optional());
+const optionalHttpUrl = z.preprocess(
+  unset,
+  z.url({ protocol: /^https?$/, error: 'is not an http(s) URL' }).optional(),
+);
 
 /**
  * A Redis URL (one server, `redis+cluster://` or `redis+sentinel://`: parseRedisTopology); `whenUnset` makes it
@@ -77,7 +81,19 @@ const common = {
   GW_MAX_CONNECTIONS: positiveInteger(10_000),
   /** When set, `/metrics` answers only `Authorization: Bearer <it>`. */
   GW_METRICS_TOKEN: optionalText,
+  // OpenTelemetry's standard variables for where traces go, when the config's `tracing.endpoint` is unset.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalHttpUrl,
 };
+
+/**
+ * The OTLP/HTTP traces URL the environment names: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+ * OTEL_EXPORTER_OTLP_ENDPOINT with `v1/traces` appended (the OTLP exporter specification's rule).
+ */
+export function otlpTracesEndpoint(environment: CommonEnvironment): string | undefined {
+  const base = environment.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base && `${base.replace(/\/+$/, '')}/v1/traces`);
+}
 
 /** The HTTP limits of a process's environment, as startHttpServer takes them. */
 export function httpLimits(environment: CommonEnvironment) {
@@ -147,10 +163,20 @@ export const embeddedEnvironmentSchema = z.object({
   GATEWAY_ADMIN_TOKEN: optionalText,
 });
 
+/**
+ * Request logs in a cluster (docs/logs.md): the log worker and `/api/logs` need the PostgreSQL database; ingress
+ * replicas append records to a Redis stream unless GW_LOGS_STREAM is off (no log worker runs).
+ */
+const logsDatabase = { GW_LOGS_DATABASE_URL: optionalText };
+const logsStream = {
+  GW_LOGS_STREAM: z.preprocess(unset, z.enum(['on', 'off'], { error: 'is not on or off' }).default('on')),
+};
+
 export const ingressEnvironmentSchema = z.object({
   ...common,
   // MCP in cluster mode: the catalog in Redis, tool calls through BullMQ.
   ...redis,
+  ...logsStream,
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
@@ -180,6 +206,8 @@ export const adminEnvironmentSchema = z.object({
   ...metrics,
   GW_ADMIN_PORT: port(9080),
   GATEWAY_ADMIN_TOKEN: optionalText,
+  ...logsDatabase,
+  ...logsStream,
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
   ...grpcClient,
@@ -227,6 +255,7 @@ export const clusterEnvironmentSchema = z.object({
   GW_GOVERNANCE_REPLICAS: replicas,
   GW_MCP_RUNNER_REPLICAS: replicas,
   GW_ADMIN_REPLICAS: replicas,
+  ...logsDatabase,
 });
 
 export type ClusterEnvironment = z.infer<typeof clusterEnvironmentSchema>;
@@ -237,6 +266,7 @@ const SECRET_VARIABLES = new Set([
   'GATEWAY_ADMIN_TOKEN',
   'GW_CLUSTER_TOKEN',
   'GW_METRICS_TOKEN',
+  'GW_LOGS_DATABASE_URL',
 ]);
 
 /** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */

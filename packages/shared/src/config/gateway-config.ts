@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { loadBalancerConfigSchema } from '../health/load-balancer-config.ts';
 import {
   businessUnitSchema,
   customerSchema,
@@ -9,9 +10,16 @@ import {
   userSchema,
   virtualKeySchema,
 } from '../schemas/governance.ts';
+import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
+import { alertsConfigSchema } from './alerts-config.ts';
+import { cacheConfigSchema } from './cache-config.ts';
 import { envReferenceName } from './env-reference.ts';
+import { logsConfigSchema } from './logs-config.ts';
+import { parseSecretReference } from './secret-reference.ts';
+import { tracingConfigSchema } from './tracing-config.ts';
+import { vaultConfigSchema } from './vault-config.ts';
 
 export const clientConfigSchema = z.strictObject({
   /** When true, every inference request must carry a virtual key (401 virtual_key_required). */
@@ -34,7 +42,7 @@ export const clientConfigSchema = z.strictObject({
   allow_anonymous_admin: z.boolean().default(false),
 });
 
-const governanceSettingsSchema = z.strictObject({
+export const governanceSettingsSchema = z.strictObject({
   /** Reserve the worst-case cost of a request before it runs, so a budget never goes over (opt-in). */
   strict_budgets: z.boolean().default(false),
   /** A reservation not settled by then (a process died mid-request) is charged at its estimate. */
@@ -108,7 +116,20 @@ export const gatewayConfigSchema = z.strictObject({
       pricing: {},
     }),
   mcp: mcpSettingsSchema.default(mcpSettingsSchema.parse({})),
-  guardrails: notYetSupported('guardrails are not built yet'),
+  /** Health-aware routing (SPEC.md "Provider/key health"); `PUT /api/load-balancer/config` changes it live. */
+  load_balancer: loadBalancerConfigSchema.default(loadBalancerConfigSchema.parse({})),
+  /** Guardrail profiles and rules (docs/guardrails.md); the admin API adds more at run time. */
+  guardrails: guardrailsConfigSchema.default({ profiles: [], rules: [] }),
+  /** OpenTelemetry tracing (docs/tracing.md); off by default. */
+  tracing: tracingConfigSchema.default(tracingConfigSchema.parse({})),
+  /** The response cache (docs/cache.md); off by default. */
+  cache: cacheConfigSchema.default(cacheConfigSchema.parse({})),
+  /** The alert evaluator (docs/alerts.md); rules and channels are managed through `/api/alerts`. */
+  alerts: alertsConfigSchema.default(alertsConfigSchema.parse({})),
+  /** Secret managers that `vault.…`, `aws-sm.…`, `gcp-sm.…` and `azure-kv.…` references read (docs/vault.md). */
+  vault: vaultConfigSchema.default(vaultConfigSchema.parse({})),
+  /** Request logs (docs/logs.md): on, metadata only, by default. */
+  logs: logsConfigSchema.default(logsConfigSchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
@@ -131,15 +152,31 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
  */
 function resolveReferences(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv): unknown {
   if (typeof value === 'string') {
+    // Provider key values and key configs (secret_key, service-account JSON…) stay references.
+    const isProviderKey =
+      path[0] === 'providers' && path[2] === 'keys' && (path[4] === 'value' || path[4] === 'config');
+    // Guardrail profiles' credentials too: they are stored for every replica, and resolved where they are used.
+    const isGuardrailSecret =
+      path[0] === 'guardrails' &&
+      path[1] === 'profiles' &&
+      (GUARDRAIL_SECRET_FIELDS as readonly PropertyKey[]).includes(path[3] ?? '');
+    const isSecret = isProviderKey || isGuardrailSecret;
+    const reference = parseSecretReference(value);
+    if (reference instanceof Error && isSecret)
+      throw new ConfigError(`${formatPath(path)}: ${reference.message}`);
+    if (reference && !(reference instanceof Error)) {
+      // Only values read at use can follow a rotation; elsewhere a reference would be sent as it is written.
+      if (isSecret) return value;
+      throw new ConfigError(
+        `${formatPath(path)}: '${value}': secret-manager references are taken by provider keys and guardrail credentials only`,
+      );
+    }
     const name = envReferenceName(value);
     if (name === undefined) return value;
     if (env[name] === undefined) {
       throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
     }
-    // Provider key values and key configs (secret_key, service-account JSON…) stay references.
-    const isProviderKey =
-      path[0] === 'providers' && path[2] === 'keys' && (path[4] === 'value' || path[4] === 'config');
-    return isProviderKey ? value : env[name];
+    return isSecret ? value : env[name];
   }
   if (Array.isArray(value)) return value.map((item, index) => resolveReferences(item, [...path, index], env));
   if (value !== null && typeof value === 'object') {

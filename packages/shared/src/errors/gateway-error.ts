@@ -17,7 +17,10 @@ export const ERROR_CATALOG = {
   request_timeout: { status: 408, meaning: 'the request was not received in time (`GW_REQUEST_TIMEOUT_MS`)' },
   not_found: { status: 404, meaning: 'no endpoint at this path, or no such resource' },
   method_not_allowed: { status: 405, meaning: 'the path exists; the message names the methods it takes' },
-  conflict: { status: 409, meaning: 'a resource of that name already exists' },
+  conflict: {
+    status: 409,
+    meaning: 'a resource of that name already exists, or a delete would leave references to nothing',
+  },
   unsupported_operation: { status: 400, meaning: 'the provider does not offer this operation' },
   unknown_provider: { status: 400, meaning: 'no provider of that name exists' },
   provider_not_configured: {
@@ -43,7 +46,11 @@ export const ERROR_CATALOG = {
     meaning: 'a request limit is reached; `Retry-After` says when it resets',
   },
   queue_full: { status: 429, meaning: 'too many MCP tool calls are waiting' },
-  guardrail_blocked: { status: 446, meaning: 'a guardrail blocked the request' },
+  guardrail_blocked: {
+    status: 446,
+    meaning:
+      'a guardrail rule blocked the input or the output; `code` names the rule, `extra_fields.guardrails` the violations, severity and excerpts',
+  },
   mcp_not_configured: { status: 400, meaning: 'MCP is not configured on this gateway' },
   mcp_tool_not_found: { status: 400, meaning: 'no MCP client offers a tool of that name' },
   mcp_tool_not_allowed: { status: 403, meaning: 'the tool is filtered out for this request or key' },
@@ -58,6 +65,11 @@ export const ERROR_CATALOG = {
     status: 502,
     relaysUpstreamStatus: true,
     meaning: "every target and fallback failed; the last one's status",
+  },
+  request_dropped: {
+    status: 503,
+    meaning:
+      "the provider's queue is full (`network_config.buffer_size`) or the request waited past its timeout",
   },
   service_unavailable: { status: 503, meaning: 'a service gw needs (Redis, a peer) is down; retry' },
   internal_error: { status: 500, meaning: "gw's own failure (logged with the request id)" },
@@ -91,6 +103,8 @@ export interface GatewayErrorOptions {
   upstream?: boolean;
   /** The provider's own error body, kept for the caller. */
   upstreamBody?: unknown;
+  /** More of what the caller is told, under `extra_fields` (a guardrail's violations). */
+  extra?: Record<string, unknown> | undefined;
   cause?: unknown;
 }
 
@@ -109,6 +123,7 @@ const gatewayErrorWireSchema = z.object({
   retryAfter: z.number().nonnegative().optional(),
   upstream: z.boolean().optional(),
   upstreamBody: z.unknown().optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
 });
 
 /**
@@ -148,6 +163,7 @@ export class GatewayError extends Error {
   readonly retryAfter: number | undefined;
   readonly upstream: boolean;
   readonly upstreamBody: unknown;
+  readonly extra: Record<string, unknown> | undefined;
 
   constructor(options: GatewayErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -161,6 +177,7 @@ export class GatewayError extends Error {
     this.retryAfter = options.retryAfter;
     this.upstream = options.upstream ?? false;
     this.upstreamBody = options.upstreamBody;
+    this.extra = options.extra;
   }
 
   /** The fields that cross a process boundary (gRPC metadata, job results). */
@@ -176,6 +193,7 @@ export class GatewayError extends Error {
       retryAfter: this.retryAfter,
       upstream: this.upstream,
       upstreamBody: this.upstreamBody,
+      ...(this.extra !== undefined ? { extra: this.extra } : {}),
     };
   }
 
@@ -225,8 +243,8 @@ export function internalError(message = 'internal error', cause?: unknown): Gate
 }
 
 /** 503 for a service gw needs (a peer, Redis, a runner) that is down; callers may retry after a second. */
-export function serviceUnavailable(message: string): GatewayError {
-  return new GatewayError({ type: 'service_unavailable', message, retryAfter: 1 });
+export function serviceUnavailable(message: string, cause?: unknown): GatewayError {
+  return new GatewayError({ type: 'service_unavailable', message, retryAfter: 1, cause });
 }
 
 /** 499 for a request whose caller went away: recorded in logs and metrics, never answered. */

@@ -7,7 +7,7 @@ export interface ErrorBody {
   status_code: number;
   is_gateway_error: boolean;
   request_id: string;
-  extra_fields?: { provider?: string; model?: string; upstream_error?: unknown };
+  extra_fields?: { provider?: string; model?: string; upstream_error?: unknown; [field: string]: unknown };
 }
 
 export function errorBody(error: GatewayError, requestId: string): ErrorBody {
@@ -23,6 +23,7 @@ export function errorBody(error: GatewayError, requestId: string): ErrorBody {
     if (error.model) body.extra_fields.model = error.model;
     if (error.upstreamBody !== undefined) body.extra_fields.upstream_error = error.upstreamBody;
   }
+  if (error.extra) body.extra_fields = { ...body.extra_fields, ...error.extra };
   return body;
 }
 

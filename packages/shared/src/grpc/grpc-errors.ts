@@ -51,13 +51,14 @@ export function carriesGatewayError(thrown: unknown): boolean {
 export function fromGrpcError(thrown: unknown): GatewayError {
   const parsed = serviceErrorSchema.safeParse(thrown);
   if (!parsed.success) return internalError('internal error', thrown);
-  const { code, details, metadata } = parsed.data;
+  const { code, metadata } = parsed.data;
   const encoded = metadata?.get(ERROR_METADATA_KEY)[0];
   const carried = encoded instanceof Buffer ? decodeGatewayError(encoded.toString('utf8')) : undefined;
   if (carried) return carried;
   if (code === status.CANCELLED) return requestCancelled('request cancelled');
-  if (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) {
-    return serviceUnavailable(`an internal service is unavailable: ${details ?? 'no details'}`);
-  }
+  // What grpc-js says (peer addresses, timings) is for the operator's log, through the cause, not the caller.
+  if (code === status.DEADLINE_EXCEEDED)
+    return serviceUnavailable('an internal service did not answer in time', thrown);
+  if (code === status.UNAVAILABLE) return serviceUnavailable('an internal service is unavailable', thrown);
   return internalError('internal error', thrown);
 }

@@ -1,11 +1,19 @@
 import { Server as GrpcServer, type sendUnaryData } from '@grpc/grpc-js';
 import type { z } from 'zod';
-import { type CommonEnvironment, type GrpcServerEnvironment, readSettings } from '../config/environment.ts';
+import {
+  type CommonEnvironment,
+  type GrpcServerEnvironment,
+  otlpTracesEndpoint,
+  readSettings,
+} from '../config/environment.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
+import { followSystemSettings } from '../config/system-settings.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { type Closable, metricsHandler, onShutdown, startHttpServer, startService } from '../server.ts';
 import { createStore, type Store, type StoreEnvironment } from '../store/index.ts';
+import { startTracing } from '../tracing/start-tracing.ts';
+import type { Tracer } from '../tracing/tracer.ts';
 import { loadService } from './grpc-channel.ts';
 import { type GrpcSecurity, readGrpcSecurity, serverCredentials, tokenCheck } from './grpc-security.ts';
 
@@ -82,6 +90,8 @@ export async function runGrpcService<
     logger: Logger;
     /** The process's environment, for `env.NAME` references resolved at use. */
     environment: NodeJS.ProcessEnv;
+    /** The service's tracer when `tracing.enabled` (docs/tracing.md). */
+    tracer: Tracer | undefined;
   }) => Promise<Core>;
   register: (server: GrpcServer, core: NoInfer<Core>) => void;
 }): Promise<void> {
@@ -90,8 +100,23 @@ export async function runGrpcService<
     const { environment, config } = await readSettings(options.environment, options.env);
     logger.level = environment.LOG_LEVEL;
     const store = await createStore(environment);
+    // System settings changed through the admin API (or a newer config file) apply here without a restart.
+    const settings = await followSystemSettings({ store, config, logger });
     const metrics = createMetrics({ service: options.service });
-    const core = await options.createCore({ config, store, metrics, logger, environment: options.env });
+    const tracing = await startTracing({
+      config: config.tracing,
+      environmentEndpoint: otlpTracesEndpoint(environment),
+      metrics,
+      logger,
+    });
+    const core = await options.createCore({
+      config,
+      store,
+      metrics,
+      logger,
+      environment: options.env,
+      tracer: tracing?.tracer(options.service),
+    });
     const grpc = await startGrpcServer({
       port: options.port(environment),
       host: environment.GW_HOST,
@@ -115,7 +140,10 @@ export async function runGrpcService<
         (deadline) => grpc.close(deadline),
         (deadline) => http.close(deadline),
         () => core.close(),
+        () => settings.close(),
         () => store.close(),
+        // Last: the spans of the calls drained above are exported too.
+        async () => tracing?.shutdown(),
       ],
     });
   });

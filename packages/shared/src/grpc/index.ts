@@ -4,3 +4,4 @@ export * from './grpc-errors.ts';
 export * from './grpc-security.ts';
 export * from './grpc-server.ts';
 export * from './replica-pool.ts';
+export * from './trace-metadata.ts';

@@ -81,7 +81,10 @@ function who(
   });
 }
 
-function pool(address: string, extra: { resolve?: (host: string) => Promise<string[]> } = {}) {
+function pool(
+  address: string,
+  extra: { resolve?: (host: string) => Promise<string[]>; maxInFlightPerReplica?: number } = {},
+) {
   return new ReplicaPool<Client>({
     address,
     security: TEST_GRPC_SECURITY,
@@ -306,6 +309,52 @@ describe('replica pool', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     watched.release();
     proxyA.thaw();
+  });
+});
+
+describe('a window of calls', () => {
+  it('keeps a burst a replica serves one at a time within the deadline: at most the window on the wire', async () => {
+    // A replica that works one call at a time, 20 ms each: 40 calls sent at once take 800 ms, past the
+    // 300 ms deadline for the last ones; with a window of 4, no call spends more than ~80 ms on the wire.
+    let busy = Promise.resolve();
+    let onWire = 0;
+    let mostOnWire = 0;
+    const server = await startGrpcServer({
+      port: 0,
+      host: '127.0.0.1',
+      security: TEST_GRPC_SECURITY,
+      register: (grpc: Server) =>
+        grpc.addService(
+          { Who: WHO },
+          {
+            Who: (_call: unknown, callback: sendUnaryData<{ name: string }>) => {
+              onWire++;
+              mostOnWire = Math.max(mostOnWire, onWire);
+              busy = busy.then(async () => {
+                await new Promise((resolve) => setTimeout(resolve, 20));
+                onWire--;
+                callback(null, { name: 'serial' });
+              });
+            },
+          },
+        ),
+    });
+    started.push(server);
+    const call = (replicas: ReplicaPool<Client>) =>
+      replicas.call((client) => who(client, { deadlineMs: 300 }), { retry: false });
+
+    const unbounded = pool(`127.0.0.1:${server.port}`);
+    pools.push(unbounded);
+    const flooded = await Promise.allSettled(Array.from({ length: 40 }, () => call(unbounded)));
+    expect(flooded.filter((result) => result.status === 'rejected').length).toBeGreaterThan(0);
+    await busy;
+
+    mostOnWire = 0;
+    const windowed = pool(`127.0.0.1:${server.port}`, { maxInFlightPerReplica: 4 });
+    pools.push(windowed);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => call(windowed)));
+    expect(answers).toEqual(Array(40).fill('serial'));
+    expect(mostOnWire).toBe(4);
   });
 });
 

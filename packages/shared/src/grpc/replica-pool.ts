@@ -10,6 +10,7 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
+import { CallWindow } from './call-window.ts';
 import { loadService } from './grpc-channel.ts';
 import { carriesGatewayError } from './grpc-errors.ts';
 import { channelCredentials, type GrpcSecurity, tokenInterceptor } from './grpc-security.ts';
@@ -33,6 +34,8 @@ export interface GrpcClientSettings {
   security: GrpcSecurity;
   /** Most time a health check or a short call may take (GW_GRPC_DEADLINE_MS); keepalive runs at half. */
   deadlineMs: number;
+  /** Told how long each call took, by method (`gw_grpc_client_duration_seconds`: the latency of each hop). */
+  observe?: ((method: string, seconds: number) => void) | undefined;
 }
 
 export interface ReplicaPoolOptions<Stub> extends GrpcClientSettings {
@@ -42,7 +45,15 @@ export interface ReplicaPoolOptions<Stub> extends GrpcClientSettings {
   resolveIntervalMs?: number;
   /** The addresses of a name (tests give their own); `dns.lookup` by default. */
   resolve?: (host: string) => Promise<string[]>;
+  /**
+   * Short calls on the wire at once per replica; more wait in this client, in order (a CallWindow), for
+   * at most ten deadlines. Unbounded by default: streams and long calls must not wait behind each other.
+   */
+  maxInFlightPerReplica?: number;
 }
+
+/** Most calls a CallWindow holds back before it refuses more. */
+const MAX_WAITING_CALLS = 10_000;
 
 interface Replica<Stub> {
   target: string;
@@ -112,10 +123,20 @@ export class ReplicaPool<Stub> {
   private resolveTimer: NodeJS.Timeout | undefined;
   private readonly monitor: NodeJS.Timeout;
   private closed = false;
+  private readonly window: CallWindow | undefined;
 
   constructor(options: ReplicaPoolOptions<Stub>) {
     this.options = options;
     this.channelOptions = channelOptions(options.deadlineMs);
+    const perReplica = options.maxInFlightPerReplica;
+    if (perReplica !== undefined) {
+      this.window = new CallWindow({
+        limit: () => perReplica * Math.max(1, this.replicas.length),
+        maxWaiting: MAX_WAITING_CALLS,
+        maxWaitMs: 10 * options.deadlineMs,
+        refuse: (reason) => unavailable(`${options.address} is overloaded: ${reason}`),
+      });
+    }
     const name = dnsName(options.address);
     if (name) {
       // Until the first lookup answers, grpc-js resolves the name itself on one channel.
@@ -198,8 +219,22 @@ export class ReplicaPool<Stub> {
   /**
    * Runs a call on a connected replica; when the replica is at fault (down, frozen, too slow) and `retry`
    * allows (idempotent calls), once more on another. The error of the last try is thrown as the call made it.
+   * With `maxInFlightPerReplica`, the call first waits for a slot of the pool's window.
    */
   async call<Result>(run: (stub: Stub) => Promise<Result>, options: { retry: boolean }): Promise<Result> {
+    const waiting = this.window?.acquire();
+    if (waiting) await waiting;
+    try {
+      return await this.callOnce(run, options);
+    } finally {
+      this.window?.release();
+    }
+  }
+
+  private async callOnce<Result>(
+    run: (stub: Stub) => Promise<Result>,
+    options: { retry: boolean },
+  ): Promise<Result> {
     const first = await this.connected();
     try {
       return await run(first.stub);

@@ -76,6 +76,8 @@ export const virtualKeySchema = z.strictObject({
   mcp_tools: z.array(mcpToolPolicySchema).optional(),
   /** This key's own aliases; they are looked at before the gateway's. */
   model_aliases: z.array(modelAliasSchema).max(100).optional(),
+  /** False: request logs of this key keep no request or response content, whatever `logs.content` says. */
+  log_content: z.boolean().optional(),
 });
 
 const ownerSchema = z.strictObject({

@@ -43,25 +43,27 @@ export const mcpClientConfigSchema = z
 
 export type McpClientConfig = z.infer<typeof mcpClientConfigSchema>;
 
+/** How tool calls are run: the `mcp` section without its clients (docs/mcp.md); `PUT /api/config` changes it. */
+export const mcpRuntimeSettingsSchema = z.strictObject({
+  /** Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout. */
+  tool_timeout_ms: z.number().int().positive().default(30_000),
+  /** Most time a call may wait for a runner (queued, retried or taken over after a runner died). */
+  queue_timeout_ms: z.number().int().positive().default(30_000),
+  /** Waiting calls past which a new one is refused with 429 queue_full. */
+  max_queued: z.number().int().positive().default(1000),
+  /** Calls one runner runs at once (all clients); GW_MCP_CONCURRENCY overrides it on a runner. */
+  worker_concurrency: z.number().int().positive().max(1000).default(8),
+  /** Calls one runner sends to one client at once; more wait on the runner. */
+  max_concurrency_per_client: z.number().int().positive().max(1000).default(10),
+  /** Most time a connection attempt (spawn or HTTP handshake, then the tool list) may take. */
+  connect_timeout_ms: z.number().int().positive().default(15_000),
+  /** Rounds of automatic tool execution inside one chat request (agent loop). */
+  agent_max_depth: z.number().int().min(0).max(50).default(5),
+});
+
 /** The config file's `mcp` section: clients to seed, and how tool calls are run (docs/mcp.md). */
-export const mcpSettingsSchema = z
-  .strictObject({
-    clients: z.array(mcpClientConfigSchema).default([]),
-    /** Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout. */
-    tool_timeout_ms: z.number().int().positive().default(30_000),
-    /** Most time a call may wait for a runner (queued, retried or taken over after a runner died). */
-    queue_timeout_ms: z.number().int().positive().default(30_000),
-    /** Waiting calls past which a new one is refused with 429 queue_full. */
-    max_queued: z.number().int().positive().default(1000),
-    /** Calls one runner runs at once (all clients); GW_MCP_CONCURRENCY overrides it on a runner. */
-    worker_concurrency: z.number().int().positive().max(1000).default(8),
-    /** Calls one runner sends to one client at once; more wait on the runner. */
-    max_concurrency_per_client: z.number().int().positive().max(1000).default(10),
-    /** Most time a connection attempt (spawn or HTTP handshake, then the tool list) may take. */
-    connect_timeout_ms: z.number().int().positive().default(15_000),
-    /** Rounds of automatic tool execution inside one chat request (agent loop). */
-    agent_max_depth: z.number().int().min(0).max(50).default(5),
-  })
+export const mcpSettingsSchema = mcpRuntimeSettingsSchema
+  .extend({ clients: z.array(mcpClientConfigSchema).default([]) })
   .superRefine((settings, context) => {
     const seen = new Set<string>();
     for (const [index, client] of settings.clients.entries()) {

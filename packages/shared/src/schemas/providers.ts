@@ -52,6 +52,18 @@ export const networkConfigSchema = z.strictObject({
   retry_backoff_max_ms: z.number().int().min(0).max(300_000).default(5_000),
   extra_headers: z.record(z.string(), z.string()).default({}),
   /**
+   * Most requests this provider serves at once on one router replica (unset: no bound). Past it requests
+   * wait in a queue of `buffer_size`.
+   */
+  concurrency: z.number().int().positive().max(100_000).optional(),
+  /** Requests that may wait for a place when `concurrency` is reached. */
+  buffer_size: z.number().int().min(0).max(1_000_000).default(1_000),
+  /**
+   * With the queue full: true drops a request at once (503 request_dropped); false (default) lets it wait for
+   * a place in the queue, for at most `timeout_ms`, then drops it.
+   */
+  drop_excess_requests: z.boolean().default(false),
+  /**
    * Not acted on yet: every upstream origin gets a pool of 256 connections. Refused unless it says just that
    * (configs stored by earlier builds carry the old default, 256).
    */

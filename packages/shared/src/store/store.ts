@@ -47,7 +47,11 @@ export interface Store {
   markEpoch(candidate: string): Promise<string>;
   /** The marker, or undefined when there is none. */
   readEpoch(): Promise<string | undefined>;
-  /** Subscribes; the returned function unsubscribes. */
+  /**
+   * Subscribes; the returned function unsubscribes. Each message is delivered once per subscription, with its
+   * number; arrival order is not promised (Redis Cluster relays a PUBLISH between nodes, so two messages sent
+   * through different nodes can arrive swapped), so a message is a notice to read the store, not a change log.
+   */
   subscribe(channel: string, handler: MessageHandler): Promise<() => Promise<void>>;
 
   /** Writes pending state (memory: the data directory) and releases connections. */

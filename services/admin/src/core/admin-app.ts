@@ -1,21 +1,32 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GovernanceService, ManageRequest } from '@gw/governance';
+import type { LogTail } from '@gw/logs';
 import type { RouterService } from '@gw/router';
 import {
+  GatewayError,
   invalidRequest,
   type Logger,
   legacyKeySchema,
   methodNotAllowed,
   newRequestId,
   noEndpoint,
-  parseJson,
-  readBody,
   sendError,
-  sendJson,
   validate,
 } from '@gw/shared';
-import { type AdminAuthOptions, type AdminRole, authorizeAdmin } from './admin-auth.ts';
+import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
+import { type AdminModule, createAdminExpress } from './admin-express.ts';
+import type { Principal } from './admin-principal.ts';
+import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
+import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
+import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
+import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './guardrails-admin.ts';
+import { createIdentityAdmin } from './identity-admin.ts';
+import type { IdentityStore } from './identity-store.ts';
+import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-balancer-admin.ts';
+import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
+import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { createVaultAdmin, type VaultAdminOptions } from './vault-admin.ts';
 
 export interface AdminDependencies {
   router: RouterService;
@@ -25,14 +36,34 @@ export interface AdminDependencies {
   maxBodyBytes?: number;
   /** `/api/mcp/*`: the MCP client registry in the store. */
   mcp?: McpAdminOptions;
+  /** `/api/health/providers` and `/api/load-balancer/config`. */
+  loadBalancer: Omit<LoadBalancerAdminOptions, 'router'>;
+  /** `/api/config`: the system settings every process applies without a restart. */
+  systemConfig: ConfigAdminOptions;
+  /** `/api/guardrails/*` and `/api/enterprise/guardrails/providers`: guardrails in the store. */
+  guardrails?: GuardrailsAdminOptions;
+  /** `/api/cache/*`: removals from the response cache. */
+  cache?: CacheAdminOptions;
+  /** `/api/alerts/*`: alert rules, channels and history in the store. */
+  alerts?: AlertsAdminOptions;
+  /** `/api/vault/*`: status and refresh of secret-manager references. */
+  vault?: VaultAdminOptions;
+  /** `/api/logs*`: the request log store, and the live tail of `/api/logs/stream`. */
+  logs?: LogsAdminOptions & { tail?: LogTail | undefined };
+  /** `/api/users`, `/api/tokens`, `/api/roles` and the API tokens that authenticate; absent without a store. */
+  identities?: IdentityStore | undefined;
 }
 
 export interface AdminRequest {
   method: string;
-  /** Who is calling: the admin token is Admin (RBAC will add roles). */
+  /** Who is calling, as a module needs it: only `admin` may run commands (stdio MCP clients). */
   role: AdminRole;
+  /** The caller in full (role, permissions, teams); set for every request the admin app dispatches. */
+  principal?: Principal | undefined;
   /** Path segments after /api/. */
   segments: string[];
+  /** The query string's parameters (always set by `handle`; handlers' unit tests may leave it out). */
+  query?: URLSearchParams;
   body: () => Promise<Record<string, unknown>>;
 }
 
@@ -59,20 +90,27 @@ export function createAdminApp(dependencies: AdminDependencies) {
     }
     if (request.segments.length > 2) throw noEndpoint(request.method, path);
     if (request.method === 'GET') return { status: 200, body: await router.getProvider(name) };
+    // A read sent back carries the provider's name: the path names it.
     if (request.method === 'PUT') {
       const { name: _ignored, provider: _alsoIgnored, ...config } = await request.body();
       return { status: 200, body: await router.putProvider(name, config, { create: false }) };
+    }
+    if (request.method === 'PATCH') {
+      const { name: _ignored, provider: _alsoIgnored, ...patch } = await request.body();
+      return { status: 200, body: await router.patchProvider(name, patch) };
     }
     if (request.method === 'DELETE') {
       await router.deleteProvider(name);
       return { status: 200, body: { deleted: name } };
     }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
   }
 
   /**
-   * `/api/governance/{collection}[/{id}[/usage|/rotate]]` for virtual-keys, customers, teams, users and
-   * business-units. Create answers 201; a virtual key's value is in the create and rotate answers only.
+   * `/api/governance/{collection}[/{id}[/usage|/rotate]]` for virtual-keys, customers, teams, users,
+   * business-units and model-aliases. Create answers 201; a virtual key's value is in the create and rotate
+   * answers only. PUT replaces a resource, PATCH merges into it (RFC 7396); DELETE of an owner that others
+   * still name is a 409 unless `?cascade=true` (docs/governance.md "Updates and deletes").
    */
   async function governanceResources(request: AdminRequest, path: string): Promise<AdminResult> {
     const [, collection, id, action, ...rest] = request.segments;
@@ -107,9 +145,22 @@ export function createAdminApp(dependencies: AdminDependencies) {
         body: await manage({ action: 'update', collection, id, body: await request.body() }),
       };
     }
-    if (request.method === 'DELETE')
-      return { status: 200, body: await manage({ action: 'delete', collection, id }) };
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
+    if (request.method === 'PATCH') {
+      return {
+        status: 200,
+        body: await manage({ action: 'patch', collection, id, body: await request.body() }),
+      };
+    }
+    if (request.method === 'DELETE') {
+      const cascade = request.query?.get('cascade') ?? null;
+      if (cascade !== null && cascade !== 'true' && cascade !== 'false')
+        throw invalidRequest(`cascade: must be true or false, not '${cascade.slice(0, 40)}'`, 'cascade');
+      return {
+        status: 200,
+        body: await manage({ action: 'delete', collection, id, cascade: cascade === 'true' }),
+      };
+    }
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
   }
 
   /**
@@ -147,52 +198,82 @@ export function createAdminApp(dependencies: AdminDependencies) {
     };
   }
 
-  const resources: Record<string, (request: AdminRequest, path: string) => Promise<AdminResult>> = {
+  async function teamExists(id: string): Promise<boolean> {
+    try {
+      await dependencies.governance.manage({ action: 'get', collection: 'teams', id });
+      return true;
+    } catch (error) {
+      if (error instanceof GatewayError && error.type === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The modules by the first segment of their paths, one express Router each (admin-express.ts). A module
+   * added here adds its rows to the permission table (route-permissions.ts).
+   */
+  const modules: Record<string, AdminModule> = {
     providers,
     governance: governanceResources,
     keys: legacyKeys,
     mcp: createMcpAdmin(dependencies.mcp ?? {}),
+    ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
+    config: createConfigAdmin(dependencies.systemConfig),
+    ...createGuardrailsAdmin(dependencies.guardrails ?? {}),
+    ...createCacheAdmin(dependencies.cache ?? {}),
+    ...createAlertsAdmin(dependencies.alerts ?? {}),
+    ...createVaultAdmin(dependencies.vault ?? {}),
+    ...createLogsAdmin(dependencies.logs ?? {}),
+    ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
   };
+  const app = createAdminExpress({
+    modules,
+    governance: dependencies.governance,
+    logger: dependencies.logger,
+    maxBodyBytes,
+    auth: dependencies.auth,
+    identities: dependencies.identities,
+  });
+  const logsStream = createLogsStream({
+    authorize: app.authorizeUpgrade,
+    tail: dependencies.logs?.tail,
+    unavailable: dependencies.logs?.unavailable,
+  });
 
-  /** Answers `/api/*`; false for other paths. */
+  /**
+   * Answers `/api/*`; false for other paths. The server keeps its own `upgrade` event (a WebSocket route
+   * is handled there, not here).
+   */
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path !== '/api' && !path.startsWith('/api/')) return false;
-    const requestId = newRequestId();
-    (async () => {
-      const role = authorizeAdmin(request.headers, dependencies.auth);
-      let segments: string[];
-      try {
-        segments = path.slice(5).split('/').filter(Boolean).map(decodeURIComponent);
-      } catch {
-        throw invalidRequest(`the path ${path} is not valid`);
-      }
-      const handler = resources[segments[0] ?? ''];
-      if (!handler) throw noEndpoint(request.method, path);
-      const result = await handler(
-        {
-          method: request.method ?? 'GET',
-          role,
-          segments,
-          body: async () => {
-            const value = parseJson(await readBody(request, maxBodyBytes));
-            if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-              throw invalidRequest('request body must be a JSON object');
-            }
-            return value as Record<string, unknown>;
-          },
-        },
-        path,
+    if (request.httpVersionMajor === 2) {
+      // express extends node:http's request and response; HTTP/2's compatibility objects are another kind.
+      sendError(
+        response,
+        invalidRequest('the admin API speaks HTTP/1.1; this request came over HTTP/2'),
+        newRequestId(),
       );
-      sendJson(response, result.status, result.body, { 'x-request-id': requestId });
-    })().catch((error: unknown) => {
-      const failure = sendError(response, error, requestId);
-      if (failure.status >= 500) dependencies.logger.error({ err: error, requestId }, 'admin request failed');
-    });
+      return true;
+    }
+    app.handle(request, response);
     return true;
   }
 
-  return { handle };
+  return {
+    handle,
+    /** WebSocket upgrades of `/api/*` (the live tail); false for other paths. */
+    upgrade: logsStream.upgrade,
+    /** Ends the live tails (shutdown). */
+    close: logsStream.close,
+    /**
+     * The authentication and permission check of an upgrade request (a WebSocket route under `/api`, answered
+     * by the server's `upgrade` event).
+     */
+    authorizeUpgrade: app.authorizeUpgrade,
+    /** The first path segments of the modules (the role matrix test checks each has permission rows). */
+    mounts: Object.keys(modules),
+  };
 }

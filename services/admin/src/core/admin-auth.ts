@@ -9,10 +9,11 @@ export interface AdminAuthOptions {
 }
 
 /**
- * Who calls the admin API. Until RBAC lands the admin token is the only credential, and it is Admin; an
- * anonymous caller (allowed only by `client.allow_anonymous_admin`) is not Admin (it may not add stdio MCP clients).
+ * Who calls the admin API, as modules see it: `admin` (the bootstrap token, or a token of the built-in Admin
+ * role), `member` (any other role: permissions are checked before a module runs, admin-principal.ts), or
+ * `anonymous` (allowed only by `client.allow_anonymous_admin`). Only `admin` may add stdio MCP clients.
  */
-export type AdminRole = 'admin' | 'anonymous';
+export type AdminRole = 'admin' | 'member' | 'anonymous';
 
 /** Throws 401/403 unless the caller may use the admin API. Never open to anonymous callers by default. */
 export function authorizeAdmin(headers: IncomingHttpHeaders, options: AdminAuthOptions): AdminRole {

@@ -106,6 +106,25 @@ describe('MCP admin', () => {
     expect(await failure(request('PUT', 'mcp/client/missing', {}))).toMatchObject({ status: 404 });
   });
 
+  it('takes PATCH as the same edit: what it names changes, the rest stays', async () => {
+    await request('PUT', 'mcp/client/remote', { tools_to_execute: ['a'], tools_to_skip: ['b'] });
+    const patched = await request('PATCH', 'mcp/client/remote', {
+      tools_to_skip: null,
+      allow_by_default: false,
+    });
+    const { config } = (patched.body as { client: { config: Record<string, unknown> } }).client;
+    expect(config).toMatchObject({
+      tools_to_execute: ['a'],
+      allow_by_default: false,
+      connection_string: expect.any(String),
+    });
+    expect(config).not.toHaveProperty('tools_to_skip');
+    expect(await failure(request('PATCH', 'mcp/client/remote', { connection_type: 'sse' }))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('connection_type'),
+    });
+  });
+
   it('reconnects and deletes by name, 404 for unknown names', async () => {
     expect(await request('POST', 'mcp/client/remote/reconnect')).toMatchObject({
       status: 200,
@@ -118,7 +137,7 @@ describe('MCP admin', () => {
     expect(await failure(request('DELETE', 'mcp/client/remote'))).toMatchObject({ status: 404 });
     expect(await failure(request('POST', 'mcp/client/remote/reconnect'))).toMatchObject({ status: 404 });
     expect(await failure(request('GET', 'mcp/client/remote'))).toMatchObject({ status: 404 });
-    expect(await failure(request('PATCH', 'mcp/client/local'))).toMatchObject({ status: 405 });
+    expect(await failure(request('POST', 'mcp/client/local'))).toMatchObject({ status: 405 });
   });
 });
 

@@ -45,7 +45,8 @@ function shown(view: McpClientView) {
  * - `GET /api/mcp/client/{name}` → 200 MCPClient
  * - `POST /api/mcp/client` → 200 `{status: 'success', message, client}` once a runner reported (or after
  *   the wait); 409 when the name exists; 403 for a stdio client unless the caller is Admin
- * - `PUT /api/mcp/client/{name}` → 200 `{status: 'success', message, client}` (filter fields only)
+ * - `PUT|PATCH /api/mcp/client/{name}` → 200 `{status: 'success', message, client}`: SPEC.md's PUT edits the
+ *   filter fields only and keeps what it does not name, so it already is a merge; PATCH is the same edit
  * - `DELETE /api/mcp/client/{name}` → 200 `{status: 'success', deleted: name}`; runners disconnect it
  * - `POST /api/mcp/client/{name}/reconnect` → 200 `{status: 'success', message, client}`
  */
@@ -149,11 +150,11 @@ export function createMcpAdmin(options: McpAdminOptions) {
     }
     if (action !== undefined) throw noEndpoint(request.method, path);
     if (request.method === 'GET') return { status: 200, body: shown(await registry.view(name)) };
-    if (request.method === 'PUT') return edit(registry, name, request);
+    if (request.method === 'PUT' || request.method === 'PATCH') return edit(registry, name, request);
     if (request.method === 'DELETE') {
       if (!(await registry.deleteConfig(name))) throw mcpClientNotFound(name);
       return { status: 200, body: { status: 'success', deleted: name } };
     }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
   };
 }

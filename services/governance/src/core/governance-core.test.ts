@@ -340,6 +340,60 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(again.usage[0]!.entries[0]!.used).toBe(0.0001);
   });
 
+  it('charges a side call (a cache lookup’s embedding) with the answer, each at its own model’s price', async () => {
+    const { core, createKey, request } = await setup(create, {
+      governance: {
+        pricing: { 'gpt-test': { input: 1, output: 1 }, 'embed-test': { input: 10, output: 0 } },
+      },
+    });
+    const key = await createKey({
+      name: 'side-calls',
+      provider_configs: [
+        {
+          provider: 'openai',
+          allowed_models: ['*'],
+          rate_limit: { token_max_limit: 10_000, token_reset_duration: '1h' },
+        },
+      ],
+      budget: { max_limit: 1, reset_duration: '1d' },
+      rate_limit: { token_max_limit: 10_000, token_reset_duration: '1h' },
+    });
+    const embedding = { provider: 'embedder', model: 'embed-test', usage: usage(5, 0) };
+    // A cache hit: the answer costs nothing, the embedding 5 tokens at $10 per million.
+    const hit = await core.authorize(request(key.value));
+    await core.settle({
+      requestId: 'hit',
+      settlement: hit.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(0, 0),
+      calls: [embedding],
+    });
+    const afterHit = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(afterHit.usage[0]!.entries).toMatchObject([
+      { kind: 'budget', used: 0.00005 },
+      { kind: 'tokens', used: 5 },
+    ]);
+    // The provider config's limit counts only what its provider served: the embedding came from another.
+    expect(afterHit.usage[1]).toMatchObject({ scope: 'provider_config:openai', entries: [{ used: 0 }] });
+    // A miss: the answer (30 tokens at $1 per million) and the embedding.
+    const miss = await core.authorize(request(key.value));
+    await core.settle({
+      requestId: 'miss',
+      settlement: miss.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(20, 10),
+      calls: [embedding],
+    });
+    const afterMiss = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(afterMiss.usage[0]!.entries).toMatchObject([
+      { kind: 'budget', used: 0.00013 },
+      { kind: 'tokens', used: 40 },
+    ]);
+    expect(afterMiss.usage[1]).toMatchObject({ entries: [{ used: 30 }] });
+  });
+
   it('settles against the reservation it recorded: a forged plan or an unknown reservation gives nothing back', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({

@@ -4,9 +4,12 @@ import {
   type GatewayConfig,
   GatewayError,
   type Logger,
+  type Metrics,
   type ModelAlias,
+  modelLabel,
   notFound,
 } from '@gw/shared';
+import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import { type AdmissionChecks, admissionChecks } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
@@ -24,12 +27,14 @@ import type {
   PlanTarget,
   SettlementPlan,
   SettleRequest,
+  SettleResult,
 } from './governance-service.ts';
 import { manageResources } from './management.ts';
 import { resolveAliases } from './model-aliases.ts';
 import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
 import { admissionRefusal, assertKeyUsable } from './refusal-errors.ts';
+import { ResourceWrites } from './resource-writes.ts';
 import type { StoredVirtualKey } from './resources.ts';
 import { seedGovernance } from './seeding.ts';
 import { settlementAdjustments, settlementPlan, sweepUnsettled } from './settlement.ts';
@@ -42,6 +47,12 @@ export interface GovernanceCoreDependencies {
   governance?: GatewayConfig['governance'];
   now?: () => number;
   random?: () => number;
+  /** Provider health: a key's weighted provider configs follow it (SPEC.md "Provider/key health"). */
+  health?: HealthBoard | undefined;
+  /** Close the board with the core (it made it for itself). */
+  ownsHealth?: boolean | undefined;
+  /** `gw_cost_usd_total`: what settled requests were charged. */
+  metrics?: Metrics | undefined;
 }
 
 /** Unanswered admissions remembered for release at once (a Redis outage under heavy load). */
@@ -77,6 +88,7 @@ function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], pric
 export class GovernanceCore implements GovernanceService {
   private readonly dependencies: GovernanceCoreDependencies;
   private readonly repository: GovernanceRepository;
+  private readonly writes: ResourceWrites;
   private readonly prices: PriceCatalog;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -90,11 +102,8 @@ export class GovernanceCore implements GovernanceService {
     this.dependencies = dependencies;
     this.now = dependencies.now ?? Date.now;
     this.random = dependencies.random ?? Math.random;
-    this.repository = new GovernanceRepository({
-      store: dependencies.store,
-      logger: dependencies.logger,
-      now: this.now,
-    });
+    this.repository = new GovernanceRepository({ store: dependencies.store, logger: dependencies.logger });
+    this.writes = new ResourceWrites({ repository: this.repository, now: this.now });
     this.settings = dependencies.governance?.settings ?? {
       strict_budgets: false,
       settle_deadline_ms: 900_000,
@@ -125,6 +134,7 @@ export class GovernanceCore implements GovernanceService {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     clearInterval(this.releaseTimer);
+    if (this.dependencies.ownsHealth) await this.dependencies.health?.close();
     await this.repository.close();
   }
 
@@ -141,9 +151,20 @@ export class GovernanceCore implements GovernanceService {
     const key = await this.repository.findVirtualKey(request.virtualKey);
     const now = this.now();
     assertKeyUsable(key, now);
-    const identity = { virtualKeyId: key.id, virtualKeyName: key.name, mcpTools: key.mcp_tools ?? [] };
+    const identity = {
+      virtualKeyId: key.id,
+      virtualKeyName: key.name,
+      mcpTools: key.mcp_tools ?? [],
+      ...(key.log_content === false ? { logContent: false } : {}),
+      ...(key.team_id ? { teamId: key.team_id } : {}),
+      ...(key.customer_id ? { customerId: key.customer_id } : {}),
+      ...(key.user_id ? { userId: key.user_id } : {}),
+    };
     if (request.kind !== 'llm') return { targets: [], ...identity };
-    const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), this.random);
+    const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
+      random: this.random,
+      health: this.dependencies.health,
+    });
     return { ...(await this.admit(key, targets, request, now)), ...identity };
   }
 
@@ -297,17 +318,22 @@ export class GovernanceCore implements GovernanceService {
    * budget back; a reservation that is not open (settled already, or never made here) is refused, and the
    * store applies a settle once however many race.
    */
-  async settle(request: SettleRequest): Promise<void> {
+  async settle(request: SettleRequest): Promise<SettleResult> {
     const id = request.settlement.reservationId;
     const stored = await this.dependencies.store.readReservation(id);
     if (!stored) throw notFound(`open reservation ${id} (settled already, or never made)`);
     const plan = settlementPlanSchema.parse(JSON.parse(stored.payload));
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
-    await this.dependencies.store.settleReservation({
-      id,
-      adjustments: settlementAdjustments({ ...request, settlement }, this.prices),
-    });
+    const { adjustments, chargedMicros } = settlementAdjustments({ ...request, settlement }, this.prices);
+    const applied = await this.dependencies.store.settleReservation({ id, adjustments });
+    if (applied && request.provider) {
+      this.dependencies.metrics?.cost.inc(
+        { provider: request.provider, model: modelLabel(request.model) },
+        this.prices.costMicros(request.model, request.usage) / 1_000_000,
+      );
+    }
+    return { cost: chargedMicros / 1_000_000 };
   }
 
   /**
@@ -351,12 +377,12 @@ export class GovernanceCore implements GovernanceService {
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
   manage(request: ManageRequest): Promise<ManageResult> {
     return manageResources(
-      { repository: this.repository, store: this.dependencies.store, now: this.now },
+      { repository: this.repository, writes: this.writes, store: this.dependencies.store, now: this.now },
       request,
     );
   }
 
   private async seed(): Promise<void> {
-    if (this.dependencies.governance) await seedGovernance(this.repository, this.dependencies.governance);
+    if (this.dependencies.governance) await seedGovernance(this.writes, this.dependencies.governance);
   }
 }

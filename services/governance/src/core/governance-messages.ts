@@ -78,6 +78,12 @@ export const authorizeResultSchema = z.object({
   targets: z.array(planTargetSchema),
   virtualKeyId: z.string().optional(),
   virtualKeyName: z.string().optional(),
+  /** The key's owners, for guardrail conditions (`team`, `customer`, `user`). */
+  teamId: z.string().optional(),
+  customerId: z.string().optional(),
+  userId: z.string().optional(),
+  /** False when the key keeps no content in request logs (`log_content: false`). */
+  logContent: z.boolean().optional(),
   /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */
   mcpTools: z.array(z.object({ client: z.string(), tools: z.array(z.string()) })).optional(),
   settlement: settlementPlanSchema.optional(),
@@ -88,13 +94,21 @@ export const authorizeResultSchema = z.object({
   maxCompletionTokens: count.optional(),
 });
 
+/** A call made for a request besides its answer (the response cache's embedding): charged with it. */
+const sideCallSchema = z.object({ provider: z.string(), model: z.string(), usage: usageSchema });
+
 export const settleRequestSchema = z.object({
   requestId: z.string().min(1),
   settlement: settlementPlanSchema,
   provider: z.string(),
   model: z.string(),
   usage: usageSchema,
+  /** Further calls the request made (bounded: a stage makes a few at most), charged once with it. */
+  calls: z.array(sideCallSchema).max(64).optional(),
 });
+
+/** What a settle charged: the US dollars of the answer and its side calls (the request log's `cost`). */
+export const settleResultSchema = z.object({ cost: z.number().nonnegative() });
 
 /**
  * A collection of the admin API (`/api/governance/{collection}`) as its path names it: a name that is no
@@ -109,8 +123,12 @@ export const manageRequestSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('get'), collection, id }),
   // `body` is checked against the collection's own schema by the core, whose errors name the field.
   z.object({ action: z.literal('create'), collection, body: z.unknown() }),
+  // PUT: the whole resource; the core refuses a body without a required part, naming it.
   z.object({ action: z.literal('update'), collection, id, body: z.unknown() }),
-  z.object({ action: z.literal('delete'), collection, id }),
+  // PATCH: a JSON merge patch (RFC 7396), which must be an object (another value would replace the resource).
+  z.object({ action: z.literal('patch'), collection, id, body: z.record(z.string(), z.unknown()) }),
+  // `cascade`: detach what still refers to the resource instead of refusing (409) the delete.
+  z.object({ action: z.literal('delete'), collection, id, cascade: z.boolean().optional() }),
   z.object({ action: z.literal('rotate'), collection, id }),
   z.object({ action: z.literal('usage'), collection, id }),
 ]);
@@ -154,13 +172,20 @@ const usageReportSchema = z.object({
   ),
 });
 
+/** A delete's answer; `detached` lists the resources whose reference to it a cascade removed. */
+const deleteResultSchema = z.object({
+  deleted: z.string(),
+  detached: z.array(z.object({ collection: z.string(), id: z.string(), field: z.string() })).optional(),
+});
+
 /** What each action answers; a virtual key's value is in its create and rotate answers only. */
 export const manageResultSchemas = {
   list: z.array(resourceViewSchema),
   get: resourceViewSchema,
   create: resourceViewSchema.extend({ value: z.string().optional() }),
   update: resourceViewSchema,
-  delete: z.object({ deleted: z.string() }),
+  patch: resourceViewSchema,
+  delete: deleteResultSchema,
   rotate: resourceViewSchema.extend({ value: z.string() }),
   usage: usageReportSchema,
 } satisfies Record<ManageAction, z.ZodType>;
@@ -171,10 +196,13 @@ export type SettlementCounter = z.infer<typeof settlementCounterSchema>;
 export type SettlementPlan = z.infer<typeof settlementPlanSchema>;
 export type AuthorizeResult = z.infer<typeof authorizeResultSchema>;
 export type SettleRequest = z.infer<typeof settleRequestSchema>;
+export type SettleResult = z.infer<typeof settleResultSchema>;
+export type SideCall = z.infer<typeof sideCallSchema>;
 export type ManageRequest = z.infer<typeof manageRequestSchema>;
 export type ManageAction = ManageRequest['action'];
 /** The answer of each management action. */
 export type ManageResults = { [Action in ManageAction]: z.infer<(typeof manageResultSchemas)[Action]> };
 export type ManageResult = ManageResults[ManageAction];
 export type ResourceView = z.infer<typeof resourceViewSchema>;
+export type DeleteResult = z.infer<typeof deleteResultSchema>;
 export type UsageReport = z.infer<typeof usageReportSchema>;

@@ -1,28 +1,20 @@
-import { type Budget, GatewayError, type Logger, newId, newVirtualKeyValue, notFound } from '@gw/shared';
+import { type Logger, notFound } from '@gw/shared';
 import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
 import { z } from 'zod';
 import type { ResourceView } from './governance-messages.ts';
 import {
   COLLECTIONS,
   type Collection,
-  ID_PREFIX,
-  inputSchemas,
   isVirtualKey,
-  normalizeBudgets,
-  normalizeProviderConfigs,
   type Stored,
   type StoredOf,
   type StoredVirtualKey,
   storedSchemas,
-  storedVirtualKeySchema,
 } from './resources.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
 
 const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
-
-type ResourceInput = z.infer<(typeof inputSchemas)[Collection]>;
-type BudgetInput = { budget?: Budget | undefined; budgets?: Budget[] | undefined };
 
 /** One collection in memory, with the schema that parsed every resource of it read from the store. */
 interface Table<Resource> {
@@ -51,18 +43,6 @@ const collectionKey = (collection: Collection) => `gov:${collection}`;
 /** Bounds the value → hash memo (cleared when full: a flood of invalid keys cannot grow it). */
 const MAX_REMEMBERED_HASHES = 10_000;
 
-function invalid(message: string, param?: string): GatewayError {
-  return new GatewayError({ type: 'invalid_request', message, param: param ?? null });
-}
-
-function missing(collection: Collection, id: string): GatewayError {
-  return notFound(`${collection} '${id}'`);
-}
-
-function hint(value: string): string {
-  return `sk-gw-…${value.slice(-4)}`;
-}
-
 /**
  * Governance resources: the store is the truth, every replica keeps all of them in memory (authorize reads
  * no document on the hot path) and reloads one when another replica announces a change.
@@ -83,12 +63,10 @@ export class GovernanceRepository {
   private aliasList: ReadonlyArray<StoredOf<'model-aliases'>> | undefined;
   private readonly hashes = new Map<string, string>();
   private follower: ChangeFollower | undefined;
-  private readonly now: () => number;
 
-  constructor(options: { store: Store; logger: Logger; now: () => number }) {
+  constructor(options: { store: Store; logger: Logger }) {
     this.store = options.store;
     this.logger = options.logger;
-    this.now = options.now;
   }
 
   /**
@@ -122,14 +100,16 @@ export class GovernanceRepository {
 
   /** Reads every resource again: what the store no longer holds is forgotten, the rest replaced. */
   private async resync(): Promise<void> {
-    for (const collection of COLLECTIONS) {
-      const stored = await this.store.list(collectionKey(collection));
-      const ids = new Set(stored.map(({ id }) => id));
-      for (const id of this.tables[collection].resources.keys()) {
-        if (!ids.has(id)) this.apply(collection, id, undefined);
-      }
-      for (const { id, value } of stored) this.apply(collection, id, value);
+    for (const collection of COLLECTIONS) await this.resyncCollection(collection);
+  }
+
+  private async resyncCollection(collection: Collection): Promise<void> {
+    const stored = await this.store.list(collectionKey(collection));
+    const ids = new Set(stored.map(({ id }) => id));
+    for (const id of this.tables[collection].resources.keys()) {
+      if (!ids.has(id)) this.apply(collection, id, undefined);
     }
+    for (const { id, value } of stored) this.apply(collection, id, value);
   }
 
   get<C extends Collection>(collection: C, id: string | undefined): StoredOf<C> | undefined {
@@ -191,131 +171,52 @@ export class GovernanceRepository {
     if (isVirtualKey(parsed.data)) this.byHash.set(parsed.data.value_hash, parsed.data);
   }
 
-  private async write(collection: Collection, resource: Stored): Promise<void> {
+  /**
+   * Stores a whole resource, then reads it back and announces it to every replica. A key's value hash is
+   * indexed first, so a key is never stored without the index that finds it.
+   */
+  async save(collection: Collection, resource: Stored): Promise<void> {
+    if (isVirtualKey(resource)) await this.store.put(HASH_INDEX, resource.value_hash, resource.id);
     await this.store.put(collectionKey(collection), resource.id, resource);
     await this.reload(collection, resource.id);
     await this.store.publish(CHANGED_CHANNEL, JSON.stringify([collection, resource.id]));
   }
 
-  private checkReferences(input: Record<string, unknown>): void {
-    const references: Array<[string, Collection]> = [
-      ['team_id', 'teams'],
-      ['customer_id', 'customers'],
-      ['user_id', 'users'],
-      ['business_unit_id', 'business-units'],
-    ];
-    for (const [field, collection] of references) {
-      const id = input[field];
-      if (typeof id === 'string' && !this.get(collection, id))
-        throw invalid(`${field}: ${collection} '${id}' does not exist`, field);
-    }
+  /** Deletes a resource (and a key's hash index entry) on every replica. */
+  async remove(collection: Collection, resource: Stored): Promise<void> {
+    if (isVirtualKey(resource)) await this.forgetKeyHash(resource.value_hash);
+    await this.store.delete(collectionKey(collection), resource.id);
+    await this.reload(collection, resource.id);
+    await this.store.publish(CHANGED_CHANNEL, JSON.stringify([collection, resource.id]));
   }
 
-  private parseInput(collection: Collection, body: unknown): ResourceInput {
-    const result = inputSchemas[collection].safeParse(body);
-    if (!result.success) {
-      const issue = result.error.issues[0]!;
-      const path = issue.path.join('.');
-      throw invalid(`${path ? `${path}: ` : ''}${issue.message}`, path || undefined);
-    }
-    return result.data;
+  /** A key's value stops finding it (rotation). */
+  async forgetKeyHash(hash: string): Promise<void> {
+    await this.store.delete(HASH_INDEX, hash);
   }
 
-  /** Creates a resource; for a virtual key the answer carries its value, the only time it is shown. */
-  async create(
-    collection: Collection,
-    body: unknown,
-    options: { id?: string; value?: string } = {},
-  ): Promise<ResourceView & { value?: string }> {
-    const input = this.parseInput(collection, body);
-    this.checkReferences(input);
-    const id = options.id ?? newId(ID_PREFIX[collection]);
-    if (this.get(collection, id))
-      throw new GatewayError({
-        type: 'conflict',
-        message: `${collection} '${id}' already exists`,
-      });
-    const timestamp = new Date(this.now()).toISOString();
-    const { budget, budgets, ...rest } = input as ResourceInput & BudgetInput;
-    const base = {
-      ...rest,
-      id,
-      ...(collection === 'model-aliases' ? {} : { budgets: normalizeBudgets({ budgets, budget }) }),
-      created_at: timestamp,
-      updated_at: timestamp,
-    };
-    if (collection !== 'virtual-keys') {
-      const stored = storedSchemas[collection].parse(base);
-      await this.write(collection, stored);
-      return this.view(stored);
-    }
-    const value = options.value ?? newVirtualKeyValue();
-    const key = storedVirtualKeySchema.parse({
-      ...base,
-      provider_configs: normalizeProviderConfigs(
-        'provider_configs' in input ? input.provider_configs : [],
-        [],
-      ),
-      value_hash: hashVirtualKey(value),
-      value_hint: hint(value),
-    });
-    await this.store.put(HASH_INDEX, key.value_hash, id);
-    await this.write(collection, key);
-    return { ...this.view(key), value };
-  }
-
-  async update(collection: Collection, id: string, body: unknown): Promise<ResourceView> {
-    const existing = this.get(collection, id);
-    if (!existing) throw missing(collection, id);
-    const input = this.parseInput(collection, body);
-    this.checkReferences(input);
-    const { budget, budgets, ...rest } = input as ResourceInput & BudgetInput;
-    const updated = {
-      ...rest,
-      id,
-      ...('budgets' in existing ? { budgets: normalizeBudgets({ budgets, budget }, existing.budgets) } : {}),
-      created_at: existing.created_at,
-      updated_at: new Date(this.now()).toISOString(),
-    };
-    const stored = isVirtualKey(existing)
-      ? storedVirtualKeySchema.parse({
-          ...updated,
-          value_hash: existing.value_hash,
-          value_hint: existing.value_hint,
-          provider_configs: normalizeProviderConfigs(
-            'provider_configs' in input ? input.provider_configs : [],
-            existing.provider_configs,
-          ),
-        })
-      : storedSchemas[collection].parse(updated);
-    await this.write(collection, stored);
-    return this.view(stored);
-  }
-
-  async delete(collection: Collection, id: string): Promise<void> {
-    const existing = this.get(collection, id);
-    if (!existing) throw missing(collection, id);
-    if (isVirtualKey(existing)) await this.store.delete(HASH_INDEX, existing.value_hash);
-    await this.store.delete(collectionKey(collection), id);
+  /**
+   * The resource as the store holds it now: a write on another replica may not have reached this replica's
+   * memory yet, and an update or a delete starts from what is there.
+   */
+  async current<C extends Collection>(collection: C, id: string): Promise<StoredOf<C>> {
     await this.reload(collection, id);
-    await this.store.publish(CHANGED_CHANNEL, JSON.stringify([collection, id]));
+    const resource = this.get(collection, id);
+    if (!resource) throw notFound(`${collection} '${id}'`);
+    return resource;
   }
 
-  /** A new value for a key; the old one stops working at once on every replica. */
-  async rotate(id: string): Promise<ResourceView & { value: string }> {
-    const existing = this.get('virtual-keys', id);
-    if (!existing) throw missing('virtual-keys', id);
-    const value = newVirtualKeyValue();
-    const rotated = {
-      ...existing,
-      value_hash: hashVirtualKey(value),
-      value_hint: hint(value),
-      updated_at: new Date(this.now()).toISOString(),
-    };
-    await this.store.put(HASH_INDEX, rotated.value_hash, id);
-    await this.store.delete(HASH_INDEX, existing.value_hash);
-    await this.write('virtual-keys', rotated);
-    return { ...this.view(rotated), value };
+  /** Whether a resource exists, asking the store when this replica has not seen it (made a moment ago). */
+  async exists(collection: Collection, id: string): Promise<boolean> {
+    if (this.get(collection, id)) return true;
+    await this.reload(collection, id);
+    return this.get(collection, id) !== undefined;
+  }
+
+  /** Every resource of a collection as the store holds it now (a reference check must not miss a new one). */
+  async listCurrent<C extends Collection>(collection: C): Promise<Array<StoredOf<C>>> {
+    await this.resyncCollection(collection);
+    return this.list(collection);
   }
 
   /** A resource as the API shows it: never the key's hash. */

@@ -2,6 +2,7 @@ import { invalidRequest, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import type { ManageRequest, ManageResult } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
+import type { ResourceWrites } from './resource-writes.ts';
 import { COLLECTIONS, type OwnerCollection, type StoredOf } from './resources.ts';
 import { usageReport } from './usage-report.ts';
 
@@ -10,38 +11,37 @@ import { usageReport } from './usage-report.ts';
  * one answer per action; an unknown collection or id is not_found.
  */
 export async function manageResources(
-  options: { repository: GovernanceRepository; store: Store; now: () => number },
+  options: { repository: GovernanceRepository; writes: ResourceWrites; store: Store; now: () => number },
   request: ManageRequest,
 ): Promise<ManageResult> {
-  const { repository } = options;
+  const { repository, writes } = options;
   const collection = COLLECTIONS.find((name) => name === request.collection);
   if (!collection) throw notFound(`governance resource '${request.collection}'`);
-  const existing = (id: string) => {
-    const resource = repository.get(collection, id);
-    if (!resource) throw notFound(`${collection} '${id}'`);
-    return resource;
-  };
+  // One resource is read from the store, not this replica's memory: a read right after a write through
+  // another replica sees it (lists are this replica's memory, current within a change notice).
+  const existing = (id: string) => repository.current(collection, id);
   switch (request.action) {
     case 'list':
       return repository.list(collection).map((resource) => repository.view(resource));
     case 'get':
-      return repository.view(existing(request.id));
+      return repository.view(await existing(request.id));
     case 'create':
-      return repository.create(collection, request.body);
+      return writes.create(collection, request.body);
     case 'update':
-      return repository.update(collection, request.id, request.body);
+      return writes.replace(collection, request.id, request.body);
+    case 'patch':
+      return writes.patch(collection, request.id, request.body);
     case 'delete':
-      await repository.delete(collection, request.id);
-      return { deleted: request.id };
+      return writes.delete(collection, request.id, { cascade: request.cascade ?? false });
     case 'rotate':
       if (collection !== 'virtual-keys') throw invalidRequest('only virtual keys can be rotated');
-      return repository.rotate(request.id);
+      return writes.rotate(request.id);
     case 'usage':
       if (collection === 'model-aliases') throw invalidRequest('model aliases have no budgets or limits');
       return usageReport({
         store: options.store,
         collection,
-        resource: existing(request.id) as StoredOf<OwnerCollection>,
+        resource: (await existing(request.id)) as StoredOf<OwnerCollection>,
         now: options.now(),
       });
   }

@@ -69,7 +69,7 @@ export function resolveAliases(
     }
     const ordered =
       index === 0
-        ? weightedOrder(alias.targets, random)
+        ? weightedOrder(alias.targets, { random })
         : [...alias.targets].sort((left, right) => right.weight - left.weight);
     for (const choice of ordered) add(target(choice.model));
     for (const fallback of alias.fallbacks) add(target(fallback));

@@ -1,22 +1,49 @@
 import { GatewayError, invalidRequest } from '@gw/shared';
+import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { PlanTarget } from './governance-service.ts';
 import type { StoredProviderConfig, StoredVirtualKey } from './resources.ts';
 
 /** A target of the plan with the provider config of the key that allows it. */
 export type ConfiguredTarget = PlanTarget & { config: StoredProviderConfig };
 
-/** A weighted random first choice, then the rest by weight: the others become ordered fallbacks. */
+/** How health weighs the candidates of a weighted choice: the board, and the targets each candidate is judged by. */
+export interface HealthWeighing<Weighted> {
+  board: HealthBoard;
+  ids: (candidate: Weighted) => string[];
+}
+
+/**
+ * A weighted random first choice, then the rest by weight: the others become ordered fallbacks. With health,
+ * each weight is multiplied by its target's health (a Failed one goes last, unless its probe is due: then it is
+ * the first choice of this one request).
+ */
 export function weightedOrder<Weighted extends { weight: number }>(
   configs: Weighted[],
-  random: () => number,
+  options: { random: () => number; health?: HealthWeighing<Weighted> | undefined },
 ): Weighted[] {
   const byWeight = [...configs].sort((left, right) => right.weight - left.weight);
-  const total = byWeight.reduce((sum, config) => sum + config.weight, 0);
+  let weights = byWeight.map((config) => config.weight);
+  const { health } = options;
+  if (health && byWeight.length > 1) {
+    const weighed = health.board.weigh(
+      byWeight.map((config) => ({ ids: health.ids(config), weight: config.weight })),
+    );
+    if (weighed.probe !== undefined) {
+      const probe = byWeight[weighed.probe]!;
+      return [probe, ...byWeight.filter((config) => config !== probe)];
+    }
+    weights = weighed.weights;
+    const order = byWeight.map((config, index) => ({ config, weight: weights[index]! }));
+    order.sort((left, right) => right.weight - left.weight);
+    byWeight.splice(0, byWeight.length, ...order.map(({ config }) => config));
+    weights = order.map(({ weight }) => weight);
+  }
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
   if (total <= 0) return byWeight;
-  let point = random() * total;
+  let point = options.random() * total;
   let first = byWeight[0]!;
-  for (const config of byWeight) {
-    point -= config.weight;
+  for (const [index, config] of byWeight.entries()) {
+    point -= weights[index]!;
     if (point < 0) {
       first = config;
       break;
@@ -32,7 +59,7 @@ export function weightedOrder<Weighted extends { weight: number }>(
 export function planTargets(
   key: StoredVirtualKey,
   targets: PlanTarget[],
-  random: () => number,
+  options: { random: () => number; health?: HealthBoard | undefined },
 ): ConfiguredTarget[] {
   const configs = key.provider_configs;
   if (configs.length === 0) {
@@ -54,7 +81,14 @@ export function planTargets(
         message: `no provider of virtual key '${key.name}' allows model '${primary.model}'`,
       });
     }
-    ordered = weightedOrder(eligible, random);
+    const { health } = options;
+    ordered = weightedOrder(eligible, {
+      random: options.random,
+      health: health && {
+        board: health,
+        ids: (config) => [healthId.provider(config.provider), healthId.model(config.provider, primary.model)],
+      },
+    });
   } else {
     const config = configs.find((candidate) => candidate.provider === primary.provider);
     if (!config) {

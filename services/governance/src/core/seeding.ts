@@ -1,10 +1,10 @@
 import type { GatewayConfig } from '@gw/shared';
-import type { GovernanceRepository } from './governance-repository.ts';
+import type { ResourceWrites } from './resource-writes.ts';
 import type { Collection } from './resources.ts';
 
 /** Resources of the config file, written at start (the file wins for the ids it lists). */
 export async function seedGovernance(
-  repository: GovernanceRepository,
+  writes: ResourceWrites,
   governance: GatewayConfig['governance'],
 ): Promise<void> {
   const order: Array<[Collection, Array<{ id?: string | undefined }>]> = [
@@ -17,15 +17,13 @@ export async function seedGovernance(
   for (const [collection, items] of order) {
     for (const [index, item] of items.entries()) {
       const { id = `config-${collection}-${index}`, ...body } = item;
-      if (repository.get(collection, id)) await repository.update(collection, id, body);
-      else await repository.create(collection, body, { id });
+      await writes.writeFromConfig(collection, id, body);
     }
   }
   for (const [index, item] of governance.virtual_keys.entries()) {
     const { id = `config-vk-${index}`, value, ...body } = item;
     if (value !== undefined && !value.startsWith('sk-gw-'))
       throw new Error(`governance.virtual_keys[${index}].value: must start with sk-gw-`);
-    if (repository.get('virtual-keys', id)) await repository.update('virtual-keys', id, body);
-    else await repository.create('virtual-keys', body, { id, ...(value ? { value } : {}) });
+    await writes.writeFromConfig('virtual-keys', id, body, value);
   }
 }

@@ -54,14 +54,33 @@ export function settlementPlan(options: {
 
 /**
  * What a finished request changes on each counter: its real cost or tokens, less what admission reserved.
- * The key's and owners' counters are charged whatever provider served; a provider config's only for the one
- * that served, and its reservation is released from the one that was reserved.
+ * The key's and owners' counters are charged whatever provider served; a provider config's only for the calls
+ * its provider served, and its reservation is released from the one that was reserved.
  */
-export function settlementAdjustments(request: SettleRequest, prices: PriceCatalog): CounterAdjustment[] {
+/**
+ * The counter changes of a settle, and what it charges a request's budgets in micro-USD (its answer and side
+ * calls, each priced once: prices round at random, so the charge and the adjustments must share one pricing).
+ */
+export function settlementAdjustments(
+  request: SettleRequest,
+  prices: PriceCatalog,
+): { adjustments: CounterAdjustment[]; chargedMicros: number } {
   const plan = request.settlement;
-  const cost = prices.costMicros(request.model, request.usage);
-  const actual = (counter: SettlementCounter) =>
-    counter.kind === 'budget' ? cost : request.usage.total_tokens;
+  // The answer and every side call (a cache lookup's embedding), each priced by its own model.
+  const charges = [request, ...(request.calls ?? [])].map((call) => ({
+    provider: call.provider,
+    cost: prices.costMicros(call.model, call.usage),
+    tokens: call.usage.total_tokens,
+  }));
+  const chargedMicros = charges.reduce((total, charge) => total + charge.cost, 0);
+  const actual = (counter: SettlementCounter, provider?: string) => {
+    let total = 0;
+    for (const charge of charges) {
+      if (provider === undefined || charge.provider === provider)
+        total += counter.kind === 'budget' ? charge.cost : charge.tokens;
+    }
+    return total;
+  };
   const adjustments = plan.counters.map((counter) => ({
     key: counter.key,
     delta: actual(counter) - counter.reserved,
@@ -69,12 +88,12 @@ export function settlementAdjustments(request: SettleRequest, prices: PriceCatal
   }));
   for (const [provider, counters] of Object.entries(plan.providerCounters)) {
     for (const counter of counters) {
-      const charged = provider === request.provider ? actual(counter) : 0;
+      const charged = actual(counter, provider);
       const reserved = provider === plan.reservedProvider ? counter.reserved : 0;
       adjustments.push({ key: counter.key, delta: charged - reserved, expireAtMs: counter.expireAtMs });
     }
   }
-  return adjustments;
+  return { adjustments, chargedMicros };
 }
 
 /** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
@@ -82,7 +101,7 @@ export async function sweepUnsettled(options: {
   store: Store;
   logger: Logger;
   now: number;
-  settle: (request: SettleRequest) => Promise<void>;
+  settle: (request: SettleRequest) => Promise<unknown>;
 }): Promise<number> {
   const due = await options.store.dueReservations(options.now, 200);
   let charged = 0;

@@ -1,6 +1,13 @@
 import { Client, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ClientConfig } from '@gw/shared';
-import { decodeMessage, fromGrpcError, type GrpcClientSettings, ReplicaPool } from '@gw/shared/grpc';
+import {
+  decodeMessage,
+  fromGrpcError,
+  type GrpcClientSettings,
+  ReplicaPool,
+  traceMetadata,
+} from '@gw/shared/grpc';
+import type { TraceContext } from '@gw/shared/tracing';
 import { authorizeAnonymous } from '../core/anonymous.ts';
 import {
   authorizeResultSchema,
@@ -8,12 +15,15 @@ import {
   type ManageResult,
   type ManageResults,
   manageResultSchemas,
+  settleResultSchema,
 } from '../core/governance-messages.ts';
 import type {
   AuthorizeRequest,
   AuthorizeResult,
+  GovernanceCallOptions,
   GovernanceService,
   SettleRequest,
+  SettleResult,
 } from '../core/governance-service.ts';
 import { governanceGrpcService } from './governance-server.ts';
 
@@ -26,14 +36,24 @@ type JsonMessage = { json?: Buffer };
 const DEADLINES = { Authorize: 1, Settle: 1, Manage: 10 } as const;
 
 /**
+ * Calls on the wire per governance replica; a burst beyond waits in this client, so a deadline measures a
+ * replica's answer and not the queue inside it (an authorization that timed out there was admitted all the
+ * same, and counted against its key's request limit unserved). Each is one Redis script: 64 keep a replica
+ * busy.
+ */
+const MAX_IN_FLIGHT_PER_REPLICA = 64;
+
+/**
  * GovernanceService over gRPC: the same interface as the core; what it decodes is validated. Every call has a
  * deadline; one that finds its replica down or frozen is tried once more on another (all three are safe to
  * repeat: a settle applies once per reservation, an authorize that timed out reserved at most what the sweeper
- * releases, and management writes are whole-document puts).
+ * releases, management writes are whole-document puts and a merge patch applied twice is applied once; a
+ * repeated delete answers not_found).
  */
 export class GovernanceClient implements GovernanceService {
   private readonly replicas: ReplicaPool<Client>;
   private readonly deadlineMs: number;
+  private readonly observe: GrpcClientSettings['observe'];
   private readonly methods: ServiceDefinition;
   private readonly anonymousLocally: ClientConfig | undefined;
 
@@ -45,15 +65,23 @@ export class GovernanceClient implements GovernanceService {
     this.anonymousLocally = options.anonymousLocally;
     this.methods = governanceGrpcService().service;
     this.deadlineMs = settings.deadlineMs;
+    this.observe = settings.observe;
     this.replicas = new ReplicaPool({
       ...settings,
+      maxInFlightPerReplica: MAX_IN_FLIGHT_PER_REPLICA,
       create: (target, credentials, clientOptions) => new Client(target, credentials, clientOptions),
     });
   }
 
-  private async call(method: keyof typeof DEADLINES, request: unknown): Promise<Buffer> {
+  /** One call; `trace` crosses as the call's metadata (`traceparent`), for the governance process's spans. */
+  private async call(
+    method: keyof typeof DEADLINES,
+    request: unknown,
+    trace?: TraceContext | undefined,
+  ): Promise<Buffer> {
     const definition = this.methods[method]!;
     const message = { json: Buffer.from(JSON.stringify(request)) };
+    const startedAt = performance.now();
     try {
       return await this.replicas.call(
         (client) =>
@@ -63,6 +91,7 @@ export class GovernanceClient implements GovernanceService {
               definition.requestSerialize,
               definition.responseDeserialize,
               message,
+              traceMetadata(trace),
               { deadline: Date.now() + this.deadlineMs * DEADLINES[method] },
               (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
             );
@@ -71,18 +100,23 @@ export class GovernanceClient implements GovernanceService {
       );
     } catch (error) {
       throw fromGrpcError(error);
+    } finally {
+      this.observe?.(`governance.${method}`, (performance.now() - startedAt) / 1000);
     }
   }
 
-  async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
+  async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
     if (!request.virtualKey && this.anonymousLocally)
       return authorizeAnonymous(this.anonymousLocally, request);
-    const reply = await this.call('Authorize', request);
+    const reply = await this.call('Authorize', request, options?.trace);
     return decodeMessage(authorizeResultSchema, reply, { what: 'authorization', side: 'reply' });
   }
 
-  async settle(request: SettleRequest): Promise<void> {
-    await this.call('Settle', request);
+  async settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
+    const reply = await this.call('Settle', request, options?.trace);
+    // A governance from before settle answered its cost replies nothing: the cost is then unknown (0).
+    if (reply.length === 0) return { cost: 0 };
+    return decodeMessage(settleResultSchema, reply, { what: 'settle answer', side: 'reply' });
   }
 
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;

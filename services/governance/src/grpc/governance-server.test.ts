@@ -21,6 +21,7 @@ class RecordingCore implements GovernanceService {
   }
   async settle() {
     calls.push('settle');
+    return { cost: 0 };
   }
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
   async manage(request: ManageRequest): Promise<ManageResult> {
@@ -115,6 +116,28 @@ describe('governance gRPC server', () => {
     expect(noId?.code).toBe(status.INVALID_ARGUMENT);
     expect(noId?.details).toContain('id');
     expect(calls).toEqual([]);
+  });
+
+  it('refuses a patch whose body is no object, and a delete whose cascade is no boolean', async () => {
+    const replacing = await send(
+      'Manage',
+      JSON.stringify({ action: 'patch', collection: 'teams', id: 't1', body: ['whole'] }),
+    );
+    expect(replacing?.code).toBe(status.INVALID_ARGUMENT);
+    expect(replacing?.details).toContain('body');
+    const cascade = await send(
+      'Manage',
+      JSON.stringify({ action: 'delete', collection: 'teams', id: 't1', cascade: 'yes' }),
+    );
+    expect(cascade?.code).toBe(status.INVALID_ARGUMENT);
+    expect(cascade?.details).toContain('cascade');
+    expect(calls).toEqual([]);
+    const patched = await send(
+      'Manage',
+      JSON.stringify({ action: 'patch', collection: 'teams', id: 't1', body: { name: null } }),
+    );
+    expect(patched).toBeUndefined();
+    expect(calls).toEqual(['manage patch']);
   });
 
   it('passes a well-formed settle to the core', async () => {

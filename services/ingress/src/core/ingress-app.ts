@@ -11,12 +11,20 @@ import {
   newRequestId,
   sendError,
   sendJson,
+  toGatewayError,
 } from '@gw/shared';
+import { HEALTH_STATE_VALUE } from '@gw/shared/health';
+import type { Tracer } from '@gw/shared/tracing';
+import { type CacheStageOptions, cacheStage } from '../pipeline/cache-stage.ts';
+import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
 import { mcpStage } from '../pipeline/mcp-stage.ts';
 import { createPipeline } from '../pipeline/pipeline.ts';
 import { recordStage } from '../pipeline/record-stage.ts';
 import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
+import { traceStage } from '../pipeline/trace-stage.ts';
 import type { McpIngress } from './mcp-tools.ts';
+import type { RequestLog } from './request-log.ts';
+import { endRequestSpan, startRequestSpan } from './request-span.ts';
 import type { RequestContext, Route, RouteHandler } from './route.ts';
 import { buildRoutes } from './routes/index.ts';
 
@@ -32,6 +40,14 @@ export interface IngressDependencies {
   mcp?: McpIngress | undefined;
   /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
   metricsToken?: string | undefined;
+  /** A server span per request and the trace stage (docs/tracing.md); none when tracing is off. */
+  tracer?: Tracer | undefined;
+  /** Guardrail checks around the router call and on MCP tool calls; none when guardrails cannot exist here. */
+  guardrails?: IngressGuardrails | undefined;
+  /** The response cache, when `cache.enabled`: a stage innermost, after MCP's tools are added. */
+  cache?: Pick<CacheStageOptions, 'cache' | 'config'> | undefined;
+  /** Request logs (docs/logs.md): a record per request, and the dropped counts; none when logs cannot exist here. */
+  requestLog?: RequestLog | undefined;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -41,13 +57,27 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * hot path is one Map lookup, parse, authorize, route, write.
  */
 export function createIngressApp(dependencies: IngressDependencies) {
-  const { governance, router, logger, metrics, client, mcp } = dependencies;
+  const { governance, router, logger, metrics, client, mcp, tracer, requestLog } = dependencies;
   // The stages after authorize, outermost first (docs/architecture.md). The SPEC chat paths add MCP's.
   const settler = createSettler({ governance, logger });
-  const stages = [recordStage(metrics), settleStage(settler)];
+  // Guardrails wrap the cache and the router call, so every agent-loop round is checked, and a cached answer is
+  // checked like a fresh one (and looked up by the input as the guardrails left it).
+  const guarded = dependencies.guardrails ? [dependencies.guardrails.stage] : [];
+  const cache = dependencies.cache ? [cacheStage({ ...dependencies.cache, router, metrics, logger })] : [];
+  const base = [
+    recordStage(metrics, requestLog),
+    settleStage(settler),
+    ...(tracer ? [traceStage(tracer)] : []),
+  ];
+  const stages = [...base, ...guarded, ...cache];
   const pipeline = createPipeline({ governance, router, settler, stages });
   const chatPipeline = mcp
-    ? createPipeline({ governance, router, settler, stages: [...stages, mcpStage(mcp)] })
+    ? createPipeline({
+        governance,
+        router,
+        settler,
+        stages: [...base, mcpStage(mcp), ...guarded, ...cache],
+      })
     : pipeline;
 
   const health: RouteHandler = async (_request, response) => {
@@ -58,9 +88,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
   const metricsHandler: RouteHandler = async (request, response) => {
     if (!carriesToken(request.headers, dependencies.metricsToken)) throw metricsTokenRequired();
     for (const provider of await router.health().catch(() => [])) {
-      const value = provider.state === 'healthy' ? 1 : provider.state === 'degraded' ? 0.5 : 0;
-      metrics.providerHealth.set({ provider: provider.provider }, value);
-      metrics.providerErrorRate.set({ provider: provider.provider }, provider.errorRate);
+      metrics.providerHealth.set({ provider: provider.provider }, HEALTH_STATE_VALUE[provider.state]);
+      metrics.providerErrorRate.set({ provider: provider.provider }, provider.error_rate);
     }
     const text = await metrics.registry.metrics();
     response.writeHead(200, { 'content-type': metrics.registry.contentType });
@@ -73,8 +102,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
       chatPipeline,
       metrics,
       logger,
-      maxBodyBytes: client.max_request_body_bytes,
-      mcp: mcp && { ...mcp, governance },
+      bodyLimit: client,
+      mcp: mcp && { ...mcp, governance, guardrails: dependencies.guardrails },
     }),
     { method: 'GET', path: '/health', handler: health },
     { method: 'GET', path: '/metrics', handler: metricsHandler },
@@ -111,9 +140,12 @@ export function createIngressApp(dependencies: IngressDependencies) {
       provider: '',
     };
     const fail = (error: unknown) => {
+      const failure = toGatewayError(error);
+      context.errorType = failure.type;
+      if (failure.type === 'request_dropped') requestLog?.dropped(failure.code);
       if (route.sendError && !response.headersSent) route.sendError(response, error, context);
       else {
-        const failure = sendError(response, error, context.requestId);
+        sendError(response, failure, context.requestId);
         if (failure.status >= 500)
           logger.error({ err: error, requestId: context.requestId }, 'request failed');
       }
@@ -123,9 +155,13 @@ export function createIngressApp(dependencies: IngressDependencies) {
       return true;
     }
     metrics.inflight.inc();
+    if (tracer) context.span = startRequestSpan(tracer, request, context);
+    if (requestLog && route.handler !== health && route.handler !== metricsHandler)
+      context.log = requestLog.start();
     route.handler(request, response, context).then(
       () => finish(response, context),
       (error: unknown) => {
+        context.span?.fail(error);
         fail(error);
         finish(response, context);
       },
@@ -135,12 +171,19 @@ export function createIngressApp(dependencies: IngressDependencies) {
 
   function finish(response: ServerResponse, context: RequestContext): void {
     metrics.inflight.dec();
+    if (context.span) endRequestSpan(context.span, response);
     const provider = context.provider || 'none';
     metrics.requests.inc({ route: context.route, provider, status: String(response.statusCode) });
     metrics.requestDuration.observe(
       { route: context.route, provider },
       (performance.now() - context.startedAt) / 1000,
     );
+    if (context.log) {
+      // 499: the caller went away before the answer was complete (a stream it hung up on).
+      const gone = response.destroyed && !response.writableFinished;
+      const errorType = context.errorType ?? (gone ? 'cancelled' : null);
+      requestLog?.finish(context, gone ? 499 : response.statusCode, errorType);
+    }
   }
 
   return { handle, drain: settler.drain };

@@ -10,6 +10,8 @@ import {
   type ToolMessage,
 } from '@gw/mcp-runner/control';
 import { GatewayError, invalidRequest, type McpSettings, type ToolCall } from '@gw/shared';
+import type { TraceContext } from '@gw/shared/tracing';
+import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
 import { findVirtualKey } from './virtual-key-header.ts';
 
 /** What ingress needs for MCP: the catalog of clients and tools, and the queue that runs calls on runners. */
@@ -21,6 +23,8 @@ export interface McpIngress {
 
 export interface McpRouteDependencies extends McpIngress {
   governance: GovernanceService;
+  /** Guardrails on tool calls: arguments are the input, the tool's answer the output. */
+  guardrails?: IngressGuardrails | undefined;
 }
 
 const INCLUDE_TOOLS_HEADER = 'x-gw-mcp-include-tools';
@@ -38,16 +42,19 @@ export function accessOf(authorization: AuthorizeResult, headers: IncomingHttpHe
 /** A tool call's governance (required headers 400, key 401/403: before anything runs), then its access. */
 export async function resolveAccess(
   mcp: McpRouteDependencies,
-  request: { requestId: string; headers: IncomingHttpHeaders },
-): Promise<ToolAccess> {
-  const authorization = await mcp.governance.authorize({
-    requestId: request.requestId,
-    kind: 'mcp',
-    virtualKey: findVirtualKey(request.headers),
-    headerNames: Object.keys(request.headers),
-    targets: [],
-  });
-  return accessOf(authorization, request.headers);
+  request: { requestId: string; headers: IncomingHttpHeaders; trace?: TraceContext | undefined },
+): Promise<{ access: ToolAccess; authorization: AuthorizeResult }> {
+  const authorization = await mcp.governance.authorize(
+    {
+      requestId: request.requestId,
+      kind: 'mcp',
+      virtualKey: findVirtualKey(request.headers),
+      headerNames: Object.keys(request.headers),
+      targets: [],
+    },
+    { trace: request.trace },
+  );
+  return { access: accessOf(authorization, request.headers), authorization };
 }
 
 /** The tool a call names, allowed for this request; a miss reloads the catalog once (it may be a moment old). */
@@ -67,7 +74,7 @@ export async function resolveTool(mcp: McpIngress, name: string, access: ToolAcc
 }
 
 /** `function.arguments`: a JSON object as text (empty means no arguments). */
-function parseArguments(text: string): Record<string, unknown> {
+export function parseArguments(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   let value: unknown;
   try {
@@ -87,7 +94,7 @@ function parseArguments(text: string): Record<string, unknown> {
 /** Runs an allowed tool call on a runner; the tool's own failure is a result (`isError`). */
 export async function runToolCall(
   mcp: McpIngress,
-  options: { call: ToolCall; tool: CatalogTool; requestId: string },
+  options: { call: ToolCall; tool: CatalogTool; requestId: string; trace?: TraceContext | undefined },
 ): Promise<{ message: ToolMessage; isError: boolean }> {
   const result = await mcp.executor.execute({
     client: options.tool.client,
@@ -96,6 +103,8 @@ export async function runToolCall(
     callId: options.call.id,
     requestId: options.requestId,
     notAfter: Date.now() + mcp.settings.queue_timeout_ms,
+    // The context crosses the queue in the job's data (BullMQ, or the in-process queue).
+    ...(options.trace && { trace: options.trace }),
   });
   return {
     message: { role: 'tool', content: result.content, tool_call_id: options.call.id },

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TraceSpan } from '@gw/shared/tracing';
+import type { RequestLogDraft } from './request-log.ts';
 
 /** Per-request state shared by the route handler and the ingress's metrics. */
 export interface RequestContext {
@@ -10,6 +12,12 @@ export interface RequestContext {
   startedAt: number;
   /** The provider that served, once known (bounded metric label). */
   provider: string;
+  /** The request's server span when tracing is on: every hop after ingress is its descendant. */
+  span?: TraceSpan | undefined;
+  /** The request's log record in the making, while request logs are on (request-log.ts). */
+  log?: RequestLogDraft | undefined;
+  /** The error type of a failure answered inside a started stream (the status is then already 200). */
+  errorType?: string | undefined;
 }
 
 export type RouteHandler = (

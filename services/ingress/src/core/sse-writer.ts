@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamItem } from '@gw/router';
 import { drained, GatewayError, type Logger, type Metrics } from '@gw/shared';
+import { answerStatus } from './answer-status.ts';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -59,8 +60,8 @@ export async function writeSse(options: {
   logger: Logger;
 }): Promise<void> {
   const { response, context, framing } = options;
-  const start = () => {
-    response.writeHead(200, {
+  const start = (status: 200 | 246 = 200) => {
+    response.writeHead(status, {
       'content-type': framing.contentType ?? 'text/event-stream',
       'cache-control': 'no-cache',
       // No `connection` header of our own: Node keeps the connection unless the client asked `Connection: close`
@@ -72,7 +73,8 @@ export async function writeSse(options: {
     for await (const item of options.items) {
       if (!response.headersSent) {
         if (item.provider) context.provider = item.provider;
-        start();
+        // 246 when a guardrail changed the input (the guardrail stage marks the first chunk).
+        start(answerStatus(item.chunk.extra_fields));
         options.metrics.streamFirstChunk.observe(
           { route: context.route, provider: context.provider || 'none' },
           (performance.now() - context.startedAt) / 1000,
@@ -90,6 +92,7 @@ export async function writeSse(options: {
       error instanceof GatewayError
         ? error
         : new GatewayError({ type: 'internal_error', message: 'stream failed' });
+    context.errorType = failure.type;
     if (!response.destroyed) response.end(framing.error(failure));
     options.logger.warn(
       { requestId: context.requestId, type: failure.type },

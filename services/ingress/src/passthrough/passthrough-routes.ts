@@ -93,7 +93,9 @@ async function readCall(
   }
   const contentType = single(request.headers['content-type']) ?? '';
   if (json || /^application\/(.+\+)?json/i.test(contentType)) {
-    const raw = json ? Buffer.from(JSON.stringify(json)) : await readBody(request, dependencies.maxBodyBytes);
+    const raw = json
+      ? Buffer.from(JSON.stringify(json))
+      : await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
     const value = json ?? (parseJson(raw) as Record<string, unknown>);
     const model = typeof value?.['model'] === 'string' ? value['model'] : '';
     const resolved = resolve(model);
@@ -184,6 +186,8 @@ export async function handlePassthrough(options: {
     body: call.body,
     promptTokens: tokensOfLength(call.bytes),
     signal,
+    span: context.span,
+    log: context.log,
   });
   const sniffer = createUsageSniffer(answer, {
     operation: options.operation,

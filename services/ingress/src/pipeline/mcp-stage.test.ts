@@ -103,6 +103,7 @@ function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
     },
     async settle(request) {
       settles.push(request);
+      return { cost: 0 };
     },
     async manage() {
       throw new Error('ingress never manages governance resources');

@@ -107,14 +107,19 @@ export function mcpStage(mcp: McpIngress): Stage {
   async function runAll(
     calls: ToolCall[],
     tools: Map<string, CatalogTool>,
-    requestId: string,
+    exchange: CompletionExchange,
   ): Promise<Message[]> {
     return Promise.all(
       calls.map(async (toolCall): Promise<Message> => {
         const tool = tools.get(toolCall.function.name);
         try {
           if (!tool) throw new GatewayError({ type: 'mcp_tool_not_found', message: 'unknown tool' });
-          const { message } = await runToolCall(mcp, { call: toolCall, tool, requestId });
+          const { message } = await runToolCall(mcp, {
+            call: toolCall,
+            tool,
+            requestId: exchange.requestId,
+            trace: exchange.span?.context,
+          });
           return { ...message };
         } catch (error) {
           // The model gets the failure as the tool's answer and may recover; the request goes on.
@@ -148,9 +153,11 @@ export function mcpStage(mcp: McpIngress): Stage {
           calls.length > 0 && calls.every((toolCall) => tools.get(toolCall.function.name)?.autoExecute);
         if (!automatic || round >= mcp.settings.agent_max_depth) {
           const extra_fields = { ...response.extra_fields, mcp_injected_tools: injected };
-          if (round === 0) return { provider: result.provider, response: { ...response, extra_fields } };
+          const { provider, servedBy } = result;
+          if (round === 0) return { provider, servedBy, response: { ...response, extra_fields } };
           return {
-            provider: result.provider,
+            provider,
+            servedBy,
             response: {
               ...response,
               usage: { ...response.usage, ...usage },
@@ -158,7 +165,7 @@ export function mcpStage(mcp: McpIngress): Stage {
             },
           };
         }
-        const results = await runAll(calls, tools, exchange.requestId);
+        const results = await runAll(calls, tools, exchange);
         executed += calls.length;
         const assistant: Message = {
           role: 'assistant',

@@ -12,10 +12,12 @@ import type {
   StreamItem,
 } from '@gw/router';
 import { internalError, type Usage } from '@gw/shared';
+import type { TraceSpan } from '@gw/shared/tracing';
 import { estimateOf, type ParsedCompletion } from '../core/parse-request.ts';
+import type { RequestLogDraft } from '../core/request-log.ts';
 import { findVirtualKey } from '../core/virtual-key-header.ts';
 import type { Settler } from './settle-stage.ts';
-import { compose, type Exchange, type Stage } from './stage.ts';
+import { type AnswerHeaders, compose, type Exchange, type Stage } from './stage.ts';
 
 export interface PipelineDependencies {
   governance: GovernanceService;
@@ -31,6 +33,12 @@ export interface PipelineCall {
   headers: IncomingHttpHeaders;
   parsed: ParsedCompletion;
   signal: AbortSignal;
+  /** The request's ingress span, when it is traced (RequestContext.span). */
+  span?: TraceSpan | undefined;
+  /** Headers stages add to the answer (the route's response). */
+  answerHeaders?: AnswerHeaders | undefined;
+  /** The request's log draft (RequestContext.log), while request logs are on. */
+  log?: RequestLogDraft | undefined;
 }
 
 /** A pass-through call as a route hands it to the pipeline (SPEC.md endpoint note 7). */
@@ -44,6 +52,8 @@ export interface PassthroughCall {
   /** Rough size of the upload in tokens, for budget reservations. */
   promptTokens: number;
   signal: AbortSignal;
+  span?: TraceSpan | undefined;
+  log?: RequestLogDraft | undefined;
 }
 
 /** What the router is asked for a parsed completion, along the targets governance planned. */
@@ -94,32 +104,41 @@ export function createPipeline(dependencies: PipelineDependencies) {
     call: PipelineCall,
     routeOf: (call: PipelineCall, authorization: AuthorizeResult) => Route,
   ): Promise<Exchange<Route>> {
-    const authorization = await governance.authorize({
-      requestId: call.requestId,
-      kind: 'llm',
-      virtualKey: findVirtualKey(call.headers),
-      headerNames: Object.keys(call.headers),
-      targets: [call.parsed.target, ...call.parsed.fallbacks],
-      estimate: estimateOf(call.parsed),
-    });
+    if (call.log) {
+      const { provider, model } = call.parsed.target;
+      call.log.requestedModel = provider ? `${provider}/${model}` : model;
+    }
+    const authorization = await governance.authorize(
+      {
+        requestId: call.requestId,
+        kind: 'llm',
+        virtualKey: findVirtualKey(call.headers),
+        headerNames: Object.keys(call.headers),
+        targets: [call.parsed.target, ...call.parsed.fallbacks],
+        estimate: estimateOf(call.parsed),
+      },
+      { trace: call.span?.context },
+    );
     return {
       requestId: call.requestId,
       headers: call.headers,
       signal: call.signal,
       authorization,
+      span: call.span,
       route: routeOf(call, authorization),
+      answerHeaders: call.answerHeaders,
+      log: call.log,
     };
   }
 
+  const callOptions = (exchange: Exchange) => ({ signal: exchange.signal, trace: exchange.span?.context });
   const complete = compose('complete', stages, (exchange) =>
-    router.complete(exchange.route, { signal: exchange.signal }),
+    router.complete(exchange.route, callOptions(exchange)),
   );
   const stream = compose('stream', stages, async (exchange) =>
-    router.stream(exchange.route, { signal: exchange.signal }),
+    router.stream(exchange.route, callOptions(exchange)),
   );
-  const embed = compose('embed', stages, (exchange) =>
-    router.embed(exchange.route, { signal: exchange.signal }),
-  );
+  const embed = compose('embed', stages, (exchange) => router.embed(exchange.route, callOptions(exchange)));
 
   return {
     /** A whole chat or text completion. */
@@ -140,14 +159,21 @@ export function createPipeline(dependencies: PipelineDependencies) {
      * Governance for a call that reaches no model (a token count gw estimates itself): required headers and
      * the key's status, so such answers are not open to callers the gateway would refuse.
      */
-    async checkCaller(call: { requestId: string; headers: IncomingHttpHeaders }): Promise<void> {
-      await governance.authorize({
-        requestId: call.requestId,
-        kind: 'meta',
-        virtualKey: findVirtualKey(call.headers),
-        headerNames: Object.keys(call.headers),
-        targets: [],
-      });
+    async checkCaller(call: {
+      requestId: string;
+      headers: IncomingHttpHeaders;
+      span?: TraceSpan | undefined;
+    }): Promise<void> {
+      await governance.authorize(
+        {
+          requestId: call.requestId,
+          kind: 'meta',
+          virtualKey: findVirtualKey(call.headers),
+          headerNames: Object.keys(call.headers),
+          targets: [],
+        },
+        { trace: call.span?.context },
+      );
     },
 
     /**
@@ -157,21 +183,38 @@ export function createPipeline(dependencies: PipelineDependencies) {
     async passthrough(
       call: PassthroughCall,
     ): Promise<{ answer: PassthroughResponse; done(usage?: Usage): void }> {
-      const authorization = await governance.authorize({
-        requestId: call.requestId,
-        kind: 'llm',
-        virtualKey: findVirtualKey(call.headers),
-        headerNames: Object.keys(call.headers),
-        targets: [call.target],
-        estimate: { promptTokens: call.promptTokens },
-      });
+      const trace = call.span?.context;
+      const authorization = await governance.authorize(
+        {
+          requestId: call.requestId,
+          kind: 'llm',
+          virtualKey: findVirtualKey(call.headers),
+          headerNames: Object.keys(call.headers),
+          targets: [call.target],
+          estimate: { promptTokens: call.promptTokens },
+        },
+        { trace },
+      );
       const target = authorization.targets[0] ?? call.target;
+      if (call.log) {
+        call.log.authorization = authorization;
+        call.log.requestedModel = call.target.model;
+        call.log.model = target.model;
+      }
       const request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
-      const settle = (usage: Usage | undefined) =>
-        dependencies.settler.settle(call.requestId, authorization, usage && { ...target, usage });
+      const settle = (usage: Usage | undefined) => {
+        const cost = dependencies.settler.settle(
+          { requestId: call.requestId, authorization, span: call.span },
+          usage && { ...target, usage },
+        );
+        if (call.log) {
+          if (usage) call.log.usage = usage;
+          if (cost) call.log.cost = cost;
+        }
+      };
       let answer: PassthroughResponse;
       try {
-        answer = await router.passthrough(request, call.body, { signal: call.signal });
+        answer = await router.passthrough(request, call.body, { signal: call.signal, trace });
       } catch (error) {
         settle(undefined);
         throw error;

@@ -46,7 +46,7 @@ it('retries a settle while governance is unavailable and charges the real usage 
   const unavailable = Array.from({ length: 6 }, () => serviceUnavailable('redis is down'));
   const fake = governance(unavailable);
   const settler = createSettler({ governance: fake.service, logger });
-  settler.settle('r1', authorization(Date.now() + 60_000), outcome);
+  settler.settle({ requestId: 'r1', authorization: authorization(Date.now() + 60_000) }, outcome);
   await waitFor(() => fake.settled.length === 1, { timeoutMs: 15_000, what: 'the settle to land' });
   expect(fake.tries).toHaveLength(7);
   expect(fake.settled[0]!.usage).toEqual(USAGE);
@@ -55,7 +55,7 @@ it('retries a settle while governance is unavailable and charges the real usage 
 it('gives up at the reservation deadline, when the sweeper takes over', async () => {
   const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
   const settler = createSettler({ governance: fake.service, logger });
-  settler.settle('r2', authorization(Date.now() + 300), outcome);
+  settler.settle({ requestId: 'r2', authorization: authorization(Date.now() + 300) }, outcome);
   await settler.drain();
   expect(fake.settled).toHaveLength(0);
   expect(fake.tries.length).toBeLessThan(6);
@@ -64,7 +64,7 @@ it('gives up at the reservation deadline, when the sweeper takes over', async ()
 it('treats a refusal as final, and a reservation already settled by a lost try as done', async () => {
   const refused = governance([new GatewayError({ type: 'invalid_request', message: 'bad usage' })]);
   const first = createSettler({ governance: refused.service, logger });
-  first.settle('r3', authorization(Date.now() + 60_000), outcome);
+  first.settle({ requestId: 'r3', authorization: authorization(Date.now() + 60_000) }, outcome);
   await first.drain();
   expect(refused.tries).toHaveLength(1);
 
@@ -73,7 +73,7 @@ it('treats a refusal as final, and a reservation already settled by a lost try a
     new GatewayError({ type: 'not_found', message: 'open reservation res_1 does not exist' }),
   ]);
   const second = createSettler({ governance: lost.service, logger });
-  second.settle('r4', authorization(Date.now() + 60_000), outcome);
+  second.settle({ requestId: 'r4', authorization: authorization(Date.now() + 60_000) }, outcome);
   await waitFor(() => lost.tries.length === 2, { what: 'the retry' });
   await second.drain();
   expect(lost.tries).toHaveLength(2);
@@ -82,7 +82,7 @@ it('treats a refusal as final, and a reservation already settled by a lost try a
 it('stops retrying when the process drains', async () => {
   const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
   const settler = createSettler({ governance: fake.service, logger });
-  settler.settle('r5', authorization(Date.now() + 600_000), outcome);
+  settler.settle({ requestId: 'r5', authorization: authorization(Date.now() + 600_000) }, outcome);
   await waitFor(() => fake.tries.length >= 2, { what: 'a retry' });
   const started = Date.now();
   await settler.drain();

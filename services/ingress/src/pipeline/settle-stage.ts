@@ -1,15 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
+import type { AuthorizeResult, GovernanceService, SettleRequest, SideCall } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import { type ChatCompletionChunk, EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
+import type { TraceContext, TraceSpan } from '@gw/shared/tracing';
 import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
-import { type CompletionExchange, observeStream, type Stage } from './stage.ts';
+import { BlockedAnswerError } from './guardrail-stage.ts';
+import { type CompletionExchange, type Exchange, observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
 export interface Outcome {
   provider: string;
   model: string;
   usage: Usage;
+}
+
+/** The request a settle is for: its id, its authorization and, when it is traced, its span. */
+export interface SettleSubject {
+  requestId: string;
+  authorization: AuthorizeResult;
+  span?: TraceSpan | undefined;
+  /** Calls made for the request besides its answer (the cache's embedding): charged with it. */
+  sideCalls?: readonly SideCall[] | undefined;
 }
 
 /** Most time between two tries of a settle that failed for want of governance or Redis. */
@@ -23,22 +34,24 @@ const MAX_SETTLE_BACKOFF_MS = 5_000;
  */
 export function createSettler(dependencies: { governance: GovernanceService; logger: Logger }) {
   const { governance, logger } = dependencies;
-  const pending = new Set<Promise<void>>();
+  const pending = new Set<Promise<number | undefined>>();
   const stopping = new AbortController();
 
   /**
    * Retries what may succeed later (governance or Redis unavailable). A refusal is final, and a reservation
    * that is no longer open on a retry was settled by an earlier attempt whose answer was lost.
    */
-  async function settleWithRetries(request: SettleRequest): Promise<void> {
+  async function settleWithRetries(
+    request: SettleRequest,
+    trace: TraceContext | undefined,
+  ): Promise<number | undefined> {
     const until = request.settlement.deadlineMs ?? Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        await governance.settle(request);
-        return;
+        return (await governance.settle(request, { trace })).cost;
       } catch (error) {
         const refused = error instanceof GatewayError && error.status < 500;
-        if (refused && attempt > 0 && error.type === 'not_found') return;
+        if (refused && attempt > 0 && error.type === 'not_found') return undefined;
         const waitMs = Math.min(MAX_SETTLE_BACKOFF_MS, 50 * 2 ** attempt);
         if (refused || stopping.signal.aborted || Date.now() + waitMs >= until) throw error;
         await sleep(waitMs, undefined, { signal: stopping.signal }).catch(() => {});
@@ -47,9 +60,15 @@ export function createSettler(dependencies: { governance: GovernanceService; log
   }
 
   return {
-    /** Charges what the request used (nothing served: the reservation is released). Never throws. */
-    settle(requestId: string, authorization: AuthorizeResult, outcome: Outcome | undefined): void {
-      if (!authorization.settlement) return;
+    /**
+     * Charges what the request used (nothing served: the reservation is released), with the side calls made
+     * for it (a cache lookup's embedding). Never throws. The request's span, when it is traced, is the parent
+     * of governance's settle span. Answers what governance charged (US dollars) once it has, for the request
+     * log (undefined when the settle failed); nothing for a request without a settlement (no virtual key).
+     */
+    settle(subject: SettleSubject, outcome: Outcome | undefined): Promise<number | undefined> | undefined {
+      const { requestId, authorization, sideCalls } = subject;
+      if (!authorization.settlement) return undefined;
       const first = authorization.targets[0];
       const request: SettleRequest = {
         requestId,
@@ -57,13 +76,16 @@ export function createSettler(dependencies: { governance: GovernanceService; log
         provider: outcome?.provider ?? first?.provider ?? '',
         model: outcome?.model ?? first?.model ?? '',
         usage: outcome?.usage ?? EMPTY_USAGE,
+        ...(sideCalls && sideCalls.length > 0 && { calls: [...sideCalls] }),
       };
-      const attempt = settleWithRetries(request)
-        .catch((error) =>
-          logger.error({ err: error, requestId }, 'settle failed; the sweeper will charge the estimate'),
-        )
+      const attempt = settleWithRetries(request, subject.span?.context)
+        .catch((error) => {
+          logger.error({ err: error, requestId }, 'settle failed; the sweeper will charge the estimate');
+          return undefined;
+        })
         .finally(() => pending.delete(attempt));
       pending.add(attempt);
+      return attempt;
     },
 
     /**
@@ -116,6 +138,11 @@ function cancelledOutcome(exchange: CompletionExchange): Outcome | undefined {
   return { provider: target.provider, model: target.model, usage: relayedUsage(exchange, 0) };
 }
 
+/** The request log's cost is governance's charge: the draft keeps the settle's answer. */
+function charged(exchange: Exchange, cost: Promise<number | undefined> | undefined): void {
+  if (exchange.log && cost) exchange.log.cost = cost;
+}
+
 /**
  * Settle: charges every request exactly once with what it used, also when it failed or the client went away
  * mid-stream. Outermost stage after authorize, so it sees the usage of everything inside (all agent rounds).
@@ -132,9 +159,11 @@ export function settleStage(settler: Settler): Stage {
       } catch (error) {
         // The caller hung up while the upstream worked on it: the prompt was sent and is billed upstream.
         if (error instanceof GatewayError && error.type === 'cancelled') outcome = cancelledOutcome(exchange);
+        // A guardrail blocked an answer the provider generated: what it used is charged.
+        if (error instanceof BlockedAnswerError) outcome = error.served;
         throw error;
       } finally {
-        settler.settle(exchange.requestId, exchange.authorization, outcome);
+        charged(exchange, settler.settle(exchange, outcome));
       }
     },
     async embed(exchange, next) {
@@ -153,7 +182,7 @@ export function settleStage(settler: Settler): Stage {
         };
         return result;
       } finally {
-        settler.settle(exchange.requestId, exchange.authorization, outcome);
+        charged(exchange, settler.settle(exchange, outcome));
       }
     },
     async stream(exchange, next) {
@@ -161,7 +190,7 @@ export function settleStage(settler: Settler): Stage {
       try {
         items = await next();
       } catch (error) {
-        settler.settle(exchange.requestId, exchange.authorization, undefined);
+        charged(exchange, settler.settle(exchange, undefined));
         throw error;
       }
       const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
@@ -180,7 +209,7 @@ export function settleStage(settler: Settler): Stage {
           // A stream that ended before its usage (the client hung up, the upstream failed) is charged for what
           // was relayed: the prompt as admission estimated it, the answer by its length.
           if (!reported && relayedChars > 0) outcome.usage = relayedUsage(exchange, relayedChars);
-          settler.settle(exchange.requestId, exchange.authorization, outcome.provider ? outcome : undefined);
+          charged(exchange, settler.settle(exchange, outcome.provider ? outcome : undefined));
         },
       });
     },

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthorizeResult } from '@gw/governance';
+import type { AuthorizeResult, SideCall } from '@gw/governance';
+import type { GuardrailOutcome } from '@gw/guardrails';
 import type {
   CompletionResult,
   CompletionRoute,
@@ -9,6 +10,8 @@ import type {
   StreamItem,
 } from '@gw/router';
 import { invalidRequest } from '@gw/shared';
+import type { TraceSpan } from '@gw/shared/tracing';
+import type { RequestLogDraft } from '../core/request-log.ts';
 
 /**
  * One request between authorize and the answer (docs/architecture.md "The pipeline"). Authorize makes it;
@@ -21,7 +24,26 @@ export interface Exchange<Route extends RouteRequest = RouteRequest> {
   readonly signal: AbortSignal;
   /** Governance's one answer for this request: the plan, the key, its MCP policy, the settlement. */
   readonly authorization: AuthorizeResult;
+  /** The request's ingress span when it is traced: the parent of every later hop's spans. */
+  readonly span?: TraceSpan | undefined;
   route: Route;
+  /** What the guardrails decided (set by the guardrail stage when a rule applied), for request logs. */
+  guardrail?: GuardrailOutcome;
+  /** Headers a stage adds to the answer (the cache's hit or miss); absent when nothing answers over HTTP. */
+  readonly answerHeaders?: AnswerHeaders | undefined;
+  /** Calls a stage made for the request besides its answer (the cache's embedding): settled with it. */
+  sideCalls?: SideCall[];
+  /** The request's log record in the making, while request logs are on (docs/logs.md). */
+  readonly log?: RequestLogDraft | undefined;
+}
+
+/**
+ * Where a stage sets a header of the answer (the route's ServerResponse itself, so a request pays nothing for
+ * it): a header set before the answer's head is written goes out with it, whichever way the route answers.
+ */
+export interface AnswerHeaders {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
 }
 
 export type CompletionExchange = Exchange<CompletionRoute>;

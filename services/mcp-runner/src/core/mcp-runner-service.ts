@@ -1,4 +1,5 @@
 import { GatewayError } from '@gw/shared';
+import { traceContextSchema } from '@gw/shared/tracing';
 import { z } from 'zod';
 
 /** The answer of a tool execution (SPEC.md "Tool message"). */
@@ -18,6 +19,8 @@ export const toolJobSchema = z.object({
   requestId: z.string(),
   /** Epoch ms after which no runner starts (or restarts) the call: its caller has given up. */
   notAfter: z.number(),
+  /** The caller's trace context, when it traces: the runner's span of the call is its child. */
+  trace: traceContextSchema.optional(),
 });
 export type ToolJob = z.infer<typeof toolJobSchema>;
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { backoffMs, sleep } from './backoff.ts';
-import { HealthTracker } from './health.ts';
 
 describe('backoffMs', () => {
   it('doubles per attempt with jitter in [base/2, base], capped', () => {
@@ -26,20 +25,5 @@ describe('backoffMs', () => {
     const pending = sleep(10_000, abort.signal);
     abort.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
-  });
-});
-
-describe('HealthTracker', () => {
-  it('classifies by error rate over the window: >2% degraded, >5% failed, then recovers as the window moves', () => {
-    let now = 1_000_000;
-    const tracker = new HealthTracker({ now: () => now });
-    for (let index = 0; index < 97; index++) tracker.record('openai', true);
-    for (let index = 0; index < 3; index++) tracker.record('openai', false);
-    expect(tracker.snapshot()[0]).toMatchObject({ provider: 'openai', state: 'degraded', requests: 100 });
-    for (let index = 0; index < 5; index++) tracker.record('openai', false);
-    expect(tracker.snapshot()[0]?.state).toBe('failed');
-    now += 61_000;
-    tracker.record('openai', true);
-    expect(tracker.snapshot()[0]).toMatchObject({ state: 'healthy', requests: 1 });
   });
 });

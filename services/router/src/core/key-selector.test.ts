@@ -1,3 +1,4 @@
+import { HealthBoard, loadBalancerConfigSchema } from '@gw/shared/health';
 import { describe, expect, it } from 'vitest';
 import { type SelectableKey, selectKey } from './key-selector.ts';
 
@@ -20,7 +21,11 @@ describe('selectKey', () => {
       return seed / 233280;
     };
     for (let index = 0; index < 4000; index++) {
-      const chosen = selectKey(keys, { model: 'gpt-4o', excluded: new Set() }, random)!;
+      const chosen = selectKey(
+        keys,
+        { model: 'gpt-4o', excluded: new Set() },
+        { provider: 'openai', random },
+      )!;
       counts[chosen.id] = (counts[chosen.id] ?? 0) + 1;
     }
     expect(counts['mini-only']).toBeUndefined();
@@ -29,19 +34,66 @@ describe('selectKey', () => {
   });
 
   it('honours the key ids a virtual key allows, with * meaning all', () => {
-    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['b'], excluded: new Set() })?.id).toBe('b');
-    expect(selectKey(keys, { model: 'gpt-4o', allowedIds: ['*'], excluded: new Set(['a']) })?.id).toBe('b');
     expect(
-      selectKey(keys, { model: 'gpt-4o', allowedIds: ['mini-only'], excluded: new Set() }),
+      selectKey(keys, { model: 'gpt-4o', allowedIds: ['b'], excluded: new Set() }, { provider: 'openai' })
+        ?.id,
+    ).toBe('b');
+    expect(
+      selectKey(
+        keys,
+        { model: 'gpt-4o', allowedIds: ['*'], excluded: new Set(['a']) },
+        { provider: 'openai' },
+      )?.id,
+    ).toBe('b');
+    expect(
+      selectKey(
+        keys,
+        { model: 'gpt-4o', allowedIds: ['mini-only'], excluded: new Set() },
+        { provider: 'openai' },
+      ),
     ).toBeUndefined();
   });
 
   it('avoids rotated-out keys while another remains, then falls back to them', () => {
-    expect(selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a']) })?.id).toBe('b');
-    expect(['a', 'b']).toContain(selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a', 'b']) })?.id);
+    expect(selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a']) }, { provider: 'openai' })?.id).toBe(
+      'b',
+    );
+    expect(['a', 'b']).toContain(
+      selectKey(keys, { model: 'gpt-4o', excluded: new Set(['a', 'b']) }, { provider: 'openai' })?.id,
+    );
   });
 
   it('skips keys of weight zero', () => {
-    expect(selectKey([key('off', 0), key('on', 1)], { model: 'x', excluded: new Set() })?.id).toBe('on');
+    expect(
+      selectKey([key('off', 0), key('on', 1)], { model: 'x', excluded: new Set() }, { provider: 'openai' })
+        ?.id,
+    ).toBe('on');
+  });
+});
+
+describe('selectKey with health', () => {
+  const keys = [key('good', 1), key('flaky', 1)];
+  const selection = { model: 'gpt-4o', excluded: new Set<string>() };
+
+  it('leaves a Failed key out, save for one probe per interval, and weighs a Degraded one down', async () => {
+    let now = 1_000_000;
+    const health = new HealthBoard({
+      config: loadBalancerConfigSchema.parse({ probe_interval_ms: 5_000 }),
+      now: () => now,
+    });
+    for (let index = 0; index < 100; index++) {
+      health.record({ provider: 'openai', key: 'good' }, { failure: false, latencyMs: 10 });
+      health.record({ provider: 'openai', key: 'flaky' }, { failure: index < 10, latencyMs: 10 });
+    }
+    await health.recompute();
+    const chosen = Array.from(
+      { length: 200 },
+      (_, index) =>
+        selectKey(keys, selection, { provider: 'openai', health, random: () => (index % 100) / 100 })?.id,
+    );
+    expect(chosen[0]).toBe('flaky');
+    expect(chosen.slice(1).every((id) => id === 'good')).toBe(true);
+    now += 5_000;
+    expect(selectKey(keys, selection, { provider: 'openai', health })?.id).toBe('flaky');
   });
 });

@@ -1,3 +1,4 @@
+import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { ResolvedKey } from './providers/adapter.ts';
 
 export interface SelectableKey extends ResolvedKey {
@@ -22,23 +23,32 @@ function eligible(key: SelectableKey, selection: KeySelection): boolean {
 }
 
 /**
- * Weighted random choice among the keys that may serve the model. Keys rotated out are avoided while any
- * other eligible key remains; when all were rotated out the least bad choice is still a key.
+ * Weighted random choice among the keys that may serve the model, their weights multiplied by their health
+ * (a Failed key is left out while another can serve, except for its probe). Keys rotated out are avoided while
+ * any other eligible key remains; when all were rotated out the least bad choice is still a key.
  */
 export function selectKey(
   keys: readonly SelectableKey[],
   selection: KeySelection,
-  random: () => number = Math.random,
+  options: { provider: string; health?: HealthBoard | undefined; random?: (() => number) | undefined },
 ): SelectableKey | undefined {
   const candidates = keys.filter((key) => eligible(key, selection));
   if (candidates.length === 0) return undefined;
   const fresh = candidates.filter((key) => !selection.excluded.has(key.id));
   const pool = fresh.length > 0 ? fresh : candidates;
   if (pool.length === 1) return pool[0];
-  const total = pool.reduce((sum, key) => sum + key.weight, 0);
-  let point = random() * total;
-  for (const key of pool) {
-    point -= key.weight;
+  let weights = pool.map((key) => key.weight);
+  if (options.health) {
+    const weighed = options.health.weigh(
+      pool.map((key) => ({ ids: [healthId.key(options.provider, key.id)], weight: key.weight })),
+    );
+    if (weighed.probe !== undefined) return pool[weighed.probe];
+    weights = weighed.weights;
+  }
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  let point = (options.random ?? Math.random)() * total;
+  for (const [index, key] of pool.entries()) {
+    point -= weights[index]!;
     if (point < 0) return key;
   }
   return pool[pool.length - 1];

@@ -9,6 +9,7 @@ import {
   requestTargetProblem,
   unsupportedOperation,
 } from '@gw/shared';
+import { traceHeaders } from '@gw/shared/tracing';
 import { selectKey } from './key-selector.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import type { PassthroughDescriptor } from './providers/passthrough-descriptor.ts';
@@ -127,7 +128,7 @@ export async function runPassthrough(options: {
   const key = selectKey(
     provider.keys,
     { model: request.target.model, allowedIds: request.target.keyIds, excluded: new Set() },
-    options.random,
+    { provider: provider.name, random: options.random },
   );
   if (!key && !provider.adapter.capabilities.authOptional) {
     throw new GatewayError({
@@ -146,7 +147,14 @@ export async function runPassthrough(options: {
   const response = await options.http.request({
     url,
     method: request.method as 'GET' | 'POST' | 'PUT' | 'DELETE',
-    headers: { ...support.defaults, ...network.extra_headers, ...request.headers, ...support.auth(key) },
+    headers: {
+      ...support.defaults,
+      ...network.extra_headers,
+      ...request.headers,
+      // The router's span is the upstream's parent (a caller's own traceparent is not relayed past gw's).
+      ...(options.call.trace && traceHeaders(options.call.trace)),
+      ...support.auth(key),
+    },
     body: request.hasBody && options.body ? Readable.from(options.body, { objectMode: false }) : undefined,
     signal: options.call.signal,
     timeoutMs: network.model_timeouts_ms[request.target.model] ?? network.timeout_ms,

@@ -10,11 +10,14 @@ import {
   requestCancelled,
   toGatewayError,
 } from '@gw/shared';
+import { type HealthBoard, healthId, type Outcome } from '@gw/shared/health';
+import type { TraceContext, Tracer } from '@gw/shared/tracing';
+import { endFailedAttempt, startAttemptSpan } from './attempt-span.ts';
 import { backoffMs, sleep } from './backoff.ts';
-import type { HealthTracker } from './health.ts';
 import { selectKey } from './key-selector.ts';
 import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
+import type { ProviderGates, Release } from './provider-gate.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import { type AdapterContext, NativePiece } from './providers/adapter.ts';
 import type { RouteTarget, StreamItem } from './router-service.ts';
@@ -24,6 +27,12 @@ export interface Attempted<T> {
   value: T;
   provider: LoadedProvider;
   startedAt: number;
+  /** The key that served (health is recorded against it). */
+  keyId: string | undefined;
+  /** The served target's place in the plan as the caller gave it (health may have tried it in another order). */
+  fallbackIndex: number;
+  /** Frees the provider's concurrency place: at once for a whole answer, when a stream ends for a stream. */
+  release: Release;
 }
 
 /** One attempt at one target: the call of the adapter's method for the operation, in the attempt's context. */
@@ -46,9 +55,12 @@ export interface PlanExecutionDependencies {
   providers: ProviderConfigs;
   http: UpstreamClient;
   metrics: Metrics;
-  health: HealthTracker;
+  health: HealthBoard;
+  gates: ProviderGates;
   limits: PlanLimits;
   random?: (() => number) | undefined;
+  /** A span per upstream attempt; none when tracing is off. */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -93,6 +105,10 @@ export class PlanExecution {
     signal: AbortSignal;
     operation: O;
     attempt: Attempt<O, T>;
+    /** Keep the provider's concurrency place after the attempt (a stream holds it until it ends). */
+    hold?: boolean;
+    /** The parent of the attempts' spans (the router's request span). */
+    trace?: TraceContext | undefined;
   }): Promise<Attempted<T>> {
     const { maxFallbacks, maxAttempts } = this.dependencies.limits;
     const fallbacks = options.targets.length - 1;
@@ -102,14 +118,17 @@ export class PlanExecution {
         'fallbacks',
       );
     }
-    const budget = { attempts: maxAttempts };
+    const budget = { attempts: maxAttempts, made: 0 };
     const failures: Array<{ target: RouteTarget; error: GatewayError }> = [];
-    for (const [index, target] of options.targets.entries()) {
+    // A Failed target goes behind the others (its probe excepted): traffic is rerouted to the fallbacks.
+    const targets = this.dependencies.health.order(options.targets, targetIds);
+    for (const [index, target] of targets.entries()) {
       if (budget.attempts === 0) break;
       try {
         const attempted = await this.withRetries(target, { ...options, budget });
         if (index > 0) this.dependencies.metrics.fallbacks.inc({ provider: target.provider });
-        return attempted;
+        const planned = options.targets.indexOf(target);
+        return { ...attempted, fallbackIndex: planned === -1 ? index : planned };
       } catch (error) {
         const failure = toGatewayError(error);
         if (isCancellation(failure)) throw failure;
@@ -139,33 +158,41 @@ export class PlanExecution {
     targets: RouteTarget[];
     signal: AbortSignal;
     operation: O;
+    trace?: TraceContext | undefined;
     open: (
       method: MethodOf<O>,
       target: RouteTarget,
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
-    const { value, provider } = await this.acrossTargets({
+    const { value, provider, keyId, fallbackIndex, release } = await this.acrossTargets({
       ...options,
+      hold: true,
       attempt: async (method, target, context) => {
         const iterator = options.open(method, target, context)[Symbol.asyncIterator]();
         return { iterator, first: await iterator.next() };
       },
     });
     const { iterator, first } = value;
-    if (first.done) return;
-    const firstItem = streamItem(first.value);
-    yield { ...firstItem, provider: provider.name };
     try {
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-        yield streamItem(next.value);
+      if (first.done) return;
+      const firstItem = streamItem(first.value);
+      yield { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId } };
+      try {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+          yield streamItem(next.value);
+        }
+      } catch (error) {
+        const failure = withoutSecrets(toGatewayError(error), provider);
+        if (!isCancellation(failure)) {
+          this.recordFailure({ provider: provider.name, key: keyId, model: firstItem.chunk.model }, failure);
+        }
+        throw failure.withTarget(provider.name, firstItem.chunk.model);
+      } finally {
+        await iterator.return?.();
       }
-    } catch (error) {
-      const failure = withoutSecrets(toGatewayError(error), provider);
-      if (!isCancellation(failure)) this.recordFailure(provider.name, failure);
-      throw failure.withTarget(provider.name, firstItem.chunk.model);
     } finally {
-      await iterator.return?.();
+      release();
     }
   }
 
@@ -175,11 +202,13 @@ export class PlanExecution {
       signal: AbortSignal;
       operation: O;
       attempt: Attempt<O, T>;
-      /** Calls the request may still make (shared by its targets). */
-      budget: { attempts: number };
+      hold?: boolean | undefined;
+      trace?: TraceContext | undefined;
+      /** Calls the request may still make, and has made (shared by its targets). */
+      budget: { attempts: number; made: number };
     },
   ): Promise<Attempted<T>> {
-    const { http, metrics, random } = this.dependencies;
+    const { http, metrics, random, health, gates, tracer } = this.dependencies;
     const { signal, operation } = options;
     const provider = this.dependencies.providers.resolve(target.provider);
     const method = adapterMethod(provider.adapter, provider.name, operation);
@@ -189,7 +218,7 @@ export class PlanExecution {
       const key = selectKey(
         provider.keys,
         { model: target.model, allowedIds: target.keyIds, excluded },
-        random,
+        { provider: provider.name, health, random },
       );
       if (!key && !provider.adapter.capabilities.authOptional) {
         throw new GatewayError({
@@ -208,23 +237,50 @@ export class PlanExecution {
         timeoutMs: network.model_timeouts_ms[target.model] ?? network.timeout_ms,
         signal,
       };
+      const release = await gates.acquire(provider.name, network, signal);
       const startedAt = performance.now();
       options.budget.attempts--;
+      options.budget.made++;
+      const measured = { provider: provider.name, key: key?.id, model: target.model };
+      const span =
+        tracer &&
+        startAttemptSpan(tracer, {
+          operation,
+          ...measured,
+          keyId: key?.id,
+          number: options.budget.made,
+          parent: options.trace,
+        });
+      if (span) context.trace = span.context;
       try {
         const value = await options.attempt(method, target, context);
-        metrics.upstreamDuration.observe(
-          { provider: provider.name, operation },
-          (performance.now() - startedAt) / 1000,
-        );
-        this.dependencies.health.record(provider.name, true);
-        return { value, provider, startedAt };
+        span?.end();
+        const seconds = (performance.now() - startedAt) / 1000;
+        metrics.upstreamDuration.observe({ provider: provider.name, operation }, seconds);
+        health.record(measured, { failure: false, latencyMs: seconds * 1000 });
+        if (!options.hold) release();
+        return { value, provider, startedAt, keyId: key?.id, fallbackIndex: 0, release };
       } catch (error) {
+        release();
         const failure = withoutSecrets(toGatewayError(error), provider);
+        if (span) endFailedAttempt(span, failure);
         if (isCancellation(failure)) throw failure;
-        this.recordFailure(provider.name, failure);
+        this.recordFailure(measured, failure);
         const rotatesKey = failure.upstream && [401, 403, 429].includes(failure.status);
-        if (key && rotatesKey) excluded.add(key.id);
-        const anotherKey = rotatesKey && provider.keys.some((candidate) => !excluded.has(candidate.id));
+        // A key's probe (it was Failed) that fails again costs the caller nothing: another key serves, and
+        // the attempt does not count against `max_retries`.
+        const failedProbe =
+          key !== undefined &&
+          isTransient(failure) &&
+          health.stateOf(healthId.key(provider.name, key.id)) === 'failed';
+        // A retry goes to another key where there is one: this one just failed.
+        if (key && (rotatesKey || isTransient(failure))) excluded.add(key.id);
+        const anotherKey =
+          (rotatesKey || failedProbe) && provider.keys.some((candidate) => !excluded.has(candidate.id));
+        if (failedProbe && anotherKey && options.budget.attempts > 0) {
+          attempt--;
+          continue;
+        }
         const retryable =
           isTransient(failure) || (anotherKey && (failure.status === 401 || failure.status === 403));
         if (!retryable || attempt >= network.max_retries || options.budget.attempts === 0) throw failure;
@@ -244,13 +300,33 @@ export class PlanExecution {
     }
   }
 
-  /** Counts a failed attempt against the provider's health and in the error metrics. */
-  private recordFailure(provider: string, failure: GatewayError): void {
-    this.dependencies.health.record(provider, false);
+  /** Counts a failed attempt in the error metrics, and against the target's health when it says something about it. */
+  private recordFailure(
+    measured: { provider: string; key: string | undefined; model: string },
+    failure: GatewayError,
+  ) {
+    const outcome = healthOutcome(failure);
+    if (outcome) this.dependencies.health.record(measured, outcome);
     this.dependencies.metrics.upstreamErrors.inc({
-      provider,
+      provider: measured.provider,
       type: failure.type,
       status: String(failure.status),
     });
   }
+}
+
+/** The provider and model targets a route target is judged by. */
+function targetIds(target: RouteTarget): string[] {
+  return [healthId.provider(target.provider), healthId.model(target.provider, target.model)];
+}
+
+/**
+ * What a failed attempt says about its target: a server error, a 429, a timeout or no connection count against
+ * it; a caller's mistake (400, 404, 422…) and gw's own refusals (a full queue) say nothing.
+ */
+function healthOutcome(failure: GatewayError): Outcome | undefined {
+  if (failure.type === 'upstream_timeout' || failure.type === 'upstream_unreachable')
+    return { failure: true };
+  if (failure.upstream && (failure.status >= 500 || failure.status === 429)) return { failure: true };
+  return undefined;
 }

@@ -3,12 +3,15 @@ import {
   type GatewayConfig,
   GatewayError,
   type Logger,
+  looksLikeSecretReference,
   notFound,
   type ProviderConfig,
   providerConfigSchema,
   providerNameSchema,
+  type SecretLookup,
 } from '@gw/shared';
 import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
+import { patchProviderConfig } from './provider-patch.ts';
 import {
   isBuiltInProvider,
   keepRedactedSecrets,
@@ -25,19 +28,22 @@ interface ProviderConfigsDependencies {
   logger: Logger;
   /** Where `env.NAME` references of provider keys resolve: the process's environment, injected by main. */
   environment: NodeJS.ProcessEnv;
+  /** Where secret-manager references resolve (docs/vault.md): the process's resolver. */
+  secrets?: SecretLookup | undefined;
 }
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
 
 /**
  * `env.NAME` references resolve from the process's environment, so only the operator's config file may write
- * them: through the admin API, `env.GATEWAY_ADMIN_TOKEN` as a key value would send that variable upstream.
+ * them: through the admin API, `env.GATEWAY_ADMIN_TOKEN` as a key value would send that variable upstream. The
+ * same holds for secret-manager references (`vault.…`): gw reads them with its own identity.
  * References the stored config already has (a read written back) are kept.
  */
 function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undefined): void {
   const known = new Set<string>();
   const visit = (value: unknown, path: string, found: (path: string, value: string) => void) => {
     if (typeof value === 'string') {
-      if (envReferenceName(value) !== undefined) found(path, value);
+      if (envReferenceName(value) !== undefined || looksLikeSecretReference(value)) found(path, value);
     } else if (Array.isArray(value)) {
       for (const [index, item] of value.entries()) visit(item, `${path}[${index}]`, found);
     } else if (value && typeof value === 'object') {
@@ -50,7 +56,7 @@ function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undef
     if (known.has(value)) return;
     throw new GatewayError({
       type: 'invalid_request',
-      message: `${path}: '${value}' is an environment reference; only the config file (GATEWAY_CONFIG) may use them, the admin API takes the value itself`,
+      message: `${path}: '${value}' is an environment reference or a secret-manager reference; only the config file (GATEWAY_CONFIG) may use them, the admin API takes the value itself`,
       param: path,
     });
   });
@@ -116,7 +122,7 @@ export class ProviderConfigs {
     const { store, logger } = dependencies;
     const seed = async () => {
       for (const [name, config] of Object.entries(dependencies.seed ?? {})) {
-        loadProvider(name, config, dependencies.environment);
+        loadProvider(name, config, dependencies);
         await store.put(PROVIDERS_COLLECTION, name, withKeyIds(name, config));
       }
     };
@@ -178,7 +184,7 @@ export class ProviderConfigs {
       return;
     }
     try {
-      this.loaded.set(name, loadProvider(name, stored, this.dependencies.environment));
+      this.loaded.set(name, loadProvider(name, stored, this.dependencies));
     } catch (error) {
       this.dependencies.logger.error(
         { err: error, provider: name },
@@ -227,11 +233,27 @@ export class ProviderConfigs {
       });
     }
     if (!options.create && !stored) throw notFound(`provider '${name}'`);
+    return this.write(name, input, stored);
+  }
+
+  /** A merge patch of a stored provider (`patchProviderConfig`): what it does not name is kept, secrets too. */
+  async patch(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const stored = await this.stored(name);
+    if (!stored) throw notFound(`provider '${name}'`);
+    return this.write(name, patchProviderConfig(stored, patch), stored);
+  }
+
+  /** Validates a whole config, keeps the stored secrets its redacted values stand for, stores and announces it. */
+  private async write(
+    name: string,
+    input: unknown,
+    stored: ProviderConfig | undefined,
+  ): Promise<Record<string, unknown>> {
     assertNoNewEnvReferences(input, stored);
-    const loaded = loadProvider(name, input, this.dependencies.environment);
+    const loaded = loadProvider(name, input, this.dependencies);
     assertPublicUpstreams(loaded.config);
     const config = keepRedactedSecrets(loaded.config, stored);
-    const final = loadProvider(name, config, this.dependencies.environment);
+    const final = loadProvider(name, config, this.dependencies);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
     this.loaded.set(name, final);
     await this.dependencies.store.publish(PROVIDERS_CHANGED_CHANNEL, name);

@@ -1,5 +1,6 @@
 import {
   GatewayError,
+  looksLikeSecretReference,
   maskSecret,
   maskSecretFields,
   PROVIDER_NAMES,
@@ -7,6 +8,7 @@ import {
   providerConfigSchema,
   resolveSecret,
   SECRET_FIELD,
+  type SecretLookup,
 } from '@gw/shared';
 import type { SelectableKey } from './key-selector.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
@@ -25,20 +27,55 @@ export interface LoadedProvider {
 
 const BUILT_IN = new Set<string>(PROVIDER_NAMES);
 
-/** Gives every key a stable id: the configured one, or `<provider>-key-<index>`. */
+/**
+ * Gives every key a stable id: the configured one, or `<provider>-key-<index>` (the next free number when
+ * another key already has that id: a key added after one was removed must not take a remaining key's id).
+ */
 export function withKeyIds(name: string, config: ProviderConfig): ProviderConfig {
+  const taken = new Set(config.keys.flatMap((key) => (key.id === undefined ? [] : [key.id])));
   return {
     ...config,
-    keys: config.keys.map((key, index) => ({ ...key, id: key.id ?? `${name}-key-${index}` })),
+    keys: config.keys.map((key, index) => {
+      if (key.id !== undefined) return key;
+      let number = index;
+      while (taken.has(`${name}-key-${number}`)) number++;
+      const id = `${name}-key-${number}`;
+      taken.add(id);
+      return { ...key, id };
+    }),
   };
 }
 
-/** Validates a provider config against the adapters of this build; errors are 400s naming the problem. */
+/** Key ids are what virtual keys' `key_ids` and health reports name: two keys may not share one. */
+function assertUniqueKeyIds(name: string, config: ProviderConfig): void {
+  const seen = new Set<string>();
+  for (const [index, key] of config.keys.entries()) {
+    if (key.id === undefined) continue;
+    if (seen.has(key.id)) {
+      throw new GatewayError({
+        type: 'invalid_request',
+        message: `provider '${name}': keys[${index}].id: '${key.id}' is the id of another key`,
+        param: `keys[${index}].id`,
+      });
+    }
+    seen.add(key.id);
+  }
+}
+
+/** Where the secret references of provider keys resolve. */
+export interface SecretSources {
+  /** `env.NAME`: the process's environment, injected by main. */
+  environment: NodeJS.ProcessEnv;
+  /** `vault.…`, `aws-sm.…`, `gcp-sm.…`, `azure-kv.…`: the process's secret resolver (@gw/vault), read at use. */
+  secrets?: SecretLookup | undefined;
+}
+
 /**
- * A provider config as the router uses it: validated, its adapter and base URL chosen, its keys' `env.NAME`
- * references resolved from `environment` (the process's, injected by main; the store keeps the references).
+ * A provider config as the router uses it (errors are 400s naming the problem): validated, its adapter and base
+ * URL chosen, its keys' `env.NAME` references resolved (the store keeps the references). Secret-manager
+ * references stay lookups in the resolver's memory, made at each use, so a rotated secret serves the next request.
  */
-export function loadProvider(name: string, input: unknown, environment: NodeJS.ProcessEnv): LoadedProvider {
+export function loadProvider(name: string, input: unknown, sources: SecretSources): LoadedProvider {
   const parsed = providerConfigSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -48,6 +85,7 @@ export function loadProvider(name: string, input: unknown, environment: NodeJS.P
       param: issue?.path.join('.') ?? null,
     });
   }
+  assertUniqueKeyIds(name, parsed.data);
   const config = withKeyIds(name, parsed.data);
   const custom = config.custom_provider_config;
   let adapter: ProviderAdapter | undefined;
@@ -80,14 +118,51 @@ export function loadProvider(name: string, input: unknown, environment: NodeJS.P
       `provider '${name}': network_config.base_url is required${keyEndpoints ? '' : ' (or config.endpoint on every key)'}`,
     );
   }
-  const keys = config.keys.map((key) => ({
-    id: key.id ?? '',
-    value: resolveSecret(key.value, environment) ?? '',
-    weight: key.weight,
-    models: key.models,
-    config: resolveConfigSecrets(key.config ?? {}, environment),
-  }));
-  return { name, config, adapter, baseUrl, keys, secrets: providerSecrets(keys, config) };
+  const keys = config.keys.map((key) =>
+    withSecretFields(
+      {
+        id: key.id ?? '',
+        weight: key.weight,
+        models: key.models,
+        config: resolveConfigSecrets(key.config ?? {}, sources),
+      },
+      { value: key.value },
+      sources,
+    ),
+  );
+  return {
+    name,
+    config,
+    adapter,
+    baseUrl,
+    keys,
+    // Read on the error path only, and current after a rotation.
+    get secrets() {
+      return providerSecrets(keys, config);
+    },
+  };
+}
+
+/**
+ * `target` with `fields` resolved: plain values and `env.NAME` once, secret-manager references as getters that
+ * read the resolver's memory (a property, so every reader, copies at use included, sees the current value).
+ */
+function withSecretFields<T extends object, F extends string>(
+  target: T,
+  fields: Record<F, string>,
+  sources: SecretSources,
+): T & Record<F, string> {
+  for (const [field, value] of Object.entries<string>(fields)) {
+    if (looksLikeSecretReference(value)) {
+      Object.defineProperty(target, field, {
+        enumerable: true,
+        get: () => resolveSecret(value, sources.environment, sources.secrets) ?? '',
+      });
+    } else {
+      (target as Record<string, string>)[field] = resolveSecret(value, sources.environment) ?? '';
+    }
+  }
+  return target as T & Record<F, string>;
 }
 
 /**
@@ -135,17 +210,16 @@ function withoutResponsesApi(adapter: ProviderAdapter): ProviderAdapter {
   return translated;
 }
 
-/** `env.NAME` strings of a key's config, resolved in memory only (the store keeps the references). */
+/** Secret references of a key's config, resolved in memory only (the store keeps the references). */
 function resolveConfigSecrets(
   config: Record<string, unknown>,
-  environment: NodeJS.ProcessEnv,
+  sources: SecretSources,
 ): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(config).map(([field, value]) => [
-      field,
-      typeof value === 'string' ? (resolveSecret(value, environment) ?? '') : value,
-    ]),
+  const strings = Object.fromEntries(
+    Object.entries(config).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
   );
+  const others = Object.fromEntries(Object.entries(config).filter(([, value]) => typeof value !== 'string'));
+  return withSecretFields(others, strings, sources);
 }
 
 function invalid(message: string): GatewayError {

@@ -1,9 +1,11 @@
-import { type GatewayConfig, invalidRequest, type Logger, type Metrics } from '@gw/shared';
+import { type GatewayConfig, invalidRequest, type Logger, type Metrics, type SecretLookup } from '@gw/shared';
+import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
-import { HealthTracker, type ProviderHealth } from './health.ts';
+import type { Tracer } from '@gw/shared/tracing';
 import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
 import { DEFAULT_PLAN_LIMITS, PlanExecution, type PlanLimits } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
+import { ProviderGates } from './provider-gate.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
 import { buildCompletionResponse, buildEmbeddingsList, withChatMessages } from './response-building.ts';
 import type {
@@ -28,6 +30,8 @@ export interface RouterCoreDependencies {
   metrics: Metrics;
   /** Where `env.NAME` references of provider keys resolve: the process's environment, injected by main. */
   environment: NodeJS.ProcessEnv;
+  /** Where secret-manager references of provider keys resolve (docs/vault.md): the process's resolver. */
+  secrets?: SecretLookup | undefined;
   /** Providers of the config file, written to the store at start (the file wins for the names it lists). */
   seedProviders?: GatewayConfig['providers'];
   sendRawResponse?: boolean;
@@ -35,6 +39,17 @@ export interface RouterCoreDependencies {
   limits?: PlanLimits;
   http?: UpstreamClient;
   random?: () => number;
+  /**
+   * Health: a board shared with governance (embedded mode), or, when absent, one of the router's own that
+   * shares its window with the other replicas through the store (cluster mode).
+   */
+  health?: HealthBoard | undefined;
+  /** The config file's `load_balancer` (the admin API's document replaces it). */
+  loadBalancer?: LoadBalancerConfig | undefined;
+  /** Names this replica's window in the store (cluster mode). */
+  replicaId?: string | undefined;
+  /** A span per upstream attempt, child of the call's `trace` (docs/tracing.md); none when tracing is off. */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -43,27 +58,37 @@ export interface RouterCoreDependencies {
  * reload (provider-configs.ts), and the pass-through family (passthrough.ts).
  */
 export class RouterCore implements RouterService {
-  private readonly sendRawResponse: boolean;
   private readonly providers: ProviderConfigs;
   private readonly http: UpstreamClient;
-  private readonly healthTracker: HealthTracker;
   private readonly plans: PlanExecution;
+  private readonly healthBoard: HealthBoard;
+  /** The board this core made (and closes); an injected one belongs to its maker. */
+  private readonly ownsHealth: boolean;
 
   private readonly dependencies: RouterCoreDependencies;
 
-  private constructor(dependencies: RouterCoreDependencies, providers: ProviderConfigs) {
+  private constructor(
+    dependencies: RouterCoreDependencies,
+    parts: { providers: ProviderConfigs; health: HealthBoard },
+  ) {
     this.dependencies = dependencies;
-    this.sendRawResponse = dependencies.sendRawResponse ?? true;
-    this.providers = providers;
+    this.providers = parts.providers;
     this.http = dependencies.http ?? new UpstreamClient();
-    this.healthTracker = new HealthTracker();
+    this.healthBoard = parts.health;
+    this.ownsHealth = dependencies.health === undefined;
+    const health = parts.health;
     this.plans = new PlanExecution({
-      providers,
+      providers: parts.providers,
       http: this.http,
       metrics: dependencies.metrics,
-      health: this.healthTracker,
+      health,
+      gates: new ProviderGates({
+        metrics: dependencies.metrics,
+        onLoad: (provider, inflight, capacity) => health.setLoad(provider, inflight, capacity),
+      }),
       random: dependencies.random,
       limits: dependencies.limits ?? DEFAULT_PLAN_LIMITS,
+      tracer: dependencies.tracer,
     });
   }
 
@@ -72,12 +97,23 @@ export class RouterCore implements RouterService {
       store: dependencies.store,
       logger: dependencies.logger,
       environment: dependencies.environment,
+      secrets: dependencies.secrets,
       seed: dependencies.seedProviders,
     });
-    return new RouterCore(dependencies, providers);
+    const health =
+      dependencies.health ??
+      (await new HealthBoard({
+        config: dependencies.loadBalancer,
+        store: dependencies.store,
+        share: { replicaId: dependencies.replicaId ?? 'router', publish: true },
+        logger: dependencies.logger,
+        metrics: dependencies.metrics,
+      }).start());
+    return new RouterCore(dependencies, { providers, health });
   }
 
   async close(): Promise<void> {
+    if (this.ownsHealth) await this.healthBoard.close();
     await this.providers.close();
     await this.http.close();
   }
@@ -107,9 +143,9 @@ export class RouterCore implements RouterService {
   }
 
   async complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
-    const common = { targets: request.targets, signal: options.signal };
+    const common = { targets: request.targets, signal: options.signal, trace: options.trace };
     let native = false;
-    const { value, provider, startedAt } =
+    const { value, provider, startedAt, fallbackIndex, keyId } =
       request.operation === 'chat'
         ? await this.plans.acrossTargets({
             ...common,
@@ -135,15 +171,16 @@ export class RouterCore implements RouterService {
       provider: provider.name,
       result: value,
       startedAt,
-      sendRawResponse: this.sendRawResponse,
+      sendRawResponse: this.dependencies.sendRawResponse ?? true,
     });
+    const servedBy = { fallbackIndex, keyId };
     return native
-      ? { response, provider: provider.name, native: value.raw }
-      : { response, provider: provider.name };
+      ? { response, provider: provider.name, servedBy, native: value.raw }
+      : { response, provider: provider.name, servedBy };
   }
 
   stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const common = { targets: request.targets, signal: options.signal };
+    const common = { targets: request.targets, signal: options.signal, trace: options.trace };
     return request.operation === 'chat'
       ? this.plans.streamAcrossTargets({
           ...common,
@@ -167,9 +204,10 @@ export class RouterCore implements RouterService {
   }
 
   async embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
-    const { value, provider, startedAt } = await this.plans.acrossTargets({
+    const { value, provider, startedAt, fallbackIndex, keyId } = await this.plans.acrossTargets({
       targets: request.targets,
       signal: options.signal,
+      trace: options.trace,
       operation: 'embeddings',
       attempt: (embeddings, target, context) =>
         embeddings({ model: target.model, input: request.input, params: request.params }, context),
@@ -179,9 +217,9 @@ export class RouterCore implements RouterService {
       provider: provider.name,
       result: value,
       startedAt,
-      sendRawResponse: this.sendRawResponse,
+      sendRawResponse: this.dependencies.sendRawResponse ?? true,
     });
-    return { response, provider: provider.name };
+    return { response, provider: provider.name, servedBy: { fallbackIndex, keyId } };
   }
 
   async passthrough(
@@ -211,11 +249,15 @@ export class RouterCore implements RouterService {
     return this.providers.put(name, config, options);
   }
 
+  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.providers.patch(name, patch);
+  }
+
   deleteProvider(name: string): Promise<void> {
     return this.providers.delete(name);
   }
 
-  async health(): Promise<ProviderHealth[]> {
-    return this.healthTracker.snapshot();
+  async health(): Promise<ProviderHealthReport[]> {
+    return this.healthBoard.snapshot();
   }
 }

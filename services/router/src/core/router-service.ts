@@ -1,5 +1,6 @@
 import type { ChatCompletionChunk, CompletionResponse, EmbeddingsList, Message } from '@gw/shared';
-import type { ProviderHealth } from './health.ts';
+import type { ProviderHealthReport } from '@gw/shared/health';
+import type { TraceContext } from '@gw/shared/tracing';
 import type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
 export type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
@@ -60,10 +61,19 @@ export interface EmbeddingsRoute extends RouteBase {
 export type CompletionRoute = ChatRoute | TextRoute;
 export type RouteRequest = CompletionRoute | EmbeddingsRoute;
 
+/** Which target of the plan served and with which key (request logs' `fallback_index`, `selected_key_id`). */
+export interface ServedBy {
+  /** The target's place in the request's plan: 0 the first, 1 its first fallback… */
+  fallbackIndex: number;
+  /** The provider key's id; absent for a provider that needs none. */
+  keyId?: string | undefined;
+}
+
 /** A finished call: the domain answer and the provider that served it. */
 export interface Served<Response> {
   response: Response;
   provider: string;
+  servedBy?: ServedBy | undefined;
   /**
    * `response` as JSON text when a transport already holds it (saves one serialization on the way out).
    * Whoever changes `response` drops it.
@@ -82,6 +92,8 @@ export interface StreamItem {
   chunk: ChatCompletionChunk;
   /** The provider that serves the stream; set on the first item. */
   provider?: string | undefined;
+  /** Which target and key serve the stream; on the first item. */
+  servedBy?: ServedBy | undefined;
   /** `chunk` as JSON text when a transport already holds it; whoever changes `chunk` drops it. */
   json?: string | undefined;
   /**
@@ -95,6 +107,8 @@ export interface StreamItem {
 
 export interface CallOptions {
   signal: AbortSignal;
+  /** The caller's trace context, when it traces: the router's spans are its children (docs/tracing.md). */
+  trace?: TraceContext | undefined;
 }
 
 /** The router's interface; implemented by the core, and by the gRPC client with the same meaning. */
@@ -114,6 +128,9 @@ export interface RouterService {
   listProviders(): Promise<Array<Record<string, unknown>>>;
   getProvider(name: string): Promise<Record<string, unknown>>;
   putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>>;
+  /** A JSON merge patch of a provider's config, keys merged by id (`provider-patch.ts`); secrets are kept. */
+  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
   deleteProvider(name: string): Promise<void>;
-  health(): Promise<ProviderHealth[]>;
+  /** Health of every provider with its keys and models (SPEC.md "Provider/key health"). */
+  health(): Promise<ProviderHealthReport[]>;
 }

@@ -7,9 +7,15 @@ import {
   internalError,
   serviceUnavailable,
 } from '@gw/shared';
-import { decodeMessage, fromGrpcError, type GrpcClientSettings, ReplicaPool } from '@gw/shared/grpc';
+import {
+  decodeMessage,
+  fromGrpcError,
+  type GrpcClientSettings,
+  ReplicaPool,
+  traceMetadata,
+} from '@gw/shared/grpc';
+import { providerHealthReportSchema } from '@gw/shared/health';
 import { z } from 'zod';
-import { providerHealthSchema } from '../core/health.ts';
 import type {
   CallOptions,
   CompletionResult,
@@ -21,6 +27,7 @@ import type {
   RouteRequest,
   RouterService,
   Served,
+  ServedBy,
   StreamItem,
 } from '../core/router-service.ts';
 import {
@@ -69,10 +76,12 @@ export class RouterClient implements RouterService {
   private readonly replicas: ReplicaPool<RouterGrpcClient>;
   private readonly deadlineMs: number;
   private readonly callDeadlineMs: number;
+  private readonly observe: GrpcClientSettings['observe'];
 
   constructor(settings: RouterClientSettings) {
     this.deadlineMs = settings.deadlineMs;
     this.callDeadlineMs = settings.callDeadlineMs;
+    this.observe = settings.observe;
     this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
   }
 
@@ -112,7 +121,10 @@ export class RouterClient implements RouterService {
       failure: (error: unknown): GatewayError => {
         this.replicas.report(picked.target, error);
         return watched.faulted()
-          ? serviceUnavailable(`the router replica ${picked.target} stopped answering`)
+          ? serviceUnavailable(
+              'a router replica stopped answering',
+              new Error(`the router replica ${picked.target} stopped answering`),
+            )
           : callFailure(error);
       },
     };
@@ -151,19 +163,28 @@ export class RouterClient implements RouterService {
   ): Promise<Served<Response> & { native?: unknown }> {
     const message = { json: Buffer.from(JSON.stringify(request)) };
     const deadline = Date.now() + this.callDeadlineMs;
+    const startedAt = performance.now();
     const long = await this.longCall(options.signal);
     let unbind = () => {};
     const reply = await unaryCall<ServedMessage>((callback) => {
-      const call = long.stub[method](message, { deadline }, callback);
+      const call = long.stub[method](message, traceMetadata(options.trace), { deadline }, callback);
       unbind = long.bind(call);
       return call;
     })
       .catch((error) => {
         throw long.failure(error);
       })
-      .finally(() => unbind());
+      .finally(() => {
+        unbind();
+        this.observe?.(`router.${method}`, (performance.now() - startedAt) / 1000);
+      });
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
-    const served = { response, provider: reply.provider, json: reply.json.toString('utf8') };
+    const served = {
+      response,
+      provider: reply.provider,
+      servedBy: servedByOf(reply),
+      json: reply.json.toString('utf8'),
+    };
     if (reply.native.length === 0) return served;
     return {
       ...served,
@@ -188,20 +209,31 @@ export class RouterClient implements RouterService {
   }
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+    const startedAt = performance.now();
     const long = await this.longCall(options.signal);
     const call = long.stub.Stream(
       { json: Buffer.from(JSON.stringify(request)) },
+      traceMetadata(options.trace),
       { deadline: Date.now() + this.callDeadlineMs },
     );
     const unbind = long.bind(call);
+    let first = true;
     try {
       for await (const message of call) {
+        if (first) {
+          // A stream's hop latency is its time to the first chunk.
+          first = false;
+          this.observe?.('router.Stream', (performance.now() - startedAt) / 1000);
+        }
         const chunk = decodeMessage(chatCompletionChunkSchema, message.chunk, {
           what: 'stream chunk',
           side: 'reply',
         });
         const item: StreamItem = { chunk, json: message.chunk.toString('utf8') };
-        if (message.provider) item.provider = message.provider;
+        if (message.provider) {
+          item.provider = message.provider;
+          item.servedBy = servedByOf(message);
+        }
         if (message.native) item.native = message.native;
         yield item;
       }
@@ -223,7 +255,9 @@ export class RouterClient implements RouterService {
     options: CallOptions,
   ): Promise<PassthroughResponse> {
     const long = await this.longCall(options.signal);
-    const call = long.stub.Passthrough({ deadline: Date.now() + this.callDeadlineMs });
+    const call = long.stub.Passthrough(traceMetadata(options.trace), {
+      deadline: Date.now() + this.callDeadlineMs,
+    });
     const unbind = long.bind(call);
     const finish = () => {
       unbind();
@@ -292,6 +326,17 @@ export class RouterClient implements RouterService {
     );
   }
 
+  patchProvider(name: string, patch: Record<string, unknown>) {
+    const request = { name, json: Buffer.from(JSON.stringify(patch)) };
+    return this.json(
+      providerReplySchema,
+      'provider',
+      (grpc, callOptions, callback) => grpc.PatchProvider(request, callOptions, callback),
+      // Not repeated on another replica: a patch that removed a key would fail the second time.
+      { retry: false },
+    );
+  }
+
   async deleteProvider(name: string): Promise<void> {
     const deadline = Date.now() + this.deadlineMs * 10;
     await this.onReplica((grpc) =>
@@ -302,7 +347,7 @@ export class RouterClient implements RouterService {
   }
 
   health() {
-    return this.json(z.array(providerHealthSchema), 'provider health', (grpc, options, callback) =>
+    return this.json(z.array(providerHealthReportSchema), 'provider health', (grpc, options, callback) =>
       grpc.Health({}, options, callback),
     );
   }
@@ -310,4 +355,9 @@ export class RouterClient implements RouterService {
   close(): void {
     this.replicas.close();
   }
+}
+
+/** The served target and key as the proto carries them (an empty key id is none). */
+function servedByOf(message: { fallback_index: number; key_id: string }): ServedBy {
+  return { fallbackIndex: message.fallback_index, keyId: message.key_id || undefined };
 }

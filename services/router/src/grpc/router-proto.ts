@@ -5,6 +5,7 @@ import type {
   ClientOptions,
   ClientReadableStream,
   ClientUnaryCall,
+  Metadata,
   ServiceError,
 } from '@grpc/grpc-js';
 import { loadService } from '@gw/shared/grpc';
@@ -22,6 +23,8 @@ export interface ServedMessage {
   provider: string;
   /** Empty unless the provider answered the route's native request. */
   native: Buffer;
+  fallback_index: number;
+  key_id: string;
 }
 
 export interface StreamReplyMessage {
@@ -29,6 +32,9 @@ export interface StreamReplyMessage {
   provider: string;
   /** Empty unless the stream answers the route's native request. */
   native: string;
+  /** With provider, on the first message only. */
+  fallback_index: number;
+  key_id: string;
 }
 
 /** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */
@@ -43,15 +49,31 @@ type Unary<Request, Reply> = (
   callback: (error: ServiceError | null, reply?: Reply) => void,
 ) => ClientUnaryCall;
 
+/** A call that carries metadata: the caller's trace context (`traceparent`). */
+type TracedUnary<Request, Reply> = (
+  request: Request,
+  metadata: Metadata,
+  options: CallOptions,
+  callback: (error: ServiceError | null, reply?: Reply) => void,
+) => ClientUnaryCall;
+
 /** A client of the Router service with its methods typed (proto-loader gives them as plain functions). */
 export interface RouterGrpcClient {
-  Complete: Unary<JsonMessage, ServedMessage>;
-  Embed: Unary<JsonMessage, ServedMessage>;
-  Stream: (request: JsonMessage, options: CallOptions) => ClientReadableStream<StreamReplyMessage>;
-  Passthrough: (options: CallOptions) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
+  Complete: TracedUnary<JsonMessage, ServedMessage>;
+  Embed: TracedUnary<JsonMessage, ServedMessage>;
+  Stream: (
+    request: JsonMessage,
+    metadata: Metadata,
+    options: CallOptions,
+  ) => ClientReadableStream<StreamReplyMessage>;
+  Passthrough: (
+    metadata: Metadata,
+    options: CallOptions,
+  ) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
   ListProviders: Unary<Record<string, never>, JsonMessage>;
   GetProvider: Unary<{ name: string }, JsonMessage>;
   PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;
+  PatchProvider: Unary<{ name: string; json: Buffer }, JsonMessage>;
   DeleteProvider: Unary<{ name: string }, JsonMessage>;
   Health: Unary<Record<string, never>, JsonMessage>;
 }
@@ -77,6 +99,7 @@ export function routerGrpcClient(
     ListProviders: method('ListProviders'),
     GetProvider: method('GetProvider'),
     PutProvider: method('PutProvider'),
+    PatchProvider: method('PatchProvider'),
     DeleteProvider: method('DeleteProvider'),
     Health: method('Health'),
   };

@@ -1,6 +1,6 @@
 // The router's gRPC server validates what it decodes: a malformed route request is invalid_request and
 // never reaches the core.
-import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
 import { TEST_GRPC_SECURITY } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,7 +14,11 @@ const core = {
     calls.push('complete');
     throw new Error('not reached');
   },
-} as Pick<RouterService, 'complete'> as RouterService;
+  async patchProvider(name: string) {
+    calls.push(`patch ${name}`);
+    return { name };
+  },
+} as Pick<RouterService, 'complete' | 'patchProvider'> as RouterService;
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
 let client: RouterGrpcClient;
@@ -51,7 +55,7 @@ it.each([
   ],
 ])('refuses a route request with %s', async (_name, request, field) => {
   const error = await new Promise<ServiceError | undefined>((resolve) => {
-    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, {}, (failure) =>
+    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, new Metadata(), {}, (failure) =>
       resolve(failure ?? undefined),
     );
   });
@@ -63,6 +67,7 @@ it.each([
 it('refuses a malformed stream or embeddings request before the core', async () => {
   const stream = client.Stream(
     { json: Buffer.from(JSON.stringify({ requestId: 'r', operation: 'chat' })) },
+    new Metadata(),
     {},
   );
   const streamError = await new Promise<ServiceError>((resolve) => {
@@ -77,11 +82,25 @@ it('refuses a malformed stream or embeddings request before the core', async () 
       targets: [{ provider: 'openai', model: 'm' }],
       params: {},
     };
-    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, {}, (failure) =>
+    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, new Metadata(), {}, (failure) =>
       resolve(failure ?? undefined),
     );
   });
   expect(embedError?.code).toBe(status.INVALID_ARGUMENT);
   expect(embedError?.details).toContain('input');
   expect(calls).toEqual([]);
+});
+
+it('refuses a provider patch that is no JSON object (it would replace the whole config)', async () => {
+  const patch = (json: string) =>
+    new Promise<ServiceError | undefined>((resolve) => {
+      client.PatchProvider({ name: 'openai', json: Buffer.from(json) }, {}, (failure) =>
+        resolve(failure ?? undefined),
+      );
+    });
+  expect((await patch('[1]'))?.code).toBe(status.INVALID_ARGUMENT);
+  expect((await patch('null'))?.code).toBe(status.INVALID_ARGUMENT);
+  expect(calls).toEqual([]);
+  expect(await patch('{"network_config":{"timeout_ms":5}}')).toBeUndefined();
+  expect(calls).toEqual(['patch openai']);
 });

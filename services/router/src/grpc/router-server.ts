@@ -6,7 +6,8 @@ import type {
   sendUnaryData,
 } from '@grpc/grpc-js';
 import { invalidRequest, parseJson } from '@gw/shared';
-import { decodeMessage, toGrpcError } from '@gw/shared/grpc';
+import { decodeMessage, toGrpcError, traceOfMetadata } from '@gw/shared/grpc';
+import type { TraceContext } from '@gw/shared/tracing';
 import type { CompletionResult, RouterService, Served } from '../core/router-service.ts';
 import {
   type JsonMessage,
@@ -16,7 +17,12 @@ import {
   type StreamReplyMessage,
   writeFrame,
 } from './router-proto.ts';
-import { completionRouteSchema, embeddingsRouteSchema, passthroughRequestSchema } from './wire-schemas.ts';
+import {
+  completionRouteSchema,
+  embeddingsRouteSchema,
+  passthroughRequestSchema,
+  providerPatchSchema,
+} from './wire-schemas.ts';
 
 /** The caller's pass-through frames: the request head, then the body chunks as they arrive. */
 async function servePassthrough(
@@ -24,6 +30,7 @@ async function servePassthrough(
   core: RouterService,
   signal: AbortSignal,
 ): Promise<void> {
+  const trace = traceOfMetadata(call.metadata);
   const frames = call[Symbol.asyncIterator]() as AsyncIterator<PassthroughFrame>;
   const first = await frames.next();
   if (first.done || first.value.head.length === 0) throw invalidRequest('pass-through: no request head');
@@ -38,7 +45,7 @@ async function servePassthrough(
         }
       })()
     : undefined;
-  const answer = await core.passthrough(request, body, { signal });
+  const answer = await core.passthrough(request, body, { signal, trace });
   await writeFrame(call, {
     head: Buffer.from(JSON.stringify({ status: answer.status, headers: answer.headers })),
   });
@@ -69,20 +76,29 @@ const routeRequest = { what: 'route request', side: 'request' } as const;
 /** A value's JSON bytes: the text the service already holds when it has it (`json`), else serialized here. */
 const jsonBytes = (value: unknown, json: string | undefined) => Buffer.from(json ?? JSON.stringify(value));
 
-/** A unary call answering a served result, cancelled when the caller cancels. */
+/**
+ * A unary call answering a served result, cancelled when the caller cancels; the caller's trace context comes
+ * from the call's metadata.
+ */
 function served(
-  run: (request: JsonMessage, signal: AbortSignal) => Promise<Served<unknown>>,
+  run: (
+    request: JsonMessage,
+    options: { signal: AbortSignal; trace: TraceContext | undefined },
+  ) => Promise<Served<unknown>>,
 ): (call: ServerUnaryCall<JsonMessage, ServedMessage>, callback: sendUnaryData<ServedMessage>) => void {
   return (call, callback) => {
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
-    (async () => run(call.request, abort.signal))().then(
+    const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
+    (async () => run(call.request, options))().then(
       (result) => {
         const { native } = result as CompletionResult;
         callback(null, {
           json: jsonBytes(result.response, result.json),
           provider: result.provider,
           native: native === undefined ? NONE : Buffer.from(JSON.stringify(native)),
+          fallback_index: result.servedBy?.fallbackIndex ?? 0,
+          key_id: result.servedBy?.keyId ?? '',
         });
       },
       (error) => callback(toGrpcError(error)),
@@ -93,23 +109,26 @@ function served(
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
 export function addRouterService(server: Server, core: RouterService): void {
   server.addService(routerGrpcService().service, {
-    Complete: served((request, signal) =>
-      core.complete(decodeMessage(completionRouteSchema, request.json, routeRequest), { signal }),
+    Complete: served((request, options) =>
+      core.complete(decodeMessage(completionRouteSchema, request.json, routeRequest), options),
     ),
-    Embed: served((request, signal) =>
-      core.embed(decodeMessage(embeddingsRouteSchema, request.json, routeRequest), { signal }),
+    Embed: served((request, options) =>
+      core.embed(decodeMessage(embeddingsRouteSchema, request.json, routeRequest), options),
     ),
     Stream: (call: ServerWritableStream<JsonMessage, StreamReplyMessage>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
       (async () => {
         const request = decodeMessage(completionRouteSchema, call.request.json, routeRequest);
-        for await (const item of core.stream(request, { signal: abort.signal })) {
+        const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
+        for await (const item of core.stream(request, options)) {
           if (abort.signal.aborted) break;
           const message: StreamReplyMessage = {
             chunk: jsonBytes(item.chunk, item.json),
             provider: item.provider ?? '',
             native: item.native ?? '',
+            fallback_index: item.servedBy?.fallbackIndex ?? 0,
+            key_id: item.servedBy?.keyId ?? '',
           };
           // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
           if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
@@ -139,6 +158,14 @@ export function addRouterService(server: Server, core: RouterService): void {
         await core.putProvider(request.name, parseJson(request.json), {
           create: request.create,
         }),
+      ),
+    ),
+    PatchProvider: unary(async (request: { name: string; json: Buffer }) =>
+      json(
+        await core.patchProvider(
+          request.name,
+          decodeMessage(providerPatchSchema, request.json, { what: 'provider patch', side: 'request' }),
+        ),
       ),
     ),
     DeleteProvider: unary(async (request: { name: string }) => {

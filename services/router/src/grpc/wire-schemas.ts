@@ -51,6 +51,9 @@ export const passthroughRequestSchema = z.object({
   hasBody: z.boolean(),
 });
 
+/** A provider patch is a JSON object: any other JSON value would replace the whole config (RFC 7396). */
+export const providerPatchSchema = z.record(z.string(), z.unknown());
+
 export const passthroughHeadSchema = z.object({
   status: z.number().int(),
   headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),

@@ -1,6 +1,7 @@
 import type { Logger, Metrics } from '@gw/shared';
 import { parseJson, readBody } from '@gw/shared';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
+import { answerStatus } from '../answer-status.ts';
 import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../parse-request.ts';
 import type { Route, RouteHandler } from '../route.ts';
 import { OPENAI_SSE, writeSse } from '../sse-writer.ts';
@@ -9,7 +10,8 @@ export interface CompletionRouteDependencies {
   pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
-  maxBodyBytes: number;
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
+  bodyLimit: { max_request_body_bytes: number };
 }
 
 /** Aborts when the client goes away before the answer is complete (cancels the upstream call). */
@@ -28,13 +30,16 @@ export function completionRoutes(dependencies: CompletionRouteDependencies): Rou
   const completion =
     (parse: (body: unknown, bytes: number) => ParsedCompletion): RouteHandler =>
     async (request, response, context) => {
-      const body = await readBody(request, dependencies.maxBodyBytes);
+      const body = await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
       const parsed = parse(parseJson(body), body.length);
       const call = {
         requestId: context.requestId,
         headers: request.headers,
         parsed,
         signal: abortOnClose(response),
+        span: context.span,
+        log: context.log,
+        answerHeaders: response,
       };
       if (parsed.stream) {
         await writeSse({
@@ -50,7 +55,7 @@ export function completionRoutes(dependencies: CompletionRouteDependencies): Rou
       const result = await pipeline.complete(call);
       context.provider = result.provider;
       const payload = result.json ?? JSON.stringify(result.response);
-      response.writeHead(200, {
+      response.writeHead(answerStatus(result.response.extra_fields), {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(payload),
         'x-request-id': context.requestId,

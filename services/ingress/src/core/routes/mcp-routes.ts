@@ -1,11 +1,13 @@
 import { GatewayError, parseJson, readBody, toolCallSchema, validate } from '@gw/shared';
+import { guardedToolCall } from '../../pipeline/guardrail-tool-call.ts';
 import { type McpRouteDependencies, resolveAccess, resolveTool, runToolCall } from '../mcp-tools.ts';
 import type { Route, RouteHandler } from '../route.ts';
 
 export interface McpRouteModuleDependencies {
   /** Absent when this ingress has no MCP (every call answers 400 mcp_not_configured). */
   mcp?: McpRouteDependencies | undefined;
-  maxBodyBytes: number;
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
+  bodyLimit: { max_request_body_bytes: number };
 }
 
 /** Set on a tool message whose tool reported a failure (`isError`); the body stays SPEC's tool message. */
@@ -25,10 +27,27 @@ export function mcpRoutes(dependencies: McpRouteModuleDependencies): Route[] {
         message: 'MCP is not configured on this gateway',
       });
     }
-    const access = await resolveAccess(mcp, { requestId: context.requestId, headers: request.headers });
-    const call = validate(toolCallSchema, parseJson(await readBody(request, dependencies.maxBodyBytes)));
+    const trace = context.span?.context;
+    const { access, authorization } = await resolveAccess(mcp, {
+      requestId: context.requestId,
+      headers: request.headers,
+      trace,
+    });
+    const call = validate(
+      toolCallSchema,
+      parseJson(await readBody(request, dependencies.bodyLimit.max_request_body_bytes)),
+    );
     const tool = await resolveTool(mcp, call.function.name, access);
-    const { message, isError } = await runToolCall(mcp, { call, tool, requestId: context.requestId });
+    const run = (checked: typeof call) =>
+      runToolCall(mcp, { call: checked, tool, requestId: context.requestId, trace });
+    const { message, isError, status } = await guardedToolCall(mcp.guardrails, {
+      call,
+      tool,
+      requestId: context.requestId,
+      headers: request.headers,
+      authorization,
+      run,
+    });
     const payload = JSON.stringify(message);
     const headers: Record<string, string | number> = {
       'content-type': 'application/json',
@@ -36,7 +55,7 @@ export function mcpRoutes(dependencies: McpRouteModuleDependencies): Route[] {
       'x-request-id': context.requestId,
     };
     if (isError) headers[TOOL_ERROR_HEADER] = 'true';
-    response.writeHead(200, headers);
+    response.writeHead(status, headers);
     response.end(payload);
   };
 

@@ -69,7 +69,11 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
       });
       return;
     }
-    await dependencies.pipeline.checkCaller({ requestId: context.requestId, headers: request.headers });
+    await dependencies.pipeline.checkCaller({
+      requestId: context.requestId,
+      headers: request.headers,
+      span: context.span,
+    });
     writeJson(response, context, {
       input_tokens: estimateTokens(convertAnthropicMessages(counted), counted.tools),
     });

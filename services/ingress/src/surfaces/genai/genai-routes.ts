@@ -126,7 +126,11 @@ export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
           wrapped ?? body,
           wrapped ? 'generateContentRequest' : '',
         );
-        await dependencies.pipeline.checkCaller({ requestId: context.requestId, headers });
+        await dependencies.pipeline.checkCaller({
+          requestId: context.requestId,
+          headers,
+          span: context.span,
+        });
         writeJson(response, context, { totalTokens: estimateTokens(genAiMessages(counted), counted.tools) });
         return;
       }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
 import { type Logger, type Metrics, parseJson, readBody, toGatewayError } from '@gw/shared';
+import { answerStatus } from '../../core/answer-status.ts';
 import type { ParsedCompletion } from '../../core/parse-request.ts';
 import type { RequestContext } from '../../core/route.ts';
 import { abortOnClose } from '../../core/routes/completion-routes.ts';
@@ -12,7 +13,8 @@ export interface SurfaceDependencies {
   pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
-  maxBodyBytes: number;
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
+  bodyLimit: { max_request_body_bytes: number };
 }
 
 /** Reads and parses a JSON body (bounded by the request size limit). */
@@ -20,7 +22,7 @@ export async function readJsonBody(
   request: IncomingMessage,
   dependencies: SurfaceDependencies,
 ): Promise<{ body: unknown; bytes: number }> {
-  const raw = await readBody(request, dependencies.maxBodyBytes);
+  const raw = await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
   return { body: parseJson(raw), bytes: raw.length };
 }
 
@@ -46,6 +48,9 @@ function pipelineCall(options: SurfaceCall) {
     headers: options.headers ?? options.request.headers,
     parsed: options.parsed,
     signal: abortOnClose(options.response),
+    span: options.context.span,
+    log: options.context.log,
+    answerHeaders: options.response,
   };
 }
 
@@ -54,11 +59,16 @@ export function servedJson(result: Served<unknown>): string {
   return result.json ?? JSON.stringify(result.response);
 }
 
-function writeAnswer(options: SurfaceCall, provider: string, rendered: SurfaceAnswer | string): void {
+function writeAnswer(
+  options: SurfaceCall,
+  provider: string,
+  rendered: SurfaceAnswer | string,
+  status: 200 | 246 = 200,
+): void {
   const { response, context } = options;
   context.provider = provider;
   const payload = typeof rendered === 'string' ? rendered : JSON.stringify(rendered.json);
-  response.writeHead(200, {
+  response.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),
     'x-request-id': context.requestId,
@@ -90,7 +100,7 @@ export async function answerCompletion(
     return;
   }
   const result = await dependencies.pipeline.complete(pipelineCall(options));
-  writeAnswer(options, result.provider, options.render(result));
+  writeAnswer(options, result.provider, options.render(result), answerStatus(result.response.extra_fields));
 }
 
 /** Runs an embeddings request through the shared pipeline and answers in the surface's shape. */

@@ -7,6 +7,7 @@ import type {
   TextChoice,
   Usage,
 } from '@gw/shared';
+import type { TraceContext } from '@gw/shared/tracing';
 import type { NativeFormat, NativeRequest } from '../router-service.ts';
 import type { UpstreamClient } from '../upstream-client.ts';
 
@@ -40,6 +41,8 @@ export interface AdapterContext {
   network: NetworkConfig;
   timeoutMs: number;
   signal: AbortSignal;
+  /** The attempt's span: sent upstream as `traceparent` (and `tracestate`) when tracing is on. */
+  trace?: TraceContext | undefined;
 }
 
 export interface ChatInput {

@@ -1,4 +1,5 @@
 import { GatewayError, type SseEvent, SseEventTooLong, SseParser } from '@gw/shared';
+import { traceHeaders } from '@gw/shared/tracing';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { networkError, readBounded } from '../upstream-client.ts';
@@ -51,7 +52,9 @@ async function send(context: AdapterContext, call: UpstreamCall, readMessage: Er
   const response = await context.http.request({
     url,
     method: call.method ?? 'POST',
-    headers: { ...context.network.extra_headers, ...call.headers },
+    headers: context.trace
+      ? { ...context.network.extra_headers, ...call.headers, ...traceHeaders(context.trace) }
+      : { ...context.network.extra_headers, ...call.headers },
     body: call.body,
     signal: context.signal,
     timeoutMs: context.timeoutMs,

@@ -1,0 +1,12 @@
+export { AlertDispatcher } from './alert-dispatcher.ts';
+export { localLease } from './alert-lease.ts';
+export { AlertRegistry } from './alert-registry.ts';
+export {
+  type AlertChannel,
+  type AlertRule,
+  alertChannelSchema,
+  alertRuleSchema,
+  CHANNEL_SECRET_FIELDS,
+} from './alert-schemas.ts';
+export { governanceBudgetSource } from './alert-sources.ts';
+export { startAlerts } from './start-alerts.ts';

@@ -1,0 +1,74 @@
+import type { AlertsConfig, Logger } from '@gw/shared';
+import type { Store } from '@gw/shared/store';
+import { AlertDispatcher } from './alert-dispatcher.ts';
+import { AlertEngine } from './alert-engine.ts';
+import type { AlertLease } from './alert-lease.ts';
+import { AlertRegistry } from './alert-registry.ts';
+import type { AlertRuleKind } from './alert-schemas.ts';
+import type { SecretFailureSource } from './alert-sources.ts';
+import type { ObservationSources } from './rule-observations.ts';
+
+/** The source each rule kind reads; a kind whose source the process lacks is refused by the API. */
+const SOURCE_OF_KIND = {
+  budget_threshold: 'budgets',
+  provider_health: 'health',
+  error_rate: 'logs',
+  latency: 'logs',
+  guardrail_blocks: 'logs',
+  dropped_requests: 'dropped',
+  secret_failure: 'secretFailures',
+} as const satisfies Record<AlertRuleKind, keyof ObservationSources | 'secretFailures'>;
+
+/** What a rule kind needs, in the words of an error message. */
+const SOURCE_NAMES = {
+  budgets: 'governance budgets',
+  health: 'provider health',
+  logs: 'the request log',
+  dropped: 'the dropped-request counts',
+  secretFailures: 'a secret vault',
+} as const;
+
+/**
+ * Alerts of one process, as its main composes them: the registry over the store, the dispatcher, and (when
+ * `config.enabled`) the evaluator, started. Cluster: the admin process with a RedisLease; embedded: the gateway
+ * process with `localLease`.
+ */
+export function startAlerts(options: {
+  store: Store;
+  config: AlertsConfig;
+  lease: AlertLease;
+  sources: ObservationSources;
+  secretFailures?: SecretFailureSource | undefined;
+  logger?: Logger | undefined;
+}) {
+  const { config, logger } = options;
+  const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
+  const dispatcher = new AlertDispatcher({ registry, logger });
+  const engine = config.enabled
+    ? new AlertEngine({
+        registry,
+        dispatcher,
+        sources: options.sources,
+        secretFailures: options.secretFailures,
+        lease: options.lease,
+        intervalMs: config.evaluation_interval_ms,
+        logger,
+      }).start()
+    : undefined;
+  const available = { ...options.sources, secretFailures: options.secretFailures };
+  return {
+    registry,
+    dispatcher,
+    /** Why a rule of this kind cannot work here, or undefined when it can. */
+    unsupported(kind: AlertRuleKind): string | undefined {
+      const source = SOURCE_OF_KIND[kind];
+      return available[source]
+        ? undefined
+        : `needs ${SOURCE_NAMES[source]}, which this gateway does not have`;
+    },
+    async close(): Promise<void> {
+      await engine?.close();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { webhookProfileSchema } from '@gw/shared';
+import { startFakeGuardrailWebhook } from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProviderContract } from './provider-contract.ts';
+import { createWebhookProvider } from './webhook-provider.ts';
+
+describe('webhook provider (HMAC-signed POST against a fake)', () => {
+  let fake: Awaited<ReturnType<typeof startFakeGuardrailWebhook>>;
+  beforeAll(async () => {
+    fake = await startFakeGuardrailWebhook({ secret: 'hook-secret' });
+  });
+  afterAll(() => fake?.close());
+
+  const provider = (secret: string) =>
+    createWebhookProvider(
+      webhookProfileSchema.parse({
+        id: 'hook',
+        type: 'webhook',
+        url: `${fake.url}/check`,
+        secret,
+        headers: { 'x-tenant': 'a' },
+      }),
+      { environment: { HOOK_SECRET: 'hook-secret' } },
+    );
+
+  runProviderContract({
+    create: () => ({ provider: provider('env.HOOK_SECRET'), refused: provider('wrong-secret') }),
+    emails: 'rewrites',
+    remote: true,
+  });
+
+  it('posts the texts, the side and the metadata without headers, signed', async () => {
+    await provider('hook-secret').check({
+      side: 'output',
+      texts: ['fine'],
+      priorLength: 0,
+      rule: 'r1',
+      metadata: { model: 'gpt-4o', headers: { secret: 'x' }, virtual_key: 'vk' } as never,
+      signal: new AbortController().signal,
+    });
+    const last = fake.last();
+    expect(last.headers['x-tenant']).toBe('a');
+    expect(last.headers['x-gw-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(last.body).toMatchObject({
+      version: 1,
+      rule: 'r1',
+      profile: 'hook',
+      side: 'output',
+      texts: ['fine'],
+    });
+    expect(JSON.stringify(last.body)).not.toContain('secret');
+  });
+});

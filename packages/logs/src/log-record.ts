@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/** How the cache answered a request: served from it, looked up and missed, or not consulted. */
+const CACHE_OUTCOMES = ['hit', 'miss', 'bypass'] as const;
+
+/** What the guardrails did: nothing to say, flagged but let through, content redacted, request refused. */
+const GUARDRAIL_OUTCOMES = ['passed', 'flagged', 'redacted', 'blocked'] as const;
+
+/** A name gw itself chooses (a provider, a surface, an error type): short, never free text. */
+const label = z.string().min(1).max(128);
+/** The longest identifier or name a record holds. */
+export const MAX_NAME = 512;
+/** An identifier or name that comes from configuration (a key, a team, a model). */
+const name = z.string().min(1).max(MAX_NAME);
+const tokens = z.number().int().nonnegative().default(0);
+
+/**
+ * One request as the log keeps it. Field names are the JSON names `/api/logs` answers with. A value the
+ * request never reached (no provider for a refused request, no first token for a whole answer) is null;
+ * counters and cost are 0 then, so sums and sorts need no null handling. Unknown fields are dropped, not refused:
+ * a record written by a newer gateway still reaches an older log worker.
+ */
+export const logRecordSchema = z.object({
+  /** The request id the gateway gave the request (`x-request-id`). */
+  id: z.string().min(1).max(128),
+  /** When the request arrived, epoch milliseconds. */
+  time: z.number().int().nonnegative(),
+  /** The API family the caller spoke: `openai`, `anthropic`, `genai`, `bedrock`, `litellm`… */
+  surface: label,
+  /** The route's path as the route map names it (`/v1/chat/completions`). */
+  route: z.string().min(1).max(512),
+  /** The provider that answered, or the last one tried. */
+  provider: label.nullable().default(null),
+  /** The upstream model that answered. */
+  model: name.nullable().default(null),
+  /** The model or alias the caller asked for, before routing resolved it. */
+  requested_model: name.nullable().default(null),
+  /** The HTTP status the caller got (499 when the caller went away). */
+  status: z.number().int().min(100).max(599),
+  /** The gateway error type (`upstream_error`, `budget_exceeded`…) of a failed request. */
+  error_type: label.nullable().default(null),
+  /** From arrival to the last byte sent, milliseconds. */
+  latency_ms: z.number().nonnegative(),
+  /** From arrival to the first streamed token, milliseconds; null for a whole answer. */
+  time_to_first_token_ms: z.number().nonnegative().nullable().default(null),
+  input_tokens: tokens,
+  output_tokens: tokens,
+  /** Input tokens served from the provider's prompt cache (part of input_tokens). */
+  cached_tokens: tokens,
+  /** Output tokens spent on reasoning (part of output_tokens). */
+  reasoning_tokens: tokens,
+  /** What the request cost, in US dollars; 0 when the price is unknown. */
+  cost: z.number().nonnegative().default(0),
+  virtual_key_id: name.nullable().default(null),
+  virtual_key_name: name.nullable().default(null),
+  team_id: name.nullable().default(null),
+  customer_id: name.nullable().default(null),
+  user_id: name.nullable().default(null),
+  /** The id of the provider key the router chose. */
+  selected_key_id: name.nullable().default(null),
+  /** Which target of the fallback chain answered: 0 the first; null when none was tried. */
+  fallback_index: z.number().int().min(0).max(1_000).nullable().default(null),
+  cache_outcome: z.enum(CACHE_OUTCOMES).nullable().default(null),
+  guardrail_outcome: z.enum(GUARDRAIL_OUTCOMES).nullable().default(null),
+  /** The request body as received, truncated by the writer; null when content logging is off. */
+  request_content: z.string().nullable().default(null),
+  /** The answer as sent (a stream's text joined), truncated by the writer; null when off. */
+  response_content: z.string().nullable().default(null),
+  /** Whether the writer cut either content to its configured size. */
+  content_truncated: z.boolean().default(false),
+  /** The W3C trace id of the request's trace, to jump from a log line to its spans. */
+  trace_id: z.string().min(1).max(64).nullable().default(null),
+});
+
+/** A stored record: every field present. */
+export type LogRecord = z.output<typeof logRecordSchema>;
+/** What a caller builds: the nullable fields, counters and cost may be left out. */
+export type LogRecordInput = z.input<typeof logRecordSchema>;
+
+/** The column names, in one order, for the stores' SQL. */
+export const LOG_RECORD_FIELDS = Object.keys(logRecordSchema.shape) as Array<keyof LogRecord>;

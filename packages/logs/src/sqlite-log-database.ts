@@ -1,0 +1,224 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import type { DroppedQuery, DroppedRow } from './dropped-counts.ts';
+import type { LogQuery, LogStatsQuery } from './log-filter.ts';
+import { LOG_RECORD_FIELDS, type LogRecord, logRecordSchema } from './log-record.ts';
+import {
+  droppedStatement,
+  likePattern,
+  pageStatement,
+  SELECTED_COLUMNS,
+  type SqlDialect,
+  statsStatement,
+  toBucket,
+  toPage,
+} from './log-sql.ts';
+import { type LogPage, type LogStats, sortBuckets } from './log-store.ts';
+
+/** The file in the data directory that holds the request log. */
+export const SQLITE_LOG_FILE_NAME = 'request-logs.sqlite';
+
+export interface SqliteLogDatabaseOptions {
+  /** Embedded mode's data directory (GATEWAY_DATA_DIR); created if missing. */
+  dataDir: string;
+  /** Keep an FTS5 trigram index of the content for `q` (built now if missing); false by default. */
+  textSearchIndex?: boolean;
+}
+
+const SCHEMA = `
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+PRAGMA busy_timeout = 5000;
+CREATE TABLE IF NOT EXISTS request_logs (
+  "id" TEXT NOT NULL UNIQUE, "time" INTEGER NOT NULL, "surface" TEXT NOT NULL, "route" TEXT NOT NULL,
+  "provider" TEXT, "model" TEXT, "requested_model" TEXT, "status" INTEGER NOT NULL, "error_type" TEXT,
+  "latency_ms" REAL NOT NULL, "time_to_first_token_ms" REAL,
+  "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
+  "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
+  "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
+  "selected_key_id" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
+  "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT
+);
+CREATE INDEX IF NOT EXISTS request_logs_time ON request_logs ("time", "id");
+CREATE INDEX IF NOT EXISTS request_logs_provider ON request_logs ("provider", "time");
+CREATE INDEX IF NOT EXISTS request_logs_model ON request_logs ("model", "time");
+CREATE INDEX IF NOT EXISTS request_logs_status ON request_logs ("status", "time");
+CREATE INDEX IF NOT EXISTS request_logs_virtual_key ON request_logs ("virtual_key_id", "time");
+CREATE TABLE IF NOT EXISTS dropped_counts (
+  "bucket_start" INTEGER NOT NULL, "reason" TEXT NOT NULL, "source" TEXT NOT NULL, "count" INTEGER NOT NULL,
+  PRIMARY KEY ("bucket_start", "reason", "source")
+);
+`;
+
+/** Substring search over the content: a trigram index, kept by triggers (records are never updated). */
+const TEXT_INDEX_SCHEMA = `
+CREATE VIRTUAL TABLE request_logs_text USING fts5(
+  request_content, response_content, content = 'request_logs', tokenize = 'trigram'
+);
+CREATE TRIGGER request_logs_text_insert AFTER INSERT ON request_logs BEGIN
+  INSERT INTO request_logs_text (rowid, request_content, response_content)
+  VALUES (new.rowid, new.request_content, new.response_content);
+END;
+CREATE TRIGGER request_logs_text_delete AFTER DELETE ON request_logs BEGIN
+  INSERT INTO request_logs_text (request_logs_text, rowid, request_content, response_content)
+  VALUES ('delete', old.rowid, old.request_content, old.response_content);
+END;
+INSERT INTO request_logs_text (request_logs_text) VALUES ('rebuild');
+`;
+
+/** Trigram queries need three characters; a shorter text is looked for by scanning. */
+const TRIGRAM = 3;
+
+function dialect(textIndex: boolean): SqlDialect {
+  return {
+    table: 'request_logs',
+    placeholder: () => '?',
+    contentContains(text, bind) {
+      if (textIndex && [...text].length >= TRIGRAM) {
+        // A quoted phrase of the trigram index matches exactly where the text is a substring.
+        const phrase = `"${text.replaceAll('"', '""')}"`;
+        return `rowid IN (SELECT rowid FROM request_logs_text WHERE request_logs_text MATCH ${bind(phrase)})`;
+      }
+      const pattern = likePattern(text);
+      return `("request_content" LIKE ${bind(pattern)} ESCAPE '\\' OR "response_content" LIKE ${bind(pattern)} ESCAPE '\\')`;
+    },
+    latencyPercentiles:
+      'percentile_cont("latency_ms", 0.5) AS p50, percentile_cont("latency_ms", 0.95) AS p95,' +
+      ' percentile_cont("latency_ms", 0.99) AS p99',
+  };
+}
+
+/** What the store's thread asks of the database thread; each method runs synchronously there. */
+export interface SqliteLogMethods {
+  insert(records: LogRecord[]): void;
+  query(query: LogQuery): LogPage;
+  get(id: string): LogRecord | undefined;
+  stats(query: LogStatsQuery): LogStats;
+  insertDropped(rows: DroppedRow[]): void;
+  /** Rows of dropped counts per bucket and reason, summed over sources. */
+  dropped(query: DroppedQuery): Array<{ start: number; reason: string; count: number }>;
+  /** Deletes at most `limit` records older than the time, in one transaction; answers how many. */
+  deleteBatch(timeMs: number, limit: number): number;
+  close(): void;
+}
+
+/**
+ * The log file itself, driven synchronously through `node:sqlite`. It runs on its own thread
+ * (sqlite-log-worker.ts): every call blocks the thread it runs on, for tens of milliseconds per batch.
+ */
+export class SqliteLogDatabase implements SqliteLogMethods {
+  readonly #database: DatabaseSync;
+  readonly #dialect: SqlDialect;
+  readonly #insert: StatementSync;
+  readonly #get: StatementSync;
+  readonly #deleteBatch: StatementSync;
+  readonly #insertDropped: StatementSync;
+  readonly #deleteDropped: StatementSync;
+
+  private constructor(database: DatabaseSync, textIndex: boolean) {
+    this.#database = database;
+    this.#dialect = dialect(textIndex);
+    const placeholders = LOG_RECORD_FIELDS.map(() => '?').join(', ');
+    this.#insert = database.prepare(
+      `INSERT INTO request_logs (${SELECTED_COLUMNS}) VALUES (${placeholders}) ON CONFLICT ("id") DO NOTHING`,
+    );
+    this.#get = database.prepare(`SELECT ${SELECTED_COLUMNS} FROM request_logs WHERE "id" = ?`);
+    this.#deleteBatch = database.prepare(
+      'DELETE FROM request_logs WHERE rowid IN (SELECT rowid FROM request_logs WHERE "time" < ? LIMIT ?)',
+    );
+    this.#insertDropped = database.prepare(
+      'INSERT INTO dropped_counts ("bucket_start", "reason", "source", "count") VALUES (?, ?, ?, ?)' +
+        ' ON CONFLICT DO UPDATE SET "count" = max("count", excluded."count")',
+    );
+    this.#deleteDropped = database.prepare('DELETE FROM dropped_counts WHERE "bucket_start" < ?');
+  }
+
+  /** Opens (and creates when missing) the log file of the data directory. */
+  static open(options: SqliteLogDatabaseOptions): SqliteLogDatabase {
+    mkdirSync(options.dataDir, { recursive: true });
+    const database = new DatabaseSync(path.join(options.dataDir, SQLITE_LOG_FILE_NAME));
+    try {
+      database.exec(SCHEMA);
+      const hasIndex = () =>
+        database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'request_logs_text'").get() !== undefined;
+      if (options.textSearchIndex && !hasIndex()) database.exec(`BEGIN; ${TEXT_INDEX_SCHEMA} COMMIT;`);
+      // An index created by an earlier opening is kept up to date by its triggers, so queries use it.
+      return new SqliteLogDatabase(database, hasIndex());
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  }
+
+  insert(records: LogRecord[]): void {
+    this.#database.exec('BEGIN');
+    try {
+      for (const record of records) this.#insert.run(...toRow(record));
+      this.#database.exec('COMMIT');
+    } catch (error) {
+      this.#database.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  query(query: LogQuery): LogPage {
+    const statement = pageStatement(query, this.#dialect);
+    const rows = this.#database.prepare(statement.text).all(...(statement.values as SQLInputValue[]));
+    return toPage(rows.map(fromRow), query);
+  }
+
+  get(id: string): LogRecord | undefined {
+    const row = this.#get.get(id);
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  stats(query: LogStatsQuery): LogStats {
+    const statement = statsStatement(query, this.#dialect);
+    const rows = this.#database.prepare(statement.text).all(...(statement.values as SQLInputValue[]));
+    return {
+      bucket_ms: query.bucket_ms,
+      group_by: query.group_by ?? null,
+      buckets: sortBuckets(rows.map(toBucket)),
+    };
+  }
+
+  insertDropped(rows: DroppedRow[]): void {
+    this.#database.exec('BEGIN');
+    try {
+      for (const row of rows) this.#insertDropped.run(row.bucket_start, row.reason, row.source, row.count);
+      this.#database.exec('COMMIT');
+    } catch (error) {
+      this.#database.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  dropped(query: DroppedQuery): Array<{ start: number; reason: string; count: number }> {
+    const statement = droppedStatement(query, { table: 'dropped_counts', placeholder: () => '?' });
+    const rows = this.#database.prepare(statement.text).all(...(statement.values as SQLInputValue[]));
+    return rows as Array<{ start: number; reason: string; count: number }>;
+  }
+
+  deleteBatch(timeMs: number, limit: number): number {
+    // Dropped counts are few (a row per minute, reason and process): deleted at once with the first batch.
+    this.#deleteDropped.run(timeMs);
+    return Number(this.#deleteBatch.run(timeMs, limit).changes);
+  }
+
+  close(): void {
+    if (this.#database.isOpen) this.#database.close();
+  }
+}
+
+function toRow(record: LogRecord): SQLInputValue[] {
+  return LOG_RECORD_FIELDS.map((field) => {
+    const value = record[field];
+    return typeof value === 'boolean' ? Number(value) : value;
+  });
+}
+
+/** Rows are read back through the record schema; SQLite keeps booleans as 0 and 1. */
+function fromRow(row: Record<string, SQLOutputValue>): LogRecord {
+  return logRecordSchema.parse({ ...row, content_truncated: row['content_truncated'] === 1 });
+}

@@ -1,0 +1,76 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runLogStoreContract } from '../../testkit/src/log-store-contract.ts';
+import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../testkit/src/log-store-fixtures.ts';
+import { SQLITE_LOG_FILE_NAME, SqliteLogStore } from './sqlite-log-store.ts';
+
+const root = await mkdtemp(path.join(tmpdir(), 'gw-sqlite-logs-'));
+const freshDir = () => mkdtemp(path.join(root, 'store-'));
+
+runLogStoreContract({
+  name: 'SqliteLogStore',
+  create: async () => SqliteLogStore.open({ dataDir: await freshDir() }),
+});
+
+describe('SqliteLogStore', () => {
+  it('keeps its records in one file of the data directory, across reopening', async () => {
+    const dataDir = path.join(await freshDir(), 'nested', 'data');
+    const first = await SqliteLogStore.open({ dataDir });
+    await first.insert([logRecord({ id: 'kept', request_content: 'searchable text' })]);
+    await first.close();
+    expect((await stat(path.join(dataDir, SQLITE_LOG_FILE_NAME))).isFile()).toBe(true);
+    const second = await SqliteLogStore.open({ dataDir });
+    expect((await second.get('kept'))?.request_content).toBe('searchable text');
+    expect((await second.query({ q: 'SEARCHABLE' })).records.map((record) => record.id)).toEqual(['kept']);
+    await second.close();
+    await second.close();
+  });
+
+  it('answers text search the same through an FTS5 trigram index, built over what is stored', async () => {
+    const dataDir = await freshDir();
+    const plain = await SqliteLogStore.open({ dataDir });
+    await plain.insert(TEXT_RECORDS.slice(0, 2));
+    await plain.close();
+    const indexed = await SqliteLogStore.open({ dataDir, textSearchIndex: true });
+    await indexed.insert(TEXT_RECORDS.slice(2));
+    for (const [query, ids] of TEXT_CASES) {
+      const found = (await indexed.query({ ...query, limit: 1000 })).records
+        .map((record) => record.id)
+        .sort();
+      expect({ query, found }).toEqual({ query, found: ids });
+    }
+    expect(await indexed.deleteOlderThan(T0 + 1)).toBe(TEXT_RECORDS.length);
+    expect((await indexed.query({ q: 'eiffel' })).records).toEqual([]);
+    await indexed.close();
+  });
+
+  it('keeps the gateway’s thread free: the database runs on a thread of its own', async () => {
+    const store = await SqliteLogStore.open({ dataDir: await freshDir() });
+    const records = Array.from({ length: 5_000 }, (_, index) =>
+      logRecord({ id: `r${index}`, request_content: 'x'.repeat(2_000) }),
+    );
+    let ticks = 0;
+    const ticker = setInterval(() => {
+      ticks += 1;
+    }, 1);
+    await store.insert(records);
+    clearInterval(ticker);
+    expect(ticks).toBeGreaterThan(0);
+    await store.close();
+    await expect(store.get('r0')).rejects.toThrow('closed');
+  });
+
+  it('rolls back a batch that fails part way, so no record of it is stored', async () => {
+    const store = await SqliteLogStore.open({ dataDir: await freshDir() });
+    const broken = { ...logRecord({ id: 'broken' }), status: null } as unknown as ReturnType<
+      typeof logRecord
+    >;
+    await expect(store.insert([logRecord({ id: 'first' }), broken])).rejects.toThrow(/NOT NULL/);
+    expect(await store.get('first')).toBeUndefined();
+    await store.close();
+  });
+});
+
+afterAll(() => rm(root, { recursive: true, force: true }));

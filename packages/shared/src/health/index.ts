@@ -1,0 +1,5 @@
+export * from './health-board.ts';
+export * from './health-report.ts';
+export * from './health-state.ts';
+export type { Outcome } from './health-window.ts';
+export * from './load-balancer-config.ts';

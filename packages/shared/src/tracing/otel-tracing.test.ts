@@ -1,0 +1,90 @@
+// The OpenTelemetry side on its own: the W3C context it hands to the next hop, parent-based sampling, and the
+// bounded export queue whose drops are counted in gw_tracing_spans_total.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { tracingConfigSchema } from '../config/tracing-config.ts';
+import { silentLogger } from '../logger.ts';
+import { createMetrics } from '../metrics.ts';
+import { startTracing } from './start-tracing.ts';
+
+const CALLER = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331';
+
+async function counted(metrics: ReturnType<typeof createMetrics>, outcome: string): Promise<number> {
+  const { values } = await metrics.tracingSpans.get();
+  return values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
+}
+
+async function tracingWith(config: Record<string, unknown>) {
+  const metrics = createMetrics({ service: 'test', defaultMetrics: false });
+  const tracing = await startTracing({
+    config: tracingConfigSchema.parse({ enabled: true, ...config }),
+    metrics,
+    logger: silentLogger(),
+  });
+  return { tracing: tracing!, metrics };
+}
+
+describe('otel tracing', () => {
+  it('is nothing at all when disabled', async () => {
+    const metrics = createMetrics({ service: 'test', defaultMetrics: false });
+    const config = tracingConfigSchema.parse({});
+    expect(await startTracing({ config, metrics, logger: silentLogger() })).toBeUndefined();
+  });
+
+  it('continues the caller’s trace and follows its sampled flag, whatever the ratio', async () => {
+    const { tracing } = await tracingWith({
+      sampling_ratio: 0,
+      endpoint: 'http://127.0.0.1:9/v1/traces',
+      export_timeout_ms: 200,
+    });
+    const tracer = tracing.tracer('ingress');
+    const sampled = tracer.startSpan('a', { parent: { traceparent: `${CALLER}-01`, tracestate: 'k=v' } });
+    expect(sampled.recording).toBe(true);
+    expect(sampled.context.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    expect(sampled.context.traceparent).not.toContain('b7ad6b7169203331');
+    expect(sampled.context.tracestate).toBe('k=v');
+    const unsampled = tracer.startSpan('b', { parent: { traceparent: `${CALLER}-00` } });
+    expect(unsampled.recording).toBe(false);
+    expect(unsampled.context.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/);
+    // Under an unsampled parent nothing is made: the next hop gets the same context.
+    const child = tracing.tracer('router').startSpan('e', { parent: unsampled.context });
+    expect(child.recording).toBe(false);
+    expect(child.context.traceparent).toBe(unsampled.context.traceparent);
+    // A root span at ratio 0, and a malformed parent (a new root), are not sampled.
+    expect(tracer.startSpan('c').recording).toBe(false);
+    expect(tracer.startSpan('d', { parent: { traceparent: `zz-${CALLER.slice(3)}-01` } }).recording).toBe(
+      false,
+    );
+    for (const span of [sampled, unsampled]) span.end();
+    await tracing.shutdown();
+  });
+
+  it('drops spans past the queue bound and counts them', async () => {
+    // A collector that never answers: the queue fills.
+    const hanging = createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const { port } = hanging.address() as AddressInfo;
+    const { tracing, metrics } = await tracingWith({
+      endpoint: `http://127.0.0.1:${port}/v1/traces`,
+      max_queue_size: 4,
+      max_export_batch_size: 4,
+      scheduled_delay_ms: 60_000,
+      export_timeout_ms: 200,
+    });
+    const tracer = tracing.tracer('router');
+    // The fourth span fills a batch, whose export then hangs; the queue refills with four, and the rest drop.
+    for (let index = 0; index < 12; index++) tracer.startSpan(`s${index}`).end();
+    expect(await counted(metrics, 'dropped')).toBe(4);
+    await tracing.shutdown();
+    // Both batches (the hung one and the one flushed at shutdown) fail at their timeout, and say so: every
+    // span is accounted for.
+    const until = Date.now() + 5_000;
+    while ((await counted(metrics, 'failed')) < 8 && Date.now() < until) await sleep(20);
+    expect(await counted(metrics, 'failed')).toBe(8);
+    expect(await counted(metrics, 'exported')).toBe(0);
+    hanging.closeAllConnections();
+    hanging.close();
+  });
+});

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * The PostgreSQL server tests use: GW_TEST_POSTGRES_URL, else the local one `.ci/run` starts (role
+ * `postgres`, password `postgres`; a server that trusts loopback ignores the password).
+ */
+const DEFAULT_SERVER_URL = 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+
+/** A database of one test run; drop it when the run ends. */
+export interface TestDatabase {
+  /** Connects to the new database. */
+  url: string;
+  /** Drops the database, disconnecting whoever is still connected. */
+  drop(): Promise<void>;
+}
+
+/** Creates a fresh, uniquely named database (`gw_test_<pid>_<random>`) on the test server. */
+export async function createTestDatabase(
+  serverUrl = process.env['GW_TEST_POSTGRES_URL'] || DEFAULT_SERVER_URL,
+): Promise<TestDatabase> {
+  const name = `gw_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const onServer = async (statement: string) => {
+    const client = new Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
+    try {
+      await client.connect();
+      await client.query(statement);
+    } catch (error) {
+      const server = new URL(serverUrl);
+      throw new Error(
+        `PostgreSQL at ${server.host} as ${server.username || 'the default user'}: ${(error as Error).message}` +
+          ' (tests use GW_TEST_POSTGRES_URL; .ci/run installs and starts a local server)',
+        { cause: error },
+      );
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
+  await onServer(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}

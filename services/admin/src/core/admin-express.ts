@@ -1,0 +1,208 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GovernanceService } from '@gw/governance';
+import {
+  GatewayError,
+  invalidRequest,
+  type Logger,
+  newRequestId,
+  noEndpoint,
+  parseJson,
+  readBody,
+  sendError,
+  sendJson,
+} from '@gw/shared';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
+import { PERMISSIONS } from './permissions.ts';
+import { routePermission } from './route-permissions.ts';
+import { checkTeamScope } from './team-scope.ts';
+import { redactForViewer } from './viewer-redaction.ts';
+
+/** A module of the admin API: answers the requests of its first path segment (`/api/{name}/…`). */
+export type AdminModule = (request: AdminRequest, path: string) => Promise<AdminResult>;
+
+/** What the middleware learns about a request, kept in `response.locals.admin`. */
+interface AdminContext {
+  requestId: string;
+  /** The path as sent, for error messages. */
+  path: string;
+  query: URLSearchParams;
+  principal?: Principal;
+  segments?: string[];
+  body: () => Promise<Record<string, unknown>>;
+  /** Narrows a list answer (team scoping). */
+  filter?: ((body: unknown) => unknown) | undefined;
+}
+
+const contextOf = (response: Response) => response.locals['admin'] as AdminContext;
+
+export interface AdminExpressOptions extends AuthenticateOptions {
+  /** The modules by their first path segment: one express Router each. */
+  modules: Record<string, AdminModule>;
+  governance: GovernanceService;
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+/** One request's body, read once (a scope check and the module may both want it), up to the limit. */
+function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
+  let read: Promise<Record<string, unknown>> | undefined;
+  return () => {
+    read ??= readBody(request, maxBodyBytes).then((bytes) => {
+      const value = parseJson(bytes);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw invalidRequest('request body must be a JSON object');
+      }
+      return value as Record<string, unknown>;
+    });
+    return read.then((value) => ({ ...value }));
+  };
+}
+
+/** The segments of a path after `/api/`, decoded (400 when a segment does not decode). */
+function pathSegments(path: string): string[] {
+  try {
+    return path.slice(5).split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw invalidRequest(`the path ${path} is not valid`);
+  }
+}
+
+/** 403 naming the permission a route needs and the caller lacks. */
+function missingPermission(principal: Principal, method: string, path: string, permission?: string) {
+  return new GatewayError({
+    type: 'forbidden',
+    code: 'missing_permission',
+    message: permission
+      ? `${method} ${path} needs the permission ${permission}, which role ${principal.roleId} does not have`
+      : `${method} ${path} is declared by no permission row: only Admin may call it`,
+  });
+}
+
+/**
+ * Throws 403 naming the permission unless the principal may make the request; answers its row (undefined for a
+ * request no row declares, which only a holder of every permission passes).
+ */
+function permitted(principal: Principal, method: string, path: string, segments: string[]) {
+  const row = routePermission(method, segments);
+  if (!row) {
+    if (!PERMISSIONS.every((permission) => principal.permissions.has(permission)))
+      throw missingPermission(principal, method, path);
+    return undefined;
+  }
+  if (!principal.permissions.has(row.permission))
+    throw missingPermission(principal, method, path, row.permission);
+  return row;
+}
+
+/** The router of one module: every method and sub-path of `/api/{name}` goes to it. */
+function moduleRouter(module: AdminModule): Router {
+  const router = Router({ caseSensitive: true });
+  router.all('/{*rest}', async (request: Request, response: Response) => {
+    const context = contextOf(response);
+    const result = await module(
+      {
+        method: request.method,
+        role: context.principal!.role,
+        principal: context.principal,
+        segments: context.segments!,
+        query: context.query,
+        body: context.body,
+      },
+      context.path,
+    );
+    let body = context.filter ? context.filter(result.body) : result.body;
+    if (request.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
+      body = redactForViewer(body);
+    sendJson(response, result.status, body, { 'x-request-id': context.requestId });
+  });
+  return router;
+}
+
+/**
+ * The admin API on express 5 (DESIGN.md §2): context, authentication, path, authorization (the permission
+ * table, route-permissions.ts, and team scoping), one router per module, then errors in gw's one error body.
+ * Bodies are read by the modules themselves, lazily, under the same limit as before.
+ */
+export function createAdminExpress(options: AdminExpressOptions) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('query parser', false);
+
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const url = request.url;
+    const query = url.indexOf('?');
+    response.locals['admin'] = {
+      requestId: newRequestId(),
+      path: query === -1 ? url : url.slice(0, query),
+      query: new URLSearchParams(query === -1 ? '' : url.slice(query + 1)),
+      body: bodyReader(request, options.maxBodyBytes),
+    } satisfies AdminContext;
+    next();
+  });
+
+  app.use(async (request: Request, response: Response, next: NextFunction) => {
+    contextOf(response).principal = await authenticate(request.headers, options);
+    next();
+  });
+
+  // The path as segments, decoded once; the URL is rewritten to its canonical form so that routers match
+  // exactly the resource the segments name (a request to a path no module owns is a 404 here).
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const context = contextOf(response);
+    const segments = pathSegments(context.path);
+    const name = segments[0];
+    if (name === undefined || !Object.hasOwn(options.modules, name))
+      throw noEndpoint(request.method, context.path);
+    context.segments = segments;
+    request.url = `/api/${segments.map(encodeURIComponent).join('/')}`;
+    next();
+  });
+
+  // Authorization: one check for every route, from the one permission table.
+  app.use(async (request: Request, response: Response, next: NextFunction) => {
+    const context = contextOf(response);
+    const principal = context.principal!;
+    const row = permitted(principal, request.method, context.path, context.segments!);
+    if (row) {
+      context.filter = await checkTeamScope({
+        row,
+        principal,
+        request: { method: request.method, segments: context.segments!, body: context.body },
+        governance: options.governance,
+      });
+    }
+    next();
+  });
+
+  for (const [name, module] of Object.entries(options.modules)) app.use(`/api/${name}`, moduleRouter(module));
+
+  app.use((request: Request, response: Response) => {
+    throw noEndpoint(request.method, contextOf(response).path);
+  });
+
+  app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
+    const requestId = contextOf(response)?.requestId ?? newRequestId();
+    const failure = sendError(response, error, requestId);
+    if (failure.status >= 500) options.logger.error({ err: error, requestId }, 'admin request failed');
+  });
+
+  return {
+    handle: (request: IncomingMessage, response: ServerResponse) => {
+      app(request as Request, response as Response);
+    },
+    /**
+     * For an HTTP upgrade (a WebSocket route, which the server's `upgrade` event handles outside express):
+     * authenticates the request and checks the permission row of `GET <its path>`; throws the 401 or 403.
+     */
+    async authorizeUpgrade(request: IncomingMessage): Promise<Principal> {
+      const path = (request.url ?? '/').split('?')[0]!;
+      const principal = await authenticate(request.headers, options);
+      permitted(principal, 'GET', path, pathSegments(path));
+      return principal;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError, sameSecret } from '@gw/shared';
+import { type AdminAuthOptions, type AdminRole, authorizeAdmin } from './admin-auth.ts';
+import type { IdentityStore } from './identity-store.ts';
+import { PERMISSIONS, type Permission } from './permissions.ts';
+
+/** Who is calling the admin API, and what they may do. */
+export interface Principal {
+  /** What authenticated them. */
+  kind: 'bootstrap' | 'token' | 'anonymous';
+  /** The role's id (`admin`, `developer`, `viewer` or a custom role's). */
+  roleId: string;
+  /** Modules' view (AdminRequest.role): only the built-in Admin may run commands (stdio MCP clients). */
+  role: AdminRole;
+  permissions: ReadonlySet<Permission>;
+  /** Acts on virtual keys of `teamIds` only. */
+  teamScoped: boolean;
+  teamIds: readonly string[];
+  userId?: string | undefined;
+  tokenId?: string | undefined;
+  /** How records name them (`bootstrap`, `token:<id>`, `anonymous`). */
+  label: string;
+}
+
+const ALL = new Set<Permission>(PERMISSIONS);
+
+const BOOTSTRAP: Principal = {
+  kind: 'bootstrap',
+  roleId: 'admin',
+  role: 'admin',
+  permissions: ALL,
+  teamScoped: false,
+  teamIds: [],
+  label: 'bootstrap',
+};
+
+/** `client.allow_anonymous_admin`: the operator opened the API on purpose; anonymous callers may not run commands. */
+const ANONYMOUS: Principal = { ...BOOTSTRAP, kind: 'anonymous', role: 'anonymous', label: 'anonymous' };
+
+export interface AuthenticateOptions {
+  auth: AdminAuthOptions;
+  /** API tokens and users; absent in a cluster admin without a store (only the bootstrap token then). */
+  identities: IdentityStore | undefined;
+}
+
+const unauthorized = (message: string) => new GatewayError({ type: 'unauthorized', message });
+
+/**
+ * The caller of a request: an admin API token of the store, else what `authorizeAdmin` says of the bootstrap
+ * GATEWAY_ADMIN_TOKEN (Admin) and `client.allow_anonymous_admin` (anonymous), with its 401 and 403 as before.
+ */
+export async function authenticate(
+  headers: IncomingHttpHeaders,
+  options: AuthenticateOptions,
+  now = Date.now(),
+): Promise<Principal> {
+  const { auth, identities } = options;
+  const authorization = headers.authorization;
+  const given = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
+  const bootstrap =
+    given !== undefined && auth.adminToken !== undefined && sameSecret(given, auth.adminToken);
+  const token = given && !bootstrap && identities ? await identities.findToken(given) : undefined;
+  if (!token || !identities) return authorizeAdmin(headers, auth) === 'admin' ? BOOTSTRAP : ANONYMOUS;
+  if (token.expires_at !== undefined && Date.parse(token.expires_at) <= now) {
+    throw unauthorized(`the admin token ${token.id} expired at ${token.expires_at}`);
+  }
+  const user = token.user_id === undefined ? undefined : await identities.getUser(token.user_id);
+  if (token.user_id !== undefined && !user?.active) {
+    throw unauthorized(`the admin token ${token.id} belongs to a user who is deactivated or deleted`);
+  }
+  const role = await identities.getRole(token.role);
+  if (!role) throw unauthorized(`the admin token ${token.id} names a role that no longer exists`);
+  identities.touchToken(token.id, now);
+  return {
+    kind: 'token',
+    roleId: role.id,
+    role: role.id === 'admin' ? 'admin' : 'member',
+    permissions: new Set(role.permissions),
+    teamScoped: role.team_scoped,
+    teamIds: user?.team_ids ?? [],
+    userId: user?.id,
+    tokenId: token.id,
+    label: `token:${token.id}`,
+  };
+}

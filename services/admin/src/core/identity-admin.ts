@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { GatewayError, invalidRequest, methodNotAllowed, noEndpoint, notFound, validate } from '@gw/shared';
+import { z } from 'zod';
+import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { Principal } from './admin-principal.ts';
+import type { AdminUser, IdentityStore } from './identity-store.ts';
+import { BUILT_IN_ROLES, isPermission, PERMISSIONS, type RoleDefinition } from './permissions.ts';
+
+export interface IdentityAdminOptions {
+  /** Absent in a cluster admin without a store: every call answers 503. */
+  identities?: IdentityStore | undefined;
+  /** Whether a governance team of that id exists (a user's `team_ids` must name teams). */
+  teamExists?: (id: string) => Promise<boolean>;
+}
+
+const ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const idSchema = z.string().regex(ID, 'must be 1 to 63 lowercase letters, digits, - or _');
+
+const userFields = {
+  email: z.email(),
+  name: z.string().min(1).max(200),
+  role: z.string().min(1).optional(),
+  roles: z.array(z.string().min(1)).min(1).optional(),
+  team_ids: z.array(z.string().min(1)).optional(),
+  active: z.boolean().optional(),
+};
+const userCreateSchema = z.strictObject({ id: idSchema.optional(), ...userFields });
+const userPatchSchema = z.strictObject({
+  id: z.string().optional(),
+  ...z.object(userFields).partial().shape,
+});
+
+const tokenCreateSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  role: z.string().min(1),
+  user_id: z.string().min(1).optional(),
+  /** An ISO 8601 time in the future. */
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+  /** Or a lifetime from now. */
+  expires_in_seconds: z
+    .int()
+    .positive()
+    .max(10 * 365 * 86_400)
+    .optional(),
+});
+
+const roleSchema = z.strictObject({
+  id: idSchema,
+  name: z.string().min(1).max(200).optional(),
+  description: z.string().max(1000).optional(),
+  permissions: z.array(z.string()),
+  team_scoped: z.boolean().optional(),
+});
+
+function withoutFlag(role: RoleDefinition) {
+  const { built_in: _builtIn, ...fields } = role;
+  return fields;
+}
+
+function principalOf(request: AdminRequest): Principal {
+  if (request.principal) return request.principal;
+  throw new GatewayError({ type: 'internal_error', message: 'the admin request has no principal' });
+}
+
+/** Nobody hands out more than they hold: a role given to a user or token, or made, is within the caller's. */
+function refuseEscalation(
+  principal: Principal,
+  role: Pick<RoleDefinition, 'id' | 'permissions'>,
+  field: string,
+) {
+  const beyond = role.permissions.filter((permission) => !principal.permissions.has(permission));
+  if (beyond.length === 0) return;
+  throw new GatewayError({
+    type: 'forbidden',
+    code: 'missing_permission',
+    param: field,
+    message: `${field}: role '${role.id}' grants ${beyond.join(', ')}, which the caller (role ${principal.roleId}) does not hold`,
+  });
+}
+
+/**
+ * `/api/users`, `/api/tokens` and `/api/roles` (docs/admin-access.md): people, their admin API tokens and the
+ * roles that say what they may do. A token's value is in its create answer only; DELETE revokes it at once.
+ */
+export function createIdentityAdmin(options: IdentityAdminOptions) {
+  function identitiesOf(): IdentityStore {
+    if (options.identities) return options.identities;
+    throw new GatewayError({
+      type: 'service_unavailable',
+      message: 'users, tokens and roles live in the state store, and this admin has none (REDIS_URL)',
+    });
+  }
+
+  async function checkedRole(identities: IdentityStore, principal: Principal, id: string, field: string) {
+    const role = await identities.getRole(id);
+    if (!role) throw invalidRequest(`${field}: no role '${id}' exists (GET /api/roles lists them)`, field);
+    refuseEscalation(principal, role, field);
+    return role;
+  }
+
+  async function checkedUser(request: AdminRequest, existing: AdminUser | undefined): Promise<AdminUser> {
+    const identities = identitiesOf();
+    const principal = principalOf(request);
+    const body = await request.body();
+    // PATCH changes what it names; POST and PUT are a whole user (PUT keeps the id and creation time).
+    const kept = request.method === 'PATCH' ? existing : undefined;
+    const input = kept ? validate(userPatchSchema, body) : validate(userCreateSchema, body);
+    if (existing && input.id !== undefined && input.id !== existing.id)
+      throw invalidRequest(`id: a user cannot be renamed ('${existing.id}')`, 'id');
+    if (input.role !== undefined && input.roles !== undefined)
+      throw invalidRequest('roles: send role or roles, not both', 'roles');
+    const roles = input.roles ?? (input.role !== undefined ? [input.role] : kept?.roles);
+    if (!roles) throw invalidRequest('roles: is required (one role id or more, e.g. ["viewer"])', 'roles');
+    for (const [index, role] of roles.entries())
+      await checkedRole(identities, principal, role, `roles[${index}]`);
+    const teamIds = input.team_ids ?? kept?.team_ids ?? [];
+    if (input.team_ids && options.teamExists) {
+      for (const [index, team] of input.team_ids.entries()) {
+        if (!(await options.teamExists(team)))
+          throw invalidRequest(
+            `team_ids[${index}]: no team '${team}' exists (GET /api/governance/teams)`,
+            'team_ids',
+          );
+      }
+    }
+    const email = (input.email ?? kept?.email)!.toLowerCase();
+    const id = existing?.id ?? input.id ?? `usr_${randomBytes(6).toString('hex')}`;
+    const others = (await identities.listUsers()).filter((user) => user.id !== id);
+    if (!existing && (await identities.getUser(id)))
+      throw new GatewayError({ type: 'conflict', message: `user '${id}' already exists`, param: 'id' });
+    if (others.some((user) => user.email === email))
+      throw new GatewayError({
+        type: 'conflict',
+        message: `a user with email ${email} exists`,
+        param: 'email',
+      });
+    const now = new Date().toISOString();
+    return {
+      id,
+      email,
+      name: (input.name ?? kept?.name)!,
+      roles,
+      team_ids: teamIds,
+      active: input.active ?? kept?.active ?? true,
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+    };
+  }
+
+  async function users(request: AdminRequest, path: string): Promise<AdminResult> {
+    const [, id, ...rest] = request.segments;
+    if (rest.length > 0) throw noEndpoint(request.method, path);
+    const identities = identitiesOf();
+    if (id === undefined) {
+      if (request.method === 'GET') return { status: 200, body: await identities.listUsers() };
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
+      const user = await checkedUser(request, undefined);
+      await identities.putUser(user);
+      return { status: 201, body: user };
+    }
+    const existing = await identities.getUser(id);
+    if (!existing) throw notFound(`user '${id}'`);
+    if (request.method === 'GET') return { status: 200, body: existing };
+    if (request.method === 'PUT' || request.method === 'PATCH') {
+      const user = await checkedUser(request, existing);
+      await identities.putUser(user);
+      return { status: 200, body: user };
+    }
+    if (request.method === 'DELETE') {
+      await identities.deleteUser(id);
+      return { status: 200, body: { deleted: id } };
+    }
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+  }
+
+  async function createToken(request: AdminRequest): Promise<AdminResult> {
+    const identities = identitiesOf();
+    const principal = principalOf(request);
+    const input = validate(tokenCreateSchema, await request.body());
+    if (input.expires_at !== undefined && input.expires_in_seconds !== undefined)
+      throw invalidRequest(
+        'expires_in_seconds: send expires_at or expires_in_seconds, not both',
+        'expires_in_seconds',
+      );
+    const expiresAt =
+      input.expires_in_seconds !== undefined
+        ? new Date(Date.now() + input.expires_in_seconds * 1000).toISOString()
+        : input.expires_at && new Date(input.expires_at).toISOString();
+    if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now())
+      throw invalidRequest('expires_at: is in the past', 'expires_at');
+    const role = await checkedRole(identities, principal, input.role, 'role');
+    if (input.user_id !== undefined) {
+      const user = await identities.getUser(input.user_id);
+      if (!user) throw invalidRequest(`user_id: no user '${input.user_id}' exists`, 'user_id');
+      if (!user.roles.includes(role.id))
+        throw invalidRequest(
+          `role: user '${user.id}' does not hold role '${role.id}' (${user.roles.join(', ')})`,
+          'role',
+        );
+    } else if (role.team_scoped) {
+      throw invalidRequest(`user_id: role '${role.id}' acts for a user's teams; name the user`, 'user_id');
+    }
+    const { token, value } = await identities.createToken({
+      name: input.name,
+      role: role.id,
+      ...(input.user_id !== undefined && { user_id: input.user_id }),
+      ...(expiresAt !== undefined && { expires_at: expiresAt }),
+      created_by: principal.label,
+    });
+    return { status: 201, body: { ...token, token: value } };
+  }
+
+  async function tokens(request: AdminRequest, path: string): Promise<AdminResult> {
+    const [, id, ...rest] = request.segments;
+    if (rest.length > 0) throw noEndpoint(request.method, path);
+    const identities = identitiesOf();
+    if (id === undefined) {
+      if (request.method === 'GET') return { status: 200, body: await identities.listTokens() };
+      if (request.method === 'POST') return createToken(request);
+      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
+    }
+    if (request.method === 'GET') {
+      const token = (await identities.listTokens()).find((candidate) => candidate.id === id);
+      if (!token) throw notFound(`admin token '${id}'`);
+      return { status: 200, body: token };
+    }
+    if (request.method === 'DELETE') {
+      if (!(await identities.revokeToken(id))) throw notFound(`admin token '${id}'`);
+      return { status: 200, body: { revoked: id } };
+    }
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET or DELETE' });
+  }
+
+  /** A custom role from a create or PUT body, or a PATCH merged onto `existing`. */
+  async function checkedCustomRole(
+    request: AdminRequest,
+    existing: RoleDefinition | undefined,
+  ): Promise<RoleDefinition> {
+    const body = await request.body();
+    const base = request.method === 'PATCH' && existing ? withoutFlag(existing) : {};
+    const input = validate(roleSchema, existing ? { ...base, ...body, id: existing.id } : body);
+    input.permissions.forEach((permission, index) => {
+      if (!isPermission(permission))
+        throw invalidRequest(
+          `permissions[${index}]: '${permission}' is not a permission (known: ${PERMISSIONS.join(', ')})`,
+          `permissions[${index}]`,
+        );
+    });
+    const role: RoleDefinition = {
+      id: input.id,
+      name: input.name ?? input.id,
+      description: input.description ?? '',
+      permissions: [...new Set(input.permissions.filter(isPermission))],
+      team_scoped: input.team_scoped ?? false,
+      built_in: false,
+    };
+    refuseEscalation(principalOf(request), role, 'permissions');
+    return role;
+  }
+
+  async function roles(request: AdminRequest, path: string): Promise<AdminResult> {
+    const [, id, ...rest] = request.segments;
+    if (rest.length > 0) throw noEndpoint(request.method, path);
+    const identities = identitiesOf();
+    if (id === undefined) {
+      if (request.method === 'GET')
+        return { status: 200, body: [...BUILT_IN_ROLES, ...(await identities.listCustomRoles())] };
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
+      const role = await checkedCustomRole(request, undefined);
+      if (await identities.getRole(role.id))
+        throw new GatewayError({
+          type: 'conflict',
+          message: `role '${role.id}' already exists`,
+          param: 'id',
+        });
+      await identities.putRole(role);
+      return { status: 201, body: role };
+    }
+    const existing = await identities.getRole(id);
+    if (!existing) throw notFound(`role '${id}'`);
+    if (request.method === 'GET') return { status: 200, body: existing };
+    if (existing.built_in && request.method !== 'GET')
+      throw invalidRequest(
+        `role '${id}' is built in and cannot be changed; make a custom role instead`,
+        'id',
+      );
+    if (request.method === 'PUT' || request.method === 'PATCH') {
+      const role = await checkedCustomRole(request, existing);
+      await identities.putRole(role);
+      return { status: 200, body: role };
+    }
+    if (request.method === 'DELETE') {
+      const holders = [
+        ...(await identities.listUsers())
+          .filter((user) => user.roles.includes(id))
+          .map((user) => `user ${user.id}`),
+        ...(await identities.listTokens())
+          .filter((token) => token.role === id)
+          .map((token) => `token ${token.id}`),
+      ];
+      if (holders.length > 0)
+        throw new GatewayError({
+          type: 'conflict',
+          message: `role '${id}' is still held by ${holders.slice(0, 5).join(', ')}; change or delete them first`,
+        });
+      await identities.deleteRole(id);
+      return { status: 200, body: { deleted: id } };
+    }
+    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+  }
+
+  return { users, tokens, roles };
+}

@@ -1,0 +1,93 @@
+import { droppedQuerySchema, type LogStore, logQueryParamsSchema, logStatsParamsSchema } from '@gw/logs';
+import {
+  GatewayError,
+  invalidRequest,
+  methodNotAllowed,
+  noEndpoint,
+  notFound,
+  serviceUnavailable,
+  validate,
+} from '@gw/shared';
+import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { Principal } from './admin-principal.ts';
+
+/**
+ * A team-scoped role (Developer) reads the logs of its teams only: the query's `team_id` must be one of them,
+ * and is set to the one team a caller has when it names none. Others' queries are unchanged.
+ */
+export function teamScopedLogFilter(
+  principal: Principal | undefined,
+  query: URLSearchParams,
+): URLSearchParams {
+  if (!principal?.teamScoped) return query;
+  const asked = query.get('team_id');
+  const teams = principal.teamIds;
+  const outside = (what: string) =>
+    new GatewayError({
+      type: 'forbidden',
+      code: 'team_scope',
+      param: 'team_id',
+      message: `${what}; role ${principal.roleId} reads logs of its teams only (yours: ${teams.join(', ') || 'none'})`,
+    });
+  if (asked !== null) {
+    if (!teams.includes(asked)) throw outside(`team_id ${asked} is not one of your teams`);
+    return query;
+  }
+  if (teams.length !== 1) {
+    if (teams.length === 0) throw outside('you belong to no team');
+    throw invalidRequest(`team_id: name one of your teams (${teams.join(', ')})`, 'team_id');
+  }
+  const scoped = new URLSearchParams(query);
+  scoped.set('team_id', teams[0]!);
+  return scoped;
+}
+
+export interface LogsAdminOptions {
+  /** Where request logs are kept (SQLite embedded, PostgreSQL in a cluster); none when logs are off here. */
+  store?: LogStore | undefined;
+  /** Why there is no store, as the 503 says it (a cluster without GW_LOGS_DATABASE_URL). */
+  unavailable?: string | undefined;
+}
+
+/**
+ * `GET /api/logs` (filters, keyset pages, sort), `/api/logs/{id}`, `/api/logs/stats` and `/api/logs/dropped`
+ * (docs/logs.md). A bad parameter is a 400 naming it; `/api/logs/stream` is the WebSocket of logs-stream.ts.
+ */
+export function createLogsAdmin(options: LogsAdminOptions) {
+  async function logs(request: AdminRequest, path: string): Promise<AdminResult> {
+    const [, id, ...rest] = request.segments;
+    if (rest.length > 0) throw noEndpoint(request.method, path);
+    if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
+    const { store } = options;
+    if (!store) throw serviceUnavailable(options.unavailable ?? 'request logs are off on this gateway');
+    const principal = request.principal;
+    if (id === 'dropped' && principal?.teamScoped)
+      throw new GatewayError({
+        type: 'forbidden',
+        code: 'team_scope',
+        message: `dropped-request counts are the whole gateway's; role ${principal.roleId} reads logs of its teams only`,
+      });
+    const query = teamScopedLogFilter(principal, request.query ?? new URLSearchParams());
+    if (id === undefined)
+      return { status: 200, body: await store.query(validate(logQueryParamsSchema, query)) };
+    if (id === 'stats')
+      return { status: 200, body: await store.stats(validate(logStatsParamsSchema, query)) };
+    if (id === 'dropped')
+      return {
+        status: 200,
+        body: await store.dropped(validate(droppedQuerySchema, Object.fromEntries(query))),
+      };
+    if (id === 'stream') {
+      throw invalidRequest(
+        `${path} is a WebSocket: connect with Upgrade: websocket (the same filters as /api/logs)`,
+      );
+    }
+    const record = await store.get(id);
+    // Another team's record is not there, for a team-scoped caller.
+    if (!record || (principal?.teamScoped && !principal.teamIds.includes(record.team_id ?? '')))
+      throw notFound(`request log ${id}`);
+    return { status: 200, body: record };
+  }
+
+  return { logs };
+}

@@ -1,0 +1,95 @@
+/**
+ * What the admin API can grant: a permission is `<resource>:<action>`. `read` covers GET (and HEAD), `write`
+ * covers every change. `secrets:read` is the one permission that is not a resource's: without it, secret
+ * fields of read answers are redacted (docs/admin-access.md).
+ */
+export const ADMIN_RESOURCES = [
+  'providers',
+  'keys',
+  'teams',
+  'customers',
+  'budgets',
+  'mcp',
+  'guardrails',
+  'logs',
+  'config',
+  'users',
+  'tokens',
+  'roles',
+  'audit',
+  'cache',
+  'health',
+  'alerts',
+  'vault',
+] as const;
+
+export type AdminResource = (typeof ADMIN_RESOURCES)[number];
+
+export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read';
+
+/** Every permission, in a stable order (the answer of `GET /api/roles` lists them as `known_permissions`). */
+export const PERMISSIONS: readonly Permission[] = [
+  ...ADMIN_RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const]),
+  'secrets:read',
+];
+
+const KNOWN = new Set<string>(PERMISSIONS);
+
+export function isPermission(value: string): value is Permission {
+  return KNOWN.has(value);
+}
+
+/** A role: a set of permissions; a team-scoped role acts on virtual keys of its holder's teams only. */
+export interface RoleDefinition {
+  id: string;
+  name: string;
+  description: string;
+  permissions: Permission[];
+  team_scoped: boolean;
+  built_in: boolean;
+}
+
+const READS = PERMISSIONS.filter(
+  (permission) => permission.endsWith(':read') && permission !== 'secrets:read',
+);
+
+/** Admin, Developer and Viewer (SPEC.md "Authentication" 5); they cannot be changed or deleted. */
+export const BUILT_IN_ROLES: readonly RoleDefinition[] = [
+  {
+    id: 'admin',
+    name: 'Admin',
+    description: 'everything, secrets included',
+    permissions: [...PERMISSIONS],
+    team_scoped: false,
+    built_in: true,
+  },
+  {
+    id: 'developer',
+    name: 'Developer',
+    description:
+      "manages virtual keys of their teams and MCP tools (stdio clients stay Admin's); reads their teams' keys and logs",
+    permissions: [
+      'keys:read',
+      'keys:write',
+      'budgets:read',
+      'mcp:read',
+      'mcp:write',
+      'logs:read',
+      'teams:read',
+    ],
+    team_scoped: true,
+    built_in: true,
+  },
+  {
+    id: 'viewer',
+    name: 'Viewer',
+    description: 'reads everything, secret fields redacted; changes nothing',
+    permissions: READS,
+    team_scoped: false,
+    built_in: true,
+  },
+];
+
+export function builtInRole(id: string): RoleDefinition | undefined {
+  return BUILT_IN_ROLES.find((role) => role.id === id);
+}

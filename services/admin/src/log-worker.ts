@@ -1,0 +1,46 @@
+import { startLogRetention } from '@gw/logs';
+import { PostgresLogStore } from '@gw/logs/postgres';
+import { RedisLogConsumer, RedisLogTail } from '@gw/logs/redis';
+import type { GatewayConfig, Logger } from '@gw/shared';
+import { connectRedis } from '@gw/shared/store';
+
+/**
+ * The cluster's request-log side of the admin process (docs/logs.md): the PostgreSQL store `/api/logs` reads,
+ * the log worker that fills it from the ingress replicas' Redis stream (a consumer group, so any number of admin
+ * replicas share the work), the hourly retention, and the live tail (plain XREAD of the same stream). Without
+ * a Redis URL only the store is opened (reads).
+ */
+export async function startLogWorker(options: {
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  prefix: string;
+  config: GatewayConfig;
+  logger: Logger;
+}) {
+  const { logger, redisUrl, prefix } = options;
+  const store = await PostgresLogStore.open({ url: options.databaseUrl });
+  const onError = (error: unknown) => logger.warn({ err: error }, 'request logs: the log worker failed');
+  const retention = startLogRetention({
+    store,
+    retentionDays: () => options.config.logs.retention_days,
+    onError,
+  });
+  // Connections of their own without a command timeout: XREADGROUP and XREAD block while waiting.
+  const consumerConnection = redisUrl ? connectRedis(redisUrl, { maxRetriesPerRequest: null }) : undefined;
+  const tailConnection = redisUrl ? connectRedis(redisUrl, { maxRetriesPerRequest: null }) : undefined;
+  const consumer =
+    consumerConnection && RedisLogConsumer.start({ redis: consumerConnection, prefix, store, onError });
+  const tail = tailConnection && new RedisLogTail({ redis: tailConnection, prefix, onError });
+  return {
+    store,
+    tail,
+    async close(): Promise<void> {
+      await consumer?.close();
+      await tail?.close();
+      await retention.stop();
+      consumerConnection?.disconnect();
+      tailConnection?.disconnect();
+      await store.close();
+    },
+  };
+}

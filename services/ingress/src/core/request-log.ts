@@ -1,0 +1,162 @@
+import type { AuthorizeResult } from '@gw/governance';
+import type { GuardrailOutcome } from '@gw/guardrails';
+import type { DroppedTally, LogRecord } from '@gw/logs';
+import type { ServedBy } from '@gw/router';
+import type { LogsConfig, Usage } from '@gw/shared';
+import type { RequestContext } from './route.ts';
+
+/**
+ * What the pipeline learns of one request for its log record: the record stage and settle fill it, the
+ * ingress turns it into the record when the answer is over (docs/logs.md). Present only while logs are on.
+ */
+export interface RequestLogDraft {
+  /** The model or alias the caller named, before aliases and routing. */
+  requestedModel?: string;
+  authorization?: AuthorizeResult;
+  provider?: string;
+  model?: string;
+  usage?: Usage;
+  servedBy?: ServedBy | undefined;
+  /** performance.now() at the first streamed item. */
+  firstItemAt?: number;
+  cache?: 'hit' | 'miss' | 'bypass';
+  guardrail?: GuardrailOutcome | undefined;
+  /** What governance charged, once its settle answers (undefined: not known). */
+  cost?: Promise<number | undefined>;
+  /** Kept only when content logging is on for the request. */
+  requestContent?: string;
+  responseContent?: string;
+  traceId?: string;
+}
+
+/** Where records go: the LogWriter (synchronous, never throws). */
+export interface RecordSink {
+  enqueueRecord(record: LogRecord, options: { content: boolean; contentMaxBytes: number }): boolean;
+}
+
+/** A route's template as the surface it belongs to (`/anthropic/*` → anthropic; SPEC.md's own paths → openai). */
+const SURFACES: ReadonlyArray<readonly [prefix: string, surface: string]> = [
+  ['/anthropic', 'anthropic'],
+  ['/bedrock', 'bedrock'],
+  ['/genai', 'genai'],
+  ['/litellm', 'litellm'],
+  ['/v1/mcp', 'mcp'],
+];
+
+function surfaceOf(route: string): string {
+  for (const [prefix, surface] of SURFACES) if (route.startsWith(prefix)) return surface;
+  return 'openai';
+}
+
+function guardrailOutcome(outcome: GuardrailOutcome | undefined, errorType: string | null) {
+  if (errorType === 'guardrail_blocked' || outcome?.outcome === 'blocked') return 'blocked' as const;
+  if (!outcome) return null;
+  if (outcome.modifications.length > 0 || Object.keys(outcome.redactions).length > 0)
+    return 'redacted' as const;
+  return outcome.outcome === 'warning' ? ('flagged' as const) : ('passed' as const);
+}
+
+/** The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`). */
+export function traceIdOf(traceparent: string | undefined): string | undefined {
+  return traceparent?.slice(3, 35) || undefined;
+}
+
+/**
+ * The request log of an ingress: a draft per request while `logs.enabled`, turned into one record when the
+ * answer is over (a stream when it ends, also when the caller hung up). Nothing here awaits: a record whose
+ * cost governance has yet to answer is enqueued when it does, off the request's path.
+ */
+export function createRequestLog(options: {
+  sink: RecordSink;
+  config: LogsConfig;
+  /** The process's dropped counts: requests refused for overload are counted here, logs on or off. */
+  tally?: DroppedTally | undefined;
+}) {
+  const { sink, config, tally } = options;
+  const surfaces = new Map<string, string>();
+
+  function enqueue(record: LogRecord, content: boolean): void {
+    sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes });
+  }
+
+  return {
+    /** Most UTF-8 bytes kept of each content (the live setting). */
+    get contentMaxBytes(): number {
+      return config.content_max_bytes;
+    },
+
+    /** A request refused for overload (`request_dropped`), under the reason its error code names. */
+    dropped(code: string | null): void {
+      tally?.add(code ?? 'request_dropped');
+    },
+
+    /** A draft for a request, or undefined while logs are off (the request then costs nothing more). */
+    start(): RequestLogDraft | undefined {
+      return config.enabled ? {} : undefined;
+    },
+
+    /** Whether this request's content is kept: on globally, and not refused by its virtual key. */
+    keepsContent(authorization: AuthorizeResult | undefined): boolean {
+      return config.content && authorization?.logContent !== false;
+    },
+
+    /** The answer is over: its record, with the status the caller got. */
+    finish(context: RequestContext, status: number, errorType: string | null): void {
+      const draft = context.log;
+      if (!draft) return;
+      const now = performance.now();
+      const latencyMs = now - context.startedAt;
+      let surface = surfaces.get(context.route);
+      if (surface === undefined) {
+        surface = surfaceOf(context.route);
+        surfaces.set(context.route, surface);
+      }
+      const authorization = draft.authorization;
+      const usage = draft.usage;
+      // Every field, from typed values: the writer takes it without a schema pass (enqueueRecord).
+      const record: LogRecord = {
+        id: context.requestId,
+        time: Math.round(Date.now() - latencyMs),
+        surface,
+        route: context.route,
+        provider: draft.provider || context.provider || null,
+        model: draft.model || null,
+        requested_model: draft.requestedModel || null,
+        status,
+        error_type: errorType,
+        latency_ms: latencyMs,
+        time_to_first_token_ms:
+          draft.firstItemAt === undefined ? null : draft.firstItemAt - context.startedAt,
+        input_tokens: usage?.prompt_tokens ?? 0,
+        output_tokens: usage?.completion_tokens ?? 0,
+        cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+        reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+        cost: 0,
+        virtual_key_id: authorization?.virtualKeyId ?? null,
+        virtual_key_name: authorization?.virtualKeyName ?? null,
+        team_id: authorization?.teamId ?? null,
+        customer_id: authorization?.customerId ?? null,
+        user_id: authorization?.userId ?? null,
+        selected_key_id: draft.servedBy?.keyId ?? null,
+        fallback_index: draft.servedBy?.fallbackIndex ?? null,
+        cache_outcome: draft.cache ?? null,
+        guardrail_outcome: guardrailOutcome(draft.guardrail, errorType),
+        request_content: draft.requestContent ?? null,
+        response_content: draft.responseContent ?? null,
+        content_truncated: false,
+        trace_id: draft.traceId ?? null,
+      };
+      const content = draft.requestContent !== undefined || draft.responseContent !== undefined;
+      if (!draft.cost) {
+        enqueue(record, content);
+        return;
+      }
+      draft.cost.then((cost) => {
+        record.cost = cost ?? 0;
+        enqueue(record, content);
+      });
+    },
+  };
+}
+
+export type RequestLog = ReturnType<typeof createRequestLog>;

@@ -1,0 +1,205 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthorizeResult } from '@gw/governance';
+import {
+  type GuardrailOutcome,
+  GuardrailSession,
+  type GuardrailSet,
+  type RuleReport,
+  type Violation,
+} from '@gw/guardrails';
+import type { CompletionResult } from '@gw/router';
+import { GatewayError, type Logger, type Metrics, type Usage } from '@gw/shared';
+import { guardStream } from './guardrail-stream.ts';
+import { inputTexts, outputTexts, requestMetadata } from './guardrail-texts.ts';
+import { type CompletionExchange, type Stage, translatedRoute } from './stage.ts';
+
+/** `x-gw-guardrail-id`: one rule id, or several separated by commas. */
+const RULE_HEADER = 'x-gw-guardrail-id';
+
+/** Distinct rule ids one process labels metrics with; past it they count as `other`. */
+const RULE_LABELS = 100;
+
+/**
+ * A 446 for an answer that was generated: it carries what was served, so the settle stage charges its usage
+ * (a caller cannot get tokens for free by making an answer fail its checks).
+ */
+export class BlockedAnswerError extends GatewayError {
+  readonly served: { provider: string; model: string; usage: Usage };
+
+  constructor(error: GatewayError, served: { provider: string; model: string; usage: Usage }) {
+    super({ ...error.toJSON(), cause: error.cause });
+    this.served = served;
+  }
+}
+
+export interface GuardrailDependencies {
+  /** The set in force (the runtime swaps it when the admin API changes guardrails). */
+  runtime: { readonly current: GuardrailSet };
+  metrics: Metrics;
+  logger: Logger;
+}
+
+function requestedRules(headers: IncomingHttpHeaders): string[] | undefined {
+  const value = headers[RULE_HEADER];
+  if (value === undefined) return undefined;
+  const ids = (Array.isArray(value) ? value.join(',') : value)
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
+  return ids.length > 0 ? ids : undefined;
+}
+
+/**
+ * Guardrails for ingress (docs/guardrails.md): a session per request whose rules apply, opened for
+ * completions by the stage and for MCP tool calls by their route. With no rule in force, opening costs one
+ * property read and nothing else.
+ */
+export function createGuardrails(dependencies: GuardrailDependencies) {
+  const { metrics, logger } = dependencies;
+  const ruleLabels = new Set<string>();
+  const ruleLabel = (rule: string) => {
+    if (ruleLabels.has(rule)) return rule;
+    if (ruleLabels.size >= RULE_LABELS) return 'other';
+    ruleLabels.add(rule);
+    return rule;
+  };
+
+  function report(requestId: string) {
+    return (result: RuleReport, violations: readonly Violation[]) => {
+      metrics.guardrailOutcomes.inc({ rule: ruleLabel(result.rule), outcome: result.outcome });
+      metrics.guardrailDuration.observe(
+        { side: result.side, mode: result.mode },
+        result.processing_time_ms / 1000,
+      );
+      if (result.outcome === 'pass') return;
+      // Never the content: the rule, the side, what kinds were found.
+      const categories = [...new Set(violations.map((violation) => violation.category))];
+      const level = result.outcome === 'error' ? 'warn' : 'info';
+      logger[level]({ requestId, ...result, categories }, 'guardrail outcome');
+    };
+  }
+
+  /** A session for a request, or undefined when no rule applies to it. */
+  function open(options: {
+    requestId: string;
+    headers: IncomingHttpHeaders;
+    authorization: AuthorizeResult | undefined;
+    signal: AbortSignal;
+    request_type: 'chat' | 'text' | 'tool';
+    target?: { provider: string; model: string } | undefined;
+    tool?: { client: string; tool: string; arguments: Record<string, unknown> };
+  }): GuardrailSession | undefined {
+    const set = dependencies.runtime.current;
+    if (set.empty) return undefined;
+    const metadata = requestMetadata(options);
+    const requested = requestedRules(options.headers);
+    const rules = set.select(metadata, {
+      ...(requested ? { requested } : {}),
+      onConditionError: (rule) =>
+        metrics.guardrailOutcomes.inc({ rule: ruleLabel(rule), outcome: 'condition_error' }),
+    });
+    if (rules.length === 0) return undefined;
+    return new GuardrailSession(rules, {
+      metadata,
+      signal: options.signal,
+      report: report(options.requestId),
+    });
+  }
+
+  function openFor(exchange: CompletionExchange): GuardrailSession | undefined {
+    return open({
+      requestId: exchange.requestId,
+      headers: exchange.headers,
+      authorization: exchange.authorization,
+      signal: exchange.signal,
+      request_type: exchange.route.operation,
+      target: exchange.route.targets[0],
+    });
+  }
+
+  /** Input before the provider is called: a block throws 446, a change goes to the provider instead. */
+  async function guardInput(exchange: CompletionExchange, session: GuardrailSession): Promise<void> {
+    if (!session.checks('input')) return;
+    const editable = inputTexts(exchange.route);
+    const texts = await session.input(editable);
+    // A changed text lives in the translation only, so the provider gets the translation.
+    if (texts !== editable.texts) exchange.route = translatedRoute(editable.rewrite(texts));
+  }
+
+  /** The outcome as the answer shows it (`extra_fields.guardrails`). */
+  const shown = (outcome: GuardrailOutcome) => outcome as unknown as Record<string, unknown>;
+
+  const stage: Stage = {
+    name: 'guardrail',
+
+    async complete(exchange, next): Promise<CompletionResult> {
+      const session = openFor(exchange);
+      if (!session) return next();
+      try {
+        await guardInput(exchange, session);
+        const result = await next();
+        let { response } = result;
+        let changed = false;
+        if (session.checks('output') || session.restores) {
+          const editable = outputTexts(response);
+          const served = { provider: result.provider, model: response.model, usage: response.usage };
+          let texts = session.checks('output')
+            ? await session.output(editable).catch((error: unknown) => {
+                throw error instanceof GatewayError ? new BlockedAnswerError(error, served) : error;
+              })
+            : editable.texts;
+          if (session.restores) texts = texts.map((text) => session.restore(text));
+          changed = texts.some((text, index) => text !== editable.texts[index]);
+          if (changed) response = editable.rewrite(texts);
+        }
+        const outcome = session.outcome();
+        // SPEC.md: "validation processing time is reported as processing_time_ms in response metadata".
+        const extra_fields = {
+          ...response.extra_fields,
+          processing_time_ms: outcome.processing_time_ms,
+          guardrails: shown(outcome),
+        };
+        return {
+          provider: result.provider,
+          servedBy: result.servedBy,
+          response: { ...response, extra_fields },
+          // The provider's own answer stands only while nothing in it was changed.
+          ...(result.native !== undefined && !changed ? { native: result.native } : {}),
+        };
+      } finally {
+        exchange.guardrail = session.outcome();
+      }
+    },
+
+    async stream(exchange, next) {
+      const session = openFor(exchange);
+      if (!session) return next();
+      const end = () => {
+        exchange.guardrail = session.outcome();
+      };
+      try {
+        await guardInput(exchange, session);
+        const check = session.checks('output');
+        // Output checks read the translated chunks; the provider's native events could not be changed.
+        if (check || session.restores) exchange.route = translatedRoute(exchange.route);
+        const items = await next();
+        return guardStream(items, {
+          session,
+          check,
+          buffered: check && session.buffersStreams,
+          // Without output checks a chunk goes on at once, unless it ends inside a placeholder.
+          windowChars: check ? session.windowChars : 0,
+          end,
+          summary: () => shown(session.outcome()),
+        });
+      } catch (error) {
+        end();
+        throw error;
+      }
+    },
+  };
+
+  return { stage, open };
+}
+
+export type IngressGuardrails = ReturnType<typeof createGuardrails>;

@@ -1,0 +1,159 @@
+import type { ProviderHealthReport } from '@gw/shared/health';
+import {
+  ATTRIBUTES,
+  genAiOperation,
+  providerAttributes,
+  responseAttributes,
+  type SpanAttributes,
+  streamSummary,
+  type Tracer,
+  type TraceSpan,
+} from '@gw/shared/tracing';
+import type {
+  CallOptions,
+  CompletionResult,
+  CompletionRoute,
+  EmbeddingsResult,
+  EmbeddingsRoute,
+  PassthroughRequest,
+  PassthroughResponse,
+  RouteRequest,
+  RouterService,
+  StreamItem,
+} from './router-service.ts';
+
+/** What a route asks, as span attributes (the first target's model is the requested one). */
+function routeAttributes(request: RouteRequest): SpanAttributes {
+  return {
+    [ATTRIBUTES.requestId]: request.requestId,
+    [ATTRIBUTES.operation]: genAiOperation(request.operation),
+    [ATTRIBUTES.requestModel]: request.targets[0]?.model,
+    [ATTRIBUTES.fallbacks]: Math.max(0, request.targets.length - 1),
+  };
+}
+
+/**
+ * The router with a span per request (`gw.router.<call>`), child of the caller's context and parent of the
+ * upstream attempts' spans (plan-execution.ts): the provider that served, the models, tokens and finish
+ * reasons. Content is left to the ingress span (`tracing.include_content`). Wraps the core in both modes.
+ */
+export class TracedRouter implements RouterService {
+  private readonly core: RouterService & { close(): Promise<void> };
+  private readonly tracer: Tracer;
+
+  constructor(core: RouterService & { close(): Promise<void> }, tracer: Tracer) {
+    this.core = core;
+    this.tracer = tracer;
+  }
+
+  private start(call: string, options: CallOptions, attributes: SpanAttributes): TraceSpan {
+    return this.tracer.startSpan(`gw.router.${call}`, { parent: options.trace, attributes });
+  }
+
+  /** Runs a whole call under its span: the answer's attributes, or the failure's type. */
+  private async traced<Result>(
+    span: TraceSpan,
+    run: () => Promise<Result>,
+    attributesOf: (result: Result) => SpanAttributes,
+  ): Promise<Result> {
+    try {
+      const result = await run();
+      if (span.recording) span.setAttributes(attributesOf(result));
+      return result;
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
+    const span = this.start('complete', options, routeAttributes(request));
+    return this.traced(
+      span,
+      () => this.core.complete(request, { ...options, trace: span.context }),
+      (result) => ({
+        ...providerAttributes(result.provider),
+        ...responseAttributes(result.response, { includeContent: false }),
+      }),
+    );
+  }
+
+  embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
+    const span = this.start('embed', options, routeAttributes(request));
+    return this.traced(
+      span,
+      () => this.core.embed(request, { ...options, trace: span.context }),
+      (result) => ({
+        ...providerAttributes(result.provider),
+        [ATTRIBUTES.responseModel]: result.response.model,
+        [ATTRIBUTES.inputTokens]: result.response.usage.prompt_tokens,
+      }),
+    );
+  }
+
+  async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+    const span = this.start('stream', options, routeAttributes(request));
+    const summary = streamSummary({ includeContent: false });
+    try {
+      for await (const item of this.core.stream(request, { ...options, trace: span.context })) {
+        if (item.provider) span.setAttributes(providerAttributes(item.provider));
+        if (span.recording) summary.chunk(item.chunk);
+        yield item;
+      }
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      if (span.recording) span.setAttributes(summary.attributes());
+      span.end();
+    }
+  }
+
+  passthrough(
+    request: PassthroughRequest,
+    body: AsyncIterable<Uint8Array> | undefined,
+    options: CallOptions,
+  ): Promise<PassthroughResponse> {
+    const span = this.start('passthrough', options, {
+      [ATTRIBUTES.requestId]: request.requestId,
+      [ATTRIBUTES.requestModel]: request.target.model,
+      ...providerAttributes(request.target.provider),
+    });
+    // The span covers the call up to the answer's head; its body streams on untraced.
+    return this.traced(
+      span,
+      () => this.core.passthrough(request, body, { ...options, trace: span.context }),
+      (answer) => ({ [ATTRIBUTES.httpStatus]: answer.status }),
+    );
+  }
+
+  listProviders(): Promise<Array<Record<string, unknown>>> {
+    return this.core.listProviders();
+  }
+
+  getProvider(name: string): Promise<Record<string, unknown>> {
+    return this.core.getProvider(name);
+  }
+
+  putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>> {
+    return this.core.putProvider(name, config, options);
+  }
+
+  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.core.patchProvider(name, patch);
+  }
+
+  deleteProvider(name: string): Promise<void> {
+    return this.core.deleteProvider(name);
+  }
+
+  health(): Promise<ProviderHealthReport[]> {
+    return this.core.health();
+  }
+
+  close(): Promise<void> {
+    return this.core.close();
+  }
+}

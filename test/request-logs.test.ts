@@ -1,0 +1,373 @@
+// Request logs end to end (docs/logs.md), both modes: a request through the gateway leaves one record that
+// /api/logs answers (provider, model, tokens, governance's cost, fallback index and key after a fallback, cache
+// and guardrail outcomes, trace id), filters and pages work through the HTTP API, bad filters are 400s naming
+// the parameter, content follows the key's opt-out, the live tail (WebSocket) is authenticated, filtered and
+// drops a slow reader with 1013, and requests refused for overload are counted in /api/logs/dropped.
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import {
+  chatCompletion,
+  chatStreamEvents,
+  type FakeOpenAi,
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  type OtlpReceiver,
+  startCluster,
+  startEmbedded,
+  startFakeOpenAi,
+  startOtlpReceiver,
+  waitFor,
+} from '@gw/testkit';
+import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { call, get, post } from './support/http.ts';
+
+const ADMIN_TOKEN = 'admin-token-for-request-logs';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const KEY = 'sk-gw-logs0000000000000000000000000000000000000';
+const QUIET_KEY = 'sk-gw-quiet000000000000000000000000000000000000';
+// USD per million tokens: the fake answers 11 prompt and 7 completion tokens.
+const PRICES = { 'gpt-4o-mini': { input: 1.5, output: 6 }, 'gpt-4o': { input: 2.5, output: 10 } };
+
+function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
+  return {
+    providers: {
+      openai: {
+        keys: [{ id: 'key-a', value: 'sk-upstream-logs-a' }],
+        network_config: { base_url: fake.url, max_retries: 0 },
+      },
+    },
+    governance: {
+      virtual_keys: [
+        {
+          id: 'vk-logs',
+          name: 'logs-key',
+          value: KEY,
+          provider_configs: [{ provider: 'openai', allowed_models: ['*'] }],
+          budgets: [{ max_limit: 100, reset_duration: '1d' }],
+        },
+        {
+          id: 'vk-quiet',
+          name: 'quiet-key',
+          value: QUIET_KEY,
+          log_content: false,
+          provider_configs: [{ provider: 'openai', allowed_models: ['*'] }],
+        },
+      ],
+      pricing: PRICES,
+    },
+    cache: { enabled: true, types: ['exact'] },
+    guardrails: {
+      profiles: [{ id: 'pii', type: 'builtin', pii: ['email'] }],
+      rules: [{ id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] }],
+    },
+    tracing: { enabled: true, sampling_ratio: 1, endpoint: receiver.url },
+    logs: { content: true, content_max_bytes: 65_536 },
+    client: { allow_anonymous_admin: false },
+  } as GatewayConfigInput;
+}
+
+interface LogRecord {
+  id: string;
+  [field: string]: unknown;
+}
+
+const modes = [
+  ['embedded', (input: GatewayConfigInput) => startEmbedded({ config: input, adminToken: ADMIN_TOKEN })],
+  [
+    'cluster',
+    (input: GatewayConfigInput, database?: TestDatabase) =>
+      startCluster({
+        config: input,
+        adminToken: ADMIN_TOKEN,
+        env: { GW_LOGS_DATABASE_URL: database!.url },
+      }),
+  ],
+] as const;
+
+describe.each(modes)('request logs (%s)', (mode, start) => {
+  let fake: FakeOpenAi;
+  let receiver: OtlpReceiver;
+  let gateway: LaunchedGateway;
+  let database: TestDatabase | undefined;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    receiver = await startOtlpReceiver();
+    if (mode === 'cluster') database = await createTestDatabase();
+    gateway = await start(config(fake, receiver), database);
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await fake?.close();
+    await receiver?.close();
+    await database?.drop();
+  });
+
+  const chat = (body: Record<string, unknown>, key = KEY, headers: Record<string, string> = {}) =>
+    post(
+      `${gateway.url}/v1/chat/completions`,
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello logs' }], ...body },
+      { headers: { authorization: `Bearer ${key}`, ...headers } },
+    );
+  const logs = async (query: string) => get(`${gateway.adminUrl}/api/logs?${query}`, ADMIN);
+  /** The record of a request, once the writer (and in a cluster the log worker) stored it. */
+  const recordOf = (id: string) =>
+    waitFor(
+      async () => {
+        const answer = await get(`${gateway.adminUrl}/api/logs/${id}`, ADMIN);
+        return answer.status === 200 ? (answer.body as LogRecord) : undefined;
+      },
+      { timeoutMs: 15_000, what: `the log record of ${id}` },
+    );
+
+  it('records a served request with its provider, model, tokens and the cost governance charged', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const answer = await chat({ user: 'u-1' }, KEY, { traceparent: `00-${traceId}-${'1'.repeat(16)}-01` });
+    expect(answer.status).toBe(200);
+    const id = answer.headers.get('x-request-id')!;
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const record = await recordOf(id);
+    const cost = (11 * PRICES['gpt-4o-mini'].input + 7 * PRICES['gpt-4o-mini'].output) / 1_000_000;
+    expect(record).toMatchObject({
+      id,
+      surface: 'openai',
+      route: '/v1/chat/completions',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      requested_model: 'openai/gpt-4o-mini',
+      status: 200,
+      error_type: null,
+      input_tokens: 11,
+      output_tokens: 7,
+      cached_tokens: 2,
+      virtual_key_id: 'vk-logs',
+      virtual_key_name: 'logs-key',
+      selected_key_id: 'key-a',
+      fallback_index: 0,
+      cache_outcome: 'miss',
+      guardrail_outcome: 'passed',
+      trace_id: traceId,
+      time_to_first_token_ms: null,
+    });
+    // Governance charges whole micro-dollars: the record holds exactly what it charged the key's budget.
+    expect(record['cost']).toBeCloseTo(cost, 6);
+    const usage = await get(`${gateway.adminUrl}/api/governance/virtual-keys/vk-logs/usage`, ADMIN);
+    expect(record['cost']).toBe(usage.body.usage[0].entries[0].used);
+    expect(record['request_content']).toContain('hello logs');
+    expect(record['response_content']).toContain('Hello from the fake upstream');
+    expect(record['latency_ms']).toBeGreaterThan(0);
+  });
+
+  it('records the fallback that served and a cache hit', async () => {
+    fake.enqueue({ status: 500, json: { error: { message: 'first target down', type: 'server_error' } } });
+    const answer = await chat({
+      model: 'openai/gpt-4o',
+      fallbacks: ['openai/gpt-4o-mini'],
+      messages: [{ role: 'user', content: 'fallback please' }],
+    });
+    expect(answer.status).toBe(200);
+    const record = await recordOf(answer.headers.get('x-request-id')!);
+    expect(record).toMatchObject({ fallback_index: 1, selected_key_id: 'key-a', model: 'gpt-4o-mini' });
+
+    const again = await chat({
+      model: 'openai/gpt-4o',
+      fallbacks: ['openai/gpt-4o-mini'],
+      messages: [{ role: 'user', content: 'fallback please' }],
+    });
+    expect(again.headers.get('x-gw-cache')).toBe('hit');
+    expect(await recordOf(again.headers.get('x-request-id')!)).toMatchObject({
+      cache_outcome: 'hit',
+      status: 200,
+    });
+  });
+
+  it('records a stream when it ends, with its time to first token', async () => {
+    fake.enqueue({ events: chatStreamEvents() });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'stream it' }],
+        stream: true,
+      }),
+    });
+    await response.text();
+    const record = await recordOf(response.headers.get('x-request-id')!);
+    expect(record).toMatchObject({
+      status: 200,
+      input_tokens: 9,
+      output_tokens: 3,
+      response_content: 'Hello wörld',
+    });
+    expect(record['time_to_first_token_ms']).toBeGreaterThan(0);
+  });
+
+  it('records what the guardrails did', async () => {
+    const answer = await chat({ messages: [{ role: 'user', content: 'write to jane@example.com' }] });
+    expect(answer.status).toBe(246);
+    const record = await recordOf(answer.headers.get('x-request-id')!);
+    expect(record).toMatchObject({ status: 246, guardrail_outcome: 'redacted' });
+    expect(record['request_content']).not.toContain('jane@example.com');
+  });
+
+  it('keeps no content for a key that opted out', async () => {
+    const answer = await chat({ messages: [{ role: 'user', content: 'secret words' }] }, QUIET_KEY);
+    expect(answer.status).toBe(200);
+    const record = await recordOf(answer.headers.get('x-request-id')!);
+    expect(record).toMatchObject({
+      virtual_key_id: 'vk-quiet',
+      request_content: null,
+      response_content: null,
+    });
+  });
+
+  it('records refusals, and filters and pages through the HTTP API', async () => {
+    const refused = await chat({}, 'sk-gw-unknown000000000000000000000000000000000');
+    expect(refused.status).toBe(401);
+    const denied = await recordOf(refused.headers.get('x-request-id')!);
+    expect(denied).toMatchObject({ status: 401, error_type: 'virtual_key_invalid', provider: null });
+
+    const errors = await logs('status_class=4xx');
+    expect(errors.status).toBe(200);
+    expect(errors.body.records.map((record: LogRecord) => record.id)).toContain(denied.id);
+    expect(errors.body.records.every((record: LogRecord) => Number(record['status']) >= 400)).toBe(true);
+
+    const quiet = await logs('virtual_key_id=vk-quiet');
+    expect(quiet.body.records).toHaveLength(1);
+
+    const first = await logs('limit=2&sort=time&order=asc');
+    expect(first.body.records).toHaveLength(2);
+    const second = await logs(
+      `limit=2&sort=time&order=asc&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
+    const firstIds = first.body.records.map((record: LogRecord) => record.id);
+    for (const record of second.body.records as LogRecord[]) expect(firstIds).not.toContain(record.id);
+
+    const stats = await get(`${gateway.adminUrl}/api/logs/stats?group_by=provider&bucket_ms=3600000`, ADMIN);
+    expect(stats.status).toBe(200);
+    expect(stats.body.buckets.some((bucket: { group: string }) => bucket.group === 'openai')).toBe(true);
+  });
+
+  it('answers 400 naming a bad filter, 404 for an unknown id, 401 without the admin token', async () => {
+    const bad = await logs('status_class=6xx');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('status_class');
+    expect((await logs('limit=0')).body.error.param).toBe('limit');
+    expect((await logs('cursor=nonsense')).body.error.param).toBe('cursor');
+    expect((await get(`${gateway.adminUrl}/api/logs/dropped?bucket_ms=5`, ADMIN)).body.error.param).toBe(
+      'bucket_ms',
+    );
+    expect((await get(`${gateway.adminUrl}/api/logs/no-such-id`, ADMIN)).status).toBe(404);
+    expect((await get(`${gateway.adminUrl}/api/logs`)).status).toBe(401);
+  });
+
+  it('refuses the live tail without the admin token, before upgrading', async () => {
+    const socket = new WebSocket(`${gateway.adminUrl.replace('http', 'ws')}/api/logs/stream`);
+    socket.on('error', () => {});
+    const [, response] = (await once(socket, 'unexpected-response')) as [unknown, { statusCode: number }];
+    expect(response.statusCode).toBe(401);
+    socket.terminate();
+  });
+
+  it('sends live records that match the filter', async () => {
+    const socket = new WebSocket(
+      `${gateway.adminUrl.replace('http', 'ws')}/api/logs/stream?virtual_key_id=vk-quiet`,
+      {
+        headers: ADMIN,
+      },
+    );
+    await once(socket, 'open');
+    const received: LogRecord[] = [];
+    socket.on('message', (data) => received.push(JSON.parse(String(data))));
+    // Give the cluster's tail its first XREAD, then a request of another key (filtered out) and one of this key.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await chat({ messages: [{ role: 'user', content: 'not for this tail' }] });
+    const answer = await chat({ messages: [{ role: 'user', content: 'for the tail' }] }, QUIET_KEY);
+    const id = answer.headers.get('x-request-id')!;
+    await waitFor(() => received.some((record) => record.id === id), {
+      timeoutMs: 10_000,
+      what: 'the live record',
+    });
+    expect(received.every((record) => record['virtual_key_id'] === 'vk-quiet')).toBe(true);
+    socket.close();
+  });
+
+  it('closes a live tail that does not read with 1013, and keeps serving', async () => {
+    const socket = new WebSocket(`${gateway.adminUrl.replace('http', 'ws')}/api/logs/stream`, {
+      headers: ADMIN,
+    });
+    await once(socket, 'open');
+    // This client reads nothing: its socket is paused while records (~60 KB of content each) pile up, far past
+    // what the socket buffers and the gateway's 1 MiB per client hold.
+    const raw = (socket as unknown as { _socket: import('node:net').Socket })._socket;
+    raw.pause();
+    const closed = once(socket, 'close');
+    const big = 'x'.repeat(60_000);
+    let served = 0;
+    for (let round = 0; round < 25; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => chat({ messages: [{ role: 'user', content: big }] })),
+      );
+      served += answers.filter((answer) => answer.status === 200).length;
+    }
+    expect(served).toBe(250);
+    raw.resume();
+    const [code] = (await closed) as [number];
+    expect(code).toBe(1013);
+    expect(served).toBeGreaterThan(0);
+    expect((await chat({})).status).toBe(200);
+  }, 60_000);
+
+  it('counts requests dropped by a full provider queue in /api/logs/dropped', async () => {
+    // One request at a time and no queue: with the upstream slow, the others sent at once are dropped (503).
+    const network = (settings: Record<string, unknown>) =>
+      call('PATCH', `${gateway.adminUrl}/api/providers/openai`, { network_config: settings }, ADMIN);
+    expect((await network({ concurrency: 1, buffer_size: 0, drop_excess_requests: true })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    for (let index = 0; index < 4; index++)
+      fake.enqueue({ json: chatCompletion({ content: 'slow' }), delayMs: 1_000 });
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, (_, index) =>
+        chat({ messages: [{ role: 'user', content: `drop ${index}` }] }),
+      ),
+    );
+    const dropped = answers.filter((answer) => answer.status === 503);
+    expect(dropped.length).toBeGreaterThan(0);
+    expect(dropped[0]!.body.error.type).toBe('request_dropped');
+    const counts = await waitFor(
+      async () => {
+        const answer = await get(`${gateway.adminUrl}/api/logs/dropped?bucket_ms=60000`, ADMIN);
+        return (answer.body.totals?.['provider_queue_full'] ?? 0) >= dropped.length ? answer.body : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the dropped counts' },
+    );
+    expect(counts.buckets[0]).toMatchObject({ reason: 'provider_queue_full' });
+    expect(counts.bucket_ms).toBe(60_000);
+    expect(
+      (await network({ concurrency: null, buffer_size: 1_000, drop_excess_requests: false })).status,
+    ).toBe(200);
+  }, 30_000);
+});
+
+describe('request logs (cluster without GW_LOGS_DATABASE_URL)', () => {
+  it('are off: /api/logs and the live tail answer 503 naming the variable', async () => {
+    const gateway = await startCluster({ config: {}, adminToken: ADMIN_TOKEN });
+    try {
+      const answer = await get(`${gateway.adminUrl}/api/logs`, ADMIN);
+      expect(answer.status).toBe(503);
+      expect(answer.body.error.message).toContain('GW_LOGS_DATABASE_URL');
+      const socket = new WebSocket(`${gateway.adminUrl.replace('http', 'ws')}/api/logs/stream`, {
+        headers: ADMIN,
+      });
+      socket.on('error', () => {});
+      const [, response] = (await once(socket, 'unexpected-response')) as [unknown, { statusCode: number }];
+      expect(response.statusCode).toBe(503);
+      socket.terminate();
+    } finally {
+      await gateway.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,269 @@
+// Routing health (issue 12), in both modes (the cluster with two router replicas): keys and providers are
+// classified by the error rate every replica measures, shared through the store; a Failed key or provider gets
+// no traffic but its probes while another can serve, recovers, and regains its share; the view is the same on
+// every replica and in governance (which weighs a key's provider configs); per-provider concurrency drops the
+// excess with 503 request_dropped.
+import {
+  chatCompletion,
+  type FakeUpstream,
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeUpstream,
+  waitFor,
+} from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, get, post } from './support/http.ts';
+
+const ADMIN_TOKEN = 'health-admin';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const VK = 'sk-gw-health0000000000000000000000000000000000000';
+
+const MODES = [
+  ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN })],
+  [
+    'cluster',
+    (config: GatewayConfigInput) =>
+      startCluster({ config, adminToken: ADMIN_TOKEN, replicas: { router: 2 } }),
+  ],
+] as const;
+
+interface Dial {
+  /** Every nth request to the flaky key fails with a 500 (0: none does). */
+  flakyEvery: number;
+  flakySeen: number;
+}
+
+/** One OpenAI-format fake for every key and provider, answering by the credential it is sent. */
+async function startDialedUpstream(dial: Dial): Promise<FakeUpstream> {
+  const failure = { status: 500, json: { error: { message: 'upstream broke', type: 'server_error' } } };
+  return startFakeUpstream([
+    {
+      method: 'POST',
+      path: /\/chat\/completions$/,
+      answer: (request) => {
+        const credential = String(request.headers.authorization ?? '');
+        if (credential.endsWith('sk-down')) return failure;
+        if (credential.endsWith('sk-slow')) return { json: chatCompletion(), delayMs: 300 };
+        if (credential.endsWith('sk-flaky')) {
+          dial.flakySeen++;
+          if (dial.flakyEvery > 0 && dial.flakySeen % dial.flakyEvery === 0) return failure;
+        }
+        return { json: chatCompletion() };
+      },
+    },
+  ]);
+}
+
+describe.each(MODES)('routing health (%s)', (mode, start) => {
+  const dial: Dial = { flakyEvery: 10, flakySeen: 0 };
+  let upstream: FakeUpstream;
+  let gateway: LaunchedGateway;
+
+  beforeAll(async () => {
+    upstream = await startDialedUpstream(dial);
+    const network = { base_url: upstream.url, max_retries: 0 };
+    gateway = await start({
+      providers: {
+        openai: {
+          keys: [
+            { id: 'good', value: 'sk-good' },
+            { id: 'flaky', value: 'sk-flaky' },
+          ],
+          network_config: network,
+        },
+        mistral: { keys: [{ id: 'down', value: 'sk-down' }], network_config: network },
+        groq: {
+          keys: [{ id: 'slow', value: 'sk-slow' }],
+          network_config: { ...network, concurrency: 1, buffer_size: 0, drop_excess_requests: true },
+        },
+      },
+      governance: {
+        virtual_keys: [
+          {
+            id: 'vk-weighted',
+            name: 'weighted',
+            value: VK,
+            provider_configs: [
+              { provider: 'openai', weight: 0.5, allowed_models: ['*'] },
+              { provider: 'mistral', weight: 0.5, allowed_models: ['*'] },
+            ],
+          },
+        ],
+      },
+      load_balancer: {
+        recompute_interval_ms: 200,
+        window_ms: 20_000,
+        bucket_ms: 500,
+        min_samples: 20,
+        probe_interval_ms: 1_000,
+        recovery_ms: 2_000,
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  const chat = (model: string, headers: Record<string, string> = {}) =>
+    post(
+      `${gateway.url}/v1/chat/completions`,
+      { model, messages: [{ role: 'user', content: 'hi' }] },
+      { headers },
+    );
+  const keyOf = (index: number) => String(upstream.requests[index]?.headers.authorization ?? '').slice(7);
+  /** The keys that served the requests the upstream received from `from` on. */
+  const keysSince = (from: number) =>
+    upstream.requests.slice(from).map((request) => keyOf(upstream.requests.indexOf(request)));
+  const healthOf = async () => {
+    const answer = await get(`${gateway.adminUrl}/api/health/providers`, ADMIN);
+    expect(answer.status).toBe(200);
+    return answer.body as Array<{
+      provider: string;
+      state: string;
+      requests: number;
+      keys: Array<{ id: string; state: string; requests: number; failures: number }>;
+    }>;
+  };
+  const keyState = async (id: string) =>
+    (await healthOf()).find((provider) => provider.provider === 'openai')?.keys.find((key) => key.id === id)
+      ?.state;
+
+  it('a key at 10 % errors is Failed on every replica, gets only probes, then recovers and regains its share', async () => {
+    // Both keys healthy: about half each.
+    dial.flakyEvery = 0;
+    const before = upstream.requests.length;
+    for (let index = 0; index < 100; index++) await chat('openai/gpt-4o');
+    const flakyShare = keysSince(before).filter((key) => key === 'sk-flaky').length / 100;
+    expect(flakyShare).toBeGreaterThan(0.3);
+    expect(flakyShare).toBeLessThan(0.7);
+    // One request in ten to the flaky key fails: Failed once its window holds enough of them.
+    dial.flakyEvery = 10;
+    for (let index = 0; index < 200; index++) await chat('openai/gpt-4o');
+    // Broken for good now: its probes fail too, so it stays Failed.
+    dial.flakyEvery = 1;
+    await waitFor(async () => (await keyState('flaky')) === 'failed', {
+      timeoutMs: 5_000,
+      what: 'the flaky key Failed',
+    });
+
+    // Every replica answers the same (the admin's calls go round robin over the routers).
+    const views = await Promise.all([0, 1, 2, 3].map(() => healthOf()));
+    for (const view of views) {
+      const openai = view.find((provider) => provider.provider === 'openai')!;
+      expect(openai.keys.find((key) => key.id === 'flaky')).toMatchObject({ state: 'failed' });
+      expect(openai.keys.find((key) => key.id === 'good')).toMatchObject({ state: 'healthy' });
+    }
+
+    const failedFrom = upstream.requests.length;
+    for (let index = 0; index < 100; index++)
+      expect((await chat('openai/gpt-4o')).status).toBe(200 as number);
+    const probes = keysSince(failedFrom).filter((key) => key === 'sk-flaky').length;
+    // One probe per second per replica at most (the 100 requests take a second or two).
+    expect(probes).toBeLessThanOrEqual(mode === 'cluster' ? 8 : 4);
+
+    dial.flakyEvery = 0;
+    await waitFor(
+      async () => {
+        await Promise.all([0, 1, 2, 3].map(() => chat('openai/gpt-4o')));
+        return (await keyState('flaky')) === 'healthy';
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: 'the flaky key healthy again' },
+    );
+    const healthyFrom = upstream.requests.length;
+    for (let index = 0; index < 200; index++) await chat('openai/gpt-4o');
+    const regained = keysSince(healthyFrom).filter((key) => key === 'sk-flaky').length / 200;
+    expect(regained).toBeGreaterThan(0.25);
+  }, 60_000);
+
+  it("a Failed provider of a key's weighted configs gets only probes; the other serves", async () => {
+    dial.flakyEvery = 0;
+    for (let index = 0; index < 60; index++) {
+      const answer = await chat('gpt-4o', { 'x-gw-vk': VK });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    }
+    await waitFor(
+      async () => (await healthOf()).find((provider) => provider.provider === 'mistral')?.state === 'failed',
+      {
+        timeoutMs: 5_000,
+        what: 'mistral Failed',
+      },
+    );
+    // Governance weighs the configs by the routers' shared view (in the cluster, from the store).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const from = upstream.requests.length;
+    for (let index = 0; index < 100; index++)
+      expect((await chat('gpt-4o', { 'x-gw-vk': VK })).status).toBe(200 as number);
+    const toMistral = keysSince(from).filter((key) => key === 'sk-down').length;
+    expect(toMistral).toBeLessThanOrEqual(mode === 'cluster' ? 8 : 4);
+    expect(keysSince(from).filter((key) => key !== 'sk-down').length).toBe(100);
+  }, 60_000);
+
+  it('drops what exceeds a provider’s concurrency with 503 request_dropped', async () => {
+    const answers = await Promise.all([0, 1, 2, 3, 4].map(() => chat('groq/llama-3.1-8b-instant')));
+    const served = answers.filter((answer) => answer.status === 200);
+    const dropped = answers.filter((answer) => answer.status === 503);
+    // One place per router replica.
+    expect(served.length).toBeGreaterThanOrEqual(1);
+    expect(served.length).toBeLessThanOrEqual(mode === 'cluster' ? 2 : 1);
+    expect(dropped.length).toBe(5 - served.length);
+    for (const answer of dropped) {
+      expect(answer.body).toMatchObject({ error: { type: 'request_dropped' }, status_code: 503 });
+      expect(answer.headers.get('retry-after')).toBe('1');
+    }
+  });
+
+  it('shows and changes the load balancer config, refusing a bad one with the field named', async () => {
+    const read = await get(`${gateway.adminUrl}/api/load-balancer/config`, ADMIN);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ enabled: true, min_samples: 20, failed_error_rate: 0.05 });
+    const bad = await call(
+      'PUT',
+      `${gateway.adminUrl}/api/load-balancer/config`,
+      { failed_error_rate: 2 },
+      ADMIN,
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('failed_error_rate');
+    const unknown = await call(
+      'PUT',
+      `${gateway.adminUrl}/api/load-balancer/config`,
+      { colour: 'red' },
+      ADMIN,
+    );
+    expect(unknown.status).toBe(400);
+    const changed = await call(
+      'PUT',
+      `${gateway.adminUrl}/api/load-balancer/config`,
+      { min_samples: 50, score_weights: { latency: 0.1, momentum: 0.25 } },
+      ADMIN,
+    );
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({
+      min_samples: 50,
+      score_weights: { error_rate: 0.5, latency: 0.1, utilization: 0.15, momentum: 0.25 },
+    });
+    expect((await get(`${gateway.adminUrl}/api/load-balancer/config`, ADMIN)).body).toMatchObject({
+      min_samples: 50,
+    });
+    expect((await get(`${gateway.adminUrl}/api/load-balancer/config`)).status).toBe(401);
+  });
+
+  it.skipIf(mode === 'cluster')(
+    'exports the states and drops as metrics (skipped in the cluster: each router exports them on its own metrics port)',
+    async () => {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      expect(text).toMatch(/gw_target_health_state\{[^}]*provider="mistral"[^}]*kind="provider"[^}]*\} 0/);
+      expect(text).toMatch(/gw_target_health_state\{[^}]*kind="key"[^}]*target="good"[^}]*\} 1/);
+      expect(text).toMatch(
+        /gw_health_transitions_total\{[^}]*provider="openai"[^}]*kind="key"[^}]*to="failed"[^}]*\} [1-9]/,
+      );
+      expect(text).toMatch(
+        /gw_dropped_requests_total\{[^}]*provider="groq"[^}]*reason="provider_queue_full"[^}]*\} [1-9]/,
+      );
+      expect(text).toMatch(/gw_provider_health\{[^}]*provider="mistral"[^}]*\} 0/);
+    },
+  );
+});
