@@ -8,6 +8,7 @@ export * from './config/env-reference.ts';
 export * from './config/environment.ts';
 export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
+export * from './config/auth-config.ts';
 export * from './config/logs-config.ts';
 export * from './config/secret-reference.ts';
 export * from './config/system-settings.ts';

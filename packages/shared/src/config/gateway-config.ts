@@ -14,6 +14,7 @@ import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guar
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
+import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
 import { envReferenceName } from './env-reference.ts';
 import { logsConfigSchema } from './logs-config.ts';
@@ -130,6 +131,8 @@ export const gatewayConfigSchema = z.strictObject({
   vault: vaultConfigSchema.default(vaultConfigSchema.parse({})),
   /** Request logs (docs/logs.md): on, metadata only, by default. */
   logs: logsConfigSchema.default(logsConfigSchema.parse({})),
+  /** Single sign-on and role mappings of the admin API (docs/admin-access.md); read at start. */
+  auth: authConfigSchema.default(authConfigSchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

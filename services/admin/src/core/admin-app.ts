@@ -13,6 +13,7 @@ import {
   sendError,
   validate,
 } from '@gw/shared';
+import type { Router as ExpressRouter } from 'express';
 import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
 import { type AdminModule, createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
@@ -226,8 +227,14 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
   };
+  /**
+   * Routers outside `/api` by mount path: they authenticate their own callers (single sign-on's `/auth`,
+   * SCIM's `/scim/v2` with its bearer token).
+   */
+  const routers: Record<string, ExpressRouter> = {};
   const app = createAdminExpress({
     modules,
+    routers,
     governance: dependencies.governance,
     logger: dependencies.logger,
     maxBodyBytes,
@@ -240,15 +247,19 @@ export function createAdminApp(dependencies: AdminDependencies) {
     unavailable: dependencies.logs?.unavailable,
   });
 
+  const mountPaths = ['/api', ...Object.keys(routers)];
+  const mounted = (path: string) =>
+    mountPaths.some((mount) => path === mount || path.startsWith(`${mount}/`));
+
   /**
-   * Answers `/api/*`; false for other paths. The server keeps its own `upgrade` event (a WebSocket route
-   * is handled there, not here).
+   * Answers `/api/*` and the paths of the other routers; false for other paths. The server keeps its own
+   * `upgrade` event (a WebSocket route is handled there, not here).
    */
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (path !== '/api' && !path.startsWith('/api/')) return false;
+    if (!mounted(path)) return false;
     if (request.httpVersionMajor === 2) {
       // express extends node:http's request and response; HTTP/2's compatibility objects are another kind.
       sendError(

@@ -40,6 +40,11 @@ const contextOf = (response: Response) => response.locals['admin'] as AdminConte
 export interface AdminExpressOptions extends AuthenticateOptions {
   /** The modules by their first path segment: one express Router each. */
   modules: Record<string, AdminModule>;
+  /**
+   * Routers outside `/api` by their mount path (`/auth`, `/scim/v2`): mounted before the `/api` chain, so
+   * they authenticate their callers themselves (single sign-on, SCIM's own bearer token).
+   */
+  routers?: Record<string, Router> | undefined;
   governance: GovernanceService;
   logger: Logger;
   maxBodyBytes: number;
@@ -144,8 +149,12 @@ export function createAdminExpress(options: AdminExpressOptions) {
     next();
   });
 
+  for (const [path, router] of Object.entries(options.routers ?? {})) app.use(path, router);
+
   app.use(async (request: Request, response: Response, next: NextFunction) => {
-    contextOf(response).principal = await authenticate(request.headers, options);
+    contextOf(response).principal = await authenticate(request.headers, options, {
+      method: request.method,
+    });
     next();
   });
 
@@ -200,7 +209,7 @@ export function createAdminExpress(options: AdminExpressOptions) {
      */
     async authorizeUpgrade(request: IncomingMessage): Promise<Principal> {
       const path = (request.url ?? '/').split('?')[0]!;
-      const principal = await authenticate(request.headers, options);
+      const principal = await authenticate(request.headers, options, { method: 'GET' });
       permitted(principal, 'GET', path, pathSegments(path));
       return principal;
     },

@@ -7,7 +7,7 @@ import { PERMISSIONS, type Permission } from './permissions.ts';
 /** Who is calling the admin API, and what they may do. */
 export interface Principal {
   /** What authenticated them. */
-  kind: 'bootstrap' | 'token' | 'anonymous';
+  kind: 'bootstrap' | 'token' | 'session' | 'anonymous';
   /** The role's id (`admin`, `developer`, `viewer` or a custom role's). */
   roleId: string;
   /** Modules' view (AdminRequest.role): only the built-in Admin may run commands (stdio MCP clients). */
@@ -18,7 +18,7 @@ export interface Principal {
   teamIds: readonly string[];
   userId?: string | undefined;
   tokenId?: string | undefined;
-  /** How records name them (`bootstrap`, `token:<id>`, `anonymous`). */
+  /** How records name them (`bootstrap`, `token:<id>`, `session:<user id>`, `anonymous`). */
   label: string;
 }
 
@@ -37,24 +37,37 @@ const BOOTSTRAP: Principal = {
 /** `client.allow_anonymous_admin`: the operator opened the API on purpose; anonymous callers may not run commands. */
 const ANONYMOUS: Principal = { ...BOOTSTRAP, kind: 'anonymous', role: 'anonymous', label: 'anonymous' };
 
+/** A credential besides bearer tokens (a single sign-on session cookie). */
+export interface SessionAuthenticator {
+  /**
+   * The principal of the request's session; undefined when it carries none (then bearer tokens are tried);
+   * throws the 401 (expired, revoked, user deactivated) or 403 (a change without its CSRF token).
+   */
+  principal(headers: IncomingHttpHeaders, request: { method: string }): Promise<Principal | undefined>;
+}
+
 export interface AuthenticateOptions {
   auth: AdminAuthOptions;
   /** API tokens and users; absent in a cluster admin without a store (only the bootstrap token then). */
   identities: IdentityStore | undefined;
+  sessions?: SessionAuthenticator | undefined;
 }
 
 const unauthorized = (message: string) => new GatewayError({ type: 'unauthorized', message });
 
 /**
- * The caller of a request: an admin API token of the store, else what `authorizeAdmin` says of the bootstrap
+ * The caller of a request: a single sign-on session (a cookie) when it carries one, an admin API token of the store, else what `authorizeAdmin` says of the bootstrap
  * GATEWAY_ADMIN_TOKEN (Admin) and `client.allow_anonymous_admin` (anonymous), with its 401 and 403 as before.
  */
 export async function authenticate(
   headers: IncomingHttpHeaders,
   options: AuthenticateOptions,
+  request: { method: string },
   now = Date.now(),
 ): Promise<Principal> {
   const { auth, identities } = options;
+  const session = await options.sessions?.principal(headers, request);
+  if (session) return session;
   const authorization = headers.authorization;
   const given = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
   const bootstrap =
