@@ -183,6 +183,21 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     });
   });
 
+  it('records a request whose upstream failed with the target that failed', async () => {
+    fake.enqueue({
+      status: 400,
+      json: { error: { message: 'no such thing', type: 'invalid_request_error' } },
+    });
+    const answer = await chat({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'fail me' }] });
+    expect(answer.status).toBe(400);
+    expect(await recordOf(answer.headers.get('x-request-id')!)).toMatchObject({
+      status: 400,
+      provider: 'openai',
+      model: 'gpt-4o',
+      requested_model: 'openai/gpt-4o',
+    });
+  });
+
   it('records a stream when it ends, with its time to first token', async () => {
     fake.enqueue({ events: chatStreamEvents() });
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {

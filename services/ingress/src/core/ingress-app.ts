@@ -23,7 +23,7 @@ import { recordStage } from '../pipeline/record-stage.ts';
 import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
 import { traceStage } from '../pipeline/trace-stage.ts';
 import type { McpIngress } from './mcp-tools.ts';
-import type { RequestLog } from './request-log.ts';
+import { noteFailedTarget, type RequestLog } from './request-log.ts';
 import { endRequestSpan, startRequestSpan } from './request-span.ts';
 import type { RequestContext, Route, RouteHandler } from './route.ts';
 import { buildRoutes } from './routes/index.ts';
@@ -142,6 +142,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     const fail = (error: unknown) => {
       const failure = toGatewayError(error);
       context.errorType = failure.type;
+      noteFailedTarget(context.log, failure);
       if (failure.type === 'request_dropped') requestLog?.dropped(failure.code);
       if (route.sendError && !response.headersSent) route.sendError(response, error, context);
       else {

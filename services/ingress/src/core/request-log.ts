@@ -2,7 +2,7 @@ import type { AuthorizeResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
 import type { DroppedTally, LogRecord } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
-import type { LogsConfig, Usage } from '@gw/shared';
+import type { GatewayError, LogsConfig, Usage } from '@gw/shared';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -27,6 +27,16 @@ export interface RequestLogDraft {
   requestContent?: string;
   responseContent?: string;
   traceId?: string;
+}
+
+/**
+ * A failed request's record names the target that failed last (the router's error carries it: the last of
+ * the plan's targets it tried), unless the draft knows what served it already (a stream that failed late).
+ */
+export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: GatewayError): void {
+  if (!draft || draft.provider || !failure.provider) return;
+  draft.provider = failure.provider;
+  if (failure.model) draft.model = failure.model;
 }
 
 /** Where records go: the LogWriter (synchronous, never throws). */

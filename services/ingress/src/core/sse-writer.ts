@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { StreamItem } from '@gw/router';
 import { drained, GatewayError, type Logger, type Metrics } from '@gw/shared';
 import { answerStatus } from './answer-status.ts';
+import { noteFailedTarget } from './request-log.ts';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -93,6 +94,7 @@ export async function writeSse(options: {
         ? error
         : new GatewayError({ type: 'internal_error', message: 'stream failed' });
     context.errorType = failure.type;
+    noteFailedTarget(context.log, failure);
     if (!response.destroyed) response.end(framing.error(failure));
     options.logger.warn(
       { requestId: context.requestId, type: failure.type },
