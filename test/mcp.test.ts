@@ -364,8 +364,9 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
       execute('fixture-sleep', { ms: 2_500, startedFile }, TEAM, `slow-${index}`),
     );
     // The slow calls hold every run slot once the fixture has started each of them.
-    // Runners usually start the calls within 100 ms; in a cluster a BullMQ worker has been seen taking up to
-    // about 5 s to pick a job up (not yet explained; suspected: its drain delay), hence the longer wait.
+    // Runners usually start the calls within 100 ms. In a cluster a burst wakes one runner's worker; the other
+    // takes up the rest after at most its drain delay (0.5 s: tool-worker.ts says why; at BullMQ's default 5 s
+    // this wait was seen to time out). The margin is for a loaded CI machine.
     await waitFor(async () => (await readFile(startedFile, 'utf8')).split('\n').length > runSlots, {
       timeoutMs: 10_000,
       what: 'the slow calls to hold every run slot',

@@ -45,6 +45,10 @@ export function createToolWorker(options: ToolWorkerOptions): { worker: Worker; 
       lockDuration: options.lockDurationMs,
       stalledInterval: options.stalledIntervalMs,
       maxStalledCount: 1,
+      // An idle worker long-polls for a marker that new jobs leave; a burst leaves one marker, which wakes
+      // one runner: the others would sleep out BullMQ's default 5 s before taking what that runner's
+      // concurrency leaves waiting. Half a second bounds that wait (an idle runner then polls twice a second).
+      drainDelay: 0.5,
       name: options.name,
     },
   );
