@@ -314,8 +314,8 @@ describe('replica pool', () => {
 
 describe('a window of calls', () => {
   it('keeps a burst a replica serves one at a time within the deadline: at most the window on the wire', async () => {
-    // A replica that works one call at a time, 20 ms each: 40 calls sent at once take 800 ms, past the
-    // 300 ms deadline for the last ones; with a window of 4, no call spends more than ~80 ms on the wire.
+    // A replica that works one call at a time, 20 ms each: 100 calls sent at once take 2 s, past the 1 s
+    // deadline for the last ones; with a window of 4, no call spends more than ~80 ms on the wire.
     let busy = Promise.resolve();
     let onWire = 0;
     let mostOnWire = 0;
@@ -341,19 +341,19 @@ describe('a window of calls', () => {
     });
     started.push(server);
     const call = (replicas: ReplicaPool<Client>) =>
-      replicas.call((client) => who(client, { deadlineMs: 300 }), { retry: false });
+      replicas.call((client) => who(client, { deadlineMs: 1_000 }), { retry: false });
 
     const unbounded = pool(`127.0.0.1:${server.port}`);
     pools.push(unbounded);
-    const flooded = await Promise.allSettled(Array.from({ length: 40 }, () => call(unbounded)));
+    const flooded = await Promise.allSettled(Array.from({ length: 100 }, () => call(unbounded)));
     expect(flooded.filter((result) => result.status === 'rejected').length).toBeGreaterThan(0);
     await busy;
 
     mostOnWire = 0;
     const windowed = pool(`127.0.0.1:${server.port}`, { maxInFlightPerReplica: 4 });
     pools.push(windowed);
-    const answers = await Promise.all(Array.from({ length: 40 }, () => call(windowed)));
-    expect(answers).toEqual(Array(40).fill('serial'));
+    const answers = await Promise.all(Array.from({ length: 100 }, () => call(windowed)));
+    expect(answers).toEqual(Array(100).fill('serial'));
     expect(mostOnWire).toBe(4);
   });
 });

@@ -21,6 +21,17 @@ describe('RedisStore', () => {
     await store.close();
   });
 
+  it('answers a read whose timer fired while the event loop was busy, though the answer had arrived', async () => {
+    const store = await RedisStore.connect({ url, prefix, commandTimeoutMs: 100 });
+    await store.put('busy', 'one', { n: 1 });
+    const read = store.get('busy', 'one');
+    // Busy for longer than the command timeout: the answer arrives meanwhile, but the timer runs first.
+    const until = Date.now() + 300;
+    while (Date.now() < until) {}
+    expect(await read).toEqual({ n: 1 });
+    await store.close();
+  });
+
   it('fails to connect with a clear error when Redis is unreachable', async () => {
     await expect(RedisStore.connect({ url: 'redis://user:secret@127.0.0.1:1', prefix })).rejects.toThrow(
       /^Redis at redis:\/\/127\.0\.0\.1:1 is unreachable after \d+ attempts/,

@@ -389,6 +389,27 @@ function unavailable(cause: unknown): GatewayError {
 }
 
 /**
+ * Reads that are tried once more when they time out on a connection that is up. A command's timer and its
+ * answer can both be due when the event loop was busy (a process loading its modules at start on a loaded
+ * machine): timers run first, so the answer that had arrived counts as a timeout. The second try runs after.
+ */
+const READS = new Set([
+  'get',
+  'hget',
+  'hgetall',
+  'hmget',
+  'mget',
+  'exists',
+  'smembers',
+  'zrange',
+  'zcard',
+  'xrange',
+  'xrevrange',
+  'xlen',
+  'pttl',
+]);
+
+/**
  * The connection with every command's failure while Redis is unreachable turned into 503
  * service_unavailable, so no caller hangs and every transport answers the same retryable error.
  */
@@ -401,7 +422,13 @@ function failFast(connection: ScriptedRedis): ScriptedRedis {
       return (...args: unknown[]) => {
         const result = value.apply(target, args);
         if (!(result instanceof Promise)) return result;
-        return result.catch((error: unknown) => {
+        const retried = READS.has(property)
+          ? result.catch((error: unknown) => {
+              if (target.status !== 'ready' || !/timed out/i.test(String(error))) throw error;
+              return value.apply(target, args) as Promise<unknown>;
+            })
+          : result;
+        return retried.catch((error: unknown) => {
           if (
             target.status !== 'ready' ||
             /closed|ECONNREFUSED|ECONNRESET|writeable|MaxRetriesPerRequest|timed out/i.test(String(error))
