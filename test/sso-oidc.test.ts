@@ -385,3 +385,20 @@ describe.each(MODES)('single sign-on (%s)', (_mode, clientId, start) => {
     expect(wrongMethod.status).toBe(405);
   });
 });
+
+describe('single sign-on config', () => {
+  it('refuses to start with an issuer reached in clear text off loopback, naming the field', async () => {
+    const started = startEmbedded({
+      config: {
+        auth: {
+          oidc: { issuer: 'http://idp.example.com', client_id: 'gw', redirect_uri: REDIRECT_URI },
+          default_role: 'viewer',
+        },
+      },
+      adminToken: ADMIN_TOKEN,
+    });
+    await expect(started).rejects.toThrow(
+      /^auth\.oidc\.issuer: 'http:\/\/idp\.example\.com' must be an https URL/,
+    );
+  });
+});

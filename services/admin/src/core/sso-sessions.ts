@@ -8,7 +8,7 @@ import { readCookie, SESSION_COOKIE } from './sso-cookies.ts';
 import type { SsoSession, SsoStore } from './sso-store.ts';
 
 /** The header a change made with the session cookie carries (the session's `csrf_token`). */
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 
 /** Methods that change nothing: they need no CSRF token. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
