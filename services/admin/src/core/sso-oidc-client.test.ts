@@ -14,7 +14,12 @@ describe('checkIssuer', () => {
   });
 
   it('refuses http elsewhere, and other schemes, with a config error naming the field', () => {
-    for (const issuer of ['http://login.example.com', 'http://10.0.0.5', 'ftp://127.0.0.1']) {
+    for (const issuer of [
+      'http://login.example.com',
+      'http://10.0.0.5',
+      'http://idp.localhost',
+      'ftp://127.0.0.1',
+    ]) {
       expect(() => checkIssuer(issuer)).toThrow(ConfigError);
       expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .* must be an https URL/);
     }

@@ -9,7 +9,7 @@ const REQUEST_TIMEOUT_SECONDS = 10;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Whether a URL is on this machine (http is accepted there only: tests and a provider run beside gw). */
-const onLoopback = (url: URL) => LOOPBACK_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost');
+const onLoopback = (url: URL) => LOOPBACK_HOSTS.has(url.hostname);
 
 /**
  * Refuses, at start, an issuer gw would talk to in clear text: only https, or http on a loopback address
