@@ -21,21 +21,29 @@ export interface OidcProviderOptions {
   people: Map<string, Person>;
   /** A fixed port (to start the provider after the gateway that names it); any free port otherwise. */
   port?: number;
+  /** Puts the scopes' claims in the ID token too (by default they are in userinfo only). */
+  claimsInIdToken?: boolean;
 }
 
 export interface RunningOidcProvider {
   issuer: string;
+  /** `METHOD /path` of every request the provider received, in order. */
+  requests: string[];
   close(): Promise<void>;
 }
 
 /**
  * Starts the provider on loopback. Claims: `sub` (scope openid), `email` and `email_verified` (email), `name`
  * (profile), `groups` (groups). As a conforming provider with an access token issued, it puts them in userinfo,
- * not in the ID token.
+ * not in the ID token, unless `claimsInIdToken`.
  */
 export async function startOidcProvider(options: OidcProviderOptions): Promise<RunningOidcProvider> {
   let handle: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
-  const server = createServer((request, response) => handle?.(request, response));
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(`${request.method} ${(request.url ?? '/').split('?')[0]}`);
+    handle?.(request, response);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -53,6 +61,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
       groups: ['groups'],
     },
     pkce: { required: () => true },
+    conformIdTokenClaims: !options.claimsInIdToken,
     // Lifetimes said explicitly (the provider notices each default it falls back to).
     ttl: {
       AccessToken: 600,
@@ -73,6 +82,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
   handle = provider.callback();
   return {
     issuer,
+    requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AuthConfig, authConfigSchema, ConfigError, sendError, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Browser,
+  type OidcProviderOptions,
   type Person,
   type RunningOidcProvider,
   signIn,
@@ -38,50 +39,87 @@ describe('createSso', () => {
   });
 });
 
+/** An admin app holding only the `/auth` router of `createSso`, on a loopback port. */
+async function serveSso(options: {
+  issuer: string;
+  events?: AuditEvent[];
+}): Promise<{ url: string; close: () => Promise<void> }> {
+  const store = await MemoryStore.open();
+  const sso = createSso({
+    auth: authOf(options.issuer),
+    clientSecret: CLIENT_SECRET,
+    store,
+    identities: new IdentityStore({ store, logger: silentLogger() }),
+    logger: silentLogger(),
+    audit: { record: async (event) => void options.events?.push(event) },
+  })!;
+  const app = express();
+  app.use((_request: Request, response: Response, next: NextFunction) => {
+    response.locals['admin'] = { requestId: 'req_test' };
+    next();
+  });
+  app.use('/auth', sso.router);
+  app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
+    sendError(response, error, 'req_test');
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const CLIENTS: OidcProviderOptions['clients'] = [
+  {
+    client_id: 'gw',
+    client_secret: CLIENT_SECRET,
+    token_endpoint_auth_method: 'client_secret_basic',
+    redirect_uris: [REDIRECT_URI],
+  },
+];
+
+describe('claims from the ID token', () => {
+  it('reads no userinfo when the ID token carries email and the mapped claims', async () => {
+    const people = new Map<string, Person>([
+      ['amy', { email: 'amy@example.com', name: 'Amy', groups: ['gw-admins'] }],
+    ]);
+    const provider = await startOidcProvider({ people, clients: CLIENTS, claimsInIdToken: true });
+    const served = await serveSso({ issuer: provider.issuer });
+    try {
+      const done = await signIn({
+        browser: new Browser(),
+        gateway: served.url,
+        accountId: 'amy',
+        redirectUri: REDIRECT_URI,
+      });
+      expect(done.status).toBe(302);
+      expect(provider.requests).toContain('POST /token');
+      expect(provider.requests).not.toContain('GET /me');
+    } finally {
+      await served.close();
+      await provider.close();
+    }
+  });
+});
+
 describe('single sign-on routes and their audit records', () => {
   const people = new Map<string, Person>();
   const events: AuditEvent[] = [];
   let provider: RunningOidcProvider;
-  let server: Server;
+  let served: { url: string; close: () => Promise<void> };
   let gateway: string;
 
   beforeAll(async () => {
-    provider = await startOidcProvider({
-      people,
-      clients: [
-        {
-          client_id: 'gw',
-          client_secret: CLIENT_SECRET,
-          token_endpoint_auth_method: 'client_secret_basic',
-          redirect_uris: [REDIRECT_URI],
-        },
-      ],
-    });
-    const store = await MemoryStore.open();
-    const sso = createSso({
-      auth: authOf(provider.issuer),
-      clientSecret: CLIENT_SECRET,
-      store,
-      identities: new IdentityStore({ store, logger: silentLogger() }),
-      logger: silentLogger(),
-      audit: { record: async (event) => void events.push(event) },
-    })!;
-    const app = express();
-    app.use((_request: Request, response: Response, next: NextFunction) => {
-      response.locals['admin'] = { requestId: 'req_test' };
-      next();
-    });
-    app.use('/auth', sso.router);
-    app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
-      sendError(response, error, 'req_test');
-    });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    gateway = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    provider = await startOidcProvider({ people, clients: CLIENTS });
+    served = await serveSso({ issuer: provider.issuer, events });
+    gateway = served.url;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
+    await served?.close();
     await provider?.close();
   });
 
@@ -157,6 +195,8 @@ describe('single sign-on routes and their audit records', () => {
       session.csrf_token,
     ];
     for (const secret of secrets) expect(recorded).not.toContain(secret);
+    // This provider keeps groups and email out of the ID token: each sign-in read userinfo.
+    expect(provider.requests.filter((request) => request === 'GET /me')).toHaveLength(2);
   });
 
   it('marks the cookies Secure when the redirect URI is https', async () => {
