@@ -62,6 +62,8 @@ const queryOf = (request: Request) => {
   return new URLSearchParams(mark === -1 ? '' : url.slice(mark + 1));
 };
 
+const SWEEP_EVERY_MS = 60_000;
+
 const requestIdOf = (response: Response): string =>
   (response.locals['admin'] as { requestId?: string } | undefined)?.requestId ?? newRequestId();
 
@@ -111,6 +113,20 @@ export function createSso(
     }
   }
 
+  // Expired sign-ins (anyone may start one) and sessions are deleted at most once a minute per replica, when a
+  // sign-in starts: the store holds little more than the sign-ins of the last ten minutes.
+  let sweptAt = 0;
+  function sweep() {
+    const now = Date.now();
+    if (now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    sso
+      .sweep(now)
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'single sign-on: expired sign-ins were not swept'),
+      );
+  }
+
   function redirect(response: Response, location: string, cookies: string[]) {
     response.writeHead(302, {
       location,
@@ -131,6 +147,7 @@ export function createSso(
     // Discovery first: while the provider is unreachable this is a 503 naming it, and nothing is stored.
     const location = await client.authorizationUrl({ state, nonce, codeVerifier });
     await sso.putLogin(state, { nonce, code_verifier: codeVerifier, return_to: returnTo });
+    sweep();
     redirect(response, location.href, [
       serializeCookie(STATE_COOKIE, state, { path: '/auth/oidc', maxAgeSeconds: LOGIN_TTL_SECONDS, secure }),
     ]);
@@ -174,11 +191,6 @@ export function createSso(
       throw refusal;
     }
     const { user, role } = signedIn;
-    await sso
-      .sweep()
-      .catch((sweepError: unknown) =>
-        logger.warn({ err: sweepError }, 'single sign-on: expired sessions were not swept'),
-      );
     const { id } = await sso.createSession(user.id, settings.session_ttl_seconds);
     await record(request, response, {
       actor: `session:${user.id}`,

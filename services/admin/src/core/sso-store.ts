@@ -7,7 +7,8 @@ import { z } from 'zod';
  * Redis in a cluster): a callback may land on another admin replica than the login, and a session made on one
  * replica is good on every other. Both are keyed by the SHA-256 of their secret (the `state` parameter, the
  * session id), never by the secret itself. The store has no expiry of its own: each document carries its
- * `expires_at`, a read past it is a miss, and `sweep` deletes what expired (run at each sign-in).
+ * `expires_at`, a read past it is a miss, and `sweep` deletes what expired
+ * (run at most once a minute per replica when a sign-in starts).
  */
 const LOGINS = 'admin-sso-logins';
 const SESSIONS = 'admin-sso-sessions';
