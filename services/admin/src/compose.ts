@@ -30,6 +30,8 @@ export function composeAdmin(options: {
   vault?: VaultAdminOptions | undefined;
   /** Request logs: where they are read and tailed, or why they are off here. */
   logs?: { store?: LogStore | undefined; tail?: LogTail | undefined; unavailable?: string | undefined };
+  /** GW_OIDC_CLIENT_SECRET, injected by the process's main (single sign-on's client secret, `auth.oidc`). */
+  oidcClientSecret?: string | undefined;
 }) {
   const { client } = options.config;
   return createAdminApp({
@@ -53,5 +55,6 @@ export function composeAdmin(options: {
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
+    sso: { auth: options.config.auth, clientSecret: options.oidcClientSecret, store: options.store },
   });
 }

@@ -103,6 +103,7 @@ await startService(logger, async () => {
     governance,
     logger,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
+    oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
     mcpRegistry: mcpStore && new McpRegistry({ store: mcpStore, logger }),
     store: mcpStore,
     cacheBackend,

@@ -161,6 +161,7 @@ export const embeddedEnvironmentSchema = z.object({
   PORT: port(8080),
   GATEWAY_DATA_DIR: store.GATEWAY_DATA_DIR,
   GATEWAY_ADMIN_TOKEN: optionalText,
+  GW_OIDC_CLIENT_SECRET: optionalText,
 });
 
 /**
@@ -206,6 +207,8 @@ export const adminEnvironmentSchema = z.object({
   ...metrics,
   GW_ADMIN_PORT: port(9080),
   GATEWAY_ADMIN_TOKEN: optionalText,
+  // Single sign-on's client secret (`auth.oidc`); unset, gw is a public client (PKCE alone).
+  GW_OIDC_CLIENT_SECRET: optionalText,
   ...logsDatabase,
   ...logsStream,
   GW_ROUTER_ADDR: address('router'),
@@ -267,6 +270,7 @@ const SECRET_VARIABLES = new Set([
   'GW_CLUSTER_TOKEN',
   'GW_METRICS_TOKEN',
   'GW_LOGS_DATABASE_URL',
+  'GW_OIDC_CLIENT_SECRET',
 ]);
 
 /** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */

@@ -1,0 +1,27 @@
+import { ConfigError } from '@gw/shared';
+import { describe, expect, it } from 'vitest';
+import { checkIssuer } from './sso-oidc-client.ts';
+
+describe('checkIssuer', () => {
+  it('accepts https anywhere and http on a loopback address only', () => {
+    for (const issuer of [
+      'https://login.example.com/realms/gw',
+      'http://127.0.0.1:4000',
+      'http://localhost:4000/oidc',
+      'http://[::1]:4000',
+    ])
+      expect(checkIssuer(issuer).href).toBe(new URL(issuer).href);
+  });
+
+  it('refuses http elsewhere, and other schemes, with a config error naming the field', () => {
+    for (const issuer of [
+      'http://login.example.com',
+      'http://10.0.0.5',
+      'http://idp.localhost',
+      'ftp://127.0.0.1',
+    ]) {
+      expect(() => checkIssuer(issuer)).toThrow(ConfigError);
+      expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .* must be an https URL/);
+    }
+  });
+});
