@@ -31,6 +31,8 @@ export interface EmbeddedGatewayOptions {
   dataDir: string;
   /** GATEWAY_ADMIN_TOKEN: `Authorization: Bearer <it>` on `/api/*` acts as Admin. */
   adminToken?: string | undefined;
+  /** GW_SCIM_TOKEN: the bearer token of `/scim/v2` (docs/scim.md); unset, SCIM answers 503. */
+  scimToken?: string | undefined;
   /**
    * The process's environment, injected by main: where `env.NAME` references of provider keys and stdio MCP
    * clients' `envs` resolve. Nothing below reads process.env.
@@ -185,6 +187,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     governance,
     logger,
     adminToken: options.adminToken,
+    scimToken: options.scimToken,
     mcpRegistry,
     store,
     cacheBackend,

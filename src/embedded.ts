@@ -21,6 +21,7 @@ await startService(logger, async () => {
     host: environment.GW_HOST,
     dataDir: environment.GATEWAY_DATA_DIR,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
+    scimToken: environment.GW_SCIM_TOKEN,
     environment: process.env,
     limits: httpLimits(environment),
     metricsToken: environment.GW_METRICS_TOKEN,

@@ -103,6 +103,7 @@ await startService(logger, async () => {
     governance,
     logger,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
+    scimToken: environment.GW_SCIM_TOKEN,
     mcpRegistry: mcpStore && new McpRegistry({ store: mcpStore, logger }),
     store: mcpStore,
     cacheBackend,

@@ -18,6 +18,7 @@ import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
 import { type AdminModule, createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
+import type { AuditSink } from './audit-sink.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
 import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './guardrails-admin.ts';
@@ -27,6 +28,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createVaultAdmin, type VaultAdminOptions } from './vault-admin.ts';
 
 export interface AdminDependencies {
@@ -53,6 +55,9 @@ export interface AdminDependencies {
   logs?: LogsAdminOptions & { tail?: LogTail | undefined };
   /** `/api/users`, `/api/tokens`, `/api/roles` and the API tokens that authenticate; absent without a store. */
   identities?: IdentityStore | undefined;
+  /** `/scim/v2`: provisioning by an identity provider (docs/scim.md); absent, it answers 503. */
+  scim?: ScimSettings | undefined;
+  audit?: AuditSink;
 }
 
 export interface AdminRequest {
@@ -232,6 +237,16 @@ export function createAdminApp(dependencies: AdminDependencies) {
    * SCIM's `/scim/v2` with its bearer token).
    */
   const routers: Record<string, ExpressRouter> = {};
+  routers['/scim/v2'] = createScimRouter({
+    token: undefined,
+    groups: undefined,
+    auth: { role_mappings: [] },
+    ...dependencies.scim,
+    identities: dependencies.identities,
+    audit: dependencies.audit,
+    logger: dependencies.logger,
+    maxBodyBytes,
+  });
   const app = createAdminExpress({
     modules,
     routers,
