@@ -66,7 +66,7 @@ export function canonicalValue(value: unknown, definition: AttributeDefinition, 
 }
 
 /** Whether an attribute is the client's to write (id, meta, a user's groups are not; a password is never kept). */
-export const writable = (definition: AttributeDefinition) =>
+const writable = (definition: AttributeDefinition) =>
   definition.mutability !== 'readOnly' && definition.mutability !== 'writeOnly';
 
 /**

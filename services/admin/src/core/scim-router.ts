@@ -23,7 +23,7 @@ import {
   serviceProviderConfig,
   USER,
 } from './scim-schema.ts';
-import { type ListQuery, type ScimCall, ScimService } from './scim-service.ts';
+import { type ListQuery, recordAudit, type ScimCall, ScimService } from './scim-service.ts';
 
 /** What `/scim/v2` needs; `admin-app.ts` mounts it (docs/scim.md). */
 export interface ScimRouterOptions {
@@ -144,17 +144,16 @@ export function createScimRouter(options: ScimRouterOptions): Router {
       const detail = match
         ? 'the bearer token is not the SCIM token (GW_SCIM_TOKEN)'
         : 'SCIM needs Authorization: Bearer <GW_SCIM_TOKEN>';
-      options.audit
-        ?.record({
-          actor: 'anonymous',
-          action: 'access_denied',
-          target: `${request.method} ${request.baseUrl}${request.path}`,
-          status: 401,
-          source: request.socket.remoteAddress,
-          requestId: localsOf(response).requestId,
-          detail,
-        })
-        .catch((error: unknown) => options.logger.warn({ err: error }, 'scim: audit entry not recorded'));
+      const event = {
+        actor: 'anonymous',
+        action: 'access_denied',
+        target: `${request.method} ${request.baseUrl}${request.path}`,
+        status: 401,
+        source: request.socket.remoteAddress,
+        requestId: localsOf(response).requestId,
+        detail,
+      };
+      recordAudit(options.audit, event, options.logger);
       throw new ScimError(401, detail);
     }
     if (!service)

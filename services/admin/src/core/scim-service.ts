@@ -42,6 +42,17 @@ export interface ScimServiceOptions {
 
 const now = () => new Date().toISOString();
 
+/** Hands an entry to the audit log without waiting for it; a failure to record is logged, never the caller's. */
+export function recordAudit(sink: AuditSink | undefined, event: AuditEvent, logger: Logger): void {
+  if (!sink) return;
+  const failed = (error: unknown) => logger.warn({ err: error }, 'scim: audit entry not recorded');
+  try {
+    sink.record(event).catch(failed);
+  } catch (error) {
+    failed(error);
+  }
+}
+
 function checkVersion(resource: ScimResource, ifMatch: string | undefined, what: string) {
   if (ifMatch === undefined) return;
   const version = String((resource['meta'] as { version: string }).version);
@@ -97,15 +108,8 @@ export class ScimService {
   }
 
   private record(call: ScimCall, event: Omit<AuditEvent, 'actor' | 'requestId' | 'source'>) {
-    const sink = this.options.audit;
-    if (!sink) return;
-    const failed = (error: unknown) =>
-      this.options.logger.warn({ err: error }, 'scim: audit entry not recorded');
-    try {
-      sink.record({ actor: 'scim', requestId: call.requestId, source: call.source, ...event }).catch(failed);
-    } catch (error) {
-      failed(error);
-    }
+    const entry = { actor: 'scim', requestId: call.requestId, source: call.source, ...event };
+    recordAudit(this.options.audit, entry, this.options.logger);
   }
 
   /** The roles and teams a user's groups give (none: no role, so nothing the user holds acts). */
