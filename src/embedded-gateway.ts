@@ -33,6 +33,8 @@ export interface EmbeddedGatewayOptions {
   adminToken?: string | undefined;
   /** GW_OIDC_CLIENT_SECRET: single sign-on's client secret (`auth.oidc`); a public client without it. */
   oidcClientSecret?: string | undefined;
+  /** GW_SCIM_TOKEN: the bearer token of `/scim/v2` (docs/scim.md); unset, SCIM answers 503. */
+  scimToken?: string | undefined;
   /**
    * The process's environment, injected by main: where `env.NAME` references of provider keys and stdio MCP
    * clients' `envs` resolve. Nothing below reads process.env.
@@ -188,6 +190,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     adminToken: options.adminToken,
     oidcClientSecret: options.oidcClientSecret,
+    scimToken: options.scimToken,
     mcpRegistry,
     store,
     cacheBackend,

@@ -22,6 +22,7 @@ await startService(logger, async () => {
     dataDir: environment.GATEWAY_DATA_DIR,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
+    scimToken: environment.GW_SCIM_TOKEN,
     environment: process.env,
     limits: httpLimits(environment),
     metricsToken: environment.GW_METRICS_TOKEN,

@@ -31,6 +31,8 @@ export interface LaunchedGateway {
 export interface EmbeddedLaunchOptions {
   config: GatewayConfigInput;
   adminToken?: string;
+  /** GW_SCIM_TOKEN of the embedded gateway (`/scim/v2`). */
+  scimToken?: string;
   /** Variables set in this process while the gateway runs (for `env.NAME` references). */
   env?: Record<string, string>;
   /** A data directory to reuse (restart tests); it is kept on close. A fresh one is made and removed otherwise. */
@@ -59,6 +61,7 @@ export async function startEmbedded(options: EmbeddedLaunchOptions): Promise<Lau
       host: '127.0.0.1',
       dataDir,
       adminToken: options.adminToken,
+      scimToken: options.scimToken,
       environment: process.env,
     });
     const url = `http://127.0.0.1:${gateway.port}`;

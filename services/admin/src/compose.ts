@@ -9,6 +9,7 @@ import type { Store } from '@gw/shared/store';
 import { createAdminApp } from './core/admin-app.ts';
 import type { AlertsAdminOptions } from './core/alerts-admin.ts';
 import { IdentityStore } from './core/identity-store.ts';
+import { ScimGroupStore } from './core/scim-groups.ts';
 import type { VaultAdminOptions } from './core/vault-admin.ts';
 
 /** The admin API of a gateway config: its one composition root, used by its main and by the embedded gateway. */
@@ -19,6 +20,8 @@ export function composeAdmin(options: {
   logger: Logger;
   /** GATEWAY_ADMIN_TOKEN, injected by the process's main. */
   adminToken: string | undefined;
+  /** GW_SCIM_TOKEN, injected by the process's main: the bearer token of `/scim/v2`. */
+  scimToken?: string | undefined;
   mcpRegistry: McpRegistry | undefined;
   /** The state store (the load balancer's config document); absent in a cluster admin without REDIS_URL. */
   store: Store | undefined;
@@ -56,5 +59,10 @@ export function composeAdmin(options: {
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
     sso: { auth: options.config.auth, clientSecret: options.oidcClientSecret, store: options.store },
+    scim: {
+      token: options.scimToken,
+      groups: options.store && new ScimGroupStore({ store: options.store }),
+      auth: options.config.auth,
+    },
   });
 }

@@ -104,6 +104,7 @@ await startService(logger, async () => {
     logger,
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
+    scimToken: environment.GW_SCIM_TOKEN,
     mcpRegistry: mcpStore && new McpRegistry({ store: mcpStore, logger }),
     store: mcpStore,
     cacheBackend,

@@ -156,12 +156,19 @@ export type GrpcServerEnvironment = z.infer<z.ZodObject<typeof grpcServer>>;
 /** What every process's environment has (logging, host, shutdown, config file). */
 export type CommonEnvironment = z.infer<z.ZodObject<typeof common>>;
 
+/** SCIM provisioning's bearer token (docs/scim.md): unset, `/scim/v2` answers 503. */
+const scimToken = z.preprocess(
+  unset,
+  z.string().min(16, { error: 'is too short: use at least 16 characters (openssl rand -hex 32)' }).optional(),
+);
+
 export const embeddedEnvironmentSchema = z.object({
   ...common,
   PORT: port(8080),
   GATEWAY_DATA_DIR: store.GATEWAY_DATA_DIR,
   GATEWAY_ADMIN_TOKEN: optionalText,
   GW_OIDC_CLIENT_SECRET: optionalText,
+  GW_SCIM_TOKEN: scimToken,
 });
 
 /**
@@ -209,6 +216,7 @@ export const adminEnvironmentSchema = z.object({
   GATEWAY_ADMIN_TOKEN: optionalText,
   // Single sign-on's client secret (`auth.oidc`); unset, gw is a public client (PKCE alone).
   GW_OIDC_CLIENT_SECRET: optionalText,
+  GW_SCIM_TOKEN: scimToken,
   ...logsDatabase,
   ...logsStream,
   GW_ROUTER_ADDR: address('router'),
@@ -271,6 +279,7 @@ const SECRET_VARIABLES = new Set([
   'GW_METRICS_TOKEN',
   'GW_LOGS_DATABASE_URL',
   'GW_OIDC_CLIENT_SECRET',
+  'GW_SCIM_TOKEN',
 ]);
 
 /** The environment a schema describes; a bad or missing variable is a ConfigError naming it. */

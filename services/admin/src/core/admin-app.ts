@@ -28,6 +28,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
 import { createVaultAdmin, type VaultAdminOptions } from './vault-admin.ts';
 
@@ -58,6 +59,8 @@ export interface AdminDependencies {
   audit?: AuditSink;
   /** `auth.oidc`: single sign-on's `/auth/*` and the session cookie as a credential of `/api`. */
   sso?: SsoOptions | undefined;
+  /** `/scim/v2`: provisioning by an identity provider (docs/scim.md); absent, it answers 503. */
+  scim?: ScimSettings | undefined;
 }
 
 export interface AdminRequest {
@@ -246,6 +249,16 @@ export function createAdminApp(dependencies: AdminDependencies) {
       audit: dependencies.audit,
     });
   if (sso) routers['/auth'] = sso.router;
+  routers['/scim/v2'] = createScimRouter({
+    token: undefined,
+    groups: undefined,
+    auth: { role_mappings: [] },
+    ...dependencies.scim,
+    identities: dependencies.identities,
+    audit: dependencies.audit,
+    logger: dependencies.logger,
+    maxBodyBytes,
+  });
   const app = createAdminExpress({
     modules,
     routers,

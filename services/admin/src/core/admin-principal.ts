@@ -81,6 +81,12 @@ export async function authenticate(
   if (token.user_id !== undefined && !user?.active) {
     throw unauthorized(`the admin token ${token.id} belongs to a user who is deactivated or deleted`);
   }
+  // A user's token acts with its role only while the user holds it (their groups may have taken it away).
+  if (user && !user.roles.includes(token.role)) {
+    throw unauthorized(
+      `the admin token ${token.id} acts as role '${token.role}', which its user ${user.id} no longer holds`,
+    );
+  }
   const role = await identities.getRole(token.role);
   if (!role) throw unauthorized(`the admin token ${token.id} names a role that no longer exists`);
   identities.touchToken(token.id, now);

@@ -136,6 +136,8 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
       });
     const now = new Date().toISOString();
     return {
+      // What /api/users does not name (SCIM's fields: external_id, source…) stays as it was.
+      ...existing,
       id,
       email,
       name: (input.name ?? kept?.name)!,

@@ -30,6 +30,15 @@ export const userSchema = z.object({
   active: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
+  /** Who made the user: `scim` (provisioned), `oidc` (a first single sign-on); absent: `/api/users`. */
+  source: z.enum(['api', 'scim', 'oidc']).optional(),
+  /** SCIM: the provisioning client's id of the person, their userName when it is not their email, their names. */
+  external_id: z.string().optional(),
+  user_name: z.string().optional(),
+  given_name: z.string().optional(),
+  family_name: z.string().optional(),
+  /** SCIM: the other attributes the client sent (title, phone numbers, enterprise attributes…), kept as sent. */
+  scim_attributes: z.record(z.string(), z.unknown()).optional(),
 });
 export type AdminUser = z.infer<typeof userSchema>;
 
@@ -77,6 +86,12 @@ export class IdentityStore {
   async getUser(id: string): Promise<AdminUser | undefined> {
     const value = await this.store.get(USERS, id);
     return value === undefined ? undefined : userSchema.parse(value);
+  }
+
+  /** The user of an email address (any case), if one has it. */
+  async findUserByEmail(email: string): Promise<AdminUser | undefined> {
+    const wanted = email.toLowerCase();
+    return (await this.listUsers()).find((user) => user.email.toLowerCase() === wanted);
   }
 
   putUser(user: AdminUser): Promise<void> {
