@@ -56,7 +56,7 @@ export interface AuthenticateOptions {
 const unauthorized = (message: string) => new GatewayError({ type: 'unauthorized', message });
 
 /**
- * The caller of a request: a single sign-on session (a cookie) when it carries one, an admin API token of the store, else what `authorizeAdmin` says of the bootstrap
+ * The caller of a request: a single sign-on session (its cookie, on a request without an Authorization header), an admin API token of the store, else what `authorizeAdmin` says of the bootstrap
  * GATEWAY_ADMIN_TOKEN (Admin) and `client.allow_anonymous_admin` (anonymous), with its 401 and 403 as before.
  */
 export async function authenticate(
