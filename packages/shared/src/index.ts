@@ -2,13 +2,13 @@
 // points (`@gw/shared/server`, `@gw/shared/grpc`, `@gw/shared/store`), so importing a schema opens nothing.
 
 export * from './config/alerts-config.ts';
+export * from './config/auth-config.ts';
 export * from './config/cache-config.ts';
 export * from './config/config-watch.ts';
 export * from './config/env-reference.ts';
 export * from './config/environment.ts';
 export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
-export * from './config/auth-config.ts';
 export * from './config/logs-config.ts';
 export * from './config/secret-reference.ts';
 export * from './config/system-settings.ts';
