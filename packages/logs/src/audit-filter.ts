@@ -47,8 +47,7 @@ export const auditQuerySchema = z
     cursor: z
       .string()
       .regex(/^[1-9]\d{0,15}$/, 'is not a cursor this API gave out')
-      .transform(Number)
-      .refine((seq) => seq <= MAX_SEQ, 'is not a cursor this API gave out')
+      .refine((seq) => Number(seq) <= MAX_SEQ, 'is not a cursor this API gave out')
       .optional(),
   })
   .superRefine(checkRange);

@@ -44,7 +44,7 @@ export function auditPageStatement(query: AuditQuery, dialect: AuditSqlDialect):
     conditions.push(`substr("target", 1, length(${bind(prefix)})) = ${bind(prefix)}`);
   }
   if (query.cursor !== undefined)
-    conditions.push(`"seq" ${query.order === 'desc' ? '<' : '>'} ${bind(query.cursor)}`);
+    conditions.push(`"seq" ${query.order === 'desc' ? '<' : '>'} ${bind(Number(query.cursor))}`);
   const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
   return {
     text: `SELECT ${AUDIT_COLUMNS} FROM ${dialect.table}${where} ORDER BY "seq" ${query.order.toUpperCase()} LIMIT ${bind(query.limit + 1)}`,

@@ -8,6 +8,8 @@ import type { GatewayConfig, Logger } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { createAdminApp } from './core/admin-app.ts';
 import type { AlertsAdminOptions } from './core/alerts-admin.ts';
+import type { AuditLogsAdminOptions } from './core/audit-logs-admin.ts';
+import { createAuditStoreSink } from './core/audit-store-sink.ts';
 import { IdentityStore } from './core/identity-store.ts';
 import type { VaultAdminOptions } from './core/vault-admin.ts';
 
@@ -30,6 +32,8 @@ export function composeAdmin(options: {
   vault?: VaultAdminOptions | undefined;
   /** Request logs: where they are read and tailed, or why they are off here. */
   logs?: { store?: LogStore | undefined; tail?: LogTail | undefined; unavailable?: string | undefined };
+  /** The audit log: its store (changes and refusals are recorded into it), or why there is none; `onFailure` counts lost records. */
+  audit?: (AuditLogsAdminOptions & { onFailure?: () => void }) | undefined;
 }) {
   const { client } = options.config;
   return createAdminApp({
@@ -53,5 +57,15 @@ export function composeAdmin(options: {
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
+    ...(options.audit && {
+      audit:
+        options.audit.store &&
+        createAuditStoreSink({
+          store: options.audit.store,
+          logger: options.logger,
+          onFailure: options.audit.onFailure,
+        }),
+      auditLogs: options.audit,
+    }),
   });
 }
