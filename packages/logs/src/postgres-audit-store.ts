@@ -23,6 +23,8 @@ export interface PostgresAuditStoreOptions {
   poolSize?: number;
   /** Told about errors of idle connections (a restarted server), which have no caller to throw to. */
   onError?: (error: unknown) => void;
+  /** Creates nothing (the verify command): the table must exist. */
+  readOnly?: boolean;
 }
 
 /** bigint columns (seq, time) as numbers: JavaScript numbers are exact far beyond any audit log's length. */
@@ -61,6 +63,11 @@ export class PostgresAuditStore implements AuditStore {
     const index = (name: string, columns: string) =>
       `CREATE INDEX IF NOT EXISTS ${escapeIdentifier(`audit_log_${name}`)} ON ${table} (${columns})`;
     try {
+      if (options.readOnly) {
+        const { rows } = await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
+        if (rows[0]?.present !== true) throw new Error(`there is no table ${table} in this database`);
+        return new PostgresAuditStore(pool, table);
+      }
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
