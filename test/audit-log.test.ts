@@ -64,7 +64,13 @@ function verifyCommand(...args: string[]): Promise<{ code: number; output: strin
 }
 
 const MODES = [
-  ['embedded', async () => ({ gateway: await startEmbedded({ config: CONFIG, adminToken: ADMIN_TOKEN }) })],
+  [
+    'embedded',
+    async () => ({
+      gateway: await startEmbedded({ config: CONFIG, adminToken: ADMIN_TOKEN }),
+      database: undefined,
+    }),
+  ],
   [
     'cluster',
     async () => {

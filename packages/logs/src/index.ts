@@ -2,7 +2,6 @@ export {
   AuditChainCheck,
   type AuditVerification,
   auditHash,
-  canonicalJson,
   GENESIS_HASH,
 } from './audit-chain.ts';
 export { auditFilterParamsSchema, auditQueryParamsSchema } from './audit-filter.ts';
@@ -12,7 +11,7 @@ export {
   type AuditRecord,
   MAX_AUDIT_STATE_CHARACTERS,
 } from './audit-record.ts';
-export { type AuditPage, type AuditStore, auditRecords } from './audit-store.ts';
+export { type AuditStore, auditRecords } from './audit-store.ts';
 export { DroppedTally, droppedQuerySchema } from './dropped-counts.ts';
 export { type LogQueryInput, logQueryParamsSchema, logStatsParamsSchema } from './log-filter.ts';
 export { logTailParamsSchema, matchesLogFilter } from './log-match.ts';

@@ -60,6 +60,18 @@ describe('PostgresAuditStore', () => {
     await logs.close();
   });
 
+  it('opens read-only for the verify command: creates nothing, and names the table it does not find', async () => {
+    const schema = freshSchema();
+    await expect(PostgresAuditStore.open({ url: database.url, schema, readOnly: true })).rejects.toThrow(
+      `there is no table "${schema}".audit_log in this database`,
+    );
+    const writer = await PostgresAuditStore.open({ url: database.url, schema });
+    await writer.append(auditEvent());
+    const reader = await PostgresAuditStore.open({ url: database.url, schema, readOnly: true });
+    expect(await reader.verify()).toMatchObject({ ok: true, records: 1 });
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
   it('fails to open with the server’s reason when the database is unreachable', async () => {
     const url = new URL(database.url);
     url.port = '1';

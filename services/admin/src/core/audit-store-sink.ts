@@ -20,7 +20,7 @@ export interface AuditStoreSinkOptions {
  * sees answers (`redactForViewer`: every credential field `[redacted]`, anything shaped like a key too), so a
  * record holds no secret and reads the same for every role. One larger than the store keeps becomes a note.
  */
-export function auditState(value: unknown): AuditEventInput['before'] {
+function auditState(value: unknown): AuditEventInput['before'] {
   if (value === undefined) return null;
   let json: string | undefined;
   try {
