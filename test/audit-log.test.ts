@@ -385,3 +385,26 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
     });
   });
 });
+
+describe('audit log (cluster without GW_LOGS_DATABASE_URL)', () => {
+  let gateway: LaunchedGateway;
+  beforeAll(async () => {
+    gateway = await startCluster({ config: CONFIG, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 });
+  }, 90_000);
+  afterAll(async () => gateway?.close());
+
+  it('answers 503 naming the variable, and changes still work unrecorded', async () => {
+    for (const path of ['/audit-logs', '/audit-logs/export', '/audit-logs/verify', '/audit-logs/1']) {
+      const answer = await get(`${gateway.adminUrl}/api${path}`, ADMIN);
+      expect(answer.status).toBe(503);
+      expect(answer.body.error.message).toContain('GW_LOGS_DATABASE_URL');
+    }
+    const created = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/virtual-keys`,
+      { name: 'k' },
+      ADMIN,
+    );
+    expect(created.status).toBe(201);
+  });
+});
