@@ -6,6 +6,7 @@ import { GuardrailRegistry, GuardrailRuntime } from '@gw/guardrails/registry';
 import { composeIngress, countServerDrops, processDroppedTally } from '@gw/ingress';
 import { LogTailHub, startLogRetention } from '@gw/logs';
 import { SqliteLogStore } from '@gw/logs/sqlite';
+import { SqliteAuditStore } from '@gw/logs/sqlite-audit';
 import { InProcessToolQueue, McpCatalog, startMcpRunner, traceToolRunner } from '@gw/mcp-runner';
 import { startRouter } from '@gw/router';
 import {
@@ -154,6 +155,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     onError: (error) => logger.warn({ err: error }, 'request logs: retention failed'),
   });
   const tail = new LogTailHub();
+  // The audit log: audit-log.sqlite in the data directory, a file of its own; kept forever (no retention).
+  const auditStore = await SqliteAuditStore.open({ dataDir: options.dataDir });
   let draining = false;
   const ingress = composeIngress({
     config,
@@ -197,6 +200,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     alerts,
     vault: { resolver: secrets },
     logs: { store: logStore, tail },
+    audit: { store: auditStore, onFailure: () => metrics.auditAppendFailures.inc() },
   });
   const http = await startHttpServer({
     port: options.port,
@@ -219,6 +223,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
       if (watcher) watcher.close();
       admin.close();
       await http.close(deadlineMs);
+      await admin.drainAudit();
+      await auditStore.close();
       await ingress.drain();
       await alerts.close();
       await retention.stop();

@@ -1,3 +1,17 @@
+export {
+  AuditChainCheck,
+  type AuditVerification,
+  auditHash,
+  GENESIS_HASH,
+} from './audit-chain.ts';
+export { auditFilterParamsSchema, auditQueryParamsSchema } from './audit-filter.ts';
+export {
+  AUDIT_TEXT_LIMITS,
+  type AuditEventInput,
+  type AuditRecord,
+  MAX_AUDIT_STATE_CHARACTERS,
+} from './audit-record.ts';
+export { type AuditStore, auditRecords } from './audit-store.ts';
 export { DroppedTally, droppedQuerySchema } from './dropped-counts.ts';
 export { type LogQueryInput, logQueryParamsSchema, logStatsParamsSchema } from './log-filter.ts';
 export { logTailParamsSchema, matchesLogFilter } from './log-match.ts';

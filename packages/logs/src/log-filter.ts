@@ -133,7 +133,7 @@ const NUMBER_TEXT = /^-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
  * one (anything else stays text, so zod names it), and a repeated parameter becomes a list, which every
  * schema refuses by name.
  */
-function fromQueryParams(input: unknown): unknown {
+export function fromQueryParams(input: unknown): unknown {
   const entries =
     input instanceof URLSearchParams
       ? [...input]

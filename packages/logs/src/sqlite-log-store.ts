@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import {
   type DroppedCounts,
   type DroppedQueryInput,
@@ -15,7 +14,7 @@ import {
 import type { LogRecord } from './log-record.ts';
 import type { LogPage, LogStats, LogStore } from './log-store.ts';
 import type { SqliteLogDatabaseOptions, SqliteLogMethods } from './sqlite-log-database.ts';
-import type { SqliteLogCall, SqliteLogReply } from './sqlite-log-worker.ts';
+import { SqliteThread } from './sqlite-thread.ts';
 
 export { SQLITE_LOG_FILE_NAME } from './sqlite-log-database.ts';
 
@@ -24,47 +23,30 @@ export interface SqliteLogStoreOptions extends SqliteLogDatabaseOptions {
   deleteBatchSize?: number;
 }
 
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
-
 /**
  * The request log of embedded mode: one SQLite file in the data directory (`node:sqlite`, no service to run).
  * `node:sqlite` is synchronous, and a batch insert or a search takes tens of milliseconds, so the database
  * lives on a worker thread of its own: the gateway's thread only validates queries and passes messages.
  */
 export class SqliteLogStore implements LogStore {
-  readonly #worker: Worker;
-  readonly #pending = new Map<number, Pending>();
+  readonly #thread: SqliteThread<SqliteLogMethods>;
   readonly #deleteBatchSize: number;
-  #nextId = 1;
-  #failure: Error | undefined;
 
-  private constructor(worker: Worker, options: SqliteLogStoreOptions) {
-    this.#worker = worker;
+  private constructor(thread: SqliteThread<SqliteLogMethods>, options: SqliteLogStoreOptions) {
+    this.#thread = thread;
     this.#deleteBatchSize = options.deleteBatchSize ?? 2_000;
-    worker.on('message', (reply: SqliteLogReply) => this.#settle(reply));
-    worker.on('error', (error) => this.#fail(error));
-    worker.on('exit', () => this.#fail(new Error('the request log thread has stopped')));
   }
 
   /** Opens (and creates when missing) the log file of the data directory, on a new thread. */
   static async open(options: SqliteLogStoreOptions): Promise<SqliteLogStore> {
     const { deleteBatchSize: _, ...databaseOptions } = options;
-    const worker = new Worker(new URL('./sqlite-log-worker.ts', import.meta.url), {
-      workerData: databaseOptions,
+    const thread = await SqliteThread.start<SqliteLogMethods>({
+      script: new URL('./sqlite-log-worker.ts', import.meta.url),
+      data: databaseOptions,
+      what: 'request log',
+      where: options.dataDir,
     });
-    const opened = await new Promise<SqliteLogReply>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    if ('error' in opened) {
-      await worker.terminate();
-      throw new Error(`cannot open the request log in ${options.dataDir}: ${opened.error}`);
-    }
-    worker.unref();
-    return new SqliteLogStore(worker, options);
+    return new SqliteLogStore(thread, options);
   }
 
   async insert(records: readonly LogRecord[]): Promise<void> {
@@ -103,39 +85,14 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.#failure) return;
-    await this.#call('close');
-    this.#failure = new Error('the request log is closed');
-    await this.#worker.terminate();
+  close(): Promise<void> {
+    return this.#thread.close();
   }
 
-  #call<Method extends keyof SqliteLogMethods>(
+  #call<Method extends keyof SqliteLogMethods & string>(
     method: Method,
     ...args: Parameters<SqliteLogMethods[Method]>
   ): Promise<ReturnType<SqliteLogMethods[Method]>> {
-    if (this.#failure) return Promise.reject(this.#failure);
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      // The thread keeps the process alive only while a call waits for it.
-      if (this.#pending.size === 0) this.#worker.ref();
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.#worker.postMessage({ id, method, args } as SqliteLogCall);
-    });
-  }
-
-  #settle(reply: SqliteLogReply): void {
-    const pending = this.#pending.get(reply.id);
-    if (!pending) return;
-    this.#pending.delete(reply.id);
-    if (this.#pending.size === 0) this.#worker.unref();
-    if ('error' in reply) pending.reject(new Error(reply.error));
-    else pending.resolve(reply.value);
-  }
-
-  #fail(error: Error): void {
-    this.#failure ??= error;
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
+    return this.#thread.call(method, ...args);
   }
 }

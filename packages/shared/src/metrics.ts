@@ -170,6 +170,11 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    auditAppendFailures: new Counter({
+      name: 'gw_audit_append_failures_total',
+      help: 'Audit records that could not be stored (each is logged as an error)',
+      registers: [registry],
+    }),
     tracingSpans: new Counter({
       name: 'gw_tracing_spans_total',
       help: 'Sampled spans by what became of them: exported, dropped (export queue full), failed (export error)',

@@ -13,6 +13,8 @@ export interface TestDatabase {
   url: string;
   /** Drops the database, disconnecting whoever is still connected. */
   drop(): Promise<void>;
+  /** Runs a statement in the database on a connection of its own (a test tampering with stored rows). */
+  sql(statement: string): Promise<void>;
 }
 
 /** Creates a fresh, uniquely named database (`gw_test_<pid>_<random>`) on the test server. */
@@ -39,5 +41,14 @@ export async function createTestDatabase(
   await onServer(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const sql = async (statement: string) => {
+    const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
+  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), sql };
 }

@@ -8,6 +8,8 @@ import type { GatewayConfig, Logger } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { createAdminApp } from './core/admin-app.ts';
 import type { AlertsAdminOptions } from './core/alerts-admin.ts';
+import type { AuditLogsAdminOptions } from './core/audit-logs-admin.ts';
+import { createAuditStoreSink } from './core/audit-store-sink.ts';
 import { IdentityStore } from './core/identity-store.ts';
 import { ScimGroupStore } from './core/scim-groups.ts';
 import type { VaultAdminOptions } from './core/vault-admin.ts';
@@ -35,6 +37,8 @@ export function composeAdmin(options: {
   logs?: { store?: LogStore | undefined; tail?: LogTail | undefined; unavailable?: string | undefined };
   /** GW_OIDC_CLIENT_SECRET, injected by the process's main (single sign-on's client secret, `auth.oidc`). */
   oidcClientSecret?: string | undefined;
+  /** The audit log: its store (changes and refusals are recorded into it), or why there is none; `onFailure` counts lost records. */
+  audit?: (AuditLogsAdminOptions & { onFailure?: () => void }) | undefined;
 }) {
   const { client } = options.config;
   return createAdminApp({
@@ -64,5 +68,15 @@ export function composeAdmin(options: {
       groups: options.store && new ScimGroupStore({ store: options.store }),
       auth: options.config.auth,
     },
+    ...(options.audit && {
+      audit:
+        options.audit.store &&
+        createAuditStoreSink({
+          store: options.audit.store,
+          logger: options.logger,
+          onFailure: options.audit.onFailure,
+        }),
+      auditLogs: options.audit,
+    }),
   });
 }

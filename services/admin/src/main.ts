@@ -2,6 +2,7 @@ import { governanceBudgetSource, startAlerts } from '@gw/alerts';
 import { RedisLease } from '@gw/alerts/redis';
 import { RedisCacheBackend } from '@gw/cache/redis';
 import { GovernanceClient } from '@gw/governance/client';
+import { PostgresAuditStore } from '@gw/logs/postgres-audit';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import {
@@ -62,6 +63,14 @@ await startService(logger, async () => {
         logger,
       })
     : undefined;
+  // The audit log: table audit_log in the same database, appended to by every admin replica right after each
+  // answer (one chain: appends serialize on an advisory lock); kept forever (docs/admin-access.md "Audit log").
+  const auditStore = environment.GW_LOGS_DATABASE_URL
+    ? await PostgresAuditStore.open({
+        url: environment.GW_LOGS_DATABASE_URL,
+        onError: (error) => logger.warn({ err: error }, 'audit log: PostgreSQL'),
+      })
+    : undefined;
   // Alerts: every admin replica serves /api/alerts; the one holding the lease in Redis evaluates the rules.
   const leaseRedis = environment.REDIS_URL
     ? connectRedis(environment.REDIS_URL, { connectionName: 'gw-admin-alerts-lease' })
@@ -114,6 +123,12 @@ await startService(logger, async () => {
       unavailable:
         'request logs are off in this cluster: set GW_LOGS_DATABASE_URL (the PostgreSQL database of request logs) on the admin',
     },
+    audit: auditStore
+      ? { store: auditStore, onFailure: () => metrics.auditAppendFailures.inc() }
+      : {
+          unavailable:
+            'the audit log is off in this cluster: set GW_LOGS_DATABASE_URL (the PostgreSQL database of request and audit logs) on the admin',
+        },
   });
   const http = await startHttpServer({
     port: environment.GW_ADMIN_PORT,
@@ -136,6 +151,11 @@ await startService(logger, async () => {
       (deadline) => {
         app.close();
         return http.close(deadline);
+      },
+      async () => {
+        // Records of the last answers are stored before the audit store closes.
+        await app.drainAudit();
+        await auditStore?.close();
       },
       async () => {
         // Alerts read the log store: they stop first.

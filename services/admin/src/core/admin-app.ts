@@ -18,6 +18,7 @@ import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
 import { type AdminModule, createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
+import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './audit-logs-admin.ts';
 import type { AuditSink } from './audit-sink.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
@@ -56,11 +57,17 @@ export interface AdminDependencies {
   logs?: LogsAdminOptions & { tail?: LogTail | undefined };
   /** `/api/users`, `/api/tokens`, `/api/roles` and the API tokens that authenticate; absent without a store. */
   identities?: IdentityStore | undefined;
-  audit?: AuditSink;
   /** `auth.oidc`: single sign-on's `/auth/*` and the session cookie as a credential of `/api`. */
   sso?: SsoOptions | undefined;
   /** `/scim/v2`: provisioning by an identity provider (docs/scim.md); absent, it answers 503. */
   scim?: ScimSettings | undefined;
+  /**
+   * The audit log's sink: `/api` changes and refusals are recorded into it (audit-trail.ts); the SSO and SCIM
+   * routers record logins and their changes through it. Absent: nothing is recorded.
+   */
+  audit?: AuditSink | undefined;
+  /** `/api/audit-logs*`: the audit store, or why there is none. */
+  auditLogs?: AuditLogsAdminOptions | undefined;
 }
 
 export interface AdminRequest {
@@ -76,7 +83,16 @@ export interface AdminRequest {
   body: () => Promise<Record<string, unknown>>;
 }
 
-export type AdminResult = { status: number; body: unknown };
+export type AdminResult = {
+  status: number;
+  body: unknown;
+  /**
+   * An answer written as it is produced instead of `body` (an export's JSON lines), never held whole. It is not
+   * redacted for Viewers as JSON bodies are: a module streams only what every holder of the route's permission
+   * may read.
+   */
+  stream?: { contentType: string; chunks: AsyncIterable<string> } | undefined;
+};
 
 /** `/api/*`: provider configuration CRUD (DESIGN.md §5); other resources join as their services grow. */
 export function createAdminApp(dependencies: AdminDependencies) {
@@ -234,6 +250,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createVaultAdmin(dependencies.vault ?? {}),
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
+    ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
   };
   /**
    * Routers outside `/api` by mount path: they authenticate their own callers (single sign-on's `/auth`,
@@ -268,6 +285,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     auth: dependencies.auth,
     identities: dependencies.identities,
     sessions: sso?.sessions,
+    audit: dependencies.audit,
   });
   const logsStream = createLogsStream({
     authorize: app.authorizeUpgrade,
@@ -314,5 +332,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     authorizeUpgrade: app.authorizeUpgrade,
     /** The first path segments of the modules (the role matrix test checks each has permission rows). */
     mounts: Object.keys(modules),
+    /** Resolves once every audit record under way is stored (shutdown, before the audit store closes). */
+    drainAudit: app.drainAudit,
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GovernanceService } from '@gw/governance';
 import {
+  drained,
   GatewayError,
   invalidRequest,
   type Logger,
@@ -14,6 +15,8 @@ import {
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
+import type { AuditSink } from './audit-sink.ts';
+import { createAuditTrail } from './audit-trail.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
@@ -33,6 +36,10 @@ interface AdminContext {
   body: () => Promise<Record<string, unknown>>;
   /** Narrows a list answer (team scoping). */
   filter?: ((body: unknown) => unknown) | undefined;
+  /** For the audit trail (audit-trail.ts): the body answered, the error's message, whether it was a refusal. */
+  answer?: unknown;
+  failure?: string | undefined;
+  refused?: boolean | undefined;
 }
 
 const contextOf = (response: Response) => response.locals['admin'] as AdminContext;
@@ -48,6 +55,8 @@ export interface AdminExpressOptions extends AuthenticateOptions {
   governance: GovernanceService;
   logger: Logger;
   maxBodyBytes: number;
+  /** Where changes, refusals (and, through the app's dependencies, logins and SCIM changes) are recorded. */
+  audit?: AuditSink | undefined;
 }
 
 /** One request's body, read once (a scope check and the module may both want it), up to the limit. */
@@ -117,12 +126,37 @@ function moduleRouter(module: AdminModule): Router {
       },
       context.path,
     );
+    if (result.stream) return writeStream(response, result, context.requestId);
     let body = context.filter ? context.filter(result.body) : result.body;
     if (request.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
       body = redactForViewer(body);
+    context.answer = body;
     sendJson(response, result.status, body, { 'x-request-id': context.requestId });
   });
   return router;
+}
+
+/**
+ * A streamed answer (an export's JSON lines): the first chunk is read before the head is sent, so a failure to
+ * start is still an error answer; later chunks wait for the socket to drain, and stop when the caller goes away.
+ * A failure after the head ends the connection (the caller sees a cut body, not a last line).
+ */
+async function writeStream(response: Response, result: AdminResult, requestId: string): Promise<void> {
+  const chunks = result.stream!.chunks[Symbol.asyncIterator]();
+  let next = await chunks.next();
+  response.writeHead(result.status, {
+    'content-type': result.stream!.contentType,
+    'x-request-id': requestId,
+  });
+  try {
+    while (!next.done && !response.destroyed) {
+      if (!response.write(next.value)) await drained(response);
+      next = await chunks.next();
+    }
+    response.end();
+  } finally {
+    if (!next.done) await chunks.return?.();
+  }
 }
 
 /**
@@ -132,6 +166,8 @@ function moduleRouter(module: AdminModule): Router {
  */
 export function createAdminExpress(options: AdminExpressOptions) {
   const app = express();
+  const trail =
+    options.audit && createAuditTrail({ sink: options.audit, modules: options.modules, context: contextOf });
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('case sensitive routing', true);
@@ -187,16 +223,20 @@ export function createAdminExpress(options: AdminExpressOptions) {
     next();
   });
 
+  // Changes are recorded once answered; reads pass straight through (audit-trail.ts).
+  if (trail) app.use(trail.changes);
+
   for (const [name, module] of Object.entries(options.modules)) app.use(`/api/${name}`, moduleRouter(module));
 
   app.use((request: Request, response: Response) => {
     throw noEndpoint(request.method, contextOf(response).path);
   });
 
-  app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
+  app.use((error: unknown, request: Request, response: Response, _next: NextFunction) => {
     const requestId = contextOf(response)?.requestId ?? newRequestId();
     const failure = sendError(response, error, requestId);
     if (failure.status >= 500) options.logger.error({ err: error, requestId }, 'admin request failed');
+    trail?.failed(request, response, failure);
   });
 
   return {
@@ -213,5 +253,7 @@ export function createAdminExpress(options: AdminExpressOptions) {
       permitted(principal, 'GET', path, pathSegments(path));
       return principal;
     },
+    /** Resolves once every audit record under way is stored: call before closing the audit store. */
+    drainAudit: async () => trail?.drain(),
   };
 }

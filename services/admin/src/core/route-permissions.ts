@@ -105,6 +105,9 @@ export const ROUTE_PERMISSIONS: readonly RoutePermission[] = [
   { route: 'POST /tokens', permission: 'tokens:write' },
   { route: 'GET /tokens/:id', permission: 'tokens:read' },
   { route: 'DELETE /tokens/:id', permission: 'tokens:write' },
+  // The audit log is read-only: /audit-logs/export, /verify and /{seq} are one row.
+  { route: 'GET /audit-logs', permission: 'audit:read' },
+  { route: 'GET /audit-logs/:seq', permission: 'audit:read' },
 ];
 
 interface CompiledRow extends RoutePermission {

@@ -1,0 +1,157 @@
+import type { GatewayError } from '@gw/shared';
+import type { NextFunction, Request, Response } from 'express';
+import type { AdminModule } from './admin-express.ts';
+import type { Principal } from './admin-principal.ts';
+import type { AuditEvent, AuditSink } from './audit-sink.ts';
+
+/** What the trail learns of a request from the admin chain (admin-express.ts keeps it in response.locals). */
+export interface AuditedRequest {
+  requestId: string;
+  /** The path as sent. */
+  path: string;
+  /** The path's segments after `/api/`, decoded (set once the path is known). */
+  segments?: string[] | undefined;
+  principal?: Principal | undefined;
+  /** The body a module answered (a create's answer is its `after`). */
+  answer?: unknown;
+  /** The message of the error answered, when one was. */
+  failure?: string | undefined;
+  /** Set when the request was recorded as refused, so that it is not recorded twice. */
+  refused?: boolean | undefined;
+}
+
+/** Methods that change nothing: never recorded, never slowed. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A POST to a path ending in one of these is that verb (a key rotated, secrets refreshed), not a create. */
+const SUB_ACTIONS = new Set(['rotate', 'refresh', 'reconnect', 'test']);
+
+/** What a change is called in the log: POST → create (or its sub-action's verb), PUT and PATCH → update, DELETE → delete. */
+export function auditAction(method: string, segments: readonly string[]): string {
+  if (method === 'POST') {
+    const last = segments[segments.length - 1];
+    return last !== undefined && segments.length > 1 && SUB_ACTIONS.has(last) ? last : 'create';
+  }
+  if (method === 'PUT' || method === 'PATCH') return 'update';
+  if (method === 'DELETE') return 'delete';
+  return method.toLowerCase().replace(/[^a-z]/g, '') || 'change';
+}
+
+/** `METHOD /api/…` with the path in its canonical form (the form the router matched), else as sent. */
+function targetOf(method: string, request: AuditedRequest): string {
+  const path = request.segments ? `/api/${request.segments.map(encodeURIComponent).join('/')}` : request.path;
+  return `${method} ${path}`;
+}
+
+export interface AuditTrailOptions {
+  sink: AuditSink;
+  /** The admin API's modules: a change's resource is read through its own module, before and after. */
+  modules: Record<string, AdminModule>;
+  /** The request's context as the admin chain keeps it. */
+  context: (response: Response) => AuditedRequest;
+}
+
+/**
+ * The audit log's view of the `/api` chain (docs/admin-access.md "Audit log"). `changes` is a middleware placed
+ * after authorization: a request that is not a read has its resource read before the change (a GET of the same
+ * path through the same module, when that answers 200) and is recorded once its answer is sent, with the
+ * resource read again (or, for a create, the answer's body). `failed` is called by the error handler and
+ * records a 401 or 403 of `/api` as `access_denied`. Reads are never recorded, and a change's answer never waits
+ * for its record.
+ */
+export function createAuditTrail(options: AuditTrailOptions) {
+  const pending = new Set<Promise<void>>();
+  const track = (work: Promise<void>) => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+
+  /** The resource at a path as its module answers a GET, or undefined when that is not a 200. */
+  async function read(principal: Principal, segments: string[], path: string): Promise<unknown> {
+    const module = options.modules[segments[0]!];
+    if (!module) return undefined;
+    try {
+      const result = await module(
+        {
+          method: 'GET',
+          role: principal.role,
+          principal,
+          segments,
+          query: new URLSearchParams(),
+          body: async () => ({}),
+        },
+        path,
+      );
+      return result.status === 200 && result.stream === undefined ? result.body : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function changes(request: Request, response: Response, next: NextFunction): Promise<void> {
+    if (READS.has(request.method)) return next();
+    const context = options.context(response);
+    const principal = context.principal!;
+    const segments = context.segments!;
+    const action = auditAction(request.method, segments);
+    // A create's path is its collection: its GET is a list, not the resource.
+    const readable = action !== 'create';
+    const before = readable ? await read(principal, segments, context.path) : undefined;
+    const source = request.socket.remoteAddress;
+    response.once('close', () => {
+      if (context.refused) return;
+      const finished = response.writableFinished;
+      track(
+        (async () => {
+          const reread = readable ? await read(principal, segments, context.path) : undefined;
+          const after = reread ?? (action === 'update' || action === 'delete' ? undefined : context.answer);
+          await options.sink.record({
+            actor: principal.label,
+            role: principal.roleId,
+            action,
+            target: targetOf(request.method, context),
+            before,
+            after,
+            // 499: the caller went away before the answer was sent (the change may still have been made).
+            status: finished ? response.statusCode : 499,
+            source,
+            requestId: context.requestId,
+            detail: finished ? context.failure : 'the caller went away before the answer was sent',
+          });
+        })(),
+      );
+    });
+    next();
+  }
+
+  /** Called with every error the chain answers: remembers its message, and records a 401 or 403 of /api. */
+  function failed(request: Request, response: Response, failure: GatewayError): void {
+    const context = options.context(response);
+    if (!context) return;
+    context.failure = failure.message;
+    if (failure.status !== 401 && failure.status !== 403) return;
+    if (context.path !== '/api' && !context.path.startsWith('/api/')) return;
+    context.refused = true;
+    const event: AuditEvent = {
+      // A 401 knows nobody; a 403 knows who was refused.
+      actor: context.principal?.label ?? 'anonymous',
+      role: context.principal?.roleId,
+      action: 'access_denied',
+      target: targetOf(request.method, context),
+      status: failure.status,
+      source: request.socket.remoteAddress,
+      requestId: context.requestId,
+      detail: failure.message,
+    };
+    track(options.sink.record(event));
+  }
+
+  return {
+    changes,
+    failed,
+    /** Resolves once every record under way is stored (or failed): call before closing the store. */
+    async drain(): Promise<void> {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}
