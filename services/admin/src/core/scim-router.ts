@@ -312,26 +312,22 @@ export function createScimRouter(options: ScimRouterOptions): Router {
         projectionOf(queryOf(request)),
       );
     });
-    router.put(item, async (request: Request, response: Response) => {
-      const input = await body(request);
-      answer(
-        response,
-        200,
-        await resource.replace(idOf(request), input, call(request, response)),
-        type,
-        projectionOf(queryOf(request)),
-      );
-    });
-    router.patch(item, async (request: Request, response: Response) => {
-      const input = await body(request);
-      answer(
-        response,
-        200,
-        await resource.patch(idOf(request), input, call(request, response)),
-        type,
-        projectionOf(queryOf(request)),
-      );
-    });
+    // PUT replaces the resource, PATCH applies its operations: the same exchange around them.
+    for (const [method, change] of [
+      ['put', resource.replace.bind(resource)],
+      ['patch', resource.patch.bind(resource)],
+    ] as const) {
+      router[method](item, async (request: Request, response: Response) => {
+        const input = await body(request);
+        answer(
+          response,
+          200,
+          await change(idOf(request), input, call(request, response)),
+          type,
+          projectionOf(queryOf(request)),
+        );
+      });
+    }
     router.delete(item, async (request: Request, response: Response) => {
       await resource.remove(idOf(request), call(request, response));
       send(response, 204, undefined, headers(response));
