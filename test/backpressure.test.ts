@@ -4,6 +4,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { drained } from '@gw/shared';
 import {
   type FakeOpenAi,
   type LaunchedGateway,
@@ -57,7 +58,7 @@ describe.each(modes)('back-pressure (%s)', (_mode, start) => {
         for (let index = 0; index < CHUNKS; index++) {
           const event = chunkEvent();
           upstream.written += PIECE.length;
-          if (!response.write(event)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+          if (!response.write(event)) await drained(response);
           if (response.destroyed) return;
         }
         response.end('data: [DONE]\n\n');

@@ -1,6 +1,6 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTick, setTimeout as sleep } from 'node:timers/promises';
+import { drained } from '@gw/shared';
 import { type FakeUpstream, type FakeUpstreamRequest, startFakeUpstream } from '../fake-upstream.ts';
 import type { RecordedUpstreamRequest, UpstreamAnswer, UpstreamStreamAnswer } from './contract-options.ts';
 
@@ -55,7 +55,7 @@ export function writeAnswer(response: ServerResponse, answer: UpstreamAnswer, de
 
 async function writePiece(response: ServerResponse, piece: Buffer): Promise<boolean> {
   if (response.destroyed) return false;
-  if (!response.write(piece)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+  if (!response.write(piece)) await drained(response);
   // A tick between writes lets each piece leave as its own packet.
   await nextTick();
   return !response.destroyed;
