@@ -185,6 +185,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     },
     secretFailures: secrets,
     logger,
+    onOutcome: (channelType, outcome) =>
+      metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
   });
   const admin = composeAdmin({
     config,

@@ -22,6 +22,8 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Replaces the real channels (tests of the evaluation). */
   send?: typeof sendToChannel;
+  /** Told what became of each notification to a channel (`gw_alert_notifications_total`). */
+  onOutcome?: ((channelType: string, outcome: 'sent' | 'failed' | 'dropped') => void) | undefined;
 }
 
 interface Job {
@@ -35,7 +37,8 @@ interface Job {
  */
 export class AlertDispatcher {
   private readonly queue: Job[] = [];
-  private readonly options: Required<Omit<DispatcherOptions, 'logger' | 'registry'>> & DispatcherOptions;
+  private readonly options: Required<Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome'>> &
+    DispatcherOptions;
   private running = 0;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
@@ -62,6 +65,7 @@ export class AlertDispatcher {
     for (const channel of channels) {
       if (this.closed || this.queue.length >= this.options.maxQueued) {
         this.dropped += 1;
+        this.options.onOutcome?.(channel.type, 'dropped');
         all = false;
         this.options.logger?.warn(
           { rule: notification.rule_id, channel: channel.id },
@@ -92,7 +96,10 @@ export class AlertDispatcher {
    */
   async close(): Promise<void> {
     this.closed = true;
-    this.dropped += this.queue.splice(0).length;
+    for (const job of this.queue.splice(0)) {
+      this.dropped += 1;
+      this.options.onOutcome?.(job.channel.type, 'dropped');
+    }
     await this.idle();
   }
 
@@ -136,6 +143,7 @@ export class AlertDispatcher {
         if (this.closed) break;
       }
     }
+    this.options.onOutcome?.(channel.type, failure === undefined ? 'sent' : 'failed');
     if (failure !== undefined) {
       this.options.logger?.warn(
         { rule: notification.rule_id, channel: channel.id, attempts, error: failure },

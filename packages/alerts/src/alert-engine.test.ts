@@ -32,12 +32,15 @@ let registry: AlertRegistry;
 let sent: Sent[];
 let clock: number;
 let failNext: Array<ChannelSendError | Error>;
+/** What the dispatcher reported of each notification (`gw_alert_notifications_total`). */
+let outcomes: string[];
 
 beforeEach(async () => {
   store = await MemoryStore.open();
   registry = new AlertRegistry({ store });
   sent = [];
   failNext = [];
+  outcomes = [];
   clock = Date.UTC(2026, 5, 1, 12);
   await registry.putChannel(
     alertChannelSchema.parse({
@@ -61,6 +64,7 @@ function engineWith(
     registry,
     now: () => clock,
     backoffMs: 1,
+    onOutcome: (channelType, outcome) => outcomes.push(`${channelType}:${outcome}`),
     send: async ({ channel, notification }: { channel: AlertChannel; notification: AlertNotification }) => {
       const failure = failNext.shift();
       if (failure) throw failure;
@@ -389,6 +393,7 @@ describe('delivery', () => {
       { action: 'trigger', outcome: 'sent', attempts: 3 },
     ]);
     expect(history.entries[0]!.error).toBe('the receiver answered 400');
+    expect(outcomes).toEqual(['webhook:sent', 'webhook:failed']);
   });
 
   it('bounds the queue: past it a notification is dropped and counted, and evaluation goes on', async () => {
@@ -397,6 +402,7 @@ describe('delivery', () => {
       maxQueued: 2,
       concurrency: 1,
       send: () => new Promise(() => {}),
+      onOutcome: (channelType, outcome) => outcomes.push(`${channelType}:${outcome}`),
     });
     const [channel] = await registry.listChannels();
     const note = {
@@ -414,6 +420,7 @@ describe('delivery', () => {
     // One running, two waiting; the other two dropped.
     expect(accepted).toEqual([true, true, true, false, false]);
     expect(dispatcher.dropped).toBe(2);
+    expect(outcomes).toEqual(['webhook:dropped', 'webhook:dropped']);
   });
 
   it('pages the history newest first with a cursor, and keeps it bounded', async () => {

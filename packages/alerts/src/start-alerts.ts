@@ -1,6 +1,6 @@
 import type { AlertsConfig, Logger } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import { AlertDispatcher } from './alert-dispatcher.ts';
+import { AlertDispatcher, type DispatcherOptions } from './alert-dispatcher.ts';
 import { AlertEngine } from './alert-engine.ts';
 import type { AlertLease } from './alert-lease.ts';
 import { AlertRegistry } from './alert-registry.ts';
@@ -40,10 +40,12 @@ export function startAlerts(options: {
   sources: ObservationSources;
   secretFailures?: SecretFailureSource | undefined;
   logger?: Logger | undefined;
+  /** What became of each notification to a channel: the process's `gw_alert_notifications_total`. */
+  onOutcome?: DispatcherOptions['onOutcome'];
 }) {
   const { config, logger } = options;
   const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
-  const dispatcher = new AlertDispatcher({ registry, logger });
+  const dispatcher = new AlertDispatcher({ registry, logger, onOutcome: options.onOutcome });
   const engine = config.enabled
     ? new AlertEngine({
         registry,

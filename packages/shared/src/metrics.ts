@@ -170,6 +170,12 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    alertNotifications: new Counter({
+      name: 'gw_alert_notifications_total',
+      help: 'Alert notifications by channel type and what became of them: sent, failed (after its retries), dropped (queue full or shutdown)',
+      labelNames: ['channel_type', 'outcome'] as const,
+      registers: [registry],
+    }),
     auditAppendFailures: new Counter({
       name: 'gw_audit_append_failures_total',
       help: 'Audit records that could not be stored (each is logged as an error)',

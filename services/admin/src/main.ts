@@ -97,6 +97,8 @@ await startService(logger, async () => {
       },
       secretFailures,
       logger,
+      onOutcome: (channelType, outcome) =>
+        metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
     });
   // `/api/vault/*`: this process reads the references too (its status), and a refresh reaches the others.
   const secrets = await startSecretResolver({
