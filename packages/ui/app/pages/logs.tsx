@@ -107,6 +107,8 @@ export default function Logs() {
     if (from) next.from = new Date(from).getTime();
     setCursor(undefined);
     setFilter(next);
+    // The same filters again: read again (new records arrived).
+    if (JSON.stringify(next) === JSON.stringify(filter) && !cursor) void page.refetch();
   }
   return (
     <>
