@@ -9,6 +9,9 @@ export function TimeChart(props: {
   title: string;
   unit: string;
   times: number[];
+  /** The x axis's span (epoch ms), whatever the data covers. */
+  from: number;
+  to: number;
   series: { label: string; values: (number | null)[] }[];
 }) {
   const box = useRef<HTMLDivElement>(null);
@@ -30,8 +33,16 @@ export function TimeChart(props: {
               value == null ? '—' : `${value.toLocaleString()} ${props.unit}`,
           })),
         ],
-        axes: [{}, { label: props.unit, size: 70 }],
-        scales: { x: { time: true } },
+        axes: [
+          {},
+          {
+            label: props.unit,
+            size: 70,
+            values: (_: uPlot, splits: number[]) =>
+              splits.map((value) => value.toLocaleString(undefined, { maximumSignificantDigits: 3 })),
+          },
+        ],
+        scales: { x: { time: true, range: [props.from / 1000, props.to / 1000] } },
       },
       [props.times.map((time) => time / 1000), ...props.series.map((series) => series.values)],
       element,
@@ -44,7 +55,7 @@ export function TimeChart(props: {
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.times, props.series, props.unit]);
+  }, [props.times, props.series, props.unit, props.from, props.to]);
   return (
     <figure className="chart">
       <figcaption>{props.title}</figcaption>

@@ -67,7 +67,7 @@ function Totals({ buckets }: { buckets: Bucket[] }) {
   );
 }
 
-function Charts({ buckets }: { buckets: Bucket[] }) {
+function Charts({ buckets, from, to }: { buckets: Bucket[]; from: number; to: number }) {
   const data = useMemo(() => {
     const times = buckets.map((bucket) => bucket.start);
     const of = (pick: (bucket: Bucket) => number) => buckets.map(pick);
@@ -91,10 +91,10 @@ function Charts({ buckets }: { buckets: Bucket[] }) {
   }, [buckets]);
   return (
     <div className="charts">
-      <TimeChart title="Requests and errors" unit="requests" times={data.times} series={data.requests} />
-      <TimeChart title="Latency percentiles" unit="ms" times={data.times} series={data.latency} />
-      <TimeChart title="Tokens" unit="tokens" times={data.times} series={data.tokens} />
-      <TimeChart title="Cost" unit="USD" times={data.times} series={data.cost} />
+      <TimeChart title="Requests and errors" unit="requests" from={from} to={to} times={data.times} series={data.requests} />
+      <TimeChart title="Latency percentiles" unit="ms" from={from} to={to} times={data.times} series={data.latency} />
+      <TimeChart title="Tokens" unit="tokens" from={from} to={to} times={data.times} series={data.tokens} />
+      <TimeChart title="Cost" unit="USD" from={from} to={to} times={data.times} series={data.cost} />
     </div>
   );
 }
@@ -206,7 +206,7 @@ export default function Overview() {
           ) : (
             <>
               <Totals buckets={buckets} />
-              <Charts buckets={buckets} />
+              <Charts buckets={buckets} from={from} to={from + span + bucket} />
             </>
           )
         }
