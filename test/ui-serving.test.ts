@@ -68,7 +68,7 @@ describe.each(MODES)('web UI serving (%s)', (mode, start) => {
     const models = await fetch(`${gateway.url}/v1/models`, { redirect: 'manual' });
     expect(models.status).toBeGreaterThanOrEqual(400);
     expect(models.headers.get('content-type')).toMatch(/json/);
-    expect((await models.json()).error.message).toBeTruthy();
+    expect(((await models.json()) as { error: { message: string } }).error.message).toBeTruthy();
     if (mode === 'cluster') {
       // The ingress has no UI: its / stays a 404.
       const root = await fetch(`${gateway.url}/`, { redirect: 'manual' });

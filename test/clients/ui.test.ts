@@ -286,7 +286,7 @@ describe('web UI in Chromium (embedded)', () => {
           },
           body: JSON.stringify({ name: 'sneaky', provider_configs: [] }),
         });
-        return { status: answer.status, body: await answer.json() };
+        return { status: answer.status, body: (await answer.json()) as { error: { message: string } } };
       });
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toContain('keys:write');

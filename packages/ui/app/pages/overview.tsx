@@ -91,8 +91,22 @@ function Charts({ buckets, from, to }: { buckets: Bucket[]; from: number; to: nu
   }, [buckets]);
   return (
     <div className="charts">
-      <TimeChart title="Requests and errors" unit="requests" from={from} to={to} times={data.times} series={data.requests} />
-      <TimeChart title="Latency percentiles" unit="ms" from={from} to={to} times={data.times} series={data.latency} />
+      <TimeChart
+        title="Requests and errors"
+        unit="requests"
+        from={from}
+        to={to}
+        times={data.times}
+        series={data.requests}
+      />
+      <TimeChart
+        title="Latency percentiles"
+        unit="ms"
+        from={from}
+        to={to}
+        times={data.times}
+        series={data.latency}
+      />
       <TimeChart title="Tokens" unit="tokens" from={from} to={to} times={data.times} series={data.tokens} />
       <TimeChart title="Cost" unit="USD" from={from} to={to} times={data.times} series={data.cost} />
     </div>

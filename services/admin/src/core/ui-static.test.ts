@@ -10,6 +10,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUiRouter, redirectToUi, UI_CSP } from './ui-static.ts';
 
+type ErrorBody = { error: { type: string; message: string } };
+
 let root: string;
 let server: Server;
 let base: string;
@@ -84,7 +86,7 @@ describe('/ui static files', () => {
     expect(style.headers.get('content-type')).toBe('text/css; charset=utf-8');
     const missing = await fetch(`http://${base}/ui/assets/nope.js`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.type).toBe('not_found');
+    expect(((await missing.json()) as ErrorBody).error.type).toBe('not_found');
   });
 
   it('redirects /ui to /ui/ and / to /ui/', async () => {
@@ -125,7 +127,7 @@ describe('/ui static files', () => {
     try {
       const answer = await fetch(`http://${host}/ui/`);
       expect(answer.status).toBe(503);
-      expect((await answer.json()).error.message).toContain('pnpm install');
+      expect(((await answer.json()) as ErrorBody).error.message).toContain('pnpm install');
     } finally {
       await new Promise((resolve) => empty.close(resolve));
     }
