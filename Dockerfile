@@ -1,5 +1,6 @@
 # One image for every service: the Deployment's args pick the entry point (services/<name>/src/main.ts),
-# the default is the embedded gateway. Node 24 runs the TypeScript directly: there is no build step.
+# the default is the embedded gateway. Node 24 runs the TypeScript directly; the install's postinstall builds the
+# web UI (packages/ui, Vite) into packages/ui/dist, which the admin serves at /ui.
 FROM node:24-slim
 WORKDIR /app
 RUN npm install -g pnpm@12

@@ -6,6 +6,7 @@ import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
 import type { GatewayConfig, Logger } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
+import { uiDistDir } from '@gw/ui';
 import { createAdminApp } from './core/admin-app.ts';
 import type { AlertsAdminOptions } from './core/alerts-admin.ts';
 import type { AuditLogsAdminOptions } from './core/audit-logs-admin.ts';
@@ -78,5 +79,6 @@ export function composeAdmin(options: {
         }),
       auditLogs: options.audit,
     }),
+    uiDir: uiDistDir,
   });
 }

@@ -31,7 +31,9 @@ import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
+import { createUiRouter, redirectToUi } from './ui-static.ts';
 import { createVaultAdmin, type VaultAdminOptions } from './vault-admin.ts';
+import { createWhoami } from './whoami-admin.ts';
 
 export interface AdminDependencies {
   router: RouterService;
@@ -68,6 +70,8 @@ export interface AdminDependencies {
   audit?: AuditSink | undefined;
   /** `/api/audit-logs*`: the audit store, or why there is none. */
   auditLogs?: AuditLogsAdminOptions | undefined;
+  /** `/ui/*`: the built web UI's folder (packages/ui's dist); absent, `/ui` is not served (and `/` not redirected). */
+  uiDir?: string | undefined;
 }
 
 export interface AdminRequest {
@@ -251,6 +255,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
     ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
+    whoami: createWhoami(),
   };
   /**
    * Routers outside `/api` by mount path: they authenticate their own callers (single sign-on's `/auth`,
@@ -276,6 +281,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     logger: dependencies.logger,
     maxBodyBytes,
   });
+  if (dependencies.uiDir) routers['/ui'] = createUiRouter(dependencies.uiDir);
   const app = createAdminExpress({
     modules,
     routers,
@@ -305,6 +311,10 @@ export function createAdminApp(dependencies: AdminDependencies) {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
+    if (path === '/' && dependencies.uiDir) {
+      redirectToUi(response);
+      return true;
+    }
     if (!mounted(path)) return false;
     if (request.httpVersionMajor === 2) {
       // express extends node:http's request and response; HTTP/2's compatibility objects are another kind.

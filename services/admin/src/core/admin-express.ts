@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { GovernanceService } from '@gw/governance';
 import {
   drained,
@@ -18,7 +18,7 @@ import { type AuthenticateOptions, authenticate, type Principal } from './admin-
 import type { AuditSink } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
 import { PERMISSIONS } from './permissions.ts';
-import { routePermission } from './route-permissions.ts';
+import { isOpenRoute, routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
 import { redactForViewer } from './viewer-redaction.ts';
 
@@ -74,6 +74,21 @@ function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
   };
 }
 
+/**
+ * A browser's WebSocket cannot send an Authorization header: an upgrade without one may carry the bearer token
+ * as the subprotocol `gw-bearer.<token as base64url>` (beside `gw-admin`, the protocol the server picks).
+ */
+function withProtocolBearer(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  if (headers.authorization !== undefined) return headers;
+  const offered = String(headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((protocol) => protocol.trim())
+    .find((protocol) => protocol.startsWith('gw-bearer.'));
+  if (!offered) return headers;
+  const token = Buffer.from(offered.slice('gw-bearer.'.length), 'base64url').toString('utf8');
+  return { ...headers, authorization: `Bearer ${token}` };
+}
+
 /** The segments of a path after `/api/`, decoded (400 when a segment does not decode). */
 function pathSegments(path: string): string[] {
   try {
@@ -99,6 +114,7 @@ function missingPermission(principal: Principal, method: string, path: string, p
  * request no row declares, which only a holder of every permission passes).
  */
 function permitted(principal: Principal, method: string, path: string, segments: string[]) {
+  if (isOpenRoute(method, segments)) return undefined;
   const row = routePermission(method, segments);
   if (!row) {
     if (!PERMISSIONS.every((permission) => principal.permissions.has(permission)))
@@ -249,7 +265,7 @@ export function createAdminExpress(options: AdminExpressOptions) {
      */
     async authorizeUpgrade(request: IncomingMessage): Promise<Principal> {
       const path = (request.url ?? '/').split('?')[0]!;
-      const principal = await authenticate(request.headers, options, { method: 'GET' });
+      const principal = await authenticate(withProtocolBearer(request.headers), options, { method: 'GET' });
       permitted(principal, 'GET', path, pathSegments(path));
       return principal;
     },

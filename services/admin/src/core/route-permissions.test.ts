@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCall, startAdminHarness } from './admin-harness.ts';
 import { BUILT_IN_ROLES, PERMISSIONS } from './permissions.ts';
-import { ROUTE_PERMISSIONS, routePermission } from './route-permissions.ts';
+import { OPEN_ROUTES, ROUTE_PERMISSIONS, routePermission } from './route-permissions.ts';
 
 type Harness = Awaited<ReturnType<typeof startAdminHarness>>;
 let harness: Harness;
@@ -28,7 +28,11 @@ const CASES = ROUTE_PERMISSIONS.flatMap((row) => {
 
 describe('role matrix', () => {
   it('has permission rows for every mounted module, and only known permissions', () => {
-    const covered = new Set(ROUTE_PERMISSIONS.map((row) => row.route.split(' ')[1]!.split('/')[1]));
+    const covered = new Set(
+      [...ROUTE_PERMISSIONS.map((row) => row.route), ...OPEN_ROUTES].map(
+        (route) => route.split(' ')[1]!.split('/')[1],
+      ),
+    );
     const bare = harness.app.mounts.filter((mount) => !covered.has(mount));
     expect(bare, 'modules mounted without permission rows').toEqual([]);
     for (const row of ROUTE_PERMISSIONS) expect(PERMISSIONS).toContain(row.permission);
@@ -79,6 +83,38 @@ describe('role matrix', () => {
   });
 });
 
+describe('GET /api/whoami (open to every authenticated caller)', () => {
+  it('answers each role its own permissions, and 401 without a credential', async () => {
+    for (const [role, token] of Object.entries(harness.tokens)) {
+      const answer = await adminCall(`${harness.url}/api/whoami`, 'GET', { token });
+      expect(answer.status, role).toBe(200);
+      expect(answer.body.role).toBe(role === 'bootstrap' ? 'admin' : role);
+      if (GRANTS[role]) expect([...answer.body.permissions].sort()).toEqual([...GRANTS[role]!].sort());
+    }
+    const viewer = await adminCall(`${harness.url}/api/whoami`, 'GET', { token: harness.tokens.viewer });
+    expect(viewer.body).toMatchObject({ kind: 'token', team_scoped: false });
+    expect(viewer.body.permissions).not.toContain('secrets:read');
+    const developer = await adminCall(`${harness.url}/api/whoami`, 'GET', {
+      token: harness.tokens.developer,
+    });
+    expect(developer.body).toMatchObject({ role: 'developer', team_scoped: true });
+    expect((await adminCall(`${harness.url}/api/whoami`, 'GET')).status).toBe(401);
+  });
+
+  it('is a read only: a change is no open route (Viewer 403, Admin the 405)', async () => {
+    const viewer = await adminCall(`${harness.url}/api/whoami`, 'POST', {
+      token: harness.tokens.viewer,
+      body: {},
+    });
+    expect(viewer.status).toBe(403);
+    const admin = await adminCall(`${harness.url}/api/whoami`, 'POST', {
+      token: harness.tokens.admin,
+      body: {},
+    });
+    expect(admin.status).toBe(405);
+  });
+});
+
 describe('upgrade requests (WebSocket routes under /api)', () => {
   const upgrade = (url: string, token?: string) =>
     harness.app.authorizeUpgrade({
@@ -107,6 +143,25 @@ describe('upgrade requests (WebSocket routes under /api)', () => {
     });
     await expect(upgrade('/api/no-such-socket', harness.tokens.admin)).resolves.toMatchObject({
       roleId: 'admin',
+    });
+  });
+
+  it('takes the bearer token as the subprotocol gw-bearer.<base64url> when no Authorization header is sent', async () => {
+    const viaProtocol = (url: string, token: string) =>
+      harness.app.authorizeUpgrade({
+        url,
+        headers: {
+          'sec-websocket-protocol': `gw-admin, gw-bearer.${Buffer.from(token).toString('base64url')}`,
+        },
+      } as never);
+    await expect(viaProtocol('/api/logs/stream', harness.tokens.viewer)).resolves.toMatchObject({
+      roleId: 'viewer',
+    });
+    await expect(viaProtocol('/api/config', harness.tokens.developer)).rejects.toMatchObject({
+      type: 'forbidden',
+    });
+    await expect(viaProtocol('/api/logs/stream', 'not-a-token')).rejects.toMatchObject({
+      type: 'unauthorized',
     });
   });
 });

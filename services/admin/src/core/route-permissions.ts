@@ -110,6 +110,18 @@ export const ROUTE_PERMISSIONS: readonly RoutePermission[] = [
   { route: 'GET /audit-logs/:seq', permission: 'audit:read' },
 ];
 
+/**
+ * Routes every authenticated caller may use whatever their role (no permission row): who they are, for the web
+ * UI (`GET /whoami`). Without a credential they are 401 like every route.
+ */
+export const OPEN_ROUTES: readonly string[] = ['GET /whoami'];
+
+/** Whether a request is one of OPEN_ROUTES. */
+export function isOpenRoute(method: string, segments: readonly string[]): boolean {
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  return OPEN_ROUTES.includes(`${wanted} /${segments.join('/')}`);
+}
+
 interface CompiledRow extends RoutePermission {
   methods: string[];
   segments: string[];

@@ -1,0 +1,98 @@
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
+import { ApiError, api, getToken, setCsrfToken, setToken } from './api.ts';
+
+/** Who is signed in, as `GET /api/whoami` (a token) or `GET /auth/session` (single sign-on) answers. */
+export interface Identity {
+  kind: string;
+  label: string;
+  role: string;
+  permissions: string[];
+  team_ids: string[];
+  sso: boolean;
+}
+
+interface AuthState {
+  identity: Identity | undefined;
+  checking: boolean;
+  signIn: (token: string) => Promise<void>;
+  signOut: () => Promise<void>;
+  can: (permission: string) => boolean;
+}
+
+const AuthContext = createContext<AuthState | undefined>(undefined);
+
+async function whoami(): Promise<Identity> {
+  const body = await api<Omit<Identity, 'sso'>>('/api/whoami');
+  return { ...body, sso: false };
+}
+
+async function sessionIdentity(): Promise<Identity | undefined> {
+  try {
+    const session = await api<{
+      user: { email: string };
+      role: string;
+      permissions: string[];
+      team_ids: string[];
+      csrf_token: string;
+    }>('/auth/session');
+    setCsrfToken(session.csrf_token);
+    return {
+      kind: 'session',
+      label: session.user.email,
+      role: session.role,
+      permissions: session.permissions,
+      team_ids: session.team_ids,
+      sso: true,
+    };
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 404)) return undefined;
+    throw error;
+  }
+}
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const [identity, setIdentity] = useState<Identity | undefined>();
+  const [checking, setChecking] = useState(true);
+
+  useEffect(() => {
+    const check = getToken() ? whoami() : sessionIdentity();
+    check
+      .then(setIdentity)
+      .catch(() => setToken(undefined))
+      .finally(() => setChecking(false));
+  }, []);
+
+  const signIn = useCallback(async (token: string) => {
+    setToken(token);
+    try {
+      setIdentity(await whoami());
+    } catch (error) {
+      setToken(undefined);
+      throw error;
+    }
+  }, []);
+
+  const signOut = useCallback(async () => {
+    if (identity?.sso) await api('/auth/logout', { method: 'POST' }).catch(() => undefined);
+    setToken(undefined);
+    setCsrfToken(undefined);
+    setIdentity(undefined);
+  }, [identity]);
+
+  const can = useCallback(
+    (permission: string) => identity?.permissions.includes(permission) ?? false,
+    [identity],
+  );
+
+  return (
+    <AuthContext.Provider value={{ identity, checking, signIn, signOut, can }}>
+      {children}
+    </AuthContext.Provider>
+  );
+}
+
+export function useAuth(): AuthState {
+  const state = useContext(AuthContext);
+  if (!state) throw new Error('useAuth outside AuthProvider');
+  return state;
+}

@@ -1,0 +1,137 @@
+// A collection of the admin API as one page: a table, create and edit with the JSON form, delete; buttons
+// only for roles holding the write permission.
+import { type ReactNode, useState } from 'react';
+import { api } from './api.ts';
+import { useAuth } from './auth.tsx';
+import { type Column, JsonForm, OnceValue, QueryView, Table, useApiMutation, useApiQuery } from './ui.tsx';
+
+type Item = Record<string, unknown>;
+
+export interface CrudProps {
+  title: string;
+  /** `GET` lists, `POST` creates. */
+  listPath: string;
+  /** The item's path (GET, PATCH or PUT, DELETE). */
+  itemPath: (id: string) => string;
+  idOf?: (item: Item) => string;
+  /** From the list answer to its items (answers wrap them differently). */
+  items?: (body: unknown) => Item[];
+  columns: Column<Item>[];
+  writePermission: string;
+  createTemplate?: Item;
+  /** How edits are sent; false: no edit. */
+  editMethod?: 'PATCH' | 'PUT' | false;
+  /** What an edit form starts from. */
+  editBody?: (item: Item) => unknown;
+  /** A value in the create answer to show once (a token's). */
+  onceValue?: (answer: Item) => string | undefined;
+  rowActions?: (item: Item) => ReactNode;
+}
+
+const asItems = (body: unknown): Item[] =>
+  Array.isArray(body) ? (body as Item[]) : ((body as { data?: Item[] })?.data ?? []);
+
+export function CrudSection(props: CrudProps) {
+  const { can } = useAuth();
+  const writable = can(props.writePermission);
+  const idOf = props.idOf ?? ((item: Item) => String(item.id ?? item.name));
+  const list = useApiQuery<unknown>(props.listPath);
+  const [mode, setMode] = useState<{ kind: 'create' } | { kind: 'edit'; item: Item } | undefined>();
+  const [once, setOnce] = useState<string>();
+  const invalidate = [props.listPath.split('/').slice(0, 3).join('/')];
+  const create = useApiMutation(
+    (body: unknown) => api<Item>(props.listPath, { method: 'POST', body }),
+    invalidate,
+  );
+  const edit = useApiMutation(
+    ({ id, body }: { id: string; body: unknown }) =>
+      api(props.itemPath(id), { method: props.editMethod || 'PATCH', body }),
+    invalidate,
+  );
+  const remove = useApiMutation((id: string) => api(props.itemPath(id), { method: 'DELETE' }), invalidate);
+  const columns: Column<Item>[] = [
+    ...props.columns,
+    ...(writable || props.rowActions
+      ? [
+          {
+            header: 'Actions',
+            cell: (item: Item) => (
+              <div className="actions">
+                {props.rowActions?.(item)}
+                {writable && props.editMethod !== false && (
+                  <button type="button" className="secondary" onClick={() => setMode({ kind: 'edit', item })}>
+                    Edit<span className="sr-only"> {idOf(item)}</span>
+                  </button>
+                )}
+                {writable && (
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => {
+                      if (confirm(`Delete ${idOf(item)}?`)) remove.mutate(idOf(item));
+                    }}
+                  >
+                    Delete<span className="sr-only"> {idOf(item)}</span>
+                  </button>
+                )}
+              </div>
+            ),
+          },
+        ]
+      : []),
+  ];
+  return (
+    <section aria-labelledby={`${props.title}-heading`}>
+      <div className="section-header">
+        <h2 id={`${props.title}-heading`}>{props.title}</h2>
+        {writable && props.createTemplate && (
+          <button type="button" onClick={() => setMode({ kind: 'create' })}>
+            Add<span className="sr-only"> to {props.title}</span>
+          </button>
+        )}
+      </div>
+      {once && <OnceValue label="The new value" value={once} onDone={() => setOnce(undefined)} />}
+      {mode?.kind === 'create' && (
+        <JsonForm
+          label={`New in ${props.title}`}
+          submit="Create"
+          initial={props.createTemplate}
+          onCancel={() => setMode(undefined)}
+          onSubmit={async (body) => {
+            const answer = await create.mutateAsync(body);
+            setOnce(props.onceValue?.(answer));
+            setMode(undefined);
+          }}
+        />
+      )}
+      {mode?.kind === 'edit' && (
+        <JsonForm
+          label={`Edit ${idOf(mode.item)}`}
+          submit="Save"
+          initial={props.editBody ? props.editBody(mode.item) : mode.item}
+          onCancel={() => setMode(undefined)}
+          onSubmit={async (body) => {
+            await edit.mutateAsync({ id: idOf(mode.item), body });
+            setMode(undefined);
+          }}
+        />
+      )}
+      {remove.error && (
+        <p className="error" role="alert">
+          {remove.error.message}
+        </p>
+      )}
+      <QueryView query={list}>
+        {(body) => (
+          <Table
+            caption={props.title}
+            rows={(props.items ?? asItems)(body)}
+            columns={columns}
+            rowKey={idOf}
+            empty={`Nothing in ${props.title} yet.`}
+          />
+        )}
+      </QueryView>
+    </section>
+  );
+}

@@ -1,0 +1,83 @@
+import { useAuth } from '../auth.tsx';
+import { CrudSection } from '../crud.tsx';
+import { display, formatTime } from '../format.ts';
+import { PageHeader } from '../ui.tsx';
+
+export default function Access() {
+  const { can } = useAuth();
+  return (
+    <>
+      <PageHeader title="Users, roles and API tokens" />
+      {can('users:read') && (
+        <CrudSection
+          title="Users"
+          listPath="/api/users"
+          itemPath={(id) => `/api/users/${encodeURIComponent(id)}`}
+          writePermission="users:write"
+          editMethod="PATCH"
+          editBody={(item) => ({
+            name: item.name,
+            email: item.email,
+            roles: item.roles,
+            team_ids: item.team_ids,
+            active: item.active,
+          })}
+          createTemplate={{ email: 'ada@example.com', name: 'Ada', roles: ['viewer'] }}
+          columns={[
+            { header: 'Id', cell: (item) => display(item.id) },
+            { header: 'Name', cell: (item) => display(item.name) },
+            { header: 'Email', cell: (item) => display(item.email) },
+            { header: 'Roles', cell: (item) => display(item.roles) },
+            { header: 'Teams', cell: (item) => display(item.team_ids) },
+            { header: 'Active', cell: (item) => display(item.active) },
+          ]}
+        />
+      )}
+      {can('roles:read') && (
+        <CrudSection
+          title="Roles"
+          listPath="/api/roles"
+          itemPath={(id) => `/api/roles/${encodeURIComponent(id)}`}
+          items={(body) =>
+            Array.isArray(body) ? body : ((body as { roles?: Record<string, unknown>[] }).roles ?? [])
+          }
+          writePermission="roles:write"
+          editMethod="PUT"
+          createTemplate={{ id: 'auditor', name: 'Auditor', permissions: ['audit:read', 'logs:read'] }}
+          columns={[
+            { header: 'Id', cell: (item) => display(item.id) },
+            { header: 'Name', cell: (item) => display(item.name) },
+            { header: 'Permissions', cell: (item) => ((item.permissions as string[]) ?? []).join(', ') },
+            { header: 'Team scoped', cell: (item) => display(item.team_scoped) },
+            { header: 'Built in', cell: (item) => display(item.built_in) },
+          ]}
+        />
+      )}
+      {can('tokens:read') && (
+        <CrudSection
+          title="API tokens"
+          listPath="/api/tokens"
+          itemPath={(id) => `/api/tokens/${encodeURIComponent(id)}`}
+          writePermission="tokens:write"
+          editMethod={false}
+          createTemplate={{ name: 'ci', role: 'viewer', expires_in_seconds: 86_400 }}
+          onceValue={(answer) =>
+            typeof answer.value === 'string'
+              ? answer.value
+              : typeof answer.token === 'string'
+                ? answer.token
+                : undefined
+          }
+          columns={[
+            { header: 'Id', cell: (item) => display(item.id) },
+            { header: 'Name', cell: (item) => display(item.name) },
+            { header: 'Role', cell: (item) => display(item.role) },
+            { header: 'User', cell: (item) => display(item.user_id) },
+            { header: 'Expires', cell: (item) => formatTime(item.expires_at) },
+            { header: 'Last used', cell: (item) => formatTime(item.last_used_at) },
+          ]}
+        />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,47 @@
+import { useState } from 'react';
+import { api } from '../api.ts';
+import { useAuth } from '../auth.tsx';
+import { JsonForm, PageHeader, QueryView, useApiMutation, useApiQuery } from '../ui.tsx';
+
+export default function Config() {
+  const { can } = useAuth();
+  const [editing, setEditing] = useState(false);
+  const config = useApiQuery<Record<string, unknown>>('/api/config');
+  const save = useApiMutation(
+    (body: unknown) => api('/api/config', { method: 'PUT', body }),
+    ['/api/config'],
+  );
+  return (
+    <>
+      <PageHeader title="System config">
+        {can('config:write') && !editing && (
+          <button type="button" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        )}
+      </PageHeader>
+      <p className="muted">
+        Settings every process applies without a restart (client, governance.settings, mcp, logs). A change
+        names only the fields it changes.
+      </p>
+      <QueryView query={config}>
+        {(body) =>
+          editing ? (
+            <JsonForm
+              label="Change system settings"
+              submit="Save settings"
+              initial={body}
+              onCancel={() => setEditing(false)}
+              onSubmit={async (next) => {
+                await save.mutateAsync(next);
+                setEditing(false);
+              }}
+            />
+          ) : (
+            <pre className="content">{JSON.stringify(body, null, 2)}</pre>
+          )
+        }
+      </QueryView>
+    </>
+  );
+}

@@ -1,0 +1,148 @@
+import { useState } from 'react';
+import { api } from '../api.ts';
+import { useAuth } from '../auth.tsx';
+import { CrudSection } from '../crud.tsx';
+import { display } from '../format.ts';
+import { Field, Form, PageHeader, useApiMutation } from '../ui.tsx';
+
+interface McpClient {
+  name: string;
+  config: {
+    connection_type: string;
+    connection_string?: string;
+    stdio_config?: { command: string; args?: string[] };
+  } & Record<string, unknown>;
+  tools: string[];
+  state: string;
+  error?: string;
+}
+
+const split = (text: string | undefined, by: RegExp) =>
+  (text ?? '')
+    .split(by)
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+function AddClient({ onDone }: { onDone: () => void }) {
+  const add = useApiMutation(
+    (body: unknown) => api('/api/mcp/client', { method: 'POST', body }),
+    ['/api/mcp'],
+  );
+  return (
+    <Form
+      label="Add an MCP client"
+      submit="Add client"
+      onCancel={onDone}
+      onSubmit={async (values) => {
+        const type = values.connection_type;
+        const allowed = split(values.tools_to_execute, /,/);
+        await add.mutateAsync({
+          name: values.name,
+          connection_type: type,
+          ...(type === 'stdio'
+            ? { stdio_config: { command: values.command, args: split(values.args, /\s+/) } }
+            : { connection_string: values.connection_string }),
+          ...(allowed.length > 0 && { tools_to_execute: allowed }),
+        });
+        onDone();
+      }}
+    >
+      <Field label="Name" name="name" required hint="Letters, digits, _ or -; prefixes its tools." />
+      <Field
+        label="Connection type"
+        name="connection_type"
+        options={['http', 'sse', 'stdio']}
+        defaultValue="http"
+      />
+      <Field
+        label="URL (http or sse)"
+        name="connection_string"
+        type="url"
+        placeholder="https://mcp.example.com/mcp"
+      />
+      <Field label="Command (stdio, Admin only)" name="command" placeholder="node" />
+      <Field label="Arguments (stdio, space-separated)" name="args" />
+      <Field label="Allowed tools (comma-separated)" name="tools_to_execute" hint="Empty: every tool." />
+    </Form>
+  );
+}
+
+export default function Mcp() {
+  const { can } = useAuth();
+  const [adding, setAdding] = useState(false);
+  const reconnect = useApiMutation(
+    (name: string) => api(`/api/mcp/client/${encodeURIComponent(name)}/reconnect`, { method: 'POST' }),
+    ['/api/mcp'],
+  );
+  return (
+    <>
+      <PageHeader title="MCP clients">
+        {can('mcp:write') && !adding && (
+          <button type="button" onClick={() => setAdding(true)}>
+            Add MCP client
+          </button>
+        )}
+      </PageHeader>
+      {adding && <AddClient onDone={() => setAdding(false)} />}
+      {reconnect.error && (
+        <p className="error" role="alert">
+          {reconnect.error.message}
+        </p>
+      )}
+      <CrudSection
+        title="Clients"
+        listPath="/api/mcp/clients"
+        itemPath={(name) => `/api/mcp/client/${encodeURIComponent(name)}`}
+        idOf={(item) => String(item.name)}
+        writePermission="mcp:write"
+        editMethod="PATCH"
+        editBody={(item) => {
+          const config = (item as unknown as McpClient).config;
+          return {
+            tools_to_execute: config.tools_to_execute ?? null,
+            tools_to_skip: config.tools_to_skip ?? null,
+            tools_to_auto_execute: config.tools_to_auto_execute ?? null,
+            allow_by_default: config.allow_by_default ?? null,
+          };
+        }}
+        columns={[
+          { header: 'Name', cell: (item) => String(item.name) },
+          {
+            header: 'Connection',
+            cell: (item) => {
+              const { config } = item as unknown as McpClient;
+              return `${config.connection_type} ${config.connection_string ?? config.stdio_config?.command ?? ''}`;
+            },
+          },
+          {
+            header: 'State',
+            cell: (item) => {
+              const client = item as unknown as McpClient;
+              return (
+                <span className={`state state-${client.state}`} title={client.error}>
+                  {client.state}
+                  {client.error ? `: ${client.error}` : ''}
+                </span>
+              );
+            },
+          },
+          { header: 'Tools', cell: (item) => (item as unknown as McpClient).tools.join(', ') || '—' },
+          {
+            header: 'Filters',
+            cell: (item) => {
+              const { config } = item as unknown as McpClient;
+              return `allow ${display(config.tools_to_execute ?? '*')}; skip ${display(config.tools_to_skip ?? [])}`;
+            },
+          },
+        ]}
+        rowActions={(item) =>
+          can('mcp:write') && (
+            <button type="button" className="secondary" onClick={() => reconnect.mutate(String(item.name))}>
+              Reconnect<span className="sr-only"> {String(item.name)}</span>
+            </button>
+          )
+        }
+      />
+    </>
+  );
+}

@@ -1,0 +1,118 @@
+import { useState } from 'react';
+import { useAuth } from '../auth.tsx';
+import { BudgetForm, Usage } from '../budgets.tsx';
+import { CrudSection } from '../crud.tsx';
+import { display } from '../format.ts';
+import { PageHeader } from '../ui.tsx';
+
+const COLLECTIONS = [
+  {
+    id: 'teams',
+    title: 'Teams',
+    read: 'teams:read',
+    write: 'teams:write',
+    template: { name: 'platform', budgets: [] },
+  },
+  {
+    id: 'customers',
+    title: 'Customers',
+    read: 'customers:read',
+    write: 'customers:write',
+    template: { name: 'acme', budgets: [] },
+  },
+  {
+    id: 'business-units',
+    title: 'Business units',
+    read: 'customers:read',
+    write: 'customers:write',
+    template: { name: 'research', budgets: [] },
+  },
+  {
+    id: 'users',
+    title: 'Budget users',
+    read: 'customers:read',
+    write: 'customers:write',
+    template: { name: 'Ada', email: 'ada@example.com', budgets: [] },
+  },
+] as const;
+
+type Budgets = { id?: string; max_limit: number; reset_duration: string }[];
+
+export default function Owners() {
+  const { can } = useAuth();
+  const [open, setOpen] = useState<{
+    collection: string;
+    item: Record<string, unknown>;
+    what: 'usage' | 'budget';
+  }>();
+  const path = open && `/api/governance/${open.collection}/${encodeURIComponent(String(open.item.id))}`;
+  return (
+    <>
+      <PageHeader title="Teams, customers, users and business units" />
+      {open && path && (
+        <section className="panel" aria-label={`${display(open.item.name)}`}>
+          {open.what === 'usage' ? (
+            <>
+              <h2>Usage of {display(open.item.name)}</h2>
+              <Usage path={path} />
+              <button type="button" className="secondary" onClick={() => setOpen(undefined)}>
+                Close
+              </button>
+            </>
+          ) : (
+            <BudgetForm
+              path={path}
+              budgets={open.item.budgets as Budgets | undefined}
+              invalidate={`/api/governance/${open.collection}`}
+              onDone={() => setOpen(undefined)}
+            />
+          )}
+        </section>
+      )}
+      {COLLECTIONS.filter((collection) => can(collection.read)).map((collection) => (
+        <CrudSection
+          key={collection.id}
+          title={collection.title}
+          listPath={`/api/governance/${collection.id}`}
+          itemPath={(id) => `/api/governance/${collection.id}/${encodeURIComponent(id)}`}
+          writePermission={collection.write}
+          editMethod="PATCH"
+          createTemplate={collection.template}
+          columns={[
+            { header: 'Id', cell: (item) => display(item.id) },
+            { header: 'Name', cell: (item) => display(item.name) },
+            {
+              header: 'Budgets',
+              cell: (item) =>
+                ((item.budgets as Budgets | undefined) ?? [])
+                  .map((b) => `$${b.max_limit} / ${b.reset_duration}`)
+                  .join(', ') || '—',
+            },
+          ]}
+          rowActions={(item) => (
+            <>
+              {can('budgets:read') && (
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => setOpen({ collection: collection.id, item, what: 'usage' })}
+                >
+                  Usage<span className="sr-only"> of {display(item.name)}</span>
+                </button>
+              )}
+              {can(collection.write) && (
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => setOpen({ collection: collection.id, item, what: 'budget' })}
+                >
+                  Budget<span className="sr-only"> of {display(item.name)}</span>
+                </button>
+              )}
+            </>
+          )}
+        />
+      ))}
+    </>
+  );
+}

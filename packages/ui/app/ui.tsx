@@ -1,0 +1,278 @@
+// The UI's few building blocks: one table, one form pattern (labelled fields or a JSON editor), the loading,
+// empty and error states, and the query/mutation hooks over api.ts.
+import {
+  type QueryKey,
+  type UseQueryOptions,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from '@tanstack/react-query';
+import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { api } from './api.ts';
+
+export function useApiQuery<T>(
+  path: string | undefined,
+  options: Partial<UseQueryOptions<T>> & { query?: Record<string, string | number | undefined> } = {},
+) {
+  const { query, ...rest } = options;
+  return useQuery<T>({
+    queryKey: [path, query] as QueryKey,
+    queryFn: () => api<T>(path!, { query }),
+    enabled: path !== undefined,
+    ...rest,
+  });
+}
+
+/** A change, then every query under `invalidate` is read again. */
+export function useApiMutation<T = unknown, V = unknown>(
+  run: (variables: V) => Promise<T>,
+  invalidate: string[],
+) {
+  const client = useQueryClient();
+  return useMutation<T, Error, V>({
+    mutationFn: run,
+    onSuccess: () =>
+      Promise.all(
+        invalidate.map((prefix) =>
+          client.invalidateQueries({
+            predicate: (q) => typeof q.queryKey[0] === 'string' && q.queryKey[0].startsWith(prefix),
+          }),
+        ),
+      ),
+  });
+}
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {(error as Error).message}
+    </p>
+  );
+}
+
+export function Loading({ what = 'Loading' }: { what?: string }) {
+  return (
+    <p className="muted" aria-live="polite">
+      {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+export interface Column<T> {
+  header: string;
+  cell: (row: T) => ReactNode;
+}
+
+export function Table<T>(props: {
+  caption: string;
+  rows: T[] | undefined;
+  columns: Column<T>[];
+  rowKey: (row: T) => string;
+  empty: string;
+}) {
+  if (!props.rows) return null;
+  if (props.rows.length === 0) return <Empty>{props.empty}</Empty>;
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th key={column.header} scope="col">
+                {column.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)}>
+              {props.columns.map((column) => (
+                <td key={column.header} data-label={column.header}>
+                  {column.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A query's three states around its content. */
+export function QueryView<T>(props: {
+  query: { data: T | undefined; error: unknown; isPending: boolean };
+  children: (data: T) => ReactNode;
+}) {
+  if (props.query.error) return <ErrorMessage error={props.query.error} />;
+  if (props.query.isPending || props.query.data === undefined) return <Loading />;
+  return <>{props.children(props.query.data)}</>;
+}
+
+export function Field(props: {
+  label: string;
+  name: string;
+  type?: string;
+  defaultValue?: string | number | undefined;
+  required?: boolean;
+  placeholder?: string;
+  hint?: string;
+  options?: string[];
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      {props.options ? (
+        <select id={id} name={props.name} defaultValue={props.defaultValue}>
+          {props.options.map((option) => (
+            <option key={option} value={option}>
+              {option || '—'}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input
+          id={id}
+          name={props.name}
+          type={props.type ?? 'text'}
+          defaultValue={props.defaultValue}
+          required={props.required}
+          placeholder={props.placeholder}
+          autoComplete="off"
+          step={props.type === 'number' ? 'any' : undefined}
+          aria-describedby={props.hint ? `${id}-hint` : undefined}
+        />
+      )}
+      {props.hint && (
+        <small id={`${id}-hint`} className="muted">
+          {props.hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** The one form pattern: fields, a submit button, the API's error under it. */
+export function Form(props: {
+  label: string;
+  submit: string;
+  onSubmit: (values: Record<string, string>) => Promise<unknown>;
+  children: ReactNode;
+  onCancel?: () => void;
+}) {
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  async function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    const values = Object.fromEntries([...data].map(([name, value]) => [name, String(value)]));
+    setBusy(true);
+    setError(undefined);
+    try {
+      await props.onSubmit(values);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form className="panel" aria-label={props.label} onSubmit={submit}>
+      <h2>{props.label}</h2>
+      {props.children}
+      <ErrorMessage error={error} />
+      <div className="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : props.submit}
+        </button>
+        {props.onCancel && (
+          <button type="button" className="secondary" onClick={props.onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
+/** The same pattern with one JSON field: the body as the API takes it (docs name every field). */
+export function JsonForm(props: {
+  label: string;
+  submit: string;
+  initial: unknown;
+  onSubmit: (body: unknown) => Promise<unknown>;
+  onCancel?: () => void;
+}) {
+  return (
+    <Form
+      label={props.label}
+      submit={props.submit}
+      onCancel={props.onCancel}
+      onSubmit={async (values) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(values.body ?? '');
+        } catch (error) {
+          throw new Error(`the body is not JSON: ${(error as Error).message}`);
+        }
+        await props.onSubmit(body);
+      }}
+    >
+      <JsonArea initial={props.initial} />
+    </Form>
+  );
+}
+
+function JsonArea({ initial }: { initial: unknown }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>Body (JSON)</label>
+      <textarea
+        id={id}
+        name="body"
+        rows={12}
+        spellCheck={false}
+        defaultValue={JSON.stringify(initial, null, 2)}
+      />
+    </div>
+  );
+}
+
+/** A value shown once (a new key or token): copy it now, it is never shown again. */
+export function OnceValue({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  return (
+    <div className="panel notice" role="status">
+      <h2>{label}</h2>
+      <p>Copy it now: gw keeps only its hash and will not show it again.</p>
+      <code className="once" data-testid="once-value">
+        {value}
+      </code>
+      <div className="actions">
+        <button type="button" onClick={() => navigator.clipboard?.writeText(value)}>
+          Copy
+        </button>
+        <button type="button" className="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <h1>{title}</h1>
+      <div className="actions">{children}</div>
+    </header>
+  );
+}
