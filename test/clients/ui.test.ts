@@ -112,6 +112,19 @@ describe('web UI in Chromium (embedded)', () => {
     await shot(page, '01-providers');
   });
 
+  it('tests a key: one real call on it, and says it works with the latency', async () => {
+    const before = fake.requests.length;
+    const row = page.getByRole('table').first();
+    await row
+      .getByRole('textbox', { name: /Model to test key/ })
+      .first()
+      .fill('gpt-4o-mini');
+    await row.getByRole('button', { name: 'Test', exact: true }).first().click();
+    await row.getByText(/works \(gpt-4o-mini, \d+ ms\)/).waitFor();
+    expect(fake.requests.length - before).toBe(1);
+    expect(fake.requests.at(-1)!.headers.authorization).toBe('Bearer sk-upstream-secret-value-1234');
+  });
+
   it("shows the API's error message: a key naming a team that does not exist", async () => {
     await goTo(page, 'Virtual keys');
     await page.getByRole('button', { name: 'Create key' }).click();

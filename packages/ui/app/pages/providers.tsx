@@ -3,7 +3,7 @@ import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
-import { Field, Form, PageHeader, useApiMutation } from '../ui.tsx';
+import { ErrorMessage, Field, Form, PageHeader, useApiMutation } from '../ui.tsx';
 
 type Provider = Record<string, unknown> & {
   name?: string;
@@ -70,6 +70,46 @@ function AddProvider({ onDone }: { onDone: () => void }) {
   );
 }
 
+interface KeyTest {
+  ok: boolean;
+  model: string;
+  latency_ms: number;
+  error?: { status: number; message: string };
+}
+
+/** `POST /api/providers/{name}/keys/{id}/test`: one real one-token call on the key, and what came of it. */
+function TestKey({ provider, keyId, models }: { provider: string; keyId: string; models?: string[] }) {
+  const [model, setModel] = useState(models?.find((name) => name !== '*') ?? '');
+  const test = useApiMutation<KeyTest>(
+    () =>
+      api<KeyTest>(`/api/providers/${encodeURIComponent(provider)}/keys/${encodeURIComponent(keyId)}/test`, {
+        method: 'POST',
+        body: model ? { model } : {},
+      }),
+    [],
+  );
+  const result = test.data;
+  return (
+    <span className="key-test">
+      <input
+        aria-label={`Model to test key ${keyId} with`}
+        placeholder="model"
+        value={model}
+        onChange={(event) => setModel(event.target.value)}
+        size={14}
+      />
+      <button type="button" onClick={() => test.mutate(undefined)} disabled={test.isPending}>
+        {test.isPending ? 'Testing…' : 'Test'}
+      </button>
+      <span aria-live="polite">
+        {result?.ok && ` works (${result.model}, ${result.latency_ms} ms)`}
+        {result && !result.ok && ` failed: ${result.error?.status} ${result.error?.message}`}
+      </span>
+      <ErrorMessage error={test.error} />
+    </span>
+  );
+}
+
 export default function Providers() {
   const { can } = useAuth();
   const [adding, setAdding] = useState(false);
@@ -105,6 +145,9 @@ export default function Providers() {
                   <li key={key.id}>
                     {key.id}: <code>{display(key.value)}</code>
                     {key.models?.length ? ` (${key.models.join(', ')})` : ''}
+                    {can('providers:write') && key.id && (
+                      <TestKey provider={String(item.name)} keyId={key.id} models={key.models} />
+                    )}
                   </li>
                 ))}
               </ul>

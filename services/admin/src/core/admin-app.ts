@@ -29,6 +29,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { testProviderKey } from './provider-key-test.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
 import { createUiRouter, redirectToUi } from './ui-static.ts';
@@ -117,7 +118,20 @@ export function createAdminApp(dependencies: AdminDependencies) {
       }
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
-    if (request.segments.length > 2) throw noEndpoint(request.method, path);
+    if (request.segments.length > 2) {
+      // `/api/providers/{name}/keys/{id}/test`: one real call on that key alone (provider-key-test.ts).
+      const [, , keys, keyId, test, ...rest] = request.segments;
+      if (keys !== 'keys' || keyId === undefined || test !== 'test' || rest.length > 0)
+        throw noEndpoint(request.method, path);
+      if (request.method !== 'POST')
+        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
+      const body = await request.body().catch((error: unknown) => {
+        // An empty body is no body: the key's own model is tested.
+        if (error instanceof GatewayError && error.message.startsWith('request body is empty')) return {};
+        throw error;
+      });
+      return { status: 200, body: await testProviderKey(router, { provider: name, keyId, body }) };
+    }
     if (request.method === 'GET') return { status: 200, body: await router.getProvider(name) };
     // A read sent back carries the provider's name: the path names it.
     if (request.method === 'PUT') {

@@ -44,6 +44,7 @@ function routerStub(): RouterService {
     patchProvider: async (name: string) => ({ name }),
     deleteProvider: async () => undefined,
     health: async () => [],
+    complete: async () => ({ provider: 'openai', response: { model: 'gpt-4o-mini' } }),
   } as unknown as RouterService;
 }
 

@@ -53,6 +53,8 @@ function crudRows(path: string, resource: 'users' | 'roles' | 'tokens' | 'provid
 
 export const ROUTE_PERMISSIONS: readonly RoutePermission[] = [
   ...crudRows('/providers', 'providers'),
+  // A real upstream call on the key (it spends a token): a change's permission, not a read's.
+  { route: 'POST /providers/:name/keys/:key/test', permission: 'providers:write' },
   ...governanceRows('virtual-keys', 'keys'),
   ...governanceRows('teams', 'teams'),
   ...governanceRows('customers', 'customers'),
