@@ -17,6 +17,12 @@ import type { Tracer } from '../tracing/tracer.ts';
 import { loadService } from './grpc-channel.ts';
 import { type GrpcSecurity, readGrpcSecurity, serverCredentials, tokenCheck } from './grpc-security.ts';
 
+/** What a service's registration is handed besides the server. */
+export interface ServerContext {
+  /** Aborts when the server starts to drain: long-lived streams (lanes) stop taking calls and end. */
+  draining: AbortSignal;
+}
+
 /**
  * A gRPC server of the cluster: every call but the health check needs the cluster token (and, with mutual
  * TLS, a client certificate of the cluster's CA); connections close past a maximum age (their calls get a
@@ -26,7 +32,8 @@ import { type GrpcSecurity, readGrpcSecurity, serverCredentials, tokenCheck } fr
 export async function startGrpcServer(options: {
   port: number;
   host: string;
-  register: (server: GrpcServer) => void;
+  /** `draining` aborts when the server starts to shut down (lanes stop taking calls: call-lanes.ts). */
+  register: (server: GrpcServer, context: ServerContext) => void;
   security: GrpcSecurity;
   /** GW_GRPC_MAX_CONNECTION_AGE_MS and its grace for the calls still running; unlimited when unset. */
   maxConnectionAge?: { ageMs: number; graceMs: number };
@@ -37,12 +44,12 @@ export async function startGrpcServer(options: {
     ...(age && { 'grpc.max_connection_age_ms': age.ageMs, 'grpc.max_connection_age_grace_ms': age.graceMs }),
     interceptors: [tokenCheck(options.security)],
   });
-  let serving = true;
+  const draining = new AbortController();
   server.addService(loadService('health', 'Health').service, {
     Check: (_call: unknown, callback: sendUnaryData<{ status: string }>) =>
-      callback(null, { status: serving ? 'SERVING' : 'NOT_SERVING' }),
+      callback(null, { status: draining.signal.aborted ? 'NOT_SERVING' : 'SERVING' }),
   });
-  options.register(server);
+  options.register(server, { draining: draining.signal });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(
       `${options.host}:${options.port}`,
@@ -54,7 +61,7 @@ export async function startGrpcServer(options: {
     port,
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
-        serving = false;
+        draining.abort();
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -93,7 +100,7 @@ export async function runGrpcService<
     /** The service's tracer when `tracing.enabled` (docs/tracing.md). */
     tracer: Tracer | undefined;
   }) => Promise<Core>;
-  register: (server: GrpcServer, core: NoInfer<Core>) => void;
+  register: (server: GrpcServer, core: NoInfer<Core>, context: ServerContext) => void;
 }): Promise<void> {
   const logger = createLogger({ service: options.service });
   await startService(logger, async () => {
@@ -120,7 +127,7 @@ export async function runGrpcService<
     const grpc = await startGrpcServer({
       port: options.port(environment),
       host: environment.GW_HOST,
-      register: (server) => options.register(server, core),
+      register: (server, context) => options.register(server, core, context),
       security: await readGrpcSecurity(environment),
       maxConnectionAge: {
         ageMs: environment.GW_GRPC_MAX_CONNECTION_AGE_MS,

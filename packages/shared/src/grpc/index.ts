@@ -1,4 +1,5 @@
 // `@gw/shared/grpc`: what only gRPC clients and servers load (grpc-js, proto loading, error mapping).
+export * from './call-lanes.ts';
 export * from './grpc-channel.ts';
 export * from './grpc-errors.ts';
 export * from './grpc-security.ts';

@@ -194,11 +194,12 @@ export class ReplicaPool<Stub> {
   /**
    * A replica with an established connection: the next healthy one whose channel is ready, or becomes ready
    * within the deadline; one that does not is ejected and the next is tried (nothing was sent to it, so any
-   * call may move on). Throws UNAVAILABLE when no replica connects.
+   * call may move on). Replicas in `avoid` are passed over while others remain. Throws UNAVAILABLE when no
+   * replica connects.
    */
-  async connected(): Promise<PickedReplica<Stub>> {
+  async connected(avoid?: ReadonlySet<string>): Promise<PickedReplica<Stub>> {
     let failure: unknown;
-    const tried = new Set<string>();
+    const tried = new Set<string>(avoid);
     for (let attempt = 0; attempt < this.replicas.length; attempt++) {
       const picked = this.pick(tried);
       if (tried.has(picked.target)) break;

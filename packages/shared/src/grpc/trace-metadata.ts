@@ -17,11 +17,16 @@ export function traceMetadata(trace: TraceContext | undefined): Metadata {
 /** The caller's trace context from a call's metadata; malformed or absent is none (a new trace). */
 export function traceOfMetadata(metadata: Metadata): TraceContext | undefined {
   const [traceparent] = metadata.get('traceparent');
-  if (typeof traceparent !== 'string') return undefined;
   const [tracestate] = metadata.get('tracestate');
+  return traceOfFields(traceparent, tracestate);
+}
+
+/** The caller's trace context from the fields a message carries it in (a lane's); '' or malformed is none. */
+export function traceOfFields(traceparent: unknown, tracestate: unknown): TraceContext | undefined {
+  if (typeof traceparent !== 'string' || traceparent === '') return undefined;
   const parsed = traceContextSchema.safeParse({
     traceparent,
-    tracestate: typeof tracestate === 'string' ? tracestate : undefined,
+    tracestate: typeof tracestate === 'string' && tracestate !== '' ? tracestate : undefined,
   });
   return parsed.success ? parsed.data : undefined;
 }

@@ -11,6 +11,7 @@ import {
   decodeMessage,
   fromGrpcError,
   type GrpcClientSettings,
+  LaneClient,
   ReplicaPool,
   traceMetadata,
 } from '@gw/shared/grpc';
@@ -48,6 +49,15 @@ function callFailure(error: unknown): GatewayError {
   return error instanceof GatewayError ? error : fromGrpcError(error);
 }
 
+/** A failure of a call on a lane: the router's own error as it is; a lane that broke, as the replica's fault. */
+function laneFailure(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const failure = fromGrpcError(error);
+  return failure.status === 503
+    ? serviceUnavailable('a router replica stopped answering', error instanceof Error ? error : undefined)
+    : failure;
+}
+
 /** Starts a unary call and settles with its reply, or the call's own error (for the replica pool to judge). */
 function unaryCall<Reply>(
   start: (callback: (error: ServiceError | null, reply?: Reply) => void) => ClientUnaryCall,
@@ -74,6 +84,8 @@ export interface RouterClientSettings extends GrpcClientSettings {
  */
 export class RouterClient implements RouterService {
   private readonly replicas: ReplicaPool<RouterGrpcClient>;
+  /** Completions and embeddings: messages on one stream per replica, not a call each (call-lanes.ts). */
+  private readonly lanes: LaneClient<RouterGrpcClient, ServedMessage>;
   private readonly deadlineMs: number;
   private readonly callDeadlineMs: number;
   private readonly observe: GrpcClientSettings['observe'];
@@ -83,6 +95,7 @@ export class RouterClient implements RouterService {
     this.callDeadlineMs = settings.callDeadlineMs;
     this.observe = settings.observe;
     this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
+    this.lanes = new LaneClient({ pool: this.replicas, open: (stub) => stub.Lane() });
   }
 
   /** Runs a call on a replica, reporting its failure to the pool (a replica fault ejects the replica). */
@@ -161,23 +174,17 @@ export class RouterClient implements RouterService {
     request: RouteRequest,
     options: CallOptions & { schema: z.ZodType<Response>; what: string },
   ): Promise<Served<Response> & { native?: unknown }> {
-    const message = { json: Buffer.from(JSON.stringify(request)) };
-    const deadline = Date.now() + this.callDeadlineMs;
     const startedAt = performance.now();
-    const long = await this.longCall(options.signal);
-    let unbind = () => {};
-    const reply = await unaryCall<ServedMessage>((callback) => {
-      const call = long.stub[method](message, traceMetadata(options.trace), { deadline }, callback);
-      unbind = long.bind(call);
-      return call;
-    })
-      .catch((error) => {
-        throw long.failure(error);
+    const reply = await this.lanes
+      .call(method, Buffer.from(JSON.stringify(request)), {
+        signal: options.signal,
+        trace: options.trace,
+        deadlineMs: this.callDeadlineMs,
       })
-      .finally(() => {
-        unbind();
-        this.observe?.(`router.${method}`, (performance.now() - startedAt) / 1000);
-      });
+      .catch((error: unknown) => {
+        throw laneFailure(error);
+      })
+      .finally(() => this.observe?.(`router.${method}`, (performance.now() - startedAt) / 1000));
     const response = decodeMessage(options.schema, reply.json, { what: options.what, side: 'reply' });
     const served = {
       response,
@@ -353,6 +360,7 @@ export class RouterClient implements RouterService {
   }
 
   close(): void {
+    this.lanes.close();
     this.replicas.close();
   }
 }

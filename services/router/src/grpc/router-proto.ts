@@ -8,7 +8,7 @@ import type {
   Metadata,
   ServiceError,
 } from '@grpc/grpc-js';
-import { loadService } from '@gw/shared/grpc';
+import { type LaneReply, type LaneRequest, loadService } from '@gw/shared/grpc';
 
 /** The Router service of proto/router.proto (loaded on first use). */
 export const routerGrpcService = () => loadService('router', 'Router');
@@ -70,6 +70,7 @@ export interface RouterGrpcClient {
     metadata: Metadata,
     options: CallOptions,
   ) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
+  Lane: (metadata?: Metadata) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<ServedMessage>>;
   ListProviders: Unary<Record<string, never>, JsonMessage>;
   GetProvider: Unary<{ name: string }, JsonMessage>;
   PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;
@@ -96,6 +97,7 @@ export function routerGrpcClient(
     Embed: method('Embed'),
     Stream: method('Stream'),
     Passthrough: method('Passthrough'),
+    Lane: method('Lane'),
     ListProviders: method('ListProviders'),
     GetProvider: method('GetProvider'),
     PutProvider: method('PutProvider'),

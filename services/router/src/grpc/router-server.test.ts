@@ -27,7 +27,7 @@ beforeAll(async () => {
   server = await startGrpcServer({
     port: 0,
     host: '127.0.0.1',
-    register: (grpc) => addRouterService(grpc, core),
+    register: (grpc, context) => addRouterService(grpc, core, context),
     security: TEST_GRPC_SECURITY,
   });
   client = routerGrpcClient(`127.0.0.1:${server.port}`, credentials.createInsecure(), {

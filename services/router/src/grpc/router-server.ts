@@ -6,7 +6,7 @@ import type {
   sendUnaryData,
 } from '@grpc/grpc-js';
 import { invalidRequest, parseJson } from '@gw/shared';
-import { decodeMessage, toGrpcError, traceOfMetadata } from '@gw/shared/grpc';
+import { decodeMessage, type ServerContext, serveLanes, toGrpcError, traceOfMetadata } from '@gw/shared/grpc';
 import type { TraceContext } from '@gw/shared/tracing';
 import type { CompletionResult, RouterService, Served } from '../core/router-service.ts';
 import {
@@ -81,40 +81,65 @@ const jsonBytes = (value: unknown, json: string | undefined) => Buffer.from(json
  * from the call's metadata.
  */
 function served(
-  run: (
-    request: JsonMessage,
-    options: { signal: AbortSignal; trace: TraceContext | undefined },
-  ) => Promise<Served<unknown>>,
+  run: ServedCall,
 ): (call: ServerUnaryCall<JsonMessage, ServedMessage>, callback: sendUnaryData<ServedMessage>) => void {
   return (call, callback) => {
     const abort = new AbortController();
-    call.on('cancelled', () => abort.abort());
+    let answered = false;
+    // grpc-js also says 'cancelled' once an answered call's stream closes: aborting then would only make an
+    // AbortError nobody reads.
+    call.on('cancelled', () => {
+      if (!answered) abort.abort();
+    });
     const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
-    (async () => run(call.request, options))().then(
+    run(call.request.json, options).then(
       (result) => {
-        const { native } = result as CompletionResult;
-        callback(null, {
-          json: jsonBytes(result.response, result.json),
-          provider: result.provider,
-          native: native === undefined ? NONE : Buffer.from(JSON.stringify(native)),
-          fallback_index: result.servedBy?.fallbackIndex ?? 0,
-          key_id: result.servedBy?.keyId ?? '',
-        });
+        answered = true;
+        callback(null, result);
       },
-      (error) => callback(toGrpcError(error)),
+      (error) => {
+        answered = true;
+        callback(toGrpcError(error));
+      },
     );
   };
 }
 
+/** A Complete or Embed call: the route's JSON in, the served answer out. */
+type ServedCall = (
+  json: Buffer,
+  options: { signal: AbortSignal; trace: TraceContext | undefined },
+) => Promise<ServedMessage>;
+
+/** A served result as its message. */
+function servedMessage(result: Served<unknown>): ServedMessage {
+  const { native } = result as CompletionResult;
+  return {
+    json: jsonBytes(result.response, result.json),
+    provider: result.provider,
+    native: native === undefined ? NONE : Buffer.from(JSON.stringify(native)),
+    fallback_index: result.servedBy?.fallbackIndex ?? 0,
+    key_id: result.servedBy?.keyId ?? '',
+  };
+}
+
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
-export function addRouterService(server: Server, core: RouterService): void {
+export function addRouterService(server: Server, core: RouterService, context: ServerContext): void {
+  const calls: Record<'Complete' | 'Embed', ServedCall> = {
+    Complete: async (json, options) =>
+      servedMessage(await core.complete(decodeMessage(completionRouteSchema, json, routeRequest), options)),
+    Embed: async (json, options) =>
+      servedMessage(await core.embed(decodeMessage(embeddingsRouteSchema, json, routeRequest), options)),
+  };
   server.addService(routerGrpcService().service, {
-    Complete: served((request, options) =>
-      core.complete(decodeMessage(completionRouteSchema, request.json, routeRequest), options),
-    ),
-    Embed: served((request, options) =>
-      core.embed(decodeMessage(embeddingsRouteSchema, request.json, routeRequest), options),
-    ),
+    Complete: served(calls.Complete),
+    Embed: served(calls.Embed),
+    Lane: serveLanes<ServedMessage>((method, json, options) => {
+      const call = Object.hasOwn(calls, method) ? calls[method as keyof typeof calls] : undefined;
+      if (!call)
+        return Promise.reject(invalidRequest(`a lane carries Complete and Embed calls, not '${method}'`));
+      return call(json, options);
+    }, context.draining),
     Stream: (call: ServerWritableStream<JsonMessage, StreamReplyMessage>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());

@@ -1,0 +1,229 @@
+// Lanes: many calls as messages on one stream per replica. Each caller gets its own answer whatever the order
+// the server answers in; errors, cancellation and deadlines reach both ends as a unary call's would; a lane is
+// replaced after its rotation period; a draining replica finishes the calls it has and the ones it refuses
+// run on another replica, once.
+import { Client, type Server, type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { TEST_GRPC_SECURITY, testGrpcClientSettings, waitFor } from '@gw/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
+import { LaneClient, type LaneHandler, type LaneReply, type LaneRequest, serveLanes } from './call-lanes.ts';
+import { tokenInterceptor } from './grpc-security.ts';
+import { startGrpcServer } from './grpc-server.ts';
+import { ReplicaPool } from './replica-pool.ts';
+
+/** LaneRequest and LaneReply as JSON (bytes as base64), with the defaults proto-loader fills in. */
+const serialize = (message: Record<string, unknown>) =>
+  Buffer.from(
+    JSON.stringify(message, (_key, value) =>
+      value && value.type === 'Buffer' ? { base64: Buffer.from(value.data).toString('base64') } : value,
+    ),
+  );
+const bytesOf = (value: unknown) =>
+  value && typeof value === 'object' && 'base64' in value
+    ? Buffer.from(String((value as { base64: string }).base64), 'base64')
+    : Buffer.alloc(0);
+const LANE = {
+  path: '/gw.test.Lanes/Lane',
+  requestStream: true,
+  responseStream: true,
+  requestSerialize: serialize,
+  requestDeserialize: (bytes: Buffer): LaneRequest => {
+    const raw = JSON.parse(bytes.toString('utf8'));
+    return {
+      id: raw.id ?? 0,
+      method: raw.method ?? '',
+      json: bytesOf(raw.json),
+      traceparent: raw.traceparent ?? '',
+      tracestate: raw.tracestate ?? '',
+      cancel: raw.cancel ?? false,
+    };
+  },
+  responseSerialize: serialize,
+  responseDeserialize: (bytes: Buffer): LaneReply<{ text: string }> => {
+    const raw = JSON.parse(bytes.toString('utf8'));
+    return {
+      id: raw.id ?? 0,
+      answer: raw.answer ?? null,
+      error: bytesOf(raw.error),
+      draining: !!raw.draining,
+    };
+  },
+};
+
+type Answer = { text: string };
+const started: Array<{ close(deadlineMs: number): Promise<void> }> = [];
+const pools: Array<ReplicaPool<Client>> = [];
+
+/** A server whose lanes run `handler`; counts the lanes opened and ended on it. */
+async function startLaneServer(handler: LaneHandler<Answer>) {
+  const lanes = { opened: 0, ended: 0 };
+  const server = await startGrpcServer({
+    port: 0,
+    host: '127.0.0.1',
+    security: TEST_GRPC_SECURITY,
+    register: (grpc: Server, context) => {
+      const serve = serveLanes(handler, context.draining);
+      grpc.addService(
+        { Lane: LANE },
+        {
+          Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer>>>) => {
+            lanes.opened++;
+            call.on('finish', () => lanes.ended++);
+            serve(call);
+          },
+        },
+      );
+    },
+  });
+  started.push(server);
+  return { server, lanes, address: `127.0.0.1:${server.port}` };
+}
+
+function laneClient(address: string, options: { rotateMs?: number; deadlineMs?: number } = {}) {
+  const pool = new ReplicaPool<Client>({
+    ...testGrpcClientSettings(address),
+    ...(options.deadlineMs && { deadlineMs: options.deadlineMs }),
+    create: (target, credentials, clientOptions) =>
+      new Client(target, credentials, {
+        ...clientOptions,
+        interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
+      }),
+  });
+  pools.push(pool);
+  return new LaneClient<Client, Answer>({
+    pool,
+    open: (client) =>
+      client.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize),
+    ...(options.rotateMs && { rotateMs: options.rotateMs }),
+  });
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const text = (json: Buffer) => JSON.parse(json.toString('utf8')) as { text: string; delayMs?: number };
+const ask = (value: { text: string; delayMs?: number }) => Buffer.from(JSON.stringify(value));
+
+afterEach(async () => {
+  for (const pool of pools.splice(0)) pool.close();
+  await Promise.all(started.splice(0).map((server) => server.close(1_000)));
+});
+
+describe('lanes', () => {
+  it('answer 200 concurrent calls on one stream, each with its own answer, whatever the order', async () => {
+    const { lanes, address } = await startLaneServer(async (method, json) => {
+      const request = text(json);
+      await pause(request.delayMs ?? 0);
+      return { text: `${method}:${request.text}` };
+    });
+    const client = laneClient(address);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, index) =>
+        client.call('Echo', ask({ text: `n${index}`, delayMs: (index * 7) % 20 }), { deadlineMs: 5_000 }),
+      ),
+    );
+    expect(answers).toEqual(Array.from({ length: 200 }, (_, index) => ({ text: `Echo:n${index}` })));
+    expect(lanes.opened).toBe(1);
+  });
+
+  it("carry the server's gateway error as that error, and an internal error for anything else", async () => {
+    const { address } = await startLaneServer(async (_method, json) => {
+      if (text(json).text === 'bad') throw invalidRequest("'model' is required");
+      throw new TypeError('a bug that must not leak');
+    });
+    const client = laneClient(address);
+    const refused = await client.call('Echo', ask({ text: 'bad' }), { deadlineMs: 5_000 }).catch((e) => e);
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect(refused).toMatchObject({ type: 'invalid_request', status: 400, message: "'model' is required" });
+    const broken = await client.call('Echo', ask({ text: 'bug' }), { deadlineMs: 5_000 }).catch((e) => e);
+    expect(broken).toMatchObject({ type: 'internal_error', status: 500 });
+    expect(broken.message).not.toContain('must not leak');
+  });
+
+  it('cancel one call when its caller goes away: the handler sees the abort, the other calls go on', async () => {
+    const aborted: string[] = [];
+    const { address } = await startLaneServer(async (_method, json, { signal }) => {
+      const request = text(json);
+      signal.addEventListener('abort', () => aborted.push(request.text));
+      await pause(request.delayMs ?? 0);
+      return { text: request.text };
+    });
+    const client = laneClient(address);
+    const caller = new AbortController();
+    const gone = client.call('Echo', ask({ text: 'gone', delayMs: 2_000 }), {
+      deadlineMs: 5_000,
+      signal: caller.signal,
+    });
+    const stays = client.call('Echo', ask({ text: 'stays', delayMs: 300 }), { deadlineMs: 5_000 });
+    await pause(100);
+    caller.abort();
+    await expect(gone).rejects.toMatchObject({ type: 'cancelled' });
+    await expect(stays).resolves.toEqual({ text: 'stays' });
+    await waitFor(() => aborted.includes('gone'), { timeoutMs: 2_000, what: 'the abort on the server' });
+    expect(aborted).toEqual(['gone']);
+  });
+
+  it('fail a call past its deadline as DEADLINE_EXCEEDED, and abort it on the server', async () => {
+    let serverSignal: AbortSignal | undefined;
+    const { address } = await startLaneServer(async (_method, _json, { signal }) => {
+      serverSignal = signal;
+      await pause(5_000);
+      return { text: 'late' };
+    });
+    const client = laneClient(address);
+    const failure = await client.call('Echo', ask({ text: 'slow' }), { deadlineMs: 200 }).catch((e) => e);
+    expect(failure).toMatchObject({ code: status.DEADLINE_EXCEEDED });
+    await waitFor(() => serverSignal?.aborted === true, { timeoutMs: 2_000, what: 'the cancel message' });
+  });
+
+  it('replace a lane after its rotation period; the old one ends once its calls are answered', async () => {
+    const { lanes, address } = await startLaneServer(async (_method, json) => {
+      const request = text(json);
+      await pause(request.delayMs ?? 0);
+      return { text: request.text };
+    });
+    const client = laneClient(address, { rotateMs: 200 });
+    const long = client.call('Echo', ask({ text: 'long', delayMs: 600 }), { deadlineMs: 5_000 });
+    await pause(300);
+    await expect(client.call('Echo', ask({ text: 'next' }), { deadlineMs: 5_000 })).resolves.toEqual({
+      text: 'next',
+    });
+    expect(lanes.opened).toBe(2);
+    expect(lanes.ended).toBe(0);
+    await expect(long).resolves.toEqual({ text: 'long' });
+    await waitFor(() => lanes.ended === 1, { timeoutMs: 2_000, what: 'the old lane to end' });
+  });
+
+  it('let a draining replica finish its calls and send the ones it refuses to another replica', async () => {
+    const ran: string[] = [];
+    const handler =
+      (name: string): LaneHandler<Answer> =>
+      async (_method, json) => {
+        const request = text(json);
+        ran.push(`${name}:${request.text}`);
+        await pause(request.delayMs ?? 0);
+        return { text: `${name}:${request.text}` };
+      };
+    const first = await startLaneServer(handler('a'));
+    const second = await startLaneServer(handler('b'));
+    const client = laneClient(`${first.address},${second.address}`);
+    // Both replicas get a lane, and one long call each.
+    const long = [
+      client.call('Echo', ask({ text: 'long1', delayMs: 800 }), { deadlineMs: 5_000 }),
+      client.call('Echo', ask({ text: 'long2', delayMs: 800 }), { deadlineMs: 5_000 }),
+    ];
+    await pause(100);
+    const drained = first.server.close(5_000);
+    await pause(50);
+    const after = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        client.call('Echo', ask({ text: `after${index}` }), { deadlineMs: 5_000 }),
+      ),
+    );
+    // Round-robin gave one long call to each replica; each finished where it ran.
+    expect((await Promise.all(long)).map((answer) => answer.text[0]).sort()).toEqual(['a', 'b']);
+    expect(after.every((answer) => answer.text.startsWith('b:'))).toBe(true);
+    expect(ran.filter((entry) => entry.startsWith('a:after'))).toEqual([]);
+    expect(ran.filter((entry) => entry.startsWith('b:after'))).toHaveLength(10);
+    await drained;
+    expect(first.lanes.ended).toBe(first.lanes.opened);
+  });
+});

@@ -1,0 +1,375 @@
+import { type ClientDuplexStream, Metadata, type ServerDuplexStream, status } from '@grpc/grpc-js';
+import {
+  decodeGatewayError,
+  encodeGatewayError,
+  GatewayError,
+  internalError,
+  requestCancelled,
+  serviceUnavailable,
+} from '../errors/gateway-error.ts';
+import type { TraceContext } from '../tracing/tracer.ts';
+import type { ReplicaPool, WatchedCall } from './replica-pool.ts';
+import { traceOfFields } from './trace-metadata.ts';
+
+/**
+ * Lanes: short calls as messages on one long-lived bidirectional stream per replica. A grpc-js unary call
+ * costs its two ends about 150–200 µs of CPU (a stream, headers, metadata, a deadline, trailers); a message on
+ * a stream that is already open costs about 35 µs. A governed request makes a call on every hop, so that is
+ * most of what a cluster adds to it (docs/architecture.md "Lanes").
+ *
+ * The wire (proto/router.proto `Lane`): the client numbers each call on a lane; the server answers with the
+ * same number, in any order. A call the caller abandons is cancelled by a message. The client retires a lane
+ * after ROTATE_MS (it ends the stream once the lane's calls are answered), so a lane never outlives the
+ * connection it runs on by more than that (servers close connections past their maximum age, and a stream
+ * opened on an old connection keeps only the grace period). A server that drains says so; calls it refuses
+ * then did not run, and are sent to another replica.
+ */
+
+/** A call on a lane, as proto-loader decodes LaneRequest (defaults filled). */
+export interface LaneRequest {
+  id: number;
+  method: string;
+  json: Buffer;
+  traceparent: string;
+  tracestate: string;
+  cancel: boolean;
+}
+
+/** The answer to a call, as proto-loader decodes LaneReply; `answer` is the service's own message. */
+export interface LaneReply<Answer> {
+  id: number;
+  answer: Answer | null;
+  error: Buffer;
+  draining: boolean;
+}
+
+/** How long a lane takes new calls; then it ends once those it has are answered. */
+const ROTATE_MS = 5_000;
+/** Call ids wrap here (uint32 on the wire); a lane is retired long before its calls could collide. */
+const MAX_ID = 0xffff_ffff;
+
+const NONE = Buffer.alloc(0);
+
+/** A transport failure of a lane, shaped as grpc-js reports one, so the replica pool judges it as it does calls. */
+function laneFault(
+  code: status,
+  details: string,
+): Error & { code: status; details: string; metadata: Metadata } {
+  return Object.assign(new Error(details), { code, details, metadata: new Metadata() });
+}
+
+interface PendingCall<Answer> {
+  resolve: (answer: Answer) => void;
+  reject: (error: unknown) => void;
+  timer: NodeJS.Timeout;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  /** What to send again if the replica refuses it unrun (draining). */
+  retry: () => void;
+}
+
+/** One open stream to one replica. */
+class Lane<Answer> {
+  readonly target: string;
+  private readonly stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+  private readonly pending = new Map<number, PendingCall<Answer>>();
+  private readonly watched: WatchedCall;
+  private readonly onClosed: (lane: Lane<Answer>, fault?: Error) => void;
+  private readonly onDraining: (lane: Lane<Answer>) => void;
+  private nextId = 1;
+  /** Takes new calls (until rotated, drained or broken). */
+  accepting = true;
+  private closed = false;
+  private readonly rotation: NodeJS.Timeout;
+
+  constructor(options: {
+    target: string;
+    stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+    watched: WatchedCall;
+    onClosed: (lane: Lane<Answer>, fault?: Error) => void;
+    /** The server said it drains: its replica takes no new calls. */
+    onDraining: (lane: Lane<Answer>) => void;
+    rotateMs: number;
+  }) {
+    this.target = options.target;
+    this.stream = options.stream;
+    this.watched = options.watched;
+    this.onClosed = options.onClosed;
+    this.onDraining = options.onDraining;
+    this.stream.on('data', (reply: LaneReply<Answer>) => this.answer(reply));
+    // The server ends a lane only once it is ended and idle, or draining and idle: what is still pending then
+    // was lost with it.
+    this.stream.on('end', () =>
+      this.close(laneFault(status.UNAVAILABLE, `the lane to ${this.target} ended with calls pending`)),
+    );
+    this.stream.on('error', (error: Error) => this.close(error));
+    this.watched.signal.addEventListener(
+      'abort',
+      () => this.close(laneFault(status.UNAVAILABLE, `the replica ${this.target} stopped answering`)),
+      { once: true },
+    );
+    this.rotation = setTimeout(() => this.retire(), options.rotateMs);
+    this.rotation.unref();
+  }
+
+  call(
+    method: string,
+    json: Buffer,
+    options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
+    settle: { resolve: (answer: Answer) => void; reject: (error: unknown) => void; retry: () => void },
+  ): void {
+    const id = this.nextId;
+    this.nextId = id === MAX_ID ? 1 : id + 1;
+    const { signal } = options;
+    const pending: PendingCall<Answer> = {
+      ...settle,
+      signal,
+      onAbort: undefined,
+      timer: setTimeout(() => {
+        if (!this.forget(id)) return;
+        this.send({ id, cancel: true });
+        // As grpc-js reports a unary call past its deadline: the replica pool ejects a replica that is slow.
+        settle.reject(laneFault(status.DEADLINE_EXCEEDED, `${method} on ${this.target} missed its deadline`));
+      }, options.deadlineMs),
+    };
+    if (signal) {
+      pending.onAbort = () => {
+        if (!this.forget(id)) return;
+        this.send({ id, cancel: true });
+        settle.reject(requestCancelled('request cancelled'));
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    this.pending.set(id, pending);
+    this.send({
+      id,
+      method,
+      json,
+      traceparent: options.trace?.traceparent ?? '',
+      tracestate: options.trace?.tracestate ?? '',
+    });
+  }
+
+  /** Stops taking calls, and ends the stream once the calls it has are answered. */
+  retire(): void {
+    this.accepting = false;
+    clearTimeout(this.rotation);
+    this.onClosed(this);
+    if (this.pending.size === 0) this.end();
+  }
+
+  /** Fails every pending call with the lane's fault and cancels the stream. */
+  close(fault: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.accepting = false;
+    clearTimeout(this.rotation);
+    this.watched.release();
+    this.onClosed(this, fault);
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const call of calls) {
+      this.unwatch(call);
+      call.reject(fault);
+    }
+    this.stream.cancel();
+  }
+
+  private answer(reply: LaneReply<Answer>): void {
+    if (reply.draining && reply.id === 0) {
+      this.retire();
+      this.onDraining(this);
+      return;
+    }
+    const call = this.pending.get(reply.id);
+    if (!call || !this.forget(reply.id)) return;
+    if (reply.draining) call.retry();
+    else if (reply.error.length > 0)
+      call.reject(decodeGatewayError(reply.error.toString('utf8')) ?? internalError());
+    else if (reply.answer) call.resolve(reply.answer);
+    else call.reject(internalError(`a reply on the lane to ${this.target} carried no answer`));
+    if (!this.accepting && this.pending.size === 0) this.end();
+  }
+
+  /** Removes a pending call (its timer and abort listener); false when it was no longer pending. */
+  private forget(id: number): boolean {
+    const call = this.pending.get(id);
+    if (!call) return false;
+    this.pending.delete(id);
+    this.unwatch(call);
+    return true;
+  }
+
+  private unwatch(call: PendingCall<Answer>): void {
+    clearTimeout(call.timer);
+    if (call.onAbort) call.signal?.removeEventListener('abort', call.onAbort);
+  }
+
+  private send(request: Partial<LaneRequest>): void {
+    if (!this.closed) this.stream.write(request);
+  }
+
+  private end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.watched.release();
+    this.stream.end();
+  }
+}
+
+/**
+ * The client side of lanes over a replica pool: one lane per replica at a time, opened on first use. A lane
+ * that breaks fails its pending calls as a unary call on that replica would have failed (UNAVAILABLE, and
+ * the pool ejects the replica), and the next call opens a new one.
+ */
+export class LaneClient<Stub, Answer> {
+  private readonly pool: ReplicaPool<Stub>;
+  private readonly open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+  private readonly lanes = new Map<string, Lane<Answer>>();
+  private readonly rotateMs: number;
+
+  constructor(options: {
+    pool: ReplicaPool<Stub>;
+    /** Opens the Lane call on a replica's stub (its interceptors add the cluster token). */
+    open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+    /** How long a lane takes new calls (ROTATE_MS by default). */
+    rotateMs?: number;
+  }) {
+    this.pool = options.pool;
+    this.open = options.open;
+    this.rotateMs = options.rotateMs ?? ROTATE_MS;
+  }
+
+  /**
+   * One call on a lane to a connected replica. Fails as the unary call would: a GatewayError the server
+   * answered, `cancelled` when the caller's signal aborts, or a transport fault (UNAVAILABLE,
+   * DEADLINE_EXCEEDED) the pool has been told about. A call a draining replica refused is sent once to
+   * another replica.
+   */
+  async call(
+    method: string,
+    json: Buffer,
+    options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
+  ): Promise<Answer> {
+    const avoid = new Set<string>();
+    for (;;) {
+      if (options.signal?.aborted) throw requestCancelled('request cancelled');
+      const lane = await this.lane(avoid);
+      const refused = await new Promise<Answer | 'refused'>((resolve, reject) => {
+        lane.call(method, json, options, {
+          resolve,
+          reject: (error) => {
+            this.pool.report(lane.target, error);
+            reject(error);
+          },
+          retry: () => resolve('refused'),
+        });
+      });
+      if (refused !== 'refused') return refused;
+      // Nothing ran: the replica is draining. Another one takes the call (or, when none is left, it fails).
+      this.pool.report(lane.target, laneFault(status.UNAVAILABLE, `${lane.target} is draining`));
+      if (avoid.has(lane.target)) throw serviceUnavailable('every replica is draining');
+      avoid.add(lane.target);
+    }
+  }
+
+  /** Fails the calls of every lane and closes them. */
+  close(): void {
+    for (const lane of [...this.lanes.values()]) lane.close(laneFault(status.CANCELLED, 'the client closed'));
+    this.lanes.clear();
+  }
+
+  private async lane(avoid: ReadonlySet<string>): Promise<Lane<Answer>> {
+    const picked = await this.pool.connected(avoid);
+    const open = this.lanes.get(picked.target);
+    if (open?.accepting) return open;
+    const lane: Lane<Answer> = new Lane({
+      target: picked.target,
+      stream: this.open(picked.stub),
+      watched: this.pool.watch(picked.target),
+      onClosed: (closed) => {
+        if (this.lanes.get(closed.target) === closed) this.lanes.delete(closed.target);
+      },
+      onDraining: (draining) =>
+        this.pool.report(draining.target, laneFault(status.UNAVAILABLE, `${draining.target} is draining`)),
+      rotateMs: this.rotateMs,
+    });
+    this.lanes.set(picked.target, lane);
+    return lane;
+  }
+}
+
+/** What runs one call a lane carries: the service's handler for `method`. */
+export type LaneHandler<Answer> = (
+  method: string,
+  json: Buffer,
+  options: { signal: AbortSignal; trace: TraceContext | undefined },
+) => Promise<Answer>;
+
+/**
+ * The server side of lanes: runs each call as it arrives (any number at once), answers each by its id,
+ * aborts one on its cancel message and every one when the client goes away. When `draining` aborts, the
+ * lane says so, refuses new calls unrun, and ends once its calls are answered, so a graceful shutdown
+ * finishes what it took and nothing more.
+ */
+export function serveLanes<Answer>(
+  handler: LaneHandler<Answer>,
+  draining: AbortSignal,
+): (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer>>>) => void {
+  return (call) => {
+    const running = new Map<number, AbortController>();
+    let ended = false;
+    let closed = false;
+    const finishIfIdle = () => {
+      if (closed || running.size > 0 || !(ended || draining.aborted)) return;
+      closed = true;
+      draining.removeEventListener('abort', onDraining);
+      call.end();
+    };
+    const onDraining = () => {
+      if (!closed) call.write({ id: 0, draining: true });
+      finishIfIdle();
+    };
+    const gone = () => {
+      closed = true;
+      draining.removeEventListener('abort', onDraining);
+      for (const controller of running.values()) controller.abort();
+      running.clear();
+    };
+    draining.addEventListener('abort', onDraining, { once: true });
+    call.on('cancelled', gone);
+    call.on('error', gone);
+    call.on('end', () => {
+      ended = true;
+      finishIfIdle();
+    });
+    call.on('data', (request: LaneRequest) => {
+      const { id } = request;
+      if (request.cancel) {
+        running.get(id)?.abort();
+        return;
+      }
+      if (draining.aborted || closed) {
+        if (!closed) call.write({ id, draining: true });
+        return;
+      }
+      if (running.has(id)) return;
+      const controller = new AbortController();
+      running.set(id, controller);
+      const trace = traceOfFields(request.traceparent, request.tracestate);
+      const reply = (message: Partial<LaneReply<Answer>>) => {
+        if (running.get(id) !== controller) return;
+        running.delete(id);
+        if (!closed) call.write(message);
+        finishIfIdle();
+      };
+      handler(request.method, request.json, { signal: controller.signal, trace }).then(
+        (answer) => reply({ id, answer, error: NONE }),
+        (error: unknown) => {
+          const failure = error instanceof GatewayError ? error : internalError('internal error', error);
+          reply({ id, error: Buffer.from(encodeGatewayError(failure)) });
+        },
+      );
+    });
+  };
+}
