@@ -19,90 +19,104 @@ const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 
 /** The fake answers 18 tokens; at $1,000 per million tokens a request costs $0.018. */
 const COST = 0.018;
 
-describe('a frozen replica under a steady load (cluster: 2 routers, 2 governance)', () => {
-  let fake: FakeOpenAi;
-  let cluster: LaunchedCluster;
+/**
+ * Each admission: `local` (the default: the ingress admits and settles against Redis itself, so a frozen
+ * governance replica costs requests nothing) and `remote` (GW_GOVERNANCE_ADMISSION=remote: every governed
+ * request calls a governance replica, which the freeze then stalls).
+ */
+const ADMISSIONS = [
+  { admission: 'local', services: ['router', 'governance'] },
+  { admission: 'remote', services: ['governance'] },
+] as const;
 
-  beforeAll(async () => {
-    fake = await startFakeOpenAi();
-    cluster = await startCluster({
-      adminToken: 'faults-admin',
-      replicas: { router: 2, governance: 2 },
-      config: {
-        providers: {
-          openai: {
-            keys: [{ value: 'sk-upstream' }],
-            network_config: { base_url: fake.url, max_retries: 0 },
+describe.each(ADMISSIONS)(
+  'a frozen replica under a steady load (cluster: 2 routers, 2 governance, $admission admission)',
+  ({ admission, services }) => {
+    let fake: FakeOpenAi;
+    let cluster: LaunchedCluster;
+
+    beforeAll(async () => {
+      fake = await startFakeOpenAi();
+      cluster = await startCluster({
+        adminToken: 'faults-admin',
+        env: { GW_GOVERNANCE_ADMISSION: admission },
+        replicas: { router: 2, governance: 2 },
+        config: {
+          providers: {
+            openai: {
+              keys: [{ value: 'sk-upstream' }],
+              network_config: { base_url: fake.url, max_retries: 0 },
+            },
           },
+          governance: { pricing: { 'gpt-4o-mini': { input: 1000, output: 1000 } } },
         },
-        governance: { pricing: { 'gpt-4o-mini': { input: 1000, output: 1000 } } },
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    await cluster?.close();
-    await fake?.close();
-  });
-
-  /** Four clients sending requests back to back until `until` resolves. */
-  const load = (key: string, until: Promise<unknown>) =>
-    steadyLoad(
-      () => post(`${cluster.url}/v1/chat/completions`, CHAT, { headers: { 'x-gw-vk': key } }),
-      until,
-    );
-
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-  it.each(['router', 'governance'] as const)(
-    'a frozen %s costs the requests that were on it at most about a deadline, and charges match',
-    async (service) => {
-      const created = await post(
-        `${cluster.adminUrl}/api/governance/virtual-keys`,
-        {
-          name: `under-load-${service}`,
-          provider_configs: [{ provider: 'openai' }],
-          budgets: [{ max_limit: 1_000, reset_duration: '1d' }],
-        },
-        { headers: ADMIN },
-      );
-      expect(created.status).toBe(201);
-      const pid = await listenerPid(cluster.ports[service][0]!);
-      let frozenAt = 0;
-      let thawedAt = 0;
-      const script = (async () => {
-        await pause(1_500);
-        frozenAt = Date.now();
-        process.kill(pid, 'SIGSTOP');
-        await pause(4_000);
-        process.kill(pid, 'SIGCONT');
-        thawedAt = Date.now();
-        await pause(2_000);
-      })();
-      const outcomes = await load(created.body.value, script);
-
-      const failed = outcomes.filter((outcome) => outcome.status !== 200);
-      const served = outcomes.length - failed.length;
-      // Only the requests in flight on the frozen replica may fail (a completion is never sent twice);
-      // none waits long, and once the replica is noticed every request is served.
-      expect(failed.length).toBeLessThanOrEqual(4);
-      for (const outcome of failed) expect(outcome.status).toBe(503);
-      expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
-      const later = outcomes.filter((o) => o.startedAt > frozenAt + 2_000 && o.startedAt < thawedAt);
-      expect(later.length).toBeGreaterThan(10);
-      expect(later.every((outcome) => outcome.status === 200)).toBe(true);
-      expect(served).toBeGreaterThan(40);
-
-      // Charged exactly what was served: every settle landed once, on whichever replica answered.
-      const used = () => charged(cluster.adminUrl, created.body.id, ADMIN);
-      await waitFor(async () => Math.abs((await used()) - served * COST) < 1e-9, {
-        timeoutMs: 15_000,
-        what: `charges of ${served} served requests`,
       });
-      console.info(
-        `${service} frozen 4 s: ${outcomes.length} requests, ${failed.length} failed (503), ` +
-          `slowest ${Math.max(...outcomes.map((outcome) => outcome.ms))} ms, charged ${await used()} for ${served} served`,
+    }, 60_000);
+    afterAll(async () => {
+      await cluster?.close();
+      await fake?.close();
+    });
+
+    /** Four clients sending requests back to back until `until` resolves. */
+    const load = (key: string, until: Promise<unknown>) =>
+      steadyLoad(
+        () => post(`${cluster.url}/v1/chat/completions`, CHAT, { headers: { 'x-gw-vk': key } }),
+        until,
       );
-    },
-    60_000,
-  );
-});
+
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it.each(services)(
+      'a frozen %s costs the requests that were on it at most about a deadline, and charges match',
+      async (service) => {
+        const created = await post(
+          `${cluster.adminUrl}/api/governance/virtual-keys`,
+          {
+            name: `under-load-${service}`,
+            provider_configs: [{ provider: 'openai' }],
+            budgets: [{ max_limit: 1_000, reset_duration: '1d' }],
+          },
+          { headers: ADMIN },
+        );
+        expect(created.status).toBe(201);
+        const pid = await listenerPid(cluster.ports[service][0]!);
+        let frozenAt = 0;
+        let thawedAt = 0;
+        const script = (async () => {
+          await pause(1_500);
+          frozenAt = Date.now();
+          process.kill(pid, 'SIGSTOP');
+          await pause(4_000);
+          process.kill(pid, 'SIGCONT');
+          thawedAt = Date.now();
+          await pause(2_000);
+        })();
+        const outcomes = await load(created.body.value, script);
+
+        const failed = outcomes.filter((outcome) => outcome.status !== 200);
+        const served = outcomes.length - failed.length;
+        // Only the requests in flight on the frozen replica may fail (a completion is never sent twice);
+        // none waits long, and once the replica is noticed every request is served.
+        expect(failed.length).toBeLessThanOrEqual(4);
+        for (const outcome of failed) expect(outcome.status).toBe(503);
+        expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
+        const later = outcomes.filter((o) => o.startedAt > frozenAt + 2_000 && o.startedAt < thawedAt);
+        expect(later.length).toBeGreaterThan(10);
+        expect(later.every((outcome) => outcome.status === 200)).toBe(true);
+        expect(served).toBeGreaterThan(40);
+
+        // Charged exactly what was served: every settle landed once, on whichever replica answered.
+        const used = () => charged(cluster.adminUrl, created.body.id, ADMIN);
+        await waitFor(async () => Math.abs((await used()) - served * COST) < 1e-9, {
+          timeoutMs: 15_000,
+          what: `charges of ${served} served requests`,
+        });
+        console.info(
+          `${service} frozen 4 s: ${outcomes.length} requests, ${failed.length} failed (503), ` +
+            `slowest ${Math.max(...outcomes.map((outcome) => outcome.ms))} ms, charged ${await used()} for ${served} served`,
+        );
+      },
+      60_000,
+    );
+  },
+);

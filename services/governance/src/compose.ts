@@ -20,6 +20,8 @@ export async function startGovernance(options: {
   health?: HealthBoard;
   /** Spans of authorize and settle; none when tracing is off. */
   tracer?: Tracer | undefined;
+  /** A cluster's ingress: authorize and settle only (GovernanceCoreDependencies.admissionOnly). */
+  admissionOnly?: boolean;
 }): Promise<GovernanceService & { close(): Promise<void> }> {
   const health =
     options.health ??
@@ -37,6 +39,7 @@ export async function startGovernance(options: {
     health,
     ownsHealth: options.health === undefined,
     metrics: options.metrics,
+    admissionOnly: options.admissionOnly,
   });
   return options.tracer ? new TracedGovernance(core, options.tracer) : core;
 }

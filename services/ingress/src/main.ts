@@ -1,4 +1,5 @@
 import { RedisCacheBackend } from '@gw/cache/redis';
+import { startGovernance } from '@gw/governance';
 import { GovernanceClient } from '@gw/governance/client';
 import { GuardrailRegistry, GuardrailRuntime } from '@gw/guardrails/registry';
 import { RedisLogProducer } from '@gw/logs/redis';
@@ -40,11 +41,26 @@ await startService(logger, async () => {
     ...(await grpcClientSettings(environment)),
     observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
   };
-  // Requests without a virtual key are decided here from the shared client settings: no governance hop.
-  const governance = new GovernanceClient(
-    { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
-    { anonymousLocally: config.client },
-  );
+  const redisUrl = environment.REDIS_URL;
+  const store = redisUrl ? await createStore(environment) : undefined;
+  // Admission is one atomic script on the shared store wherever it runs: run here, a governed request costs
+  // no hop to a governance replica (docs/architecture.md "Admission"). Remote, requests without a virtual key
+  // are still decided here from the shared client settings.
+  const governance =
+    store && environment.GW_GOVERNANCE_ADMISSION === 'local'
+      ? await startGovernance({
+          config,
+          store,
+          logger,
+          metrics,
+          // Its spans are governance's, as in the embedded gateway, wherever admission runs.
+          tracer: tracing?.tracer('governance'),
+          admissionOnly: true,
+        })
+      : new GovernanceClient(
+          { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
+          { anonymousLocally: config.client },
+        );
   const router = new RouterClient({
     ...grpc,
     address: environment.GW_ROUTER_ADDR,
@@ -52,12 +68,10 @@ await startService(logger, async () => {
   });
   // MCP in cluster mode: the catalog follows the store, calls go to mcp-runner workers through BullMQ. Ingress
   // never connects to an MCP server itself.
-  const redisUrl = environment.REDIS_URL;
-  const mcpStore = redisUrl ? await createStore(environment) : undefined;
   // System settings changed through the admin API apply here without a restart.
-  const settings = mcpStore && (await followSystemSettings({ store: mcpStore, config, logger }));
-  const mcpCatalog = mcpStore
-    ? await McpCatalog.start({ registry: new McpRegistry({ store: mcpStore, logger }), logger })
+  const settings = store && (await followSystemSettings({ store, config, logger }));
+  const mcpCatalog = store
+    ? await McpCatalog.start({ registry: new McpRegistry({ store, logger }), logger })
     : undefined;
   const mcpQueue = redisUrl
     ? await BullToolQueue.open({
@@ -68,7 +82,7 @@ await startService(logger, async () => {
       })
     : undefined;
   // Guardrails: the config file's, and (with a store) what the admin API adds, followed on every replica.
-  const useGuardrails = mcpStore || config.guardrails.rules.length > 0;
+  const useGuardrails = store || config.guardrails.rules.length > 0;
   // Guardrail credentials written as secret-manager references (docs/vault.md).
   const secrets = useGuardrails
     ? await startSecretResolver({
@@ -76,14 +90,14 @@ await startService(logger, async () => {
         environment: process.env,
         logger,
         metrics,
-        store: mcpStore,
+        store,
         scope: 'guardrails',
       })
     : undefined;
   const guardrails = useGuardrails
     ? await GuardrailRuntime.start({
         config: config.guardrails,
-        registry: mcpStore && new GuardrailRegistry({ store: mcpStore, logger }),
+        registry: store && new GuardrailRegistry({ store, logger }),
         logger,
         environment: process.env,
         secrets,
@@ -110,6 +124,7 @@ await startService(logger, async () => {
       ? connectRedis(redisUrl, {
           commandTimeout: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
           maxRetriesPerRequest: 1,
+          enableAutoPipelining: true,
         })
       : undefined;
   let draining = false;
@@ -152,7 +167,7 @@ await startService(logger, async () => {
         await app.drain();
       },
       async () => {
-        governance.close();
+        await governance.close();
         router.close();
         await mcpQueue?.close();
         await mcpCatalog?.close();
@@ -160,7 +175,7 @@ await startService(logger, async () => {
         await secrets?.close();
         await settings?.close();
         logsConnection?.disconnect();
-        await mcpStore?.close();
+        await store?.close();
         await cacheBackend?.close();
       },
       async () => tracing?.shutdown(),

@@ -188,6 +188,12 @@ export const ingressEnvironmentSchema = z.object({
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
+  /**
+   * Where a governed request is admitted and settled: `local` (with REDIS_URL), by this process against the
+   * shared store, the same Lua scripts the governance service runs; `remote`, by a governance replica over
+   * gRPC (docs/architecture.md "Admission").
+   */
+  GW_GOVERNANCE_ADMISSION: z.preprocess(unset, z.enum(['local', 'remote']).default('local')),
   ...grpcClient,
 });
 

@@ -62,6 +62,11 @@ export interface RedisConnectionOptions {
   connectionName?: string;
   enableOfflineQueue?: boolean;
   maxRetriesPerRequest?: number | null;
+  /**
+   * Commands issued in the same tick go out as one write (and Redis reads them in one go): what concurrent
+   * requests send (admissions, settles, log records) costs both ends one system call, not one each.
+   */
+  enableAutoPipelining?: boolean;
   /** Delay before reconnect attempt `attempt` (1, 2, …), or null to give up. */
   retryStrategy?: (attempt: number) => number | null;
 }
@@ -92,10 +97,11 @@ export function connectRedis(url: string, options: RedisConnectionOptions): Redi
       ...(retryStrategy && { sentinelRetryStrategy: retryStrategy }),
     });
   }
-  const { lazyConnect, enableOfflineQueue, ...perNode } = server;
+  const { lazyConnect, enableOfflineQueue, enableAutoPipelining, ...perNode } = server;
   const cluster: ClusterOptions = {
     ...(lazyConnect !== undefined && { lazyConnect }),
     ...(enableOfflineQueue !== undefined && { enableOfflineQueue }),
+    ...(enableAutoPipelining !== undefined && { enableAutoPipelining }),
     ...(retryStrategy && { clusterRetryStrategy: retryStrategy }),
     redisOptions: { ...perNode, ...topology.auth, ...tls },
   };

@@ -100,6 +100,7 @@ export class RedisStore implements Store {
         state.everReady || attempt < CONNECT_ATTEMPTS ? Math.min(attempt * 200, 2_000) : null,
       commandTimeout: options.commandTimeoutMs ?? 500,
       connectionName: connectionName(options.prefix, 'store'),
+      enableAutoPipelining: true,
     }) as ScriptedRedis;
     await waitUntilReady(connection, options.url);
     state.everReady = true;

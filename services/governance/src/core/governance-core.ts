@@ -53,10 +53,22 @@ export interface GovernanceCoreDependencies {
   ownsHealth?: boolean | undefined;
   /** `gw_cost_usd_total`: what settled requests were charged. */
   metrics?: Metrics | undefined;
+  /**
+   * Admission only (a cluster's ingress): authorize and settle against the shared store, nothing else. The
+   * governance service seeds the config file's resources and sweeps unsettled reservations; every admitting
+   * process doing it too would only repeat the same writes.
+   */
+  admissionOnly?: boolean | undefined;
 }
 
 /** Unanswered admissions remembered for release at once (a Redis outage under heavy load). */
 const UNANSWERED_LIMIT = 10_000;
+
+/**
+ * Reservations this process admitted, remembered until their settle so that it need not read them back (one
+ * Redis round trip a request). Bounded: past it the oldest are forgotten, and their settles read the store.
+ */
+const REMEMBERED_RESERVATIONS = 50_000;
 
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
 const MIN_CAPPED_COMPLETION_TOKENS = 16;
@@ -97,6 +109,8 @@ export class GovernanceCore implements GovernanceService {
   /** Reservations whose admission failed without an answer: released (if they exist) once Redis answers. */
   private readonly unanswered = new Map<string, SettlementPlan>();
   private releaseTimer: NodeJS.Timeout | undefined;
+  /** Reservation id → what admission stored for it (payload and admitted alternative), until settled. */
+  private readonly admitted = new Map<string, { payload: string; alternative: number }>();
 
   private constructor(dependencies: GovernanceCoreDependencies) {
     this.dependencies = dependencies;
@@ -120,6 +134,10 @@ export class GovernanceCore implements GovernanceService {
 
   static async start(dependencies: GovernanceCoreDependencies): Promise<GovernanceCore> {
     const core = new GovernanceCore(dependencies);
+    if (dependencies.admissionOnly) {
+      await core.repository.start();
+      return core;
+    }
     await core.repository.start({ reseed: () => core.seed() });
     await core.seed();
     if (core.settings.sweep_interval_ms > 0) {
@@ -250,15 +268,12 @@ export class GovernanceCore implements GovernanceService {
       estimate: { promptTokens, maxCompletionTokens: mostTokens * choices },
       deadlineMs: now + this.settings.settle_deadline_ms,
     });
+    const payload = JSON.stringify(settlement);
     const result = await this.dependencies.store
       .admit({
         required: checks.required.map(({ check }) => check),
         alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
-        reservation: {
-          id: settlement.reservationId,
-          deadlineMs: settlement.deadlineMs ?? now,
-          payload: JSON.stringify(settlement),
-        },
+        reservation: { id: settlement.reservationId, deadlineMs: settlement.deadlineMs ?? now, payload },
       })
       .catch((error: unknown) => {
         // A command that timed out may still run once Redis answers again: its reservation would hold
@@ -268,6 +283,8 @@ export class GovernanceCore implements GovernanceService {
       });
     const admitted = result.passing[0];
     if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
+    // A duplicate admission found another's reservation under this id: its settle reads what that one stored.
+    if (result.allowed && !result.duplicate) this.remember(settlement.reservationId, payload, admitted ?? -1);
     return {
       allowed: result.allowed,
       failed: result.failed,
@@ -320,13 +337,21 @@ export class GovernanceCore implements GovernanceService {
    */
   async settle(request: SettleRequest): Promise<SettleResult> {
     const id = request.settlement.reservationId;
-    const stored = await this.dependencies.store.readReservation(id);
-    if (!stored) throw notFound(`open reservation ${id} (settled already, or never made)`);
-    const plan = settlementPlanSchema.parse(JSON.parse(stored.payload));
+    const unsettled = () => notFound(`open reservation ${id} (settled already, or never made)`);
+    // What this process admitted it knows as it stored it; anything else is read back, through its schema.
+    const remembered = this.admitted.get(id);
+    this.admitted.delete(id);
+    const stored = remembered ?? (await this.dependencies.store.readReservation(id));
+    if (!stored) throw unsettled();
+    const plan: SettlementPlan = remembered
+      ? JSON.parse(remembered.payload)
+      : settlementPlanSchema.parse(JSON.parse(stored.payload));
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
     const { adjustments, chargedMicros } = settlementAdjustments({ ...request, settlement }, this.prices);
     const applied = await this.dependencies.store.settleReservation({ id, adjustments });
+    // Settled already (by the sweeper, or another settle of it): as a read would have found nothing.
+    if (!applied && remembered) throw unsettled();
     if (applied && request.provider) {
       this.dependencies.metrics?.cost.inc(
         { provider: request.provider, model: modelLabel(request.model) },
@@ -334,6 +359,15 @@ export class GovernanceCore implements GovernanceService {
       );
     }
     return { cost: chargedMicros / 1_000_000 };
+  }
+
+  /** Keeps what admission stored for a reservation until its settle (the oldest forgotten past the bound). */
+  private remember(id: string, payload: string, alternative: number): void {
+    if (this.admitted.size >= REMEMBERED_RESERVATIONS) {
+      const oldest = this.admitted.keys().next().value;
+      if (oldest !== undefined) this.admitted.delete(oldest);
+    }
+    this.admitted.set(id, { payload, alternative });
   }
 
   /**
