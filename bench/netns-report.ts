@@ -2,23 +2,36 @@
 // one-way crossings a request makes), and the round trips counted per request. bench/README.md explains them.
 import type { MeasureResult } from './netns-load.ts';
 
-/** One target measured at one delay, with its counters per upstream call. */
+/** One target measured at one delay, with its counters per upstream call (warm-ups included). */
 export interface TargetRun {
   delayMs: number;
   target: string;
   result: MeasureResult;
-  grpcPerRequest: Record<string, number>;
-  /** Calls per Redis command; commands a Lua script runs are counted as well as the script's own call. */
-  redisPerRequest: Record<string, number>;
+  /** INFO commandstats by command: a script's own call and the commands it ran inside are all counted. */
+  redisCommandsPerRequest: Record<string, number>;
   /** Packets in and out of each namespace's veth (TCP ACKs included). */
   packetsPerRequest: Record<string, number>;
   cpuUsPerRequest: Record<string, number>;
+}
+
+/** Round trips per request of one target, counted apart from the measurement (serial, no delay). */
+export interface RoundTrips {
+  target: string;
+  requests: number;
+  errors: number;
+  /** The ingress's gRPC calls by method. */
+  grpc: Record<string, number>;
+  /** Commands Redis received from each client (`<role> <command>`): one round trip each, pipelines aside. */
+  redis: Record<string, number>;
+  /** Commands Lua scripts ran inside Redis: no round trips. */
+  scriptCommands: number;
 }
 
 interface ReportInput {
   header: string;
   params: { delays: number[]; serial: number; concurrency: number; durationMs: number; streams: number };
   runs: TargetRun[];
+  roundTrips: RoundTrips[];
 }
 
 const ms = (value: number | undefined) =>
@@ -122,32 +135,43 @@ function crossings(input: ReportInput, find: (delayMs: number, target: string) =
     : `(one delay only: no per-hop cost; BENCH_NETNS_DELAYS=${base},… for it)`;
 }
 
-/** Averages of each counter over the delays, per target. */
+const list = (entries: ReadonlyArray<readonly [string, number]>, digits = 2) =>
+  entries.length === 0
+    ? 'none'
+    : entries.map(([name, value]) => `${name} ${value.toFixed(digits)}`).join(', ');
+const sum = (values: Record<string, number>) =>
+  Object.values(values).reduce((total, value) => total + value, 0);
+
+/** Round trips counted per request, and packets and CPU per request averaged over the delays, per target. */
 function counted(input: ReportInput): string[] {
   const lines: string[] = [];
   const average = (runs: TargetRun[], pick: (run: TargetRun) => Record<string, number>) => {
     const sums: Record<string, number> = {};
-    for (const run of runs)
+    for (const run of runs) {
       for (const [name, value] of Object.entries(pick(run))) sums[name] = (sums[name] ?? 0) + value;
+    }
     return Object.entries(sums)
-      .map(([name, sum]) => [name, sum / runs.length] as const)
+      .map(([name, total]) => [name, total / runs.length] as const)
       .filter(([, value]) => value >= 0.05)
       .sort((a, b) => b[1] - a[1]);
   };
-  const list = (entries: ReadonlyArray<readonly [string, number]>, digits = 2) =>
-    entries.length === 0
-      ? 'none'
-      : entries.map(([name, value]) => `${name} ${value.toFixed(digits)}`).join(', ');
+  const significant = (values: Record<string, number>) =>
+    Object.entries(values)
+      .filter(([, value]) => value >= 0.01)
+      .sort((a, b) => b[1] - a[1]);
   for (const target of ['direct', 'cluster', 'cluster+vk']) {
     const runs = input.runs.filter((run) => run.target === target);
+    const trips = input.roundTrips.find((entry) => entry.target === target);
     if (runs.length === 0) continue;
-    lines.push(`${target}, per request (averaged over the delays):`);
-    if (target !== 'direct') {
-      lines.push(`  gRPC calls by the ingress: ${list(average(runs, (run) => run.grpcPerRequest))}`);
-      const redis = average(runs, (run) => run.redisPerRequest);
-      const scripts = redis.filter(([name]) => name === 'evalsha' || name === 'eval');
+    lines.push(`${target}, per request:`);
+    if (trips && target !== 'direct') {
+      lines.push(`  gRPC calls by the ingress: ${list(significant(trips.grpc))}`);
       lines.push(
-        `  Redis: ${list(scripts)} script calls (one round trip each); all commands counted: ${list(redis)}`,
+        `  Redis round trips by client: ${list(significant(trips.redis))}; commands run inside scripts ${trips.scriptCommands.toFixed(2)} (no round trips)`,
+      );
+      const total = 2 + sum(trips.grpc) + sum(trips.redis);
+      lines.push(
+        `  round trips in all: client + upstream 2 + gRPC ${sum(trips.grpc).toFixed(2)} + Redis ${sum(trips.redis).toFixed(2)} = ${total.toFixed(2)}, at most ${(2 * total).toFixed(1)} one-way crossings if every one were on the critical path (direct: 2)`,
       );
     }
     lines.push(
@@ -181,8 +205,12 @@ export function formatReport(input: ReportInput): string {
     'what the delay added to p50 (over the smallest delay); crossings = added / delay: one-way hops on the critical path',
     crossings(input, find),
     '',
+    `round trips: ${input.roundTrips[0]?.requests ?? 0} serial requests per target at no delay, apart from the measurement (Redis under MONITOR); packets and CPU: the measured phases, averaged over the delays`,
     ...counted(input),
   ];
+  for (const trips of input.roundTrips) {
+    if (trips.errors > 0) lines.push(`round-trip count of ${trips.target}: ${trips.errors} failed requests`);
+  }
   for (const run of input.runs) {
     if (run.result.errors === 0) continue;
     lines.push(`${run.delayMs} ms ${run.target}: ${run.result.errors} failed requests; first ones:`);

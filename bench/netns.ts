@@ -18,10 +18,11 @@ import {
   netemError,
   type Packets,
   packetCounters,
+  ROLES,
   type Role,
   setDelay,
 } from './netns-network.ts';
-import { formatReport, type TargetRun } from './netns-report.ts';
+import { formatReport, type RoundTrips, type TargetRun } from './netns-report.ts';
 
 // ---------------------------------------------------------------------------------------------- parameters
 
@@ -86,13 +87,21 @@ const running = new Set<Started>();
 function startIn(
   network: Network,
   role: Role,
-  command: { name: string; program: string; args: string[]; env: NodeJS.ProcessEnv; logPath: string },
+  command: {
+    name: string;
+    program: string;
+    args: string[];
+    env: NodeJS.ProcessEnv;
+    logPath: string;
+    /** Read stdout (the mock's port line, the load generator's JSON); else it goes to the log too. */
+    stdout?: 'pipe';
+  },
 ): Started {
   const log = openSync(command.logPath, 'a');
   const child = spawn('ip', ['netns', 'exec', network.namespace(role), command.program, ...command.args], {
     cwd: ROOT,
     env: command.env,
-    stdio: ['ignore', 'pipe', log],
+    stdio: ['ignore', command.stdout ?? log, log],
   });
   closeSync(log);
   const exited = new Promise<void>((resolve) => {
@@ -138,6 +147,7 @@ async function loadJob<T>(network: Network, job: Job, logPath: string): Promise<
     args: [join(ROOT, 'bench', 'netns-load.ts'), JSON.stringify(job)],
     env: process.env,
     logPath,
+    stdout: 'pipe',
   });
   let output = '';
   started.child.stdout!.on('data', (chunk: Buffer) => {
@@ -211,15 +221,11 @@ async function startCluster(network: Network, tmp: string) {
   const redis = startIn(network, 'redis', {
     name: 'redis',
     program: 'redis-server',
+    // Protected mode refuses clients from other addresses than loopback without a password; this Redis is
+    // reachable only from this run's namespaces.
     args: [
-      '--port',
-      String(PORTS.redis),
-      '--bind',
-      network.address('redis'),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
+      ...['--port', String(PORTS.redis), '--bind', network.address('redis'), '--protected-mode', 'no'],
+      ...['--save', '', '--appendonly', 'no'],
     ],
     env: baseEnv(),
     logPath: join(tmp, 'redis.log'),
@@ -236,6 +242,7 @@ async function startCluster(network: Network, tmp: string) {
       MOCK_API_KEY: API_KEY,
     },
     logPath: join(tmp, 'mock.log'),
+    stdout: 'pipe',
   });
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: mock.child.stdout! }).once('line', () => resolve());
@@ -299,20 +306,12 @@ async function waitForRedis(network: Network, redis: Started): Promise<void> {
   throw new Error('redis-server did not answer PING in 10 s');
 }
 
+const redisCliTarget = (network: Network) => ['-h', network.address('redis'), '-p', String(PORTS.redis)];
+
 function redisCli(network: Network, args: string[]): string {
   const result = spawnSync(
     'ip',
-    [
-      'netns',
-      'exec',
-      network.namespace('redis'),
-      'redis-cli',
-      '-h',
-      network.address('redis'),
-      '-p',
-      String(PORTS.redis),
-      ...args,
-    ],
+    ['netns', 'exec', network.namespace('redis'), 'redis-cli', ...redisCliTarget(network), ...args],
     { encoding: 'utf8' },
   );
   return result.status === 0 ? result.stdout : '';
@@ -364,11 +363,22 @@ const perRequest = (from: Record<string, number>, to: Record<string, number>, re
       .filter(([, value]) => value > 0),
   );
 
-async function run(network: Network, tmp: string): Promise<TargetRun[]> {
-  const { mockUrl, ingressUrl, services, readyMs } = await startCluster(network, tmp);
-  progress(`cluster ready in ${readyMs} ms (ingress ${ingressUrl}, mock ${mockUrl})`);
-  const common = {
-    kind: 'measure' as const,
+/** What is measured at each delay; the gw targets go through the ingress, the direct one to the mock itself. */
+const TARGETS = [
+  { target: 'direct', headers: { authorization: `Bearer ${API_KEY}` } },
+  { target: 'cluster', headers: {} },
+  { target: 'cluster+vk', headers: { 'x-gw-vk': VIRTUAL_KEY } },
+] as const;
+
+function jobFor(target: (typeof TARGETS)[number], urls: { mockUrl: string; ingressUrl: string }): MeasureJob {
+  const direct = target.target === 'direct';
+  const model = direct ? 'gpt-4o-mini' : 'openai/gpt-4o-mini';
+  return {
+    kind: 'measure',
+    url: (direct ? urls.mockUrl : urls.ingressUrl) + PATH,
+    body: chat(model, false),
+    streamBody: chat(model, true),
+    headers: target.headers,
     serial: params.serial,
     serialWarmup: params.serialWarmup,
     concurrency: params.concurrency,
@@ -376,34 +386,88 @@ async function run(network: Network, tmp: string): Promise<TargetRun[]> {
     warmupMs: params.warmupMs,
     streams: params.streams,
     streamWarmup: params.streamWarmup,
-    statsUrl: `${mockUrl}/__stats`,
+    statsUrl: `${urls.mockUrl}/__stats`,
+    ...(direct ? {} : { metricsUrl: `${urls.ingressUrl}/metrics` }),
   };
-  const targets: Array<{ target: string; job: MeasureJob }> = [
-    {
-      target: 'direct',
-      job: {
-        ...common,
-        url: mockUrl + PATH,
-        body: chat('gpt-4o-mini', false),
-        streamBody: chat('gpt-4o-mini', true),
-        headers: { authorization: `Bearer ${API_KEY}` },
-      },
-    },
-    ...[
-      ['cluster', {}],
-      ['cluster+vk', { 'x-gw-vk': VIRTUAL_KEY }],
-    ].map(([target, headers]) => ({
-      target: target as string,
-      job: {
-        ...common,
-        url: ingressUrl + PATH,
-        body: chat('openai/gpt-4o-mini', false),
-        streamBody: chat('openai/gpt-4o-mini', true),
-        headers: headers as Record<string, string>,
-        metricsUrl: `${ingressUrl}/metrics`,
-      },
-    })),
-  ];
+}
+
+/** Requests of the round-trip count: serial, at no delay, apart from the measurement (MONITOR slows Redis). */
+const COUNTED_REQUESTS = 200;
+
+/**
+ * Round trips per request of one target: the ingress's gRPC calls by method, and the commands Redis received by
+ * client (MONITOR: one line per command; `[… lua]` lines are commands a script ran, not round trips).
+ */
+async function countRoundTrips(
+  network: Network,
+  tmp: string,
+  { target, job }: { target: string; job: MeasureJob },
+): Promise<RoundTrips> {
+  const monitor = startIn(network, 'redis', {
+    name: 'redis monitor',
+    program: 'redis-cli',
+    args: [...redisCliTarget(network), 'monitor'],
+    env: baseEnv(),
+    logPath: join(tmp, 'monitor.log'),
+    stdout: 'pipe',
+  });
+  const lines = createInterface({ input: monitor.child.stdout! });
+  await new Promise<void>((resolve, reject) => {
+    lines.once('line', () => resolve());
+    void monitor.exited.then(() =>
+      reject(new Error(`redis-cli monitor exited: ${logTail(monitor.logPath)}`)),
+    );
+  });
+  const roles = new Map<string, string>(ROLES.map((role) => [network.address(role), role]));
+  const redis: Record<string, number> = {};
+  let scriptCommands = 0;
+  lines.on('line', (line) => {
+    const match = /^\d+\.\d+ \[\d+ (\S+)\] "([^"]*)"/.exec(line);
+    if (!match) return;
+    if (match[1] === 'lua') {
+      scriptCommands++;
+      return;
+    }
+    const key = `${roles.get(match[1]!.replace(/:\d+$/, '')) ?? match[1]} ${match[2]!.toLowerCase()}`;
+    redis[key] = (redis[key] ?? 0) + 1;
+  });
+  const only = {
+    serialWarmup: 0,
+    serial: COUNTED_REQUESTS,
+    warmupMs: 0,
+    durationMs: 0,
+    streams: 0,
+    streamWarmup: 0,
+  };
+  const result = await loadJob<MeasureResult>(network, { ...job, ...only }, join(tmp, 'load.log'));
+  // The settle of the last requests comes after their answers.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  monitor.child.kill('SIGTERM');
+  await monitor.exited;
+  const requests = result.upstreamCalls;
+  return {
+    target,
+    requests,
+    errors: result.errors,
+    grpc: perRequest({}, result.grpcCalls, requests),
+    redis: perRequest({}, redis, requests),
+    scriptCommands: requests > 0 ? scriptCommands / requests : 0,
+  };
+}
+
+async function run(network: Network, tmp: string): Promise<{ runs: TargetRun[]; roundTrips: RoundTrips[] }> {
+  const { mockUrl, ingressUrl, services, readyMs } = await startCluster(network, tmp);
+  progress(`cluster ready in ${readyMs} ms (ingress ${ingressUrl}, mock ${mockUrl})`);
+  const targets = TARGETS.map((target) => ({
+    target: target.target,
+    job: jobFor(target, { mockUrl, ingressUrl }),
+  }));
+  const checkAlive = () => {
+    for (const [role, started] of services) {
+      if (!alive(started))
+        throw new Error(`${role} exited during the measurement:\n${logTail(started.logPath)}`);
+    }
+  };
   const runs: TargetRun[] = [];
   for (const delayMs of params.delays) {
     setDelay(network, delayMs);
@@ -420,21 +484,21 @@ async function run(network: Network, tmp: string): Promise<TargetRun[]> {
         delayMs,
         target,
         result,
-        redisPerRequest: perRequest(before.redis, after.redis, requests),
+        redisCommandsPerRequest: perRequest(before.redis, after.redis, requests),
         packetsPerRequest: perRequest(before.packets, after.packets, requests),
         cpuUsPerRequest: Object.fromEntries(
           Object.entries(perRequest(before.cpu, after.cpu, requests)).map(([role, ms]) => [role, ms * 1000]),
         ),
-        grpcPerRequest: perRequest({}, result.grpcCalls, requests),
       });
-      for (const [role, started] of services) {
-        if (!alive(started))
-          throw new Error(`${role} exited during the measurement:\n${logTail(started.logPath)}`);
-      }
+      checkAlive();
     }
   }
   setDelay(network, 0);
-  return runs;
+  progress(`round trips: ${COUNTED_REQUESTS} serial requests per target under Redis MONITOR, no delay`);
+  const roundTrips: RoundTrips[] = [];
+  for (const target of targets) roundTrips.push(await countRoundTrips(network, tmp, target));
+  checkAlive();
+  return { runs, roundTrips };
 }
 
 // ---------------------------------------------------------------------------------------------- main
@@ -485,11 +549,12 @@ async function main(): Promise<number> {
       }
     }
     const loadBefore = loadavg();
-    const runs = await run(network, tmp);
+    const { runs, roundTrips } = await run(network, tmp);
     const header = `gw bench:netns ${date.toISOString()} — ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, node ${process.version}`;
-    const text = formatReport({ header, params, runs });
+    const text = formatReport({ header, params, runs, roundTrips });
     console.log(text);
-    const failed = runs.some((entry) => entry.result.errors > 0);
+    const failed =
+      runs.some((entry) => entry.result.errors > 0) || roundTrips.some((entry) => entry.errors > 0);
     mkdirSync(RESULTS, { recursive: true });
     const file = join(RESULTS, `netns-${date.toISOString().replace(/:/g, '-')}.json`);
     const output = {
