@@ -503,12 +503,14 @@ async function run(network: Network, tmp: string): Promise<{ runs: TargetRun[]; 
 
 // ---------------------------------------------------------------------------------------------- main
 
-let cleaned = false;
-async function cleanUp(): Promise<void> {
-  if (cleaned) return;
-  cleaned = true;
-  await stopAll();
-  for (const problem of destroyNetwork()) progress(`cleanup: ${problem}`);
+/** Stops every process of the run and deletes the namespaces; every caller waits for the same clean-up. */
+let cleaning: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAll();
+    for (const problem of destroyNetwork()) progress(`cleanup: ${problem}`);
+  })();
+  return cleaning;
 }
 
 process.on('exit', () => {
@@ -516,8 +518,11 @@ process.on('exit', () => {
   for (const started of running) if (alive(started)) started.child.kill('SIGKILL');
   destroyNetwork();
 });
+/** Set by SIGINT or SIGTERM: what fails afterwards is the stop, not the bench. */
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    interrupted = true;
     progress(`${signal}: stopping the processes and deleting the namespaces`);
     void cleanUp().finally(() => process.exit(130));
   });
@@ -580,8 +585,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   async (error) => {
-    console.error(`bench:netns failed: ${(error as Error).stack ?? error}`);
+    if (!interrupted) console.error(`bench:netns failed: ${(error as Error).stack ?? error}`);
     await cleanUp();
-    process.exit(2);
+    process.exit(interrupted ? 130 : 2);
   },
 );
