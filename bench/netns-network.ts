@@ -21,8 +21,11 @@ export interface Network {
 /** Namespaces this process created and has not deleted yet (what `destroyNetwork` removes). */
 const created: string[] = [];
 
+/** Every program this mode runs goes through here or `inNamespace` (iproute2's, Redis's, node). */
+const attempt = (program: string, args: string[]) => spawnSync(program, args, { encoding: 'utf8' });
+
 function command(program: 'ip' | 'tc', args: string[]): string {
-  const result = spawnSync(program, args, { encoding: 'utf8' });
+  const result = attempt(program, args);
   if (result.error) throw new Error(`${program} ${args.join(' ')}: ${result.error.message}`);
   if (result.status !== 0) {
     throw new Error(`${program} ${args.join(' ')}: exit ${result.status}: ${result.stderr.trim()}`);
@@ -35,9 +38,7 @@ export function missingPrerequisite(): string | undefined {
   if (process.platform !== 'linux') return `network namespaces need Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return 'creating network namespaces needs root (run it with sudo)';
   for (const program of ['ip', 'tc', 'redis-server', 'redis-cli']) {
-    const probe = spawnSync(program, program.startsWith('redis') ? ['--version'] : ['-V'], {
-      encoding: 'utf8',
-    });
+    const probe = attempt(program, program.startsWith('redis') ? ['--version'] : ['-V']);
     if (probe.error) {
       const hint = program.startsWith('redis') ? 'the redis-server package' : 'the iproute2 package';
       return `'${program}' is not installed (${hint})`;
@@ -87,6 +88,22 @@ function addNamespace(name: string): void {
   created.push(name);
 }
 
+/** The command line that runs `program` inside a namespace: `ip netns exec` execs it, so its pid is the program's. */
+export function inNamespace(
+  namespace: string,
+  program: string,
+  args: string[],
+): { file: string; args: string[] } {
+  return { file: 'ip', args: ['netns', 'exec', namespace, program, ...args] };
+}
+
+/** `program` run inside a namespace to its end: its stdout, or '' when it failed. */
+export function runInNamespace(namespace: string, program: string, args: string[]): string {
+  const line = inNamespace(namespace, program, args);
+  const result = attempt(line.file, line.args);
+  return result.status === 0 ? result.stdout : '';
+}
+
 /**
  * Whether `tc … netem` works here (it needs the kernel's sch_netem): tried on the loopback of one of this run's
  * namespaces. The error text when it does not.
@@ -107,7 +124,7 @@ export function setDelay(network: Network, ms: number): void {
   for (const role of ROLES) {
     const namespace = network.namespace(role);
     if (ms === 0) {
-      spawnSync('tc', ['-n', namespace, 'qdisc', 'del', 'dev', DEVICE, 'root'], { encoding: 'utf8' });
+      attempt('tc', ['-n', namespace, 'qdisc', 'del', 'dev', DEVICE, 'root']);
     } else {
       command('tc', [
         '-n',
@@ -140,8 +157,8 @@ export function packetCounters(network: Network): Packets {
 }
 
 /** Pids of the processes running in a namespace of this run (what `ip netns exec` started there). */
-export function namespacePids(namespace: string): number[] {
-  const result = spawnSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' });
+function namespacePids(namespace: string): number[] {
+  const result = attempt('ip', ['netns', 'pids', namespace]);
   return result.status === 0 ? result.stdout.split('\n').filter(Boolean).map(Number) : [];
 }
 
@@ -160,7 +177,7 @@ export function destroyNetwork(): string[] {
   }
   while (created.length > 0) {
     const namespace = created.pop()!;
-    const result = spawnSync('ip', ['netns', 'del', namespace], { encoding: 'utf8' });
+    const result = attempt('ip', ['netns', 'del', namespace]);
     if (result.status !== 0) problems.push(`ip netns del ${namespace}: ${result.stderr.trim()}`);
   }
   return problems;

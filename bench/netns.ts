@@ -2,7 +2,7 @@
 // pairs through a bridge, with `tc netem` delay on each namespace's egress (BENCH_NETNS_DELAYS ms per one-way
 // hop), to show what each hop costs when the services are on different nodes. A private Redis and the mock
 // upstream get namespaces of their own; the load generator runs in a client namespace. See bench/README.md.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import type { Job, MeasureJob, MeasureResult } from './netns-load.ts';
 import {
   createNetwork,
   destroyNetwork,
+  inNamespace,
   missingPrerequisite,
   type Network,
   netemError,
@@ -20,6 +21,7 @@ import {
   packetCounters,
   ROLES,
   type Role,
+  runInNamespace,
   setDelay,
 } from './netns-network.ts';
 import { formatReport, type RoundTrips, type TargetRun } from './netns-report.ts';
@@ -83,7 +85,7 @@ interface Started {
 
 const running = new Set<Started>();
 
-/** `ip netns exec <namespace> <program> …`: ip execs the program, so the child's pid is the program's. */
+/** A program in a role's namespace, its output to a log (stdout piped when asked). */
 function startIn(
   network: Network,
   role: Role,
@@ -98,7 +100,8 @@ function startIn(
   },
 ): Started {
   const log = openSync(command.logPath, 'a');
-  const child = spawn('ip', ['netns', 'exec', network.namespace(role), command.program, ...command.args], {
+  const line = inNamespace(network.namespace(role), command.program, command.args);
+  const child = spawn(line.file, line.args, {
     cwd: ROOT,
     env: command.env,
     stdio: ['ignore', command.stdout ?? log, log],
@@ -309,12 +312,7 @@ async function waitForRedis(network: Network, redis: Started): Promise<void> {
 const redisCliTarget = (network: Network) => ['-h', network.address('redis'), '-p', String(PORTS.redis)];
 
 function redisCli(network: Network, args: string[]): string {
-  const result = spawnSync(
-    'ip',
-    ['netns', 'exec', network.namespace('redis'), 'redis-cli', ...redisCliTarget(network), ...args],
-    { encoding: 'utf8' },
-  );
-  return result.status === 0 ? result.stdout : '';
+  return runInNamespace(network.namespace('redis'), 'redis-cli', [...redisCliTarget(network), ...args]);
 }
 
 /** Calls per Redis command so far (INFO commandstats; commands run inside scripts are counted too). */
