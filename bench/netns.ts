@@ -107,8 +107,9 @@ function startIn(
     stdio: ['ignore', command.stdout ?? log, log],
   });
   closeSync(log);
+  // 'close': the process has exited and its stdout is read to the end (the load generator's JSON).
   const exited = new Promise<void>((resolve) => {
-    child.on('exit', () => resolve());
+    child.on('close', () => resolve());
     child.on('error', () => resolve());
   });
   const started: Started = { name: command.name, child, exited, logPath: command.logPath };
@@ -148,7 +149,7 @@ async function loadJob<T>(network: Network, job: Job, logPath: string): Promise<
     name: 'load',
     program: process.execPath,
     args: [join(ROOT, 'bench', 'netns-load.ts'), JSON.stringify(job)],
-    env: process.env,
+    env: baseEnv(),
     logPath,
     stdout: 'pipe',
   });
