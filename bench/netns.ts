@@ -563,11 +563,13 @@ async function main(): Promise<number> {
     const file = join(RESULTS, `netns-${date.toISOString().replace(/:/g, '-')}.json`);
     const output = {
       date: date.toISOString(),
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim(), node: process.version },
       loadavgAtStart: loadBefore,
       loadavgAtEnd: loadavg(),
       params,
       ok: !failed,
       runs,
+      roundTrips,
       printed: text,
     };
     writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`);
