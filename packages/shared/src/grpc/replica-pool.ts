@@ -110,7 +110,7 @@ function unavailable(details: string): ServiceError {
 }
 
 /** Whether a failed call says the replica, not the request, is at fault (down, frozen, too slow). */
-function replicaFault(error: unknown): boolean {
+export function replicaFault(error: unknown): boolean {
   const code = (error as Partial<ServiceError> | undefined)?.code;
   return (code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED) && !carriesGatewayError(error);
 }
@@ -223,10 +223,15 @@ export class ReplicaPool<Stub> {
    * With `maxInFlightPerReplica`, the call first waits for a slot of the pool's window.
    */
   async call<Result>(run: (stub: Stub) => Promise<Result>, options: { retry: boolean }): Promise<Result> {
+    return this.inWindow(() => this.callOnce(run, options));
+  }
+
+  /** Runs `run` once a slot of the pool's window is free (at once without `maxInFlightPerReplica`). */
+  async inWindow<Result>(run: () => Promise<Result>): Promise<Result> {
     const waiting = this.window?.acquire();
     if (waiting) await waiting;
     try {
-      return await this.callOnce(run, options);
+      return await run();
     } finally {
       this.window?.release();
     }

@@ -1,10 +1,13 @@
 import { Client, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ClientConfig } from '@gw/shared';
+import { GatewayError } from '@gw/shared';
 import {
   decodeMessage,
   fromGrpcError,
   type GrpcClientSettings,
+  LaneClient,
   ReplicaPool,
+  replicaFault,
   traceMetadata,
 } from '@gw/shared/grpc';
 import type { TraceContext } from '@gw/shared/tracing';
@@ -30,10 +33,8 @@ import { governanceGrpcService } from './governance-server.ts';
 /** Every Governance message is one `bytes json` field (proto/governance.proto). */
 type JsonMessage = { json?: Buffer };
 
-/**
- * Most deadlines a call may take, in deadlines: one for the hot calls; management lists whole collections.
- */
-const DEADLINES = { Authorize: 1, Settle: 1, Manage: 10 } as const;
+/** Most time a unary call may take, in deadlines: management lists whole collections. */
+const DEADLINES = { Manage: 10 } as const;
 
 /**
  * Calls on the wire per governance replica; a burst beyond waits in this client, so a deadline measures a
@@ -52,6 +53,8 @@ const MAX_IN_FLIGHT_PER_REPLICA = 64;
  */
 export class GovernanceClient implements GovernanceService {
   private readonly replicas: ReplicaPool<Client>;
+  /** Authorize and Settle: messages on one stream per replica, not a call each. */
+  private readonly lanes: LaneClient<Client, { json: Buffer }>;
   private readonly deadlineMs: number;
   private readonly observe: GrpcClientSettings['observe'];
   private readonly methods: ServiceDefinition;
@@ -71,6 +74,39 @@ export class GovernanceClient implements GovernanceService {
       maxInFlightPerReplica: MAX_IN_FLIGHT_PER_REPLICA,
       create: (target, credentials, clientOptions) => new Client(target, credentials, clientOptions),
     });
+    const lane = this.methods['Lane']!;
+    this.lanes = new LaneClient({
+      pool: this.replicas,
+      open: (client) =>
+        client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize),
+    });
+  }
+
+  /**
+   * An Authorize or Settle: a message on a replica's lane (call-lanes.ts), inside the pool's window; one that
+   * finds its replica down or frozen is tried once more on another (the pool ejected the first).
+   */
+  private async onLane(
+    method: 'Authorize' | 'Settle',
+    request: unknown,
+    trace: TraceContext | undefined,
+  ): Promise<Buffer> {
+    const json = Buffer.from(JSON.stringify(request));
+    const startedAt = performance.now();
+    const once = () => this.lanes.call(method, json, { trace, deadlineMs: this.deadlineMs });
+    try {
+      const answer = await this.replicas.inWindow(() =>
+        once().catch((error: unknown) => {
+          if (!replicaFault(error)) throw error;
+          return once();
+        }),
+      );
+      return answer.json;
+    } catch (error) {
+      throw error instanceof GatewayError ? error : fromGrpcError(error);
+    } finally {
+      this.observe?.(`governance.${method}`, (performance.now() - startedAt) / 1000);
+    }
   }
 
   /** One call; `trace` crosses as the call's metadata (`traceparent`), for the governance process's spans. */
@@ -108,12 +144,12 @@ export class GovernanceClient implements GovernanceService {
   async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
     if (!request.virtualKey && this.anonymousLocally)
       return authorizeAnonymous(this.anonymousLocally, request);
-    const reply = await this.call('Authorize', request, options?.trace);
+    const reply = await this.onLane('Authorize', request, options?.trace);
     return decodeMessage(authorizeResultSchema, reply, { what: 'authorization', side: 'reply' });
   }
 
   async settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
-    const reply = await this.call('Settle', request, options?.trace);
+    const reply = await this.onLane('Settle', request, options?.trace);
     // A governance from before settle answered its cost replies nothing: the cost is then unknown (0).
     if (reply.length === 0) return { cost: 0 };
     return decodeMessage(settleResultSchema, reply, { what: 'settle answer', side: 'reply' });
@@ -129,6 +165,7 @@ export class GovernanceClient implements GovernanceService {
   }
 
   close(): void {
+    this.lanes.close();
     this.replicas.close();
   }
 }

@@ -38,7 +38,7 @@ beforeAll(async () => {
   server = await startGrpcServer({
     port: 0,
     host: '127.0.0.1',
-    register: (grpc) => addGovernanceService(grpc, new RecordingCore()),
+    register: (grpc, context) => addGovernanceService(grpc, new RecordingCore(), context),
     security: TEST_GRPC_SECURITY,
   });
   client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure(), {

@@ -1,5 +1,13 @@
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { decodeMessage, loadService, toGrpcError, traceOfMetadata } from '@gw/shared/grpc';
+import { invalidRequest } from '@gw/shared';
+import {
+  decodeMessage,
+  loadService,
+  type ServerContext,
+  serveLanes,
+  toGrpcError,
+  traceOfMetadata,
+} from '@gw/shared/grpc';
 import type { TraceContext } from '@gw/shared/tracing';
 import type { z } from 'zod';
 import {
@@ -36,12 +44,27 @@ function unary<Schema extends z.ZodType>(
 }
 
 /** Adds the Governance service, backed by a GovernanceService core, to a gRPC server. */
-export function addGovernanceService(server: Server, core: GovernanceService): void {
+export function addGovernanceService(server: Server, core: GovernanceService, context: ServerContext): void {
+  const lane = {
+    Authorize: async (json: Buffer, trace: TraceContext | undefined) =>
+      core.authorize(decodeMessage(authorizeRequestSchema, json, authorizeWhat), { trace }),
+    Settle: async (json: Buffer, trace: TraceContext | undefined) =>
+      core.settle(decodeMessage(settleRequestSchema, json, settleWhat), { trace }),
+  };
   server.addService(governanceGrpcService().service, {
-    Authorize: unary(authorizeRequestSchema, 'authorize request', (request, trace) =>
+    Authorize: unary(authorizeRequestSchema, authorizeWhat.what, (request, trace) =>
       core.authorize(request, { trace }),
     ),
-    Settle: unary(settleRequestSchema, 'settle request', (request, trace) => core.settle(request, { trace })),
+    Settle: unary(settleRequestSchema, settleWhat.what, (request, trace) => core.settle(request, { trace })),
     Manage: unary(manageRequestSchema, 'manage request', (request) => core.manage(request)),
+    Lane: serveLanes<{ json: Buffer }>(async (method, json, { trace }) => {
+      if (!Object.hasOwn(lane, method))
+        throw invalidRequest(`a lane carries Authorize and Settle calls, not '${method}'`);
+      const result = await lane[method as keyof typeof lane](json, trace);
+      return { json: Buffer.from(JSON.stringify(result)) };
+    }, context.draining),
   });
 }
+
+const authorizeWhat = { what: 'authorize request', side: 'request' } as const;
+const settleWhat = { what: 'settle request', side: 'request' } as const;
