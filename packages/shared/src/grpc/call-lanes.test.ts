@@ -6,7 +6,14 @@ import { Client, type Server, type ServerDuplexStream, status } from '@grpc/grpc
 import { TEST_GRPC_SECURITY, testGrpcClientSettings, waitFor } from '@gw/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.ts';
-import { LaneClient, type LaneHandler, type LaneReply, type LaneRequest, serveLanes } from './call-lanes.ts';
+import {
+  LaneClient,
+  type LaneHandler,
+  type LaneReply,
+  type LaneRequest,
+  serveLanes,
+  type UnaryFallback,
+} from './call-lanes.ts';
 import { tokenInterceptor } from './grpc-security.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { ReplicaPool } from './replica-pool.ts';
@@ -79,7 +86,21 @@ async function startLaneServer(handler: LaneHandler<Answer>) {
   return { server, lanes, address: `127.0.0.1:${server.port}` };
 }
 
-function laneClient(address: string, options: { rotateMs?: number; deadlineMs?: number } = {}) {
+/** A unary method of a replica from before lanes. */
+const ECHO = {
+  path: '/gw.test.Lanes/Echo',
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+  requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')),
+  responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+  responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as Answer,
+};
+
+function laneClient(
+  address: string,
+  options: { rotateMs?: number; deadlineMs?: number; unary?: UnaryFallback<Client, Answer> } = {},
+) {
   const pool = new ReplicaPool<Client>({
     ...testGrpcClientSettings(address),
     ...(options.deadlineMs && { deadlineMs: options.deadlineMs }),
@@ -95,6 +116,7 @@ function laneClient(address: string, options: { rotateMs?: number; deadlineMs?: 
     open: (client) =>
       client.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize),
     ...(options.rotateMs && { rotateMs: options.rotateMs }),
+    ...(options.unary && { unary: options.unary }),
   });
 }
 
@@ -190,6 +212,48 @@ describe('lanes', () => {
     expect(lanes.ended).toBe(0);
     await expect(long).resolves.toEqual({ text: 'long' });
     await waitFor(() => lanes.ended === 1, { timeoutMs: 2_000, what: 'the old lane to end' });
+  });
+
+  it('send calls as unary calls to a replica that serves no lanes (an older version, mid-upgrade)', async () => {
+    // A replica of before lanes: its server has no Lane method, so a lane is refused with UNIMPLEMENTED.
+    const server = await startGrpcServer({
+      port: 0,
+      host: '127.0.0.1',
+      security: TEST_GRPC_SECURITY,
+      register: (grpc: Server) =>
+        grpc.addService(
+          { Echo: ECHO },
+          {
+            Echo: (call: { request: { text: string } }, callback: (e: null, r: Answer) => void) =>
+              callback(null, { text: `unary:${call.request.text}` }),
+          },
+        ),
+    });
+    started.push(server);
+    const unaryCalls: string[] = [];
+    const client = laneClient(`127.0.0.1:${server.port}`, {
+      unary: ({ stub }, _method, json) =>
+        new Promise<Answer>((resolve, reject) => {
+          unaryCalls.push(text(json).text);
+          stub.makeUnaryRequest(
+            ECHO.path,
+            ECHO.requestSerialize,
+            ECHO.responseDeserialize,
+            { text: text(json).text },
+            (error: Error | null, reply?: Answer) => (error ? reject(error) : resolve(reply!)),
+          );
+        }),
+    });
+    const answers = await Promise.all(
+      ['one', 'two', 'three'].map((value) =>
+        client.call('Echo', ask({ text: value }), { deadlineMs: 5_000 }),
+      ),
+    );
+    expect(answers).toEqual([{ text: 'unary:one' }, { text: 'unary:two' }, { text: 'unary:three' }]);
+    expect(await client.call('Echo', ask({ text: 'four' }), { deadlineMs: 5_000 })).toEqual({
+      text: 'unary:four',
+    });
+    expect(unaryCalls.sort()).toEqual(['four', 'one', 'three', 'two']);
   });
 
   it('let a draining replica finish its calls and send the ones it refuses to another replica', async () => {

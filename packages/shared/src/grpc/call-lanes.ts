@@ -45,6 +45,16 @@ export interface LaneReply<Answer> {
 
 /** How long a lane takes new calls; then it ends once those it has are answered. */
 const ROTATE_MS = 5_000;
+/** How long a replica that serves no lanes gets unary calls before a lane is tried on it again. */
+const WITHOUT_LANES_MS = 60_000;
+
+/** A call as a unary call on one replica's stub (UNIMPLEMENTED lanes: see LaneClient's `unary`). */
+export type UnaryFallback<Stub, Answer> = (
+  replica: { stub: Stub; target: string },
+  method: string,
+  json: Buffer,
+  options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
+) => Promise<Answer>;
 /** Call ids wrap here (uint32 on the wire); a lane is retired long before its calls could collide. */
 const MAX_ID = 0xffff_ffff;
 
@@ -225,18 +235,27 @@ class Lane<Answer> {
 export class LaneClient<Stub, Answer> {
   private readonly pool: ReplicaPool<Stub>;
   private readonly open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+  private readonly unary: UnaryFallback<Stub, Answer> | undefined;
   private readonly lanes = new Map<string, Lane<Answer>>();
+  /** Replicas that answered UNIMPLEMENTED to a lane (older ones, mid-upgrade), until when to not try again. */
+  private readonly withoutLanes = new Map<string, number>();
   private readonly rotateMs: number;
 
   constructor(options: {
     pool: ReplicaPool<Stub>;
     /** Opens the Lane call on a replica's stub (its interceptors add the cluster token). */
     open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+    /**
+     * The same call as a unary call on that replica, for a replica that serves no lanes (a version from
+     * before them, during a rolling upgrade): what was on its refused lane never ran, so it is sent this way.
+     */
+    unary?: UnaryFallback<Stub, Answer>;
     /** How long a lane takes new calls (ROTATE_MS by default). */
     rotateMs?: number;
   }) {
     this.pool = options.pool;
     this.open = options.open;
+    this.unary = options.unary;
     this.rotateMs = options.rotateMs ?? ROTATE_MS;
   }
 
@@ -254,18 +273,31 @@ export class LaneClient<Stub, Answer> {
     const avoid = new Set<string>();
     for (;;) {
       if (options.signal?.aborted) throw requestCancelled('request cancelled');
-      const lane = await this.lane(avoid);
-      const refused = await new Promise<Answer | 'refused'>((resolve, reject) => {
+      const picked = await this.pool.connected(avoid);
+      const unary = this.unary;
+      if (unary && (this.withoutLanes.get(picked.target) ?? 0) > Date.now()) {
+        return unary(picked, method, json, options);
+      }
+      const lane = this.lane(picked);
+      const refused = await new Promise<Answer | 'refused' | 'unimplemented'>((resolve, reject) => {
         lane.call(method, json, options, {
           resolve,
           reject: (error) => {
+            if (unary && (error as { code?: unknown }).code === status.UNIMPLEMENTED) {
+              resolve('unimplemented');
+              return;
+            }
             this.pool.report(lane.target, error);
             reject(error);
           },
           retry: () => resolve('refused'),
         });
       });
-      if (refused !== 'refused') return refused;
+      if (refused === 'unimplemented' && unary) {
+        this.withoutLanes.set(picked.target, Date.now() + WITHOUT_LANES_MS);
+        return unary(picked, method, json, options);
+      }
+      if (refused !== 'refused' && refused !== 'unimplemented') return refused;
       // Nothing ran: the replica is draining. Another one takes the call (or, when none is left, it fails).
       this.pool.report(lane.target, laneFault(status.UNAVAILABLE, `${lane.target} is draining`));
       if (avoid.has(lane.target)) throw serviceUnavailable('every replica is draining');
@@ -279,8 +311,7 @@ export class LaneClient<Stub, Answer> {
     this.lanes.clear();
   }
 
-  private async lane(avoid: ReadonlySet<string>): Promise<Lane<Answer>> {
-    const picked = await this.pool.connected(avoid);
+  private lane(picked: { stub: Stub; target: string }): Lane<Answer> {
     const open = this.lanes.get(picked.target);
     if (open?.accepting) return open;
     const lane: Lane<Answer> = new Lane({

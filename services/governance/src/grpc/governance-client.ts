@@ -33,8 +33,8 @@ import { governanceGrpcService } from './governance-server.ts';
 /** Every Governance message is one `bytes json` field (proto/governance.proto). */
 type JsonMessage = { json?: Buffer };
 
-/** Most time a unary call may take, in deadlines: management lists whole collections. */
-const DEADLINES = { Manage: 10 } as const;
+/** Most time a management call may take, in deadlines: it lists whole collections. */
+const MANAGE_DEADLINES = 10;
 
 /**
  * Calls on the wire per governance replica; a burst beyond waits in this client, so a deadline measures a
@@ -79,6 +79,30 @@ export class GovernanceClient implements GovernanceService {
       pool: this.replicas,
       open: (client) =>
         client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize),
+      unary: async ({ stub }, method, json, { trace, deadlineMs }) => ({
+        json: await this.unary(stub, method as 'Authorize' | 'Settle', json, { trace, deadlineMs }),
+      }),
+    });
+  }
+
+  /** One unary call on a replica's client; the caller's trace crosses as the call's metadata. */
+  private unary(
+    client: Client,
+    method: 'Authorize' | 'Settle' | 'Manage',
+    json: Buffer,
+    options: { trace?: TraceContext | undefined; deadlineMs: number },
+  ): Promise<Buffer> {
+    const definition = this.methods[method]!;
+    return new Promise<Buffer>((resolve, reject) => {
+      client.makeUnaryRequest<JsonMessage, JsonMessage>(
+        definition.path,
+        definition.requestSerialize,
+        definition.responseDeserialize,
+        { json },
+        traceMetadata(options.trace),
+        { deadline: Date.now() + options.deadlineMs },
+        (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
+      );
     });
   }
 
@@ -109,29 +133,13 @@ export class GovernanceClient implements GovernanceService {
     }
   }
 
-  /** One call; `trace` crosses as the call's metadata (`traceparent`), for the governance process's spans. */
-  private async call(
-    method: keyof typeof DEADLINES,
-    request: unknown,
-    trace?: TraceContext | undefined,
-  ): Promise<Buffer> {
-    const definition = this.methods[method]!;
-    const message = { json: Buffer.from(JSON.stringify(request)) };
+  /** A management call (unary, retried once on another replica when its replica is at fault). */
+  private async call(method: 'Manage', request: unknown): Promise<Buffer> {
+    const json = Buffer.from(JSON.stringify(request));
     const startedAt = performance.now();
     try {
       return await this.replicas.call(
-        (client) =>
-          new Promise<Buffer>((resolve, reject) => {
-            client.makeUnaryRequest<JsonMessage, JsonMessage>(
-              definition.path,
-              definition.requestSerialize,
-              definition.responseDeserialize,
-              message,
-              traceMetadata(trace),
-              { deadline: Date.now() + this.deadlineMs * DEADLINES[method] },
-              (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
-            );
-          }),
+        (client) => this.unary(client, method, json, { deadlineMs: this.deadlineMs * MANAGE_DEADLINES }),
         { retry: true },
       );
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { ClientUnaryCall, ServiceError } from '@grpc/grpc-js';
+import { type ClientUnaryCall, type ServiceError, status } from '@grpc/grpc-js';
 import {
   chatCompletionChunkSchema,
   completionResponseSchema,
@@ -12,10 +12,12 @@ import {
   fromGrpcError,
   type GrpcClientSettings,
   LaneClient,
+  type PickedReplica,
   ReplicaPool,
   traceMetadata,
 } from '@gw/shared/grpc';
 import { providerHealthReportSchema } from '@gw/shared/health';
+import type { TraceContext } from '@gw/shared/tracing';
 import { z } from 'zod';
 import type {
   CallOptions,
@@ -52,10 +54,9 @@ function callFailure(error: unknown): GatewayError {
 /** A failure of a call on a lane: the router's own error as it is; a lane that broke, as the replica's fault. */
 function laneFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  const failure = fromGrpcError(error);
-  return failure.status === 503
-    ? serviceUnavailable('a router replica stopped answering', error instanceof Error ? error : undefined)
-    : failure;
+  return (error as { code?: unknown } | undefined)?.code === status.UNAVAILABLE
+    ? serviceUnavailable('a router replica stopped answering', error)
+    : fromGrpcError(error);
 }
 
 /** Starts a unary call and settles with its reply, or the call's own error (for the replica pool to judge). */
@@ -95,7 +96,39 @@ export class RouterClient implements RouterService {
     this.callDeadlineMs = settings.callDeadlineMs;
     this.observe = settings.observe;
     this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
-    this.lanes = new LaneClient({ pool: this.replicas, open: (stub) => stub.Lane() });
+    this.lanes = new LaneClient({
+      pool: this.replicas,
+      open: (stub) => stub.Lane(),
+      unary: (replica, method, json, options) =>
+        this.unaryServed(replica, method as 'Complete' | 'Embed', json, options),
+    });
+  }
+
+  /** A Complete or Embed as its own unary call on a replica (one that serves no lanes: call-lanes.ts). */
+  private async unaryServed(
+    replica: PickedReplica<RouterGrpcClient>,
+    method: 'Complete' | 'Embed',
+    json: Buffer,
+    options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
+  ): Promise<ServedMessage> {
+    const long = await this.longCall(options.signal ?? new AbortController().signal, replica);
+    let unbind = () => {};
+    return unaryCall<ServedMessage>((callback) => {
+      const call = replica.stub[method](
+        { json },
+        traceMetadata(options.trace),
+        {
+          deadline: Date.now() + options.deadlineMs,
+        },
+        callback,
+      );
+      unbind = long.bind(call);
+      return call;
+    })
+      .catch((error) => {
+        throw long.failure(error);
+      })
+      .finally(() => unbind());
   }
 
   /** Runs a call on a replica, reporting its failure to the pool (a replica fault ejects the replica). */
@@ -114,10 +147,12 @@ export class RouterClient implements RouterService {
    * caller goes away or the replica stops answering health checks (and gives the undo, for when the call
    * ends); `failure` reports how it failed to the pool and names the replica that stopped answering.
    */
-  private async longCall(callerSignal: AbortSignal) {
-    const picked = await this.replicas.connected().catch((error) => {
-      throw callFailure(error);
-    });
+  private async longCall(callerSignal: AbortSignal, replica?: PickedReplica<RouterGrpcClient>) {
+    const picked =
+      replica ??
+      (await this.replicas.connected().catch((error) => {
+        throw callFailure(error);
+      }));
     const watched = this.replicas.watch(picked.target);
     return {
       stub: picked.stub,
