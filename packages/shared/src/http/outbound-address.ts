@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import type { NetworkConfig } from '../config/network-config.ts';
+import type { NetworkPolicyConfig } from '../config/network-policy.ts';
 import { GatewayError } from '../errors/gateway-error.ts';
 
 /**
@@ -219,7 +219,7 @@ function inAllowedRange(bytes: number[], range: { bytes: number[]; bits: number 
 }
 
 /** The policy a config's `network` section describes; the defaults when there is none. */
-export function outboundPolicy(config?: Partial<NetworkConfig>): OutboundPolicy {
+export function outboundPolicy(config?: Partial<NetworkPolicyConfig>): OutboundPolicy {
   const allowedNames = new Set<string>();
   const allowedRanges: Array<{ bytes: number[]; bits: number }> = [];
   for (const entry of config?.allowed_addresses ?? []) {
@@ -272,13 +272,19 @@ function nameRefusal(host: string): string | undefined {
 
 /** A request gw would make on an operator's behalf that the outbound address policy refuses. */
 export class OutboundAddressError extends GatewayError {
-  /** Like a Node system error, so transports that report `code` show why. */
-  readonly code = 'EOUTBOUNDREFUSED';
-
   constructor(message: string, param?: string) {
-    super({ type: 'invalid_request', message, ...(param !== undefined ? { param } : {}) });
+    super({
+      type: 'invalid_request',
+      message,
+      // Also what transports show of a connect error (`code`), so a refused connection says why.
+      code: OUTBOUND_REFUSED_CODE,
+      ...(param !== undefined ? { param } : {}),
+    });
   }
 }
+
+/** The `code` of every refusal of the outbound address policy. */
+export const OUTBOUND_REFUSED_CODE = 'outbound_address_refused';
 
 /** Resolves a host name to every address it has (the system resolver by default; tests inject one). */
 export type HostResolver = (host: string) => Promise<LookupAddress[]>;
@@ -302,10 +308,11 @@ async function hostRefusal(
   let addresses: LookupAddress[];
   try {
     addresses = await resolve(normaliseName(host));
-  } catch (error) {
-    return `${normaliseName(host)} does not resolve (${(error as { code?: string }).code ?? 'unknown error'})`;
+  } catch {
+    // A name that does not resolve now reaches nothing now; when it comes to resolve, the connect-time check
+    // (guardedLookup) decides. Refusing it would refuse every upstream of a gateway written while offline.
+    return undefined;
   }
-  if (addresses.length === 0) return `${normaliseName(host)} does not resolve`;
   for (const { address } of addresses) {
     const refusal = addressRefusal(address, policy, host);
     if (refusal) return refusal;
@@ -315,7 +322,8 @@ async function hostRefusal(
 
 /**
  * Checks a URL gw is about to store or call: http(s) only (or `protocols`), no metadata host, and every address
- * its host resolves to allowed by the policy. Throws OutboundAddressError (400 invalid_request naming `field`).
+ * its host resolves to allowed by the policy (a name that does not resolve yet passes: the connect-time check
+ * decides). Throws OutboundAddressError (400 invalid_request naming `field`).
  */
 export async function checkOutboundUrl(
   url: string,
@@ -350,7 +358,7 @@ export function literalRefusal(host: string, policy: OutboundPolicy): OutboundAd
 }
 
 type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
+  error: Error | null,
   address: string | LookupAddress[],
   family?: number,
 ) => void;

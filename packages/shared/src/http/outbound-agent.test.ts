@@ -40,9 +40,9 @@ describe('outboundAgent', () => {
   it('refuses a literal the policy refuses, before any socket', async () => {
     const agent = outboundAgent(outboundPolicy({ allow_loopback: false }));
     const before = hits;
-    expect(await statusOrCode(`http://127.0.0.1:${port}/`, agent)).toBe('EOUTBOUNDREFUSED');
-    expect(await statusOrCode(`http://[::ffff:127.0.0.1]:${port}/`, agent)).toBe('EOUTBOUNDREFUSED');
-    expect(await statusOrCode(`http://2130706433:${port}/`, agent)).toBe('EOUTBOUNDREFUSED');
+    expect(await statusOrCode(`http://127.0.0.1:${port}/`, agent)).toBe('outbound_address_refused');
+    expect(await statusOrCode(`http://[::ffff:127.0.0.1]:${port}/`, agent)).toBe('outbound_address_refused');
+    expect(await statusOrCode(`http://2130706433:${port}/`, agent)).toBe('outbound_address_refused');
     expect(hits).toBe(before);
     await agent.close();
   });
@@ -55,7 +55,7 @@ describe('outboundAgent', () => {
       }),
     });
     const before = hits;
-    expect(await statusOrCode(`http://public.example.com:${port}/`, agent)).toBe('EOUTBOUNDREFUSED');
+    expect(await statusOrCode(`http://public.example.com:${port}/`, agent)).toBe('outbound_address_refused');
     expect(hits).toBe(before);
     await agent.close();
   });

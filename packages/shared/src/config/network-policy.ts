@@ -23,7 +23,7 @@ const allowedEntrySchema = z
  * only: no admin API can change it, so a role that may write a URL cannot also widen where URLs may point.
  * Link-local, cloud metadata, unspecified and multicast addresses are refused whatever this says.
  */
-export const networkConfigSchema = z.strictObject({
+export const networkPolicySchema = z.strictObject({
   /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7): refused unless true. */
   allow_private_addresses: z.boolean().default(false),
   /**
@@ -43,4 +43,4 @@ export const networkConfigSchema = z.strictObject({
   mcp_remote_urls: z.array(z.url()).default([]),
 });
 
-export type NetworkConfig = z.infer<typeof networkConfigSchema>;
+export type NetworkPolicyConfig = z.infer<typeof networkPolicySchema>;
