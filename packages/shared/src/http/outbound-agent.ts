@@ -1,4 +1,4 @@
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { guardedLookup, type HostResolver, literalRefusal, type OutboundPolicy } from './outbound-address.ts';
 
 /**
@@ -24,4 +24,16 @@ export function guardedConnector(
 /** An undici Agent whose every connection passes the outbound address policy. */
 export function outboundAgent(policy: OutboundPolicy, options: Omit<Agent.Options, 'connect'> = {}): Agent {
   return new Agent({ ...options, connect: guardedConnector(policy) });
+}
+
+/**
+ * A WHATWG `fetch` over an agent (the MCP SDK's transports take one): every request and redirect it makes opens
+ * its connections through the agent, so through the outbound address policy.
+ */
+export function fetchThrough(agent: Agent): (input: string | URL, init?: RequestInit) => Promise<Response> {
+  return async (input, init) =>
+    (await undiciFetch(input, {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher: agent,
+    })) as unknown as Response;
 }
