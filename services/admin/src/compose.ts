@@ -4,7 +4,7 @@ import { GuardrailRegistry } from '@gw/guardrails/registry';
 import type { LogStore, LogTail } from '@gw/logs';
 import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import type { GatewayConfig, Logger } from '@gw/shared';
+import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { uiDistDir } from '@gw/ui';
 import { createAdminApp } from './core/admin-app.ts';
@@ -52,7 +52,11 @@ export function composeAdmin(options: {
         return client.allow_anonymous_admin;
       },
     },
-    mcp: { registry: options.mcpRegistry },
+    mcp: {
+      registry: options.mcpRegistry,
+      outbound: outboundPolicy(options.config.network),
+      remoteUrls: options.config.network.mcp_remote_urls,
+    },
     loadBalancer: { store: options.store, seed: options.config.load_balancer },
     systemConfig: { store: options.store, config: options.config },
     guardrails: {
