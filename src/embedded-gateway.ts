@@ -14,6 +14,7 @@ import {
   followSystemSettings,
   type GatewayConfig,
   type Logger,
+  outboundPolicy,
   systemSettingsOf,
   watchConfigFile,
   writeSystemSettings,
@@ -187,6 +188,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     onOutcome: (channelType, outcome) =>
       metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+    outbound: outboundPolicy(config.network),
   });
   const admin = composeAdmin({
     config,

@@ -42,6 +42,7 @@ export function composeAdmin(options: {
   audit?: (AuditLogsAdminOptions & { onFailure?: () => void }) | undefined;
 }) {
   const { client } = options.config;
+  const outbound = outboundPolicy(options.config.network);
   return createAdminApp({
     router: options.router,
     governance: options.governance,
@@ -54,7 +55,7 @@ export function composeAdmin(options: {
     },
     mcp: {
       registry: options.mcpRegistry,
-      outbound: outboundPolicy(options.config.network),
+      outbound,
       remoteUrls: options.config.network.mcp_remote_urls,
     },
     loadBalancer: { store: options.store, seed: options.config.load_balancer },
@@ -63,7 +64,7 @@ export function composeAdmin(options: {
       registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),
     },
     cache: { backend: options.cacheBackend },
-    alerts: options.alerts ?? {},
+    alerts: { ...options.alerts, outbound },
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
