@@ -83,6 +83,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     environment: options.environment,
     secrets,
+    outbound: outboundPolicy(config.network),
   });
   // One config object for every service: settings changed through the admin API apply to it in place.
   const settings = await followSystemSettings({ store, config, logger });

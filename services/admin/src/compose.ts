@@ -62,6 +62,7 @@ export function composeAdmin(options: {
     systemConfig: { store: options.store, config: options.config },
     guardrails: {
       registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),
+      outbound,
     },
     cache: { backend: options.cacheBackend },
     alerts: { ...options.alerts, outbound },

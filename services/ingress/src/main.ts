@@ -13,6 +13,7 @@ import {
   httpLimits,
   ingressEnvironmentSchema,
   otlpTracesEndpoint,
+  outboundPolicy,
   readSettings,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
@@ -87,6 +88,7 @@ await startService(logger, async () => {
         logger,
         environment: process.env,
         secrets,
+        outbound: outboundPolicy(config.network),
       })
     : undefined;
   // The response cache: entries in Redis, shared by every replica (each keeps the index in process).
