@@ -69,7 +69,12 @@ export function composeAdmin(options: {
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
-    sso: { auth: options.config.auth, clientSecret: options.oidcClientSecret, store: options.store },
+    sso: {
+      auth: options.config.auth,
+      clientSecret: options.oidcClientSecret,
+      store: options.store,
+      outbound,
+    },
     scim: {
       token: options.scimToken,
       groups: options.store && new ScimGroupStore({ store: options.store }),
