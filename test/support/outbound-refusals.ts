@@ -7,7 +7,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -118,14 +118,17 @@ async function startGateway(): Promise<LaunchedGateway> {
     { stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;
-  await waitFor(async () => {
-    try {
-      execFileSync('redis-cli', ['-u', url, 'ping'], { stdio: 'pipe' });
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect({ port, host: '127.0.0.1' });
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      }),
+  );
   return startCluster({ config, adminToken: ADMIN_TOKEN, env: { REDIS_URL: url }, readyTimeoutMs: 90_000 });
 }
 

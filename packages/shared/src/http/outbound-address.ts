@@ -242,7 +242,7 @@ export function outboundPolicy(config?: Partial<NetworkPolicyConfig>): OutboundP
 }
 
 /** Why an address (resolved from `host`) may not be called, or undefined when it may. */
-export function addressRefusal(address: string, policy: OutboundPolicy, host = address): string | undefined {
+function addressRefusal(address: string, policy: OutboundPolicy, host = address): string | undefined {
   const kind = classifyAddress(address);
   if (kind === undefined) return `${address} is not an IP address`;
   if (kind === 'public') return undefined;
@@ -357,11 +357,7 @@ export function literalRefusal(host: string, policy: OutboundPolicy): OutboundAd
   return refusal ? new OutboundAddressError(`${refusal}; gw does not call it`) : undefined;
 }
 
-type LookupCallback = (
-  error: Error | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
  * A `lookup` for `net.connect`/`tls.connect` (and undici's `connect` options) that refuses a name when any of

@@ -420,7 +420,7 @@ function causes(error: unknown): unknown[] {
  * What went wrong with an http or sse server, in gw's words: the outbound policy's refusal, an HTTP status, a
  * system error code, or the kind of failure. No text of the server's answer is kept.
  */
-export function describeRemoteFailure(error: unknown): string {
+function describeRemoteFailure(error: unknown): string {
   const chain = causes(error);
   const refused = chain.find(
     (item): item is Error => (item as { code?: unknown })?.code === OUTBOUND_REFUSED_CODE,
