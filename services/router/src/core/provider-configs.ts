@@ -66,6 +66,16 @@ function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undef
   });
 }
 
+/** The `token_uri` of a service-account key file written as JSON text, if it is one. */
+function tokenUriOf(value: unknown): unknown {
+  if (typeof value !== 'string' || !value.trimStart().startsWith('{')) return undefined;
+  try {
+    return (JSON.parse(value) as { token_uri?: unknown }).token_uri;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Refuses base URLs and per-key endpoints the outbound address policy refuses (admin API writes): metadata and
  * link-local in every notation, private ranges unless the config file allows them. Connections are checked
@@ -74,10 +84,14 @@ function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undef
 async function assertAllowedUpstreams(config: ProviderConfig, policy: OutboundPolicy): Promise<void> {
   const urls: Array<[string, unknown]> = [
     ['network_config.base_url', config.network_config.base_url],
-    ...config.keys.map((key, index): [string, unknown] => [
-      `keys[${index}].config.endpoint`,
-      key.config?.['endpoint'],
-    ]),
+    ...config.keys.flatMap(
+      (key, index): Array<[string, unknown]> => [
+        [`keys[${index}].config.endpoint`, key.config?.['endpoint']],
+        // A service-account key file names where its tokens come from (Vertex honours `token_uri`).
+        [`keys[${index}].value.token_uri`, tokenUriOf(key.value)],
+        [`keys[${index}].config.auth_credentials.token_uri`, tokenUriOf(key.config?.['auth_credentials'])],
+      ],
+    ),
   ];
   for (const [field, url] of urls) {
     if (typeof url !== 'string') continue;
