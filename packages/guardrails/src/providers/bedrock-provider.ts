@@ -10,6 +10,7 @@ import {
   type BedrockProfile,
   type GuardrailSeverity,
   guardedLookup,
+  literalRefusal,
   OUTBOUND_REFUSED_CODE,
   resolveSecret,
 } from '@gw/shared';
@@ -132,6 +133,7 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
       : undefined;
   };
   const initial = profileCredentials();
+  const endpointHost = profile.endpoint ? new URL(profile.endpoint).hostname : undefined;
   const client = new BedrockRuntimeClient({
     region: profile.region,
     ...(profile.endpoint ? { endpoint: profile.endpoint } : {}),
@@ -151,6 +153,10 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
         .map((text, index) => ({ text, index }))
         .filter(({ text }) => text.length > 0);
       if (nonEmpty.length === 0) return { detections: [] };
+      // The agents' lookup checks names; a literal endpoint address is checked here, before every call.
+      const refused =
+        endpointHost && options.outbound && literalRefusal(endpointHost, options.outbound.policy);
+      if (refused) throw new GuardrailProviderError(`ApplyGuardrail failed: ${refused.message}`);
       let answer: ApplyGuardrailCommandOutput;
       try {
         answer = await client.send(

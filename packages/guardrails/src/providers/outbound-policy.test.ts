@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   azureContentSafetyProfileSchema,
+  bedrockProfileSchema,
   type GuardrailProfile,
   outboundPolicy,
   webhookProfileSchema,
@@ -38,6 +39,16 @@ function profiles(host: string): GuardrailProfile[] {
       endpoint: `http://${host}:${port}/`,
       api_key: 'plain-key-value',
     }),
+    bedrockProfileSchema.parse({
+      id: 'bedrock',
+      type: 'bedrock',
+      region: 'us-east-1',
+      guardrail_id: 'arn:aws:bedrock:us-east-1:123456789012:guardrail/abc123',
+      version: '1',
+      access_key: 'AKIDGUARD',
+      secret_key: 'plain-secret-value',
+      endpoint: `http://${host}:${port}`,
+    }),
   ];
 }
 
@@ -62,7 +73,7 @@ describe('remote guardrail profiles and the outbound address policy', () => {
   it('never carry the endpoint’s text in an error', async () => {
     for (const profile of profiles('127.0.0.1')) {
       const message = await failureOf(profile, { environment: {} });
-      expect(message).toMatch(/answered 500/);
+      expect(message).toMatch(/answered 500|\(HTTP 500\)/);
       expect(message).not.toContain('internal-secret-message');
       expect(message).not.toContain('internal secret body');
     }
