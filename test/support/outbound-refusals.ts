@@ -96,6 +96,10 @@ const config: GatewayConfigInput = {
       network_config: { base_url: `http://internal.test:${CANARY}/v1`, max_retries: 0 },
     },
   },
+  guardrails: {
+    profiles: [{ id: 'cfg-hook', type: 'webhook', url: `http://internal.test:${CANARY}/check` }],
+    rules: [{ id: 'cfg-all', input_profiles: ['cfg-hook'], on_failure: 'allow' }],
+  },
   mcp: {
     clients: [
       {
