@@ -14,6 +14,7 @@ import {
   followSystemSettings,
   type GatewayConfig,
   type Logger,
+  outboundPolicy,
   systemSettingsOf,
   watchConfigFile,
   writeSystemSettings,
@@ -82,6 +83,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     environment: options.environment,
     secrets,
+    outbound: outboundPolicy(config.network),
   });
   // One config object for every service: settings changed through the admin API apply to it in place.
   const settings = await followSystemSettings({ store, config, logger });
@@ -187,6 +189,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     onOutcome: (channelType, outcome) =>
       metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+    outbound: outboundPolicy(config.network),
   });
   const admin = composeAdmin({
     config,

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@gw/shared';
+import type { Logger, OutboundPolicy } from '@gw/shared';
+import { outboundAgent } from '@gw/shared/outbound';
+import type { Agent } from 'undici';
 import type { AlertRegistry } from './alert-registry.ts';
 import type { AlertChannel, AlertHistoryEntry, AlertNotification } from './alert-schemas.ts';
 import { ChannelSendError } from './channels/http-post.ts';
@@ -24,6 +26,8 @@ export interface DispatcherOptions {
   send?: typeof sendToChannel;
   /** Told what became of each notification to a channel (`gw_alert_notifications_total`). */
   onOutcome?: ((channelType: string, outcome: 'sent' | 'failed' | 'dropped') => void) | undefined;
+  /** Where channels may send (the config file's outbound address policy, docs/network.md), checked at connect. */
+  outbound?: OutboundPolicy | undefined;
 }
 
 interface Job {
@@ -37,8 +41,12 @@ interface Job {
  */
 export class AlertDispatcher {
   private readonly queue: Job[] = [];
-  private readonly options: Required<Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome'>> &
+  private readonly options: Required<
+    Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome' | 'outbound'>
+  > &
     DispatcherOptions;
+  /** Every channel connection opens through it, so through the outbound address policy. */
+  private readonly agent: Agent | undefined;
   private running = 0;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
@@ -57,6 +65,7 @@ export class AlertDispatcher {
       send: sendToChannel,
       ...options,
     };
+    this.agent = options.outbound && outboundAgent(options.outbound);
   }
 
   /** Queues one send per channel; synchronous, never throws. False when (some of) it was dropped. */
@@ -101,6 +110,7 @@ export class AlertDispatcher {
       this.options.onOutcome?.(job.channel.type, 'dropped');
     }
     await this.idle();
+    await this.agent?.close();
   }
 
   private pump(): void {
@@ -131,6 +141,10 @@ export class AlertDispatcher {
           notification,
           timeoutMs: this.options.timeoutMs,
           now: this.options.now(),
+          outbound:
+            this.options.outbound && this.agent
+              ? { policy: this.options.outbound, dispatcher: this.agent }
+              : undefined,
         });
         failure = undefined;
         break;

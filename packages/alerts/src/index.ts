@@ -9,4 +9,5 @@ export {
   CHANNEL_SECRET_FIELDS,
 } from './alert-schemas.ts';
 export { governanceBudgetSource } from './alert-sources.ts';
+export { outboundChannelUrls } from './channels/send-to-channel.ts';
 export { startAlerts } from './start-alerts.ts';

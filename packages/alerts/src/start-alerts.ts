@@ -1,4 +1,4 @@
-import type { AlertsConfig, Logger } from '@gw/shared';
+import type { AlertsConfig, Logger, OutboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { AlertDispatcher, type DispatcherOptions } from './alert-dispatcher.ts';
 import { AlertEngine } from './alert-engine.ts';
@@ -42,10 +42,17 @@ export function startAlerts(options: {
   logger?: Logger | undefined;
   /** What became of each notification to a channel: the process's `gw_alert_notifications_total`. */
   onOutcome?: DispatcherOptions['onOutcome'];
+  /** The config file's outbound address policy: where channels may send (docs/network.md). */
+  outbound: OutboundPolicy;
 }) {
   const { config, logger } = options;
   const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
-  const dispatcher = new AlertDispatcher({ registry, logger, onOutcome: options.onOutcome });
+  const dispatcher = new AlertDispatcher({
+    registry,
+    logger,
+    onOutcome: options.onOutcome,
+    outbound: options.outbound,
+  });
   const engine = config.enabled
     ? new AlertEngine({
         registry,

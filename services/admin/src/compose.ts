@@ -4,7 +4,7 @@ import { GuardrailRegistry } from '@gw/guardrails/registry';
 import type { LogStore, LogTail } from '@gw/logs';
 import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import type { GatewayConfig, Logger } from '@gw/shared';
+import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { uiDistDir } from '@gw/ui';
 import { createAdminApp } from './core/admin-app.ts';
@@ -42,6 +42,7 @@ export function composeAdmin(options: {
   audit?: (AuditLogsAdminOptions & { onFailure?: () => void }) | undefined;
 }) {
   const { client } = options.config;
+  const outbound = outboundPolicy(options.config.network);
   return createAdminApp({
     router: options.router,
     governance: options.governance,
@@ -52,18 +53,28 @@ export function composeAdmin(options: {
         return client.allow_anonymous_admin;
       },
     },
-    mcp: { registry: options.mcpRegistry },
+    mcp: {
+      registry: options.mcpRegistry,
+      outbound,
+      remoteUrls: options.config.network.mcp_remote_urls,
+    },
     loadBalancer: { store: options.store, seed: options.config.load_balancer },
     systemConfig: { store: options.store, config: options.config },
     guardrails: {
       registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),
+      outbound,
     },
     cache: { backend: options.cacheBackend },
-    alerts: options.alerts ?? {},
+    alerts: { ...options.alerts, outbound },
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
-    sso: { auth: options.config.auth, clientSecret: options.oidcClientSecret, store: options.store },
+    sso: {
+      auth: options.config.auth,
+      clientSecret: options.oidcClientSecret,
+      store: options.store,
+      outbound,
+    },
     scim: {
       token: options.scimToken,
       groups: options.store && new ScimGroupStore({ store: options.store }),

@@ -11,6 +11,7 @@ import {
   createMetrics,
   followSystemSettings,
   httpLimits,
+  outboundPolicy,
   readSettings,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
@@ -99,6 +100,7 @@ await startService(logger, async () => {
       logger,
       onOutcome: (channelType, outcome) =>
         metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+      outbound: outboundPolicy(config.network),
     });
   // `/api/vault/*`: this process reads the references too (its status), and a refresh reaches the others.
   const secrets = await startSecretResolver({

@@ -14,6 +14,7 @@ import {
   httpLimits,
   ingressEnvironmentSchema,
   otlpTracesEndpoint,
+  outboundPolicy,
   readSettings,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
@@ -101,6 +102,7 @@ await startService(logger, async () => {
         logger,
         environment: process.env,
         secrets,
+        outbound: outboundPolicy(config.network),
       })
     : undefined;
   // The response cache: entries in Redis, shared by every replica (each keeps the index in process).

@@ -1,4 +1,4 @@
-import type { GatewayConfig, Logger } from '@gw/shared';
+import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { McpRegistry } from './core/mcp-registry.ts';
 import { McpRunnerCore } from './core/mcp-runner-core.ts';
@@ -27,6 +27,7 @@ export async function startMcpRunner(options: {
     runnerId: options.runnerId,
     environment: options.environment,
     reseed: () => registry.seed(config.mcp.clients),
+    outbound: outboundPolicy(config.network),
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
   });
   return { registry, core };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import { type GatewayConfig, type Logger, type Metrics, outboundPolicy } from '@gw/shared';
 import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -45,6 +45,7 @@ export async function startRouter(options: {
     environment: options.environment,
     secrets,
     seedProviders: options.config.providers,
+    outbound: outboundPolicy(options.config.network),
     // Read at each use: `PUT /api/config` changes the client settings in place.
     get sendRawResponse() {
       return client.send_raw_response;

@@ -1,4 +1,7 @@
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { outboundPolicy } from '@gw/shared';
+import { outboundAgent } from '@gw/shared/outbound';
 import {
   startFakePagerDuty,
   startFakeSlackWebhook,
@@ -261,5 +264,61 @@ describe('email channel', () => {
     });
     await expect(failure).rejects.toThrow(/SMTP: .*Invalid username or password/);
     await expect(failure).rejects.toMatchObject({ retryable: false });
+  });
+});
+
+describe('channels and the outbound address policy', () => {
+  let server: Server;
+  let url: string;
+  let hits = 0;
+
+  beforeAll(async () => {
+    // An internal service: its body must never come back through an alert channel's error.
+    server = createServer((_request, response) => {
+      hits += 1;
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end('internal-service-secret-body');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('reports a receiver failure as its status, never its body', async () => {
+    const failure = send({ id: 'hook', type: 'webhook', url, secret: SECRET });
+    await expect(failure).rejects.toThrow(/^the receiver answered 500$/);
+  });
+
+  it('refuses a receiver the policy refuses, before any connection', async () => {
+    const policy = outboundPolicy({ allow_loopback: false });
+    const dispatcher = outboundAgent(policy);
+    const before = hits;
+    const port = new URL(url).port;
+    for (const channel of [
+      { id: 'hook', type: 'webhook', url, secret: SECRET },
+      { id: 'hook', type: 'webhook', url: `http://[::ffff:7f00:1]:${port}/`, secret: SECRET },
+      { id: 'slack', type: 'slack', url: `http://localhost:${port}/services/T/B/X` },
+      { id: 'pd', type: 'pagerduty', url, routing_key: 'R0123456789' },
+      {
+        id: 'mail',
+        type: 'email',
+        host: '127.0.0.1',
+        port: Number(port),
+        from: 'gw@example.com',
+        to: ['ops@example.com'],
+      },
+    ]) {
+      const failure = sendToChannel({
+        channel: alertChannelSchema.parse(channel),
+        notification,
+        timeoutMs: 2_000,
+        now: Date.now(),
+        outbound: { policy, dispatcher },
+      });
+      await expect(failure).rejects.toThrow(/is a loopback address .* gw does not call it$/);
+      await expect(failure).rejects.toMatchObject({ retryable: false });
+    }
+    expect(hits).toBe(before);
+    await dispatcher.close();
   });
 });

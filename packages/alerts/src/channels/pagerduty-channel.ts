@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { AlertNotification } from '../alert-schemas.ts';
 import { postJson } from './http-post.ts';
 
@@ -31,10 +32,13 @@ export async function sendPagerDuty(options: {
   channel: { url: string; routing_key: string };
   notification: AlertNotification;
   timeoutMs: number;
+  /** The alerts' agent (the outbound address policy). */
+  dispatcher?: Dispatcher | undefined;
 }): Promise<void> {
   await postJson({
     url: new URL('/v2/enqueue', options.channel.url).toString(),
     body: JSON.stringify(pagerDutyEvent(options.notification, options.channel.routing_key)),
     timeoutMs: options.timeoutMs,
+    dispatcher: options.dispatcher,
   });
 }

@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { AlertNotification } from '../alert-schemas.ts';
 import { postJson } from './http-post.ts';
 
@@ -44,10 +45,13 @@ export async function sendSlack(options: {
   channel: { url: string };
   notification: AlertNotification;
   timeoutMs: number;
+  /** The alerts' agent (the outbound address policy). */
+  dispatcher?: Dispatcher | undefined;
 }): Promise<void> {
   await postJson({
     url: options.channel.url,
     body: JSON.stringify(slackPayload(options.notification)),
     timeoutMs: options.timeoutMs,
+    dispatcher: options.dispatcher,
   });
 }

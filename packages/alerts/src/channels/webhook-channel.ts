@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { AlertNotification } from '../alert-schemas.ts';
 import { postJson } from './http-post.ts';
 import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from './webhook-signature.ts';
@@ -7,6 +8,8 @@ export async function sendWebhook(options: {
   channel: { url: string; secret: string; headers?: Record<string, string> | undefined };
   notification: AlertNotification;
   timeoutMs: number;
+  /** The alerts' agent (the outbound address policy). */
+  dispatcher?: Dispatcher | undefined;
   nowSeconds: number;
 }): Promise<void> {
   const { channel, notification } = options;
@@ -15,6 +18,7 @@ export async function sendWebhook(options: {
     url: channel.url,
     body,
     timeoutMs: options.timeoutMs,
+    dispatcher: options.dispatcher,
     headers: {
       ...channel.headers,
       'user-agent': 'gw-alerts/1',

@@ -64,14 +64,17 @@ export function createAzureContentSafetyProvider(
       headers: { 'content-type': 'application/json', 'ocp-apim-subscription-key': key },
       body,
       signal,
+      ...(options.outbound && { dispatcher: options.outbound.dispatcher }),
     });
     const payload: unknown = await answer.body.json().catch(() => undefined);
     if (answer.statusCode !== 200) {
+      // Azure's error code only (a short identifier), never the endpoint's own text: the endpoint is the
+      // operator's URL, and its answer must not be read back through gw.
       const failure = azureErrorSchema.safeParse(payload);
-      const reason = failure.success
-        ? `${failure.data.error.code}: ${failure.data.error.message}`
-        : 'no error body';
-      throw new GuardrailProviderError(`Azure Content Safety answered ${answer.statusCode} (${reason})`);
+      const code = failure.success && /^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(failure.data.error.code);
+      throw new GuardrailProviderError(
+        `Azure Content Safety answered ${answer.statusCode}${code && failure.success ? ` (${failure.data.error.code})` : ''}`,
+      );
     }
     const parsed = analyzeResultSchema.safeParse(payload);
     if (!parsed.success)

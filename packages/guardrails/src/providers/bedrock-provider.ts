@@ -1,10 +1,19 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import {
   ApplyGuardrailCommand,
   type ApplyGuardrailCommandOutput,
   BedrockRuntimeClient,
   type GuardrailAssessment,
 } from '@aws-sdk/client-bedrock-runtime';
-import { type BedrockProfile, type GuardrailSeverity, resolveSecret } from '@gw/shared';
+import {
+  type BedrockProfile,
+  type GuardrailSeverity,
+  guardedLookup,
+  literalRefusal,
+  OUTBOUND_REFUSED_CODE,
+  resolveSecret,
+} from '@gw/shared';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { maskValue } from '../apply-detections.ts';
 import { type Detection, type GuardrailProvider, GuardrailProviderError } from '../guardrail-types.ts';
@@ -78,6 +87,36 @@ function bedrockDetections(assessments: readonly GuardrailAssessment[]): Detecti
 }
 
 /**
+ * A failed call in gw's words: the error's name (when it is an identifier) and the HTTP status, never the
+ * endpoint's message (an operator-chosen endpoint's answer must not be read back through gw).
+ */
+function failureOf(error: unknown): string {
+  const { name, code, $metadata } = error as {
+    name?: unknown;
+    code?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
+  if (code === OUTBOUND_REFUSED_CODE) return (error as Error).message;
+  const kind = typeof name === 'string' && /^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(name) ? name : 'Error';
+  const status = $metadata?.httpStatusCode;
+  const systemCode = typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? ` ${code}` : '';
+  return `${kind}${typeof status === 'number' ? ` (HTTP ${status})` : systemCode}`;
+}
+
+/**
+ * Node agents whose connections resolve names through the outbound address policy (the endpoint's literal
+ * address was checked when the profile was written).
+ */
+function guardedAgents(options: ProviderOptions) {
+  if (!options.outbound) return {};
+  const lookup = guardedLookup(options.outbound.policy);
+  return {
+    httpAgent: new HttpAgent({ keepAlive: true, lookup }),
+    httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+  };
+}
+
+/**
  * AWS Bedrock Guardrails through ApplyGuardrail (`POST /guardrail/{id}/version/{version}/apply`), with the
  * SDK's SigV4 signing: the profile's keys, or the standard AWS credential chain when it has none (as the
  * Bedrock adapter does). HTTP/1.1 keep-alive (the SDK's default handler speaks h2c to an `http://` endpoint).
@@ -94,6 +133,7 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
       : undefined;
   };
   const initial = profileCredentials();
+  const endpointHost = profile.endpoint ? new URL(profile.endpoint).hostname : undefined;
   const client = new BedrockRuntimeClient({
     region: profile.region,
     ...(profile.endpoint ? { endpoint: profile.endpoint } : {}),
@@ -102,7 +142,7 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
     ...(initial
       ? { credentials: async () => ({ ...(profileCredentials() ?? initial), expiration: new Date(0) }) }
       : {}),
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000 }),
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000, ...guardedAgents(options) }),
     maxAttempts: 1,
   });
 
@@ -113,6 +153,10 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
         .map((text, index) => ({ text, index }))
         .filter(({ text }) => text.length > 0);
       if (nonEmpty.length === 0) return { detections: [] };
+      // The agents' lookup checks names; a literal endpoint address is checked here, before every call.
+      const refused =
+        endpointHost && options.outbound && literalRefusal(endpointHost, options.outbound.policy);
+      if (refused) throw new GuardrailProviderError(`ApplyGuardrail failed: ${refused.message}`);
       let answer: ApplyGuardrailCommandOutput;
       try {
         answer = await client.send(
@@ -126,9 +170,7 @@ export function createBedrockProvider(profile: BedrockProfile, options: Provider
         );
       } catch (error) {
         if (request.signal.aborted) throw error;
-        throw new GuardrailProviderError(
-          `ApplyGuardrail failed: ${(error as Error).name}: ${(error as Error).message}`,
-        );
+        throw new GuardrailProviderError(`ApplyGuardrail failed: ${failureOf(error)}`);
       }
       if (answer.action !== 'GUARDRAIL_INTERVENED') return { detections: [] };
       const detections = bedrockDetections(answer.assessments ?? []);

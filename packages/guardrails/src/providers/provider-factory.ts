@@ -1,4 +1,5 @@
-import type { GuardrailProfile, SecretLookup } from '@gw/shared';
+import type { GuardrailProfile, OutboundPolicy, SecretLookup } from '@gw/shared';
+import type { Dispatcher } from 'undici';
 import type { GuardrailProvider } from '../guardrail-types.ts';
 import { createBuiltinProvider } from './builtin/builtin-provider.ts';
 
@@ -7,6 +8,11 @@ export interface ProviderOptions {
   environment: NodeJS.ProcessEnv;
   /** Where secret-manager references (`vault.…`: docs/vault.md) resolve: the process's resolver, read at use. */
   secrets?: SecretLookup | undefined;
+  /**
+   * Where remote profiles may send (the config file's outbound address policy, docs/network.md) and an agent
+   * that applies it at every connection; without it (unit tests) they send anywhere.
+   */
+  outbound?: { policy: OutboundPolicy; dispatcher: Dispatcher } | undefined;
 }
 
 /**

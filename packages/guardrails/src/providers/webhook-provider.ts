@@ -69,7 +69,13 @@ export function createWebhookProvider(profile: WebhookProfile, options: Provider
         headers['x-gw-timestamp'] = timestamp;
         headers['x-gw-signature'] = webhookSignature(secret, timestamp, body);
       }
-      const answer = await send(profile.url, { method: 'POST', headers, body, signal: request.signal });
+      const answer = await send(profile.url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: request.signal,
+        ...(options.outbound && { dispatcher: options.outbound.dispatcher }),
+      });
       const payload: unknown = await answer.body.json().catch(() => undefined);
       if (answer.statusCode < 200 || answer.statusCode >= 300) {
         throw new GuardrailProviderError(`the webhook answered ${answer.statusCode}`);

@@ -1,6 +1,8 @@
-import type { GuardrailsConfig, Logger, SecretLookup } from '@gw/shared';
+import type { GuardrailsConfig, Logger, OutboundPolicy, SecretLookup } from '@gw/shared';
+import { outboundAgent } from '@gw/shared/outbound';
 import type { ChangeFollower } from '@gw/shared/store';
 import { compileGuardrails, GuardrailSet } from '../guardrail-set.ts';
+import type { ProviderOptions } from '../providers/provider-factory.ts';
 import type { GuardrailRegistry } from './guardrail-registry.ts';
 
 export interface GuardrailRuntimeOptions {
@@ -13,6 +15,8 @@ export interface GuardrailRuntimeOptions {
   environment: NodeJS.ProcessEnv;
   /** Where secret-manager references of profiles resolve (docs/vault.md): the process's resolver. */
   secrets?: SecretLookup | undefined;
+  /** Where remote profiles may send: the config file's outbound address policy (docs/network.md). */
+  outbound?: OutboundPolicy | undefined;
 }
 
 /**
@@ -26,9 +30,15 @@ export class GuardrailRuntime {
   private again = false;
 
   private readonly options: GuardrailRuntimeOptions;
+  /** The policy and the agent every remote profile of every compiled set sends through. */
+  private readonly outbound: ProviderOptions['outbound'];
 
   private constructor(options: GuardrailRuntimeOptions) {
     this.options = options;
+    this.outbound = options.outbound && {
+      policy: options.outbound,
+      dispatcher: outboundAgent(options.outbound),
+    };
   }
 
   /** The set in force; read once per request. */
@@ -43,6 +53,7 @@ export class GuardrailRuntime {
     runtime.set = await compileGuardrails(options.config, {
       environment: options.environment,
       secrets: options.secrets,
+      outbound: runtime.outbound,
     });
     const { registry } = options;
     if (!registry) return runtime;
@@ -81,6 +92,7 @@ export class GuardrailRuntime {
       const next = await compileGuardrails(await registry.read(), {
         environment: this.options.environment,
         secrets: this.options.secrets,
+        outbound: this.outbound,
         previous,
         field: 'stored guardrails',
       });
@@ -95,5 +107,6 @@ export class GuardrailRuntime {
     await this.follower?.close();
     await this.reloading;
     this.set.close();
+    await this.outbound?.dispatcher.close();
   }
 }

@@ -18,6 +18,7 @@ import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
 import { envReferenceName } from './env-reference.ts';
 import { logsConfigSchema } from './logs-config.ts';
+import { networkPolicySchema } from './network-policy.ts';
 import { parseSecretReference } from './secret-reference.ts';
 import { tracingConfigSchema } from './tracing-config.ts';
 import { vaultConfigSchema } from './vault-config.ts';
@@ -133,6 +134,8 @@ export const gatewayConfigSchema = z.strictObject({
   logs: logsConfigSchema.default(logsConfigSchema.parse({})),
   /** Single sign-on and role mappings of the admin API (docs/admin-access.md); read at start. */
   auth: authConfigSchema.default(authConfigSchema.parse({})),
+  /** Where gw may send requests it makes for an operator (docs/network.md); config file only, read at start. */
+  network: networkPolicySchema.default(networkPolicySchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -6,8 +6,10 @@ import {
   alertChannelSchema,
   alertRuleSchema,
   CHANNEL_SECRET_FIELDS,
+  outboundChannelUrls,
 } from '@gw/alerts';
 import {
+  checkOutboundUrl,
   GatewayError,
   invalidRequest,
   isPlainObject,
@@ -16,6 +18,8 @@ import {
   methodNotAllowed,
   noEndpoint,
   notFound,
+  type OutboundPolicy,
+  outboundPolicy,
   redactUrl,
   urlSecrets,
   validate,
@@ -29,6 +33,8 @@ export interface AlertsAdminOptions {
   dispatcher?: AlertDispatcher | undefined;
   /** Why a rule kind cannot be evaluated in this gateway (its source is missing); undefined when it can. */
   unsupported?: ((kind: AlertRule['kind']) => string | undefined) | undefined;
+  /** Where channels may send: the config file's outbound address policy (docs/network.md); defaults if absent. */
+  outbound?: OutboundPolicy | undefined;
 }
 
 const HISTORY_MAX_LIMIT = 500;
@@ -143,7 +149,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
         return { status: 200, body: (await registry.listChannels()).map(shownChannel) };
       if (request.method !== 'POST')
         throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const channel = validate(alertChannelSchema, await request.body());
+      const channel = await allowedChannel(validate(alertChannelSchema, await request.body()));
       if (await registry.getChannel(channel.id))
         throw conflict(`alert channel '${channel.id}' already exists`, 'id');
       await registry.putChannel(channel);
@@ -161,7 +167,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
     if (request.method === 'PUT' || request.method === 'PATCH') {
       const body = keepMasked(await request.body(), stored);
       const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
-      const channel = validate(alertChannelSchema, next);
+      const channel = await allowedChannel(validate(alertChannelSchema, next));
       await registry.putChannel(channel);
       return { status: 200, body: shownChannel(channel) };
     }
@@ -179,6 +185,17 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
       return { status: 200, body: { deleted: id } };
     }
     throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+  }
+
+  /** A channel whose receiver the outbound address policy allows (the dispatcher checks again at connect). */
+  async function allowedChannel(channel: AlertChannel): Promise<AlertChannel> {
+    for (const { field, url } of outboundChannelUrls(channel)) {
+      await checkOutboundUrl(url, options.outbound ?? outboundPolicy(), {
+        field,
+        protocols: ['http:', 'https:', 'smtp:'],
+      });
+    }
+    return channel;
   }
 
   async function sendTest(channel: AlertChannel) {

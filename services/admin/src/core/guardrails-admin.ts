@@ -1,6 +1,7 @@
 import { checkProfile, compileRuleCondition, GuardrailConfigError } from '@gw/guardrails';
 import type { GuardrailRegistry } from '@gw/guardrails/registry';
 import {
+  checkOutboundUrl,
   GatewayError,
   GUARDRAIL_SECRET_FIELDS,
   type GuardrailProfile,
@@ -14,6 +15,8 @@ import {
   methodNotAllowed,
   noEndpoint,
   notFound,
+  type OutboundPolicy,
+  outboundPolicy,
   redactUrl,
   validate,
 } from '@gw/shared';
@@ -22,6 +25,16 @@ import type { AdminRequest, AdminResult } from './admin-app.ts';
 export interface GuardrailsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
   registry?: GuardrailRegistry | undefined;
+  /** Where remote profiles may send: the config file's outbound address policy (docs/network.md). */
+  outbound?: OutboundPolicy | undefined;
+}
+
+/** The URL a remote profile sends to, with its field: the webhook's, Azure's endpoint, a Bedrock endpoint. */
+function profileUrl(profile: GuardrailProfile): { field: string; url: string } | undefined {
+  if (profile.type === 'webhook') return { field: 'url', url: profile.url };
+  if (profile.type === 'azure_content_safety') return { field: 'endpoint', url: profile.endpoint };
+  if (profile.type === 'bedrock' && profile.endpoint) return { field: 'endpoint', url: profile.endpoint };
+  return undefined;
 }
 
 /** A profile as answers show it: credentials masked, URLs without their secrets. */
@@ -80,6 +93,10 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
   ): Promise<AdminResult> {
     const profile = validate(guardrailProfileSchema, body);
     asBadRequest(() => checkProfile(profile));
+    // The ingresses check again at every connection; here for a plain answer, before anything is stored.
+    const target = profileUrl(profile);
+    if (target)
+      await checkOutboundUrl(target.url, options.outbound ?? outboundPolicy(), { field: target.field });
     if (create && (await registry.getProfile(profile.id))) {
       throw new GatewayError({
         type: 'conflict',

@@ -47,12 +47,17 @@ describe('MCP admin', () => {
     throw new Error('expected a failure');
   };
 
-  it('lets only Admin add stdio clients; anyone allowed on the admin API may add remote ones', async () => {
+  it("lets only Admin add stdio clients, and http/sse ones outside the config file's allow-list", async () => {
     expect(await failure(request('POST', 'mcp/client', STDIO, 'anonymous'))).toMatchObject({
       status: 403,
       type: 'forbidden',
     });
-    const remote = await request('POST', 'mcp/client', HTTP, 'anonymous');
+    expect(await failure(request('POST', 'mcp/client', HTTP, 'anonymous'))).toMatchObject({
+      status: 403,
+      type: 'forbidden',
+      message: expect.stringContaining('mcp:remote'),
+    });
+    const remote = await request('POST', 'mcp/client', HTTP);
     expect(remote).toMatchObject({ status: 200, body: { status: 'success', client: { name: 'remote' } } });
     const local = await request('POST', 'mcp/client', STDIO);
     // No runner runs here: the client is listed, disconnected, and says why.
@@ -138,6 +143,78 @@ describe('MCP admin', () => {
     expect(await failure(request('POST', 'mcp/client/remote/reconnect'))).toMatchObject({ status: 404 });
     expect(await failure(request('GET', 'mcp/client/remote'))).toMatchObject({ status: 404 });
     expect(await failure(request('POST', 'mcp/client/local'))).toMatchObject({ status: 405 });
+  });
+});
+
+describe('MCP admin: remote clients', () => {
+  let store: MemoryStore;
+  const failure = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (error) {
+      return error as { status: number; type: string; message: string };
+    }
+    throw new Error('expected a failure');
+  };
+  beforeAll(async () => {
+    store = await MemoryStore.open();
+  });
+  afterAll(() => store.close());
+
+  const add = (handle: ReturnType<typeof createMcpAdmin>, body: unknown, role: AdminRequest['role']) =>
+    handle(
+      {
+        method: 'POST',
+        role,
+        segments: ['mcp', 'client'],
+        body: async () => body as Record<string, unknown>,
+      },
+      '/api/mcp/client',
+    );
+
+  it('lets mcp:write alone add an http client under a listed prefix, and nowhere else', async () => {
+    const handle = createMcpAdmin({
+      registry: new McpRegistry({ store, logger: silentLogger() }),
+      reportWaitMs: 10,
+      remoteUrls: ['http://127.0.0.1:9/tools/'],
+    });
+    const listed = {
+      name: 'listed',
+      connection_type: 'http',
+      connection_string: 'http://127.0.0.1:9/tools/mcp',
+    };
+    expect(await add(handle, listed, 'anonymous')).toMatchObject({ status: 200 });
+    for (const connection_string of [
+      'http://127.0.0.1:9/toolsx',
+      'http://127.0.0.1:9/other',
+      'http://127.0.0.1:9@127.0.0.2:9/tools/mcp',
+    ]) {
+      expect(
+        await failure(add(handle, { name: 'other', connection_type: 'sse', connection_string }, 'anonymous')),
+      ).toMatchObject({ status: 403 });
+    }
+  });
+
+  it('refuses, for Admin too, a URL the outbound address policy refuses', async () => {
+    const handle = createMcpAdmin({
+      registry: new McpRegistry({ store, logger: silentLogger() }),
+      reportWaitMs: 10,
+    });
+    for (const connection_string of [
+      'http://[::ffff:169.254.169.254]/',
+      'http://0xa9fea9fe/',
+      'http://metadata.google.internal./',
+      'http://10.0.0.1/',
+    ]) {
+      expect(
+        await failure(add(handle, { name: 'meta', connection_type: 'http', connection_string }, 'admin')),
+      ).toMatchObject({
+        status: 400,
+        type: 'invalid_request',
+        message: expect.stringMatching(/^connection_string: /),
+      });
+    }
+    expect(await store.get('mcp-clients', 'meta')).toBeUndefined();
   });
 });
 

@@ -1,11 +1,14 @@
 import { type McpClientView, type McpRegistry, mcpClientNotFound } from '@gw/mcp-runner/control';
 import {
+  checkOutboundUrl,
   GatewayError,
   invalidRequest,
   type McpClientConfig,
   mcpClientConfigSchema,
   methodNotAllowed,
   noEndpoint,
+  type OutboundPolicy,
+  outboundPolicy,
   redactUrl,
   validate,
 } from '@gw/shared';
@@ -17,6 +20,44 @@ export interface McpAdminOptions {
   registry?: McpRegistry | undefined;
   /** How long add and reconnect wait for a runner to report the new connection; 5 s by default. */
   reportWaitMs?: number;
+  /** The config file's outbound address policy (docs/network.md); its defaults when absent. */
+  outbound?: OutboundPolicy | undefined;
+  /** The config file's `network.mcp_remote_urls`: http/sse servers `mcp:write` alone may add. */
+  remoteUrls?: readonly string[] | undefined;
+}
+
+/** A URL without user-info, as compared with the allow-listed prefixes. */
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href;
+}
+
+/**
+ * An http or sse client makes every runner send requests to its URL: a holder of `mcp:remote` (Admin) may add
+ * one anywhere the outbound address policy allows; a holder of `mcp:write` alone only under a prefix the config
+ * file lists. The address policy applies to both, here for a plain answer and on the runners at every connection.
+ */
+async function assertRemoteAllowed(
+  config: McpClientConfig,
+  request: AdminRequest,
+  options: McpAdminOptions,
+): Promise<void> {
+  const url = config.connection_string!;
+  const mayAddAny = request.principal
+    ? request.principal.permissions.has('mcp:remote')
+    : request.role === 'admin';
+  const target = withoutCredentials(url);
+  const listed = (options.remoteUrls ?? []).some((prefix) => target.startsWith(new URL(prefix).href));
+  if (!mayAddAny && !listed) {
+    throw new GatewayError({
+      type: 'forbidden',
+      message: `adding an ${config.connection_type} MCP client needs the permission mcp:remote (Admin), unless the config file lists its URL in network.mcp_remote_urls`,
+      code: 'missing_permission',
+    });
+  }
+  await checkOutboundUrl(url, options.outbound ?? outboundPolicy(), { field: 'connection_string' });
 }
 
 /** The filter edits PUT accepts; `null` removes a list. Connection fields change by delete and add. */
@@ -44,7 +85,8 @@ function shown(view: McpClientView) {
  * - `GET /api/mcp/clients` → 200 array of MCPClient
  * - `GET /api/mcp/client/{name}` → 200 MCPClient
  * - `POST /api/mcp/client` → 200 `{status: 'success', message, client}` once a runner reported (or after
- *   the wait); 409 when the name exists; 403 for a stdio client unless the caller is Admin
+ *   the wait); 409 when the name exists; 403 for a stdio client unless the caller is Admin, for an http or sse
+ *   client without `mcp:remote` unless its URL is allow-listed; 400 for a URL the outbound address policy refuses
  * - `PUT|PATCH /api/mcp/client/{name}` → 200 `{status: 'success', message, client}`: SPEC.md's PUT edits the
  *   filter fields only and keeps what it does not name, so it already is a merge; PATCH is the same edit
  * - `DELETE /api/mcp/client/{name}` → 200 `{status: 'success', deleted: name}`; runners disconnect it
@@ -74,6 +116,7 @@ export function createMcpAdmin(options: McpAdminOptions) {
           'only Admin may add stdio MCP clients (they run a command on the runners): send the admin token',
       });
     }
+    if (config.connection_type !== 'stdio') await assertRemoteAllowed(config, request, options);
     if (await registry.getConfig(config.name)) {
       throw new GatewayError({
         type: 'conflict',

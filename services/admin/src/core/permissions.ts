@@ -1,7 +1,8 @@
 /**
  * What the admin API can grant: a permission is `<resource>:<action>`. `read` covers GET (and HEAD), `write`
- * covers every change. `secrets:read` is the one permission that is not a resource's: without it, secret
- * fields of read answers are redacted (docs/admin-access.md).
+ * covers every change. Two permissions are not a resource's: without `secrets:read`, secret fields of read
+ * answers are redacted; without `mcp:remote`, `mcp:write` adds http and sse MCP clients only at URLs the config
+ * file lists in `network.mcp_remote_urls` (docs/admin-access.md, docs/network.md).
  */
 export const ADMIN_RESOURCES = [
   'providers',
@@ -25,12 +26,13 @@ export const ADMIN_RESOURCES = [
 
 export type AdminResource = (typeof ADMIN_RESOURCES)[number];
 
-export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read';
+export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read' | 'mcp:remote';
 
 /** Every permission, in a stable order (the answer of `GET /api/roles` lists them as `known_permissions`). */
 export const PERMISSIONS: readonly Permission[] = [
   ...ADMIN_RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const]),
   'secrets:read',
+  'mcp:remote',
 ];
 
 const KNOWN = new Set<string>(PERMISSIONS);

@@ -1,4 +1,4 @@
-import { ConfigError } from '@gw/shared';
+import { ConfigError, outboundPolicy } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { checkIssuer } from './sso-oidc-client.ts';
 
@@ -23,5 +23,23 @@ describe('checkIssuer', () => {
       expect(() => checkIssuer(issuer)).toThrow(ConfigError);
       expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .* must be an https URL/);
     }
+  });
+});
+
+describe('checkIssuer and the outbound address policy', () => {
+  it('refuses a metadata, link-local or private issuer even over https', () => {
+    for (const issuer of [
+      'https://169.254.169.254/',
+      'https://[::ffff:a9fe:a9fe]/',
+      'https://0xa9fea9fe/',
+      'https://metadata.google.internal./',
+      'https://10.0.0.5/',
+    ])
+      expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .*; gw does not call it$/);
+  });
+
+  it('allows a private issuer the config file allows', () => {
+    const policy = outboundPolicy({ allowed_addresses: ['10.0.0.0/24'] });
+    expect(checkIssuer('https://10.0.0.5/', policy).hostname).toBe('10.0.0.5');
   });
 });

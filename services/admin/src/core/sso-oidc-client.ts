@@ -1,4 +1,15 @@
-import { type AuthConfig, ConfigError, GatewayError, type Logger, serviceUnavailable } from '@gw/shared';
+import {
+  type AuthConfig,
+  ConfigError,
+  checkOutboundUrl,
+  GatewayError,
+  type Logger,
+  literalRefusal,
+  type OutboundPolicy,
+  outboundPolicy,
+  serviceUnavailable,
+} from '@gw/shared';
+import { fetchThrough, outboundAgent } from '@gw/shared/outbound';
 import * as oidc from 'openid-client';
 
 export type OidcSettings = NonNullable<AuthConfig['oidc']>;
@@ -13,14 +24,19 @@ const onLoopback = (url: URL) => LOOPBACK_HOSTS.has(url.hostname);
 
 /**
  * Refuses, at start, an issuer gw would talk to in clear text: only https, or http on a loopback address
- * (`http://127.0.0.1`, `http://localhost`).
+ * (`http://127.0.0.1`, `http://localhost`); and one at a literal address the outbound policy refuses.
  */
-export function checkIssuer(issuer: string): URL {
+export function checkIssuer(issuer: string, policy: OutboundPolicy = outboundPolicy()): URL {
   const url = new URL(issuer);
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && onLoopback(url))) return url;
-  throw new ConfigError(
-    `auth.oidc.issuer: '${issuer}' must be an https URL (http is accepted on a loopback address only: 127.0.0.1, localhost)`,
-  );
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && onLoopback(url)))) {
+    throw new ConfigError(
+      `auth.oidc.issuer: '${issuer}' must be an https URL (http is accepted on a loopback address only: 127.0.0.1, localhost)`,
+    );
+  }
+  // A literal address the outbound policy refuses fails start-up; a name is resolved and checked when used.
+  const refused = literalRefusal(url.hostname, policy);
+  if (refused) throw new ConfigError(`auth.oidc.issuer: ${refused.message}`);
+  return url;
 }
 
 /** What a completed sign-in tells about the person: the ID token's claims, with userinfo's when needed. */
@@ -45,12 +61,26 @@ export class OidcClient {
   private readonly clientSecret: string | undefined;
   private readonly logger: Logger;
   private discovered: Promise<oidc.Configuration> | undefined;
+  private readonly outbound: OutboundPolicy;
+  /**
+   * Every request to the provider (discovery, token, userinfo, keys: the endpoints its discovery document
+   * names, too) goes through the outbound address policy, at every connection.
+   */
+  private readonly fetch: ReturnType<typeof fetchThrough>;
 
-  constructor(options: { settings: OidcSettings; clientSecret: string | undefined; logger: Logger }) {
+  constructor(options: {
+    settings: OidcSettings;
+    clientSecret: string | undefined;
+    logger: Logger;
+    /** The config file's outbound address policy (docs/network.md); its defaults when absent. */
+    outbound?: OutboundPolicy | undefined;
+  }) {
     this.settings = options.settings;
-    this.issuer = checkIssuer(options.settings.issuer);
+    this.outbound = options.outbound ?? outboundPolicy();
+    this.issuer = checkIssuer(options.settings.issuer, this.outbound);
     this.clientSecret = options.clientSecret;
     this.logger = options.logger;
+    this.fetch = fetchThrough(outboundAgent(this.outbound));
   }
 
   /** Starts discovery (start-up); a failure is logged, and the next sign-in tries again. */
@@ -72,7 +102,8 @@ export class OidcClient {
     return this.discovered;
   }
 
-  private discover(): Promise<oidc.Configuration> {
+  private async discover(): Promise<oidc.Configuration> {
+    await checkOutboundUrl(this.issuer.href, this.outbound, { field: 'auth.oidc.issuer' });
     // A client without a secret is a public client: PKCE alone protects its code exchange.
     const authentication = this.clientSecret ? oidc.ClientSecretBasic(this.clientSecret) : oidc.None();
     return oidc.discovery(
@@ -82,6 +113,7 @@ export class OidcClient {
       authentication,
       {
         timeout: REQUEST_TIMEOUT_SECONDS,
+        [oidc.customFetch]: this.fetch,
         ...(this.issuer.protocol === 'http:' && { execute: [oidc.allowInsecureRequests] }),
       },
     );

@@ -7,6 +7,7 @@ import {
   methodNotAllowed,
   newRequestId,
   noEndpoint,
+  type OutboundPolicy,
   sameSecret,
   sendJson,
 } from '@gw/shared';
@@ -30,6 +31,8 @@ export interface SsoOptions {
   clientSecret: string | undefined;
   /** Where sign-ins under way and sessions live (Redis in a cluster, so every replica shares them). */
   store: Store | undefined;
+  /** The config file's outbound address policy: where the identity provider may be (docs/network.md). */
+  outbound?: OutboundPolicy | undefined;
 }
 
 /** A backslash (a slash to a browser) or a control character. */
@@ -93,7 +96,12 @@ export function createSso(
     throw new ConfigError(
       'auth.oidc: single sign-on keeps sessions in the state store, and this admin has none (set REDIS_URL)',
     );
-  const client = new OidcClient({ settings, clientSecret: options.clientSecret, logger });
+  const client = new OidcClient({
+    settings,
+    clientSecret: options.clientSecret,
+    logger,
+    outbound: options.outbound,
+  });
   const sso = new SsoStore(options.store);
   const secure = new URL(settings.redirect_uri).protocol === 'https:';
   const wanted = wantedClaims(auth.role_mappings);

@@ -1,9 +1,21 @@
-import { type Logger, type McpClientConfig, type McpClientState, redactText, urlSecrets } from '@gw/shared';
+import {
+  checkOutboundUrl,
+  type Logger,
+  type McpClientConfig,
+  type McpClientState,
+  OUTBOUND_REFUSED_CODE,
+  type OutboundPolicy,
+  redactText,
+  urlSecrets,
+} from '@gw/shared';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolDefinition } from './mcp-records.ts';
 import type { ToolResult } from './mcp-runner-service.ts';
@@ -24,6 +36,13 @@ export interface McpConnectionOptions {
   environment?: NodeJS.ProcessEnv;
   /** Reconnect delays: `initialMs`, doubled after each failed attempt, at most `maxMs`. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * The `fetch` of http and sse clients: the runner's, whose every connection passes the outbound address policy
+   * (docs/network.md). The global fetch when absent (unit tests).
+   */
+  fetch?: FetchLike | undefined;
+  /** The policy `fetch` applies, checked once more before each connection for a plain refusal message. */
+  outbound?: OutboundPolicy | undefined;
 }
 
 /** A call that produced no tool result: it timed out, or the transport failed (the only retryable kind). */
@@ -209,6 +228,10 @@ export class McpConnection {
     this.stderrTail = '';
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     try {
+      const { outbound } = this.options;
+      if (outbound && this.config.connection_string && this.config.connection_type !== 'stdio')
+        await checkOutboundUrl(this.config.connection_string, outbound);
+      if (generation !== this.generation) return;
       const transport = this.createTransport();
       client.onclose = () => {
         if (generation === this.generation && this.client === client) {
@@ -217,7 +240,7 @@ export class McpConnection {
       };
       client.onerror = (error) =>
         this.options.logger.debug(
-          { error: this.describe(error), client: this.name },
+          { error: this.redact(describe(error)), client: this.name },
           'MCP transport reported an error',
         );
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -312,9 +335,10 @@ export class McpConnection {
       url.username = '';
       url.password = '';
     }
+    const fetch = this.options.fetch;
     return config.connection_type === 'sse'
-      ? new SSEClientTransport(url, { requestInit })
-      : new StreamableHTTPClientTransport(url, { requestInit });
+      ? new SSEClientTransport(url, { requestInit, ...(fetch && { fetch }) })
+      : new StreamableHTTPClientTransport(url, { requestInit, ...(fetch && { fetch }) });
   }
 
   private stderrSuffix(): string {
@@ -323,8 +347,13 @@ export class McpConnection {
     return last ? ` (stderr: ${this.redact(last).slice(0, 300)})` : '';
   }
 
-  /** An error as reports, logs and callers see it: without the client's credentials. */
+  /**
+   * An error as reports and callers see it: without the client's credentials, and for an http or sse client in
+   * fixed words and a status only, never the remote server's own text (a hostile URL would otherwise read back
+   * what an internal address answered).
+   */
   private describe(error: unknown): string {
+    if (this.config.connection_type !== 'stdio') return describeRemoteFailure(error);
     return this.redact(describe(error));
   }
 
@@ -377,6 +406,54 @@ function toToolResult(result: Record<string, unknown>): ToolResult {
   return { content: '', isError };
 }
 
+/** The causes of an error, outermost first (a few levels: fetch wraps a socket's error in a TypeError). */
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && chain.length < 5; ) {
+    chain.push(current);
+    current = current instanceof Error ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return chain;
+}
+
+/**
+ * What went wrong with an http or sse server, in gw's words: the outbound policy's refusal, an HTTP status, a
+ * system error code, or the kind of failure. No text of the server's answer is kept.
+ */
+function describeRemoteFailure(error: unknown): string {
+  const chain = causes(error);
+  const refused = chain.find(
+    (item): item is Error => (item as { code?: unknown })?.code === OUTBOUND_REFUSED_CODE,
+  );
+  if (refused) return refused.message;
+  for (const item of chain) {
+    if (item instanceof StreamableHTTPError || item instanceof SseError) {
+      const status = item.code;
+      if (typeof status === 'number' && status >= 100) return `the server answered HTTP ${status}`;
+      return item instanceof SseError
+        ? 'could not open the event stream'
+        : 'the server answered something that is not MCP';
+    }
+    if (item instanceof McpError) {
+      if (item.code === ErrorCode.RequestTimeout) return 'the server did not answer in time';
+      if (item.code === ErrorCode.ConnectionClosed) return 'the connection closed';
+      return `the server answered JSON-RPC error ${item.code}`;
+    }
+    if (item instanceof TimeoutError) return item.message;
+    const code = (item as { code?: unknown })?.code;
+    if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code))
+      return `could not reach the server (${code})`;
+  }
+  if (chain.some((item) => item instanceof SyntaxError || (item as Error)?.name === 'ZodError'))
+    return 'the server answered something that is not MCP';
+  return 'the connection to the server failed';
+}
+
+/** gw's own deadline on a connection step (its message is gw's). */
+class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
@@ -390,7 +467,10 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
   return Promise.race([
     promise,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new TimeoutError(`${what} did not finish within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     }),
   ]).finally(() => clearTimeout(timer));
 }

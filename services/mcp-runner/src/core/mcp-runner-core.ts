@@ -1,5 +1,13 @@
 import { hostname } from 'node:os';
-import { GatewayError, type Logger, type McpClientConfig, type McpSettings } from '@gw/shared';
+import {
+  GatewayError,
+  type Logger,
+  type McpClientConfig,
+  type McpSettings,
+  type OutboundPolicy,
+  outboundPolicy,
+} from '@gw/shared';
+import { fetchThrough, outboundAgent } from '@gw/shared/outbound';
 import type { ChangeFollower } from '@gw/shared/store';
 import { McpConnection, ToolCallError } from './mcp-connection.ts';
 import type { McpChange } from './mcp-records.ts';
@@ -21,6 +29,8 @@ export interface McpRunnerCoreDependencies {
   backoff?: { initialMs: number; maxMs: number };
   /** Writes the config file's clients again (the store lost its data). */
   reseed?: () => Promise<void>;
+  /** Where http and sse clients may connect (docs/network.md): the config file's policy; its defaults if absent. */
+  outbound?: OutboundPolicy | undefined;
 }
 
 /** Reports of runners that died are removed this long after they expired. */
@@ -40,9 +50,14 @@ export class McpRunnerCore {
   private heartbeat: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Every http and sse connection of this runner opens through it (the outbound address policy). */
+  private readonly agent: ReturnType<typeof outboundAgent>;
+  private readonly outbound: OutboundPolicy;
 
   private constructor(dependencies: McpRunnerCoreDependencies) {
     this.dependencies = dependencies;
+    this.outbound = dependencies.outbound ?? outboundPolicy();
+    this.agent = outboundAgent(this.outbound);
     this.runnerId = dependencies.runnerId ?? `${hostname()}:${process.pid}`;
     this.heartbeatMs = dependencies.heartbeatMs ?? 10_000;
   }
@@ -122,6 +137,7 @@ export class McpRunnerCore {
         this.dependencies.registry.deleteStatus(connection.name, this.runnerId).catch(() => {}),
       ),
     );
+    await this.agent.destroy().catch(() => {});
   }
 
   private onChange(change: McpChange): void {
@@ -168,6 +184,8 @@ export class McpRunnerCore {
       logger,
       environment: this.dependencies.environment,
       backoff: this.dependencies.backoff,
+      fetch: fetchThrough(this.agent),
+      outbound: this.outbound,
       onChange: (changed) => this.report(changed),
     });
     this.connections.set(config.name, connection);

@@ -1,10 +1,12 @@
 import {
+  checkOutboundUrl,
   envReferenceName,
   type GatewayConfig,
   GatewayError,
   type Logger,
   looksLikeSecretReference,
   notFound,
+  type OutboundPolicy,
   type ProviderConfig,
   providerConfigSchema,
   providerNameSchema,
@@ -30,6 +32,8 @@ interface ProviderConfigsDependencies {
   environment: NodeJS.ProcessEnv;
   /** Where secret-manager references resolve (docs/vault.md): the process's resolver. */
   secrets?: SecretLookup | undefined;
+  /** The config file's outbound address policy (docs/network.md): base URLs written through the API pass it. */
+  outbound: OutboundPolicy;
 }
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
 
@@ -62,41 +66,38 @@ function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undef
   });
 }
 
-/** Link-local and cloud metadata addresses: an upstream there would hand gw's cloud credentials out. */
-const METADATA_HOSTS =
-  /^(?:169\.254\.\d{1,3}\.\d{1,3}|\[?fe[89ab][0-9a-f]:[0-9a-f:]*\]?|\[?fd00:ec2::254\]?|100\.100\.100\.200|metadata|metadata\.google\.internal|metadata\.azure\.com|instance-data(?:\.ec2\.internal)?)\.?$/i;
+/** The `token_uri` of a service-account key file written as JSON text, if it is one. */
+function tokenUriOf(value: unknown): unknown {
+  if (typeof value !== 'string' || !value.trimStart().startsWith('{')) return undefined;
+  try {
+    return (JSON.parse(value) as { token_uri?: unknown }).token_uri;
+  } catch {
+    return undefined;
+  }
+}
 
-/** Refuses base URLs and per-key endpoints on link-local or metadata addresses (admin API writes). */
-function assertPublicUpstreams(config: ProviderConfig): void {
+/**
+ * Refuses base URLs and per-key endpoints the outbound address policy refuses (admin API writes): metadata and
+ * link-local in every notation, private ranges unless the config file allows them. Connections are checked
+ * again when they open (UpstreamClient), for names that resolve elsewhere later.
+ */
+async function assertAllowedUpstreams(config: ProviderConfig, policy: OutboundPolicy): Promise<void> {
   const urls: Array<[string, unknown]> = [
     ['network_config.base_url', config.network_config.base_url],
-    ...config.keys.map((key, index): [string, unknown] => [
-      `keys[${index}].config.endpoint`,
-      key.config?.['endpoint'],
-    ]),
+    ...config.keys.flatMap(
+      (key, index): Array<[string, unknown]> => [
+        [`keys[${index}].config.endpoint`, key.config?.['endpoint']],
+        // A service-account key file names where its tokens come from (Vertex honours `token_uri`).
+        [`keys[${index}].value.token_uri`, tokenUriOf(key.value)],
+        [`keys[${index}].config.auth_credentials.token_uri`, tokenUriOf(key.config?.['auth_credentials'])],
+      ],
+    ),
   ];
-  for (const [path, url] of urls) {
+  for (const [field, url] of urls) {
     if (typeof url !== 'string') continue;
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      continue;
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new GatewayError({
-        type: 'invalid_request',
-        message: `${path}: is not an http:// or https:// URL`,
-        param: path,
-      });
-    }
-    if (METADATA_HOSTS.test(parsed.hostname)) {
-      throw new GatewayError({
-        type: 'invalid_request',
-        message: `${path}: ${parsed.hostname} is a link-local or cloud metadata address, never an upstream`,
-        param: path,
-      });
-    }
+    // A value that is no URL at all is the schema's and the adapter's to refuse, as before.
+    if (!URL.canParse(url)) continue;
+    await checkOutboundUrl(url, policy, { field });
   }
 }
 
@@ -251,7 +252,7 @@ export class ProviderConfigs {
   ): Promise<Record<string, unknown>> {
     assertNoNewEnvReferences(input, stored);
     const loaded = loadProvider(name, input, this.dependencies);
-    assertPublicUpstreams(loaded.config);
+    await assertAllowedUpstreams(loaded.config, this.dependencies.outbound);
     const config = keepRedactedSecrets(loaded.config, stored);
     const final = loadProvider(name, config, this.dependencies);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);

@@ -1,4 +1,12 @@
-import { type GatewayConfig, invalidRequest, type Logger, type Metrics, type SecretLookup } from '@gw/shared';
+import {
+  type GatewayConfig,
+  invalidRequest,
+  type Logger,
+  type Metrics,
+  type OutboundPolicy,
+  outboundPolicy,
+  type SecretLookup,
+} from '@gw/shared';
 import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -38,6 +46,8 @@ export interface RouterCoreDependencies {
   /** client.max_fallbacks and client.max_attempts (their defaults when not given). */
   limits?: PlanLimits;
   http?: UpstreamClient;
+  /** The config file's outbound address policy (docs/network.md); its defaults when not given. */
+  outbound?: OutboundPolicy | undefined;
   random?: () => number;
   /**
    * Health: a board shared with governance (embedded mode), or, when absent, one of the router's own that
@@ -73,7 +83,8 @@ export class RouterCore implements RouterService {
   ) {
     this.dependencies = dependencies;
     this.providers = parts.providers;
-    this.http = dependencies.http ?? new UpstreamClient();
+    this.http =
+      dependencies.http ?? new UpstreamClient({ outbound: dependencies.outbound ?? outboundPolicy() });
     this.healthBoard = parts.health;
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
@@ -99,6 +110,7 @@ export class RouterCore implements RouterService {
       environment: dependencies.environment,
       secrets: dependencies.secrets,
       seed: dependencies.seedProviders,
+      outbound: dependencies.outbound ?? outboundPolicy(),
     });
     const health =
       dependencies.health ??

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { GatewayError, requestCancelled } from '@gw/shared';
+import { GatewayError, OutboundAddressError, type OutboundPolicy, requestCancelled } from '@gw/shared';
+import { guardedConnector } from '@gw/shared/outbound';
 import { type Dispatcher, errors, Pool } from 'undici';
 
 export interface UpstreamRequest {
@@ -20,9 +21,15 @@ export interface UpstreamRequest {
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();
   private readonly connections: number;
+  private readonly connect: ReturnType<typeof guardedConnector> | undefined;
 
-  constructor(options: { connections?: number } = {}) {
+  /**
+   * `outbound`: the outbound address policy every connection passes (docs/network.md), checked when a socket
+   * opens, so a base URL whose name came to resolve to a refused address is not reached.
+   */
+  constructor(options: { connections?: number; outbound?: OutboundPolicy | undefined } = {}) {
     this.connections = options.connections ?? 256;
+    this.connect = options.outbound ? guardedConnector(options.outbound) : undefined;
   }
 
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
@@ -50,7 +57,11 @@ export class UpstreamClient {
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, { connections: this.connections, keepAliveTimeout: 30_000 });
+      pool = new Pool(origin, {
+        connections: this.connections,
+        keepAliveTimeout: 30_000,
+        ...(this.connect ? { connect: this.connect } : {}),
+      });
       this.pools.set(origin, pool);
     }
     return pool;
@@ -59,6 +70,13 @@ export class UpstreamClient {
 
 /** Classifies an error thrown while talking to an upstream (also while reading its body). */
 export function networkError(error: unknown, request: { url: URL; signal: AbortSignal }): GatewayError {
+  if (error instanceof OutboundAddressError) {
+    return new GatewayError({
+      type: 'upstream_unreachable',
+      message: `upstream ${request.url.host} refused by the outbound address policy: ${error.message}`,
+      cause: error,
+    });
+  }
   if (error instanceof GatewayError) return error;
   if (request.signal.aborted) return requestCancelled();
   if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
