@@ -79,6 +79,7 @@ export function composeAdmin(options: {
         }),
       auditLogs: options.audit,
     }),
+    allowedOrigins: options.config.admin.allowed_origins,
     uiDir: uiDistDir,
   });
 }

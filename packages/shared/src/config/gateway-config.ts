@@ -13,6 +13,7 @@ import {
 import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
+import { adminConfigSchema } from './admin-config.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
 import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
@@ -133,6 +134,8 @@ export const gatewayConfigSchema = z.strictObject({
   logs: logsConfigSchema.default(logsConfigSchema.parse({})),
   /** Single sign-on and role mappings of the admin API (docs/admin-access.md); read at start. */
   auth: authConfigSchema.default(authConfigSchema.parse({})),
+  /** The admin API's own settings (docs/admin-access.md): origins allowed besides its own; read at start. */
+  admin: adminConfigSchema.default(adminConfigSchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

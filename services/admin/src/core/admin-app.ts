@@ -29,6 +29,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { createOriginPolicy } from './origin-check.ts';
 import { testProviderKey } from './provider-key-test.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
@@ -71,6 +72,11 @@ export interface AdminDependencies {
   audit?: AuditSink | undefined;
   /** `/api/audit-logs*`: the audit store, or why there is none. */
   auditLogs?: AuditLogsAdminOptions | undefined;
+  /**
+   * `admin.allowed_origins`: origins besides the admin's own whose pages may use the session cookie (or
+   * anonymous access) and open the live tail; `auth.oidc.redirect_uri`'s origin is added.
+   */
+  allowedOrigins?: readonly string[] | undefined;
   /** `/ui/*`: the built web UI's folder (packages/ui's dist); absent, `/ui` is not served (and `/` not redirected). */
   uiDir?: string | undefined;
 }
@@ -276,6 +282,11 @@ export function createAdminApp(dependencies: AdminDependencies) {
    * SCIM's `/scim/v2` with its bearer token).
    */
   const routers: Record<string, ExpressRouter> = {};
+  const redirectUri = dependencies.sso?.auth.oidc?.redirect_uri;
+  const origins = createOriginPolicy([
+    ...(dependencies.allowedOrigins ?? []),
+    ...(redirectUri ? [new URL(redirectUri).origin] : []),
+  ]);
   const sso =
     dependencies.sso &&
     createSso({
@@ -283,6 +294,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
       identities: dependencies.identities,
       logger: dependencies.logger,
       audit: dependencies.audit,
+      origins,
     });
   if (sso) routers['/auth'] = sso.router;
   routers['/scim/v2'] = createScimRouter({
@@ -306,6 +318,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     identities: dependencies.identities,
     sessions: sso?.sessions,
     audit: dependencies.audit,
+    origins,
   });
   const logsStream = createLogsStream({
     authorize: app.authorizeUpgrade,

@@ -17,6 +17,7 @@ import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
 import type { AuditSink } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
+import type { OriginPolicy } from './origin-check.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { isOpenRoute, routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
@@ -57,7 +58,12 @@ export interface AdminExpressOptions extends AuthenticateOptions {
   maxBodyBytes: number;
   /** Where changes, refusals (and, through the app's dependencies, logins and SCIM changes) are recorded. */
   audit?: AuditSink | undefined;
+  /** Which pages may use an ambient credential (the session cookie, anonymous access) and open upgrades. */
+  origins?: OriginPolicy | undefined;
 }
+
+/** Answers of these mounts are for one caller at one moment: never kept by a browser or a proxy. */
+const UNCACHED = /^\/(api|auth|scim)(\/|$)/;
 
 /** One request's body, read once (a scope check and the module may both want it), up to the limit. */
 function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
@@ -198,12 +204,16 @@ export function createAdminExpress(options: AdminExpressOptions) {
       query: new URLSearchParams(query === -1 ? '' : url.slice(query + 1)),
       body: bodyReader(request, options.maxBodyBytes),
     } satisfies AdminContext;
+    if (UNCACHED.test(request.url)) response.setHeader('cache-control', 'no-store');
     next();
   });
 
   for (const [path, router] of Object.entries(options.routers ?? {})) app.use(path, router);
 
   app.use(async (request: Request, response: Response, next: NextFunction) => {
+    // Without an Authorization header the credential is ambient (the session cookie, or anonymous access):
+    // a page of another origin may not use it. A bearer token is not sent by a browser on its own.
+    if (request.headers.authorization === undefined) options.origins?.check(request);
     contextOf(response).principal = await authenticate(request.headers, options, {
       method: request.method,
     });
@@ -264,6 +274,8 @@ export function createAdminExpress(options: AdminExpressOptions) {
      * authenticates the request and checks the permission row of `GET <its path>`; throws the 401 or 403.
      */
     async authorizeUpgrade(request: IncomingMessage): Promise<Principal> {
+      // Every credential: CORS holds back no upgrade, and any page can offer a `gw-bearer.` subprotocol.
+      options.origins?.check(request);
       const path = (request.url ?? '/').split('?')[0]!;
       const principal = await authenticate(withProtocolBearer(request.headers), options, { method: 'GET' });
       permitted(principal, 'GET', path, pathSegments(path));

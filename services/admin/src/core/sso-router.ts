@@ -16,6 +16,7 @@ import * as oidc from 'openid-client';
 import type { SessionAuthenticator } from './admin-principal.ts';
 import type { AuditEvent, AuditSink } from './audit-sink.ts';
 import type { IdentityStore } from './identity-store.ts';
+import type { OriginPolicy } from './origin-check.ts';
 import { readCookie, SESSION_COOKIE, STATE_COOKIE, serializeCookie } from './sso-cookies.ts';
 import { LoginRefused, signInUser, wantedClaims } from './sso-identity.ts';
 import { OidcClient } from './sso-oidc-client.ts';
@@ -84,6 +85,8 @@ export function createSso(
     identities: IdentityStore | undefined;
     logger: Logger;
     audit?: AuditSink | undefined;
+    /** The session's routes act with the cookie: a page of another origin may not call them. */
+    origins?: OriginPolicy | undefined;
   },
 ): { router: Router; sessions: SessionAuthenticator } | undefined {
   const { auth, identities, logger, audit } = options;
@@ -206,6 +209,7 @@ export function createSso(
   });
 
   router.get('/session', async (request: Request, response: Response) => {
+    options.origins?.check(request);
     const active = await activeSession(request.headers, sessionOptions);
     if (!active) throw noSession();
     const { user, role, session } = active;
@@ -228,6 +232,7 @@ export function createSso(
   });
 
   router.post('/logout', async (request: Request, response: Response) => {
+    options.origins?.check(request);
     const active = await activeSession(request.headers, sessionOptions);
     if (!active) throw noSession();
     checkCsrf(request.headers, request.method, active.session);
