@@ -41,3 +41,22 @@ export const adminConfigSchema = z.strictObject({
 });
 
 export type AdminConfig = z.infer<typeof adminConfigSchema>;
+
+/** What a change does while the audit log cannot store its record (docs/admin-access.md "Audit log"). */
+export const AUDIT_ON_STORE_FAILURE = ['refuse', 'queue'] as const;
+
+/**
+ * The config file's `audit` section: read when the admin starts; not a system setting, so nobody turns the
+ * audit log's guarantees off through the API.
+ */
+export const auditConfigSchema = z.strictObject({
+  /**
+   * `refuse` (default): a change is made only while the audit store answers, and answered only once its record
+   * is stored; otherwise 503. `queue` (cluster): every record is appended to a Redis stream before its change
+   * is answered, and the admins write the stream into PostgreSQL in order, so changes go on while PostgreSQL
+   * is down (they are refused while Redis is).
+   */
+  on_store_failure: z.enum(AUDIT_ON_STORE_FAILURE).default('refuse'),
+});
+
+export type AuditConfig = z.infer<typeof auditConfigSchema>;

@@ -19,7 +19,7 @@ import { type AdminModule, createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
 import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './audit-logs-admin.ts';
-import type { AuditSink } from './audit-sink.ts';
+import type { AuditGate } from './audit-sink.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
 import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './guardrails-admin.ts';
@@ -69,7 +69,7 @@ export interface AdminDependencies {
    * The audit log's sink: `/api` changes and refusals are recorded into it (audit-trail.ts); the SSO and SCIM
    * routers record logins and their changes through it. Absent: nothing is recorded.
    */
-  audit?: AuditSink | undefined;
+  audit?: AuditGate | undefined;
   /** `/api/audit-logs*`: the audit store, or why there is none. */
   auditLogs?: AuditLogsAdminOptions | undefined;
   /**

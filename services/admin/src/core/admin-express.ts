@@ -15,7 +15,7 @@ import {
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
-import type { AuditSink } from './audit-sink.ts';
+import type { AuditGate } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
 import type { OriginPolicy } from './origin-check.ts';
 import { PERMISSIONS } from './permissions.ts';
@@ -41,6 +41,8 @@ interface AdminContext {
   answer?: unknown;
   failure?: string | undefined;
   refused?: boolean | undefined;
+  hold?: ((status: number, answer: unknown) => Promise<void>) | undefined;
+  held?: boolean | undefined;
 }
 
 const contextOf = (response: Response) => response.locals['admin'] as AdminContext;
@@ -57,7 +59,7 @@ export interface AdminExpressOptions extends AuthenticateOptions {
   logger: Logger;
   maxBodyBytes: number;
   /** Where changes, refusals (and, through the app's dependencies, logins and SCIM changes) are recorded. */
-  audit?: AuditSink | undefined;
+  audit?: AuditGate | undefined;
   /** Which pages may use an ambient credential (the session cookie, anonymous access) and open upgrades. */
   origins?: OriginPolicy | undefined;
 }
@@ -153,6 +155,8 @@ function moduleRouter(module: AdminModule): Router {
     if (request.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
       body = redactForViewer(body);
     context.answer = body;
+    // A change is answered once its audit record is held (audit-trail.ts); a failure to hold it is the 503.
+    if (context.hold) await context.hold(result.status, body);
     sendJson(response, result.status, body, { 'x-request-id': context.requestId });
   });
   return router;
