@@ -11,6 +11,7 @@ import {
   readBody,
   sendError,
   sendJson,
+  throttledLog,
 } from '@gw/shared';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
@@ -194,6 +195,8 @@ export function createAdminExpress(options: AdminExpressOptions) {
   const app = express();
   const trail =
     options.audit && createAuditTrail({ sink: options.audit, modules: options.modules, context: contextOf });
+  // An outage (the store, Redis, the audit log) fails every request alike: one line per kind and 10 s, then a count.
+  const requestFailed = throttledLog(options.logger, 'error');
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('case sensitive routing', true);
@@ -265,7 +268,12 @@ export function createAdminExpress(options: AdminExpressOptions) {
   app.use((error: unknown, request: Request, response: Response, _next: NextFunction) => {
     const requestId = contextOf(response)?.requestId ?? newRequestId();
     const failure = sendError(response, error, requestId);
-    if (failure.status >= 500) options.logger.error({ err: error, requestId }, 'admin request failed');
+    if (failure.status >= 500)
+      requestFailed(
+        `${failure.status}:${failure.type}:${failure.code ?? ''}`,
+        { err: error, requestId },
+        'admin request failed',
+      );
     trail?.failed(request, response, failure);
   });
 

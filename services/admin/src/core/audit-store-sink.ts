@@ -5,7 +5,7 @@ import {
   auditEventSchema,
   MAX_AUDIT_STATE_CHARACTERS,
 } from '@gw/logs';
-import { GatewayError, type Logger, redactText } from '@gw/shared';
+import { GatewayError, type Logger, redactText, throttledLog } from '@gw/shared';
 import type { AuditEvent, AuditGate } from './audit-sink.ts';
 import { redactForViewer } from './viewer-redaction.ts';
 
@@ -110,6 +110,7 @@ export function createAuditStoreSink(options: AuditStoreSinkOptions): AuditGate 
   const maxKept = options.maxKept ?? 10_000;
   const kept: AuditEventInput[] = [];
   let lost = 0;
+  const lostLine = throttledLog(logger, 'error');
   let tail: Promise<unknown> = Promise.resolve();
   let retry: NodeJS.Timeout | undefined;
   /** Runs writes one after another: the chain's order is the order they were asked for. */
@@ -136,7 +137,8 @@ export function createAuditStoreSink(options: AuditStoreSinkOptions): AuditGate 
     options.onFailure?.();
     if (kept.length >= maxKept) {
       lost += 1;
-      logger.error(
+      lostLine(
+        'lost',
         { err: error, lost, action: entry.action, target: entry.target },
         `audit: a record was lost: ${maxKept} are kept in this process already while ${holder.what} fails`,
       );

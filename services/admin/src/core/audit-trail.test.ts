@@ -81,13 +81,17 @@ function services() {
   return { router, governance };
 }
 
-async function startApp(audit: AuditGate | undefined, auditStore: AuditStore | undefined) {
+async function startApp(
+  audit: AuditGate | undefined,
+  auditStore: AuditStore | undefined,
+  logger: Logger = silent,
+) {
   const store = await MemoryStore.open();
   const identities = new IdentityStore({ store, logger: silent });
   const config = parseGatewayConfig({});
   const app = createAdminApp({
     ...services(),
-    logger: silent,
+    logger,
     auth: { adminToken: ADMIN, allowAnonymous: false },
     loadBalancer: { store, seed: config.load_balancer },
     systemConfig: { store, config },
@@ -445,7 +449,8 @@ describe('the audit trail of /api', () => {
         if (down) throw new Error('database unreachable');
       },
     };
-    const slow = await startApp(createAuditStoreSink({ holder, logger: silent, retryMs: 50 }), undefined);
+    const { logger, lines } = capturedLogger();
+    const slow = await startApp(createAuditStoreSink({ holder, logger, retryMs: 50 }), undefined, logger);
     try {
       let answered = false;
       const answer = adminCall(`${slow.url}/api/providers`, 'POST', {
@@ -476,6 +481,15 @@ describe('the audit trail of /api', () => {
       expect(refused.status).toBe(503);
       expect(refused.body.error.code).toBe('audit_unavailable');
       expect(refused.body.error.message).toContain('this change was not made');
+      // Every refusal of an outage alike: one line, not one per refused change (issue 25, defect 10).
+      for (let index = 0; index < 20; index += 1) {
+        const again = await adminCall(`${slow.url}/api/providers`, 'POST', {
+          ...admin,
+          body: { name: `refused-${index}` },
+        });
+        expect(again.status).toBe(503);
+      }
+      expect(lines.filter((line) => line.includes('admin request failed'))).toHaveLength(1);
       const providers = await adminCall(`${slow.url}/api/providers`, 'GET', admin);
       expect(providers.body.map((provider: { name: string }) => provider.name)).toEqual(['quick']);
 
