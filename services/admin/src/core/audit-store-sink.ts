@@ -110,6 +110,7 @@ export function createAuditStoreSink(options: AuditStoreSinkOptions): AuditGate 
   const maxKept = options.maxKept ?? 10_000;
   const kept: AuditEventInput[] = [];
   let lost = 0;
+  let checking: Promise<unknown> | undefined;
   const lostLine = throttledLog(logger, 'error');
   let tail: Promise<unknown> = Promise.resolve();
   let retry: NodeJS.Timeout | undefined;
@@ -186,7 +187,9 @@ export function createAuditStoreSink(options: AuditStoreSinkOptions): AuditGate 
     },
 
     async admit(): Promise<void> {
-      const failure = await serial(async () => {
+      // Changes that arrive while a check is under way share it: a store that takes seconds to fail (a locked
+      // file, a connect timeout) does not make each of them wait as long again, one after another.
+      checking ??= serial(async () => {
         const stuck = await flush();
         if (stuck !== undefined) return stuck;
         try {
@@ -195,7 +198,10 @@ export function createAuditStoreSink(options: AuditStoreSinkOptions): AuditGate 
         } catch (error) {
           return error ?? new Error('no answer');
         }
+      }).finally(() => {
+        checking = undefined;
       });
+      const failure = await checking;
       if (failure === undefined) return;
       throw unavailable(
         `the audit log cannot record changes now (${holder.what}: ${reason(failure)}): this change was not made; changes are refused until it answers again`,
