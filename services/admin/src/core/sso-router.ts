@@ -14,7 +14,7 @@ import type { Store } from '@gw/shared/store';
 import { type Request, type Response, Router } from 'express';
 import * as oidc from 'openid-client';
 import type { SessionAuthenticator } from './admin-principal.ts';
-import type { AuditEvent, AuditSink } from './audit-sink.ts';
+import type { AuditEvent, AuditGate, AuditSink } from './audit-sink.ts';
 import type { IdentityStore } from './identity-store.ts';
 import type { OriginPolicy } from './origin-check.ts';
 import { readCookie, SESSION_COOKIE, STATE_COOKIE, serializeCookie } from './sso-cookies.ts';
@@ -103,6 +103,13 @@ export function createSso(
   const sessionOptions = { sessions: sso, identities };
   client.start();
 
+  /** Sessions made or ended are changes: admitted, and answered once recorded, as `/api` changes are. */
+  const gate = audit && 'admit' in audit && 'hold' in audit ? (audit as AuditGate) : undefined;
+  async function hold(request: Request, response: Response, event: Omit<AuditEvent, 'requestId'>) {
+    if (!gate) return record(request, response, event);
+    await gate.hold({ ...event, source: request.socket.remoteAddress, requestId: requestIdOf(response) });
+  }
+
   async function record(request: Request, response: Response, event: Omit<AuditEvent, 'requestId'>) {
     if (!audit) return;
     try {
@@ -178,6 +185,8 @@ export function createSso(
       { state, nonce: login.nonce, codeVerifier: login.code_verifier },
       wanted,
     );
+    // Signing in writes the user (roles from the provider) and a session: nothing of it while it cannot be recorded.
+    await gate?.admit();
     let signedIn: Awaited<ReturnType<typeof signInUser>>;
     try {
       signedIn = await signInUser({ claims, auth, identities });
@@ -195,7 +204,7 @@ export function createSso(
     }
     const { user, role } = signedIn;
     const { id } = await sso.createSession(user.id, settings.session_ttl_seconds);
-    await record(request, response, {
+    await hold(request, response, {
       actor: `session:${user.id}`,
       role: role.id,
       action: 'login',
@@ -236,8 +245,9 @@ export function createSso(
     const active = await activeSession(request.headers, sessionOptions);
     if (!active) throw noSession();
     checkCsrf(request.headers, request.method, active.session);
+    await gate?.admit();
     await sso.deleteSession(active.id);
-    await record(request, response, {
+    await hold(request, response, {
       actor: `session:${active.user.id}`,
       role: active.role.id,
       action: 'logout',
