@@ -36,7 +36,7 @@ export interface QueuedAuditEvent {
 }
 
 /** Whether stream id `a` (`<ms>-<seq>`) comes after `b`. */
-export function streamIdAfter(a: string, b: string): boolean {
+function streamIdAfter(a: string, b: string): boolean {
   const [aMs = 0n, aSeq = 0n] = a.split('-').map(BigInt);
   const [bMs = 0n, bSeq = 0n] = b.split('-').map(BigInt);
   return aMs > bMs || (aMs === bMs && aSeq > bSeq);

@@ -4,7 +4,7 @@ import { type AuditEventInput, auditEventSchema } from './audit-record.ts';
 import type { QueuedAuditEvent } from './postgres-audit-store.ts';
 
 /** The stream of audit records on their way to PostgreSQL (audit.on_store_failure: queue). */
-export const auditQueueKey = (prefix: string): string => `${prefix}audit-queue`;
+const auditQueueKey = (prefix: string): string => `${prefix}audit-queue`;
 
 /** Each stream entry holds one event, as JSON, in this field. */
 const EVENT_FIELD = 'event';

@@ -40,10 +40,9 @@ export const adminConfigSchema = z.strictObject({
   allowed_origins: z.array(originSchema).max(100).default([]),
 });
 
-export type AdminConfig = z.infer<typeof adminConfigSchema>;
 
 /** What a change does while the audit log cannot store its record (docs/admin-access.md "Audit log"). */
-export const AUDIT_ON_STORE_FAILURE = ['refuse', 'queue'] as const;
+const AUDIT_ON_STORE_FAILURE = ['refuse', 'queue'] as const;
 
 /**
  * The config file's `audit` section: read when the admin starts; not a system setting, so nobody turns the
@@ -59,4 +58,3 @@ export const auditConfigSchema = z.strictObject({
   on_store_failure: z.enum(AUDIT_ON_STORE_FAILURE).default('refuse'),
 });
 
-export type AuditConfig = z.infer<typeof auditConfigSchema>;
