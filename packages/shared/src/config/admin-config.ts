@@ -40,7 +40,6 @@ export const adminConfigSchema = z.strictObject({
   allowed_origins: z.array(originSchema).max(100).default([]),
 });
 
-
 /** What a change does while the audit log cannot store its record (docs/admin-access.md "Audit log"). */
 const AUDIT_ON_STORE_FAILURE = ['refuse', 'queue'] as const;
 
@@ -57,4 +56,3 @@ export const auditConfigSchema = z.strictObject({
    */
   on_store_failure: z.enum(AUDIT_ON_STORE_FAILURE).default('refuse'),
 });
-
