@@ -127,6 +127,13 @@ describe.each(MODES)('admin origin checks (%s)', (_mode, start) => {
     expect(await upgrade(own(), { origin: `https://127.0.0.1:${port}`, headers: cookie() })).toBe(403);
 
     expect(await upgrade(own(), { origin: own(), headers: cookie() })).toBe(101);
+    // Behind a proxy that ends TLS: the scheme it names.
+    expect(
+      await upgrade(own(), {
+        origin: `https://127.0.0.1:${port}`,
+        headers: cookie({ 'x-forwarded-proto': 'https' }),
+      }),
+    ).toBe(101);
     expect(await upgrade(own(), { origin: ALLOWED, headers: cookie() })).toBe(101);
     expect(await upgrade(own(), { origin: 'http://gw.localhost', headers: cookie() })).toBe(101);
     // Not a browser: no Origin at all.

@@ -18,7 +18,17 @@ export interface OriginPolicy {
 function ownOrigin(request: IncomingMessage): string | undefined {
   const host = request.headers.host;
   if (!host) return undefined;
-  const scheme = (request.socket as TLSSocket).encrypted ? 'https' : 'http';
+  // Behind a proxy that ends TLS, its X-Forwarded-Proto: a page cannot make a browser send that header on an
+  // upgrade, nor on a request without a CORS preflight, so it cannot forge its own origin with it.
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]!
+    .trim()
+    .toLowerCase();
+  const scheme = (request.socket as TLSSocket).encrypted
+    ? 'https'
+    : forwarded === 'https' || forwarded === 'http'
+      ? forwarded
+      : 'http';
   try {
     return new URL(`${scheme}://${host}`).origin;
   } catch {
