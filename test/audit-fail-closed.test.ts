@@ -3,7 +3,7 @@
 // through /api is refused with 503 and not made, reads go on, and once the store is back changes are made and
 // recorded, the chain whole and in order. With `audit.on_store_failure: queue` (cluster) changes go on through
 // the outage, each record held in a Redis stream before its answer, and every one reaches PostgreSQL, in
-// order, once it is back.
+// order and each once (two admin replicas appending and draining), once it is back.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -70,7 +70,7 @@ interface Started {
   database?: TestDatabase | undefined;
 }
 
-async function cluster(config: GatewayConfigInput): Promise<Started> {
+async function cluster(config: GatewayConfigInput, admins = 1): Promise<Started> {
   const database = await createTestDatabase();
   const real = new URL(database.url);
   const proxy = await startStoppableProxy({ host: real.hostname, port: Number(real.port || 5432) });
@@ -79,6 +79,7 @@ async function cluster(config: GatewayConfigInput): Promise<Started> {
   const gateway = await startCluster({
     config,
     adminToken: ADMIN_TOKEN,
+    replicas: { admin: admins },
     env: { GW_LOGS_DATABASE_URL: proxied.toString() },
     readyTimeoutMs: 60_000,
   });
@@ -191,7 +192,8 @@ describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: q
     (await get(`${admin()}/api/audit-logs?order=asc&limit=1000`, ADMIN)).body.records as AuditRecord[];
 
   beforeAll(async () => {
-    started = await cluster({ audit: { on_store_failure: 'queue' } });
+    // Two admin replicas: both append to the queue and both drain it.
+    started = await cluster({ audit: { on_store_failure: 'queue' } }, 2);
   }, 90_000);
   afterAll(async () => {
     await started?.outage.end();
@@ -211,7 +213,8 @@ describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: q
     await started.outage.begin();
     const answered: string[] = [first.headers.get('x-request-id')!];
     for (let index = 1; index <= 5; index += 1) {
-      const made = await call('POST', `${admin()}/api/governance/teams`, { name: `queued-${index}` }, ADMIN);
+      const replica = started.gateway.adminUrls[index % 2]!;
+      const made = await call('POST', `${replica}/api/governance/teams`, { name: `queued-${index}` }, ADMIN);
       expect(made.status).toBe(201);
       answered.push(made.headers.get('x-request-id')!);
     }
@@ -227,6 +230,27 @@ describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: q
       { timeoutMs: 30_000, what: 'every queued record in PostgreSQL' },
     );
     expect(stored.map((record) => record.request_id)).toEqual(answered);
+    // Both replicas at once, both draining: each record once.
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        call(
+          'POST',
+          `${started.gateway.adminUrls[index % 2]}/api/governance/teams`,
+          { name: `burst-${index}` },
+          ADMIN,
+        ),
+      ),
+    );
+    expect(burst.map((answer) => answer.status)).toEqual(burst.map(() => 201));
+    const ids = [...answered, ...burst.map((answer) => answer.headers.get('x-request-id')!)];
+    const everything = await waitFor(
+      async () => {
+        const all = await changes();
+        return all.length >= ids.length ? all : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the burst in PostgreSQL' },
+    );
+    expect(everything.map((record) => record.request_id).sort()).toEqual([...ids].sort());
     const all = await records();
     expect(all.map((record) => record.seq)).toEqual(all.map((_, index) => index + 1));
     expect((await get(`${admin()}/api/audit-logs/verify`, ADMIN)).body).toMatchObject({
