@@ -95,6 +95,11 @@ export function startAuditQueueDrain(options: AuditQueueDrainOptions): { close()
   const pause = () => sleep(intervalMs, undefined, { signal: stop.signal }).catch(() => {});
   const loop = (async () => {
     while (!stop.signal.aborted) {
+      // Not connected yet (start-up) or again (Redis down): nothing to read, and nothing worth logging.
+      if (options.redis.status !== 'ready') {
+        await pause();
+        continue;
+      }
       try {
         const entries = await options.redis.xrange(key, '-', '+', 'COUNT', batch);
         if (entries.length === 0) {

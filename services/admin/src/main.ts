@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { governanceBudgetSource, startAlerts } from '@gw/alerts';
 import { RedisLease } from '@gw/alerts/redis';
 import { RedisCacheBackend } from '@gw/cache/redis';
@@ -92,6 +93,9 @@ await startService(logger, async () => {
         })
       : undefined;
   auditRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'audit queue: Redis'));
+  // Changes are refused until the queue's connection is up: wait for it (a while) before serving.
+  if (auditRedis && auditRedis.status !== 'ready')
+    await Promise.race([new Promise((resolve) => auditRedis.once('ready', resolve)), sleep(10_000)]);
   const auditQueue =
     auditRedis && new RedisAuditQueue({ redis: auditRedis, prefix: environment.GW_REDIS_PREFIX });
   const auditDrainFailed = throttledLog(logger, 'warn');
