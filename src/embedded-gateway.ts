@@ -10,6 +10,7 @@ import { SqliteAuditStore } from '@gw/logs/sqlite-audit';
 import { InProcessToolQueue, McpCatalog, startMcpRunner, traceToolRunner } from '@gw/mcp-runner';
 import { startRouter } from '@gw/router';
 import {
+  ConfigError,
   createMetrics,
   followSystemSettings,
   type GatewayConfig,
@@ -62,6 +63,10 @@ export interface EmbeddedGatewayOptions {
  */
 export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const { config, logger } = options;
+  if (config.audit.on_store_failure === 'queue')
+    throw new ConfigError(
+      "audit.on_store_failure: queue keeps audit records in a cluster's Redis, and the embedded gateway has none; use refuse",
+    );
   const metrics = createMetrics({ service: 'gateway' });
   // Secret-manager references (docs/vault.md), read before anything opens or uses them: one resolver for the
   // process, so a secret that cannot be read stops start-up with nothing left to release.

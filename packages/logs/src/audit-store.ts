@@ -25,6 +25,11 @@ export interface AuditStore {
   get(seq: number): Promise<AuditRecord | undefined>;
   /** Checks the whole chain from seq 1; names the first broken record. */
   verify(): Promise<AuditVerification>;
+  /**
+   * Resolves when an append could be made now (the database answers and its write lock can be taken), rejects
+   * otherwise: the admin asks before a change when audit fails closed (docs/admin-access.md "Audit log").
+   */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@ export {
   AUDIT_TEXT_LIMITS,
   type AuditEventInput,
   type AuditRecord,
+  auditEventSchema,
   MAX_AUDIT_STATE_CHARACTERS,
 } from './audit-record.ts';
 export { type AuditStore, auditRecords } from './audit-store.ts';

@@ -36,6 +36,41 @@ runAuditStoreContract({
 });
 
 describe('PostgresAuditStore', () => {
+  it("appends a queue's entries once each and in order, whichever replica drains what (audit.on_store_failure: queue)", async () => {
+    const schema = freshSchema();
+    const [one, two] = await Promise.all([
+      PostgresAuditStore.open({ url: database.url, schema }),
+      PostgresAuditStore.open({ url: database.url, schema }),
+    ]);
+    const entry = (id: string) => ({ id, event: auditEvent({ request_id: `queued-${id}` }) });
+    // Two replicas read overlapping pages of the stream at once; a later page follows.
+    const first = [entry('1700000000000-0'), entry('1700000000000-1'), entry('1700000000001-0')];
+    const appended = await Promise.all([
+      one!.appendQueued('q', first),
+      two!.appendQueued('q', first.slice(0, 2)),
+    ]);
+    expect(appended[0] + appended[1]).toBe(3);
+    // An entry that could not be decoded moves the cursor past it and is not a record; ids compare as numbers.
+    expect(
+      await two!.appendQueued('q', [
+        ...first,
+        { id: '1700000000001-1', event: undefined },
+        entry('1700000000001-10'),
+      ]),
+    ).toBe(1);
+    expect(await one!.appendQueued('q', [entry('1700000000001-2')])).toBe(0);
+    const records = (await one!.query({ order: 'asc' })).records;
+    expect(records.map((record) => [record.seq, record.request_id])).toEqual([
+      [1, 'queued-1700000000000-0'],
+      [2, 'queued-1700000000000-1'],
+      [3, 'queued-1700000000001-0'],
+      [4, 'queued-1700000000001-10'],
+    ]);
+    expect(await two!.verify()).toMatchObject({ ok: true, records: 4 });
+    await one!.ping();
+    await Promise.all([one!.close(), two!.close()]);
+  });
+
   it('admin replicas opening and appending together make one chain in the request log database', async () => {
     const schema = freshSchema();
     const logs = await PostgresLogStore.open({ url: database.url, schema });

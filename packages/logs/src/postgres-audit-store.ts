@@ -1,7 +1,7 @@
-import { escapeIdentifier, Pool, TypeOverrides, types } from 'pg';
+import { escapeIdentifier, Pool, type PoolClient, TypeOverrides, types } from 'pg';
 import { AuditChainCheck, type AuditVerification, GENESIS_HASH, sealAuditRecord } from './audit-chain.ts';
 import { type AuditQueryInput, auditQuerySchema } from './audit-filter.ts';
-import { type AuditEventInput, type AuditRecord, auditEventSchema } from './audit-record.ts';
+import { type AuditEvent, type AuditEventInput, type AuditRecord, auditEventSchema } from './audit-record.ts';
 import {
   AUDIT_COLUMNS,
   type AuditSqlDialect,
@@ -23,8 +23,23 @@ export interface PostgresAuditStoreOptions {
   poolSize?: number;
   /** Told about errors of idle connections (a restarted server), which have no caller to throw to. */
   onError?: (error: unknown) => void;
+  /** How long a connection may take to open; 5 s by default. */
+  connectTimeoutMs?: number;
   /** Creates nothing (the verify command): the table must exist. */
   readOnly?: boolean;
+}
+
+/** One entry of an audit queue: its stream id, and the event (undefined when it could not be decoded). */
+export interface QueuedAuditEvent {
+  id: string;
+  event: AuditEventInput | undefined;
+}
+
+/** Whether stream id `a` (`<ms>-<seq>`) comes after `b`. */
+function streamIdAfter(a: string, b: string): boolean {
+  const [aMs = 0n, aSeq = 0n] = a.split('-').map(BigInt);
+  const [bMs = 0n, bSeq = 0n] = b.split('-').map(BigInt);
+  return aMs > bMs || (aMs === bMs && aSeq > bSeq);
 }
 
 /** bigint columns (seq, time) as numbers: JavaScript numbers are exact far beyond any audit log's length. */
@@ -43,9 +58,13 @@ export class PostgresAuditStore implements AuditStore {
   readonly #dialect: AuditSqlDialect;
   readonly #lockName: string;
 
-  private constructor(pool: Pool, table: string) {
+  readonly #cursors: string;
+
+  private constructor(pool: Pool, schema: string) {
     this.#pool = pool;
+    const table = `${schema}.audit_log`;
     this.#dialect = { table, placeholder: (index) => `$${index}` };
+    this.#cursors = `${schema}.audit_queue_cursor`;
     this.#lockName = `gw audit_log append ${table}`;
   }
 
@@ -56,6 +75,8 @@ export class PostgresAuditStore implements AuditStore {
       max: options.poolSize ?? 2,
       types: typeParsers,
       application_name: 'gw-audit',
+      // An unreachable database fails a change's audit within seconds (it fails closed), never hangs it.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     });
     pool.on('error', options.onError ?? ((error) => process.emitWarning(error)));
     const schema = escapeIdentifier(options.schema ?? 'public');
@@ -66,7 +87,7 @@ export class PostgresAuditStore implements AuditStore {
       if (options.readOnly) {
         const { rows } = await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table]);
         if (rows[0]?.present !== true) throw new Error(`there is no table ${table} in this database`);
-        return new PostgresAuditStore(pool, table);
+        return new PostgresAuditStore(pool, schema);
       }
       const client = await pool.connect();
       try {
@@ -83,6 +104,10 @@ export class PostgresAuditStore implements AuditStore {
         await client.query(index('time', '"time"'));
         await client.query(index('actor', '"actor", "seq"'));
         await client.query(index('request_id', '"request_id"'));
+        // How far each queue of records (audit.on_store_failure: queue) has been written into the chain.
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${schema}.audit_queue_cursor ("queue" text PRIMARY KEY, "last_id" text NOT NULL)`,
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
@@ -90,7 +115,7 @@ export class PostgresAuditStore implements AuditStore {
       } finally {
         client.release();
       }
-      return new PostgresAuditStore(pool, table);
+      return new PostgresAuditStore(pool, schema);
     } catch (error) {
       await pool.end();
       throw error;
@@ -99,6 +124,52 @@ export class PostgresAuditStore implements AuditStore {
 
   async append(event: AuditEventInput): Promise<AuditRecord> {
     const parsed = auditEventSchema.parse(event);
+    return this.#appending(async (_client, next) => next(parsed));
+  }
+
+  /**
+   * Appends the entries of a queue (a Redis stream, audit.on_store_failure: queue) in their order, each once:
+   * under the append lock it reads how far the queue was written (its cursor, moved in the same transaction),
+   * so entries another replica wrote already are skipped. An entry without an event (undecodable) only moves
+   * the cursor. Answers how many records were appended.
+   */
+  async appendQueued(queue: string, entries: readonly QueuedAuditEvent[]): Promise<number> {
+    const parsed = entries.map((entry) => ({
+      id: entry.id,
+      event: entry.event && auditEventSchema.parse(entry.event),
+    }));
+    if (parsed.length === 0) return 0;
+    return this.#appending(async (client, next) => {
+      const { rows } = await client.query(`SELECT "last_id" FROM ${this.#cursors} WHERE "queue" = $1`, [
+        queue,
+      ]);
+      const cursor = rows[0]?.last_id as string | undefined;
+      let appended = 0;
+      let last = cursor;
+      for (const entry of parsed) {
+        if (last !== undefined && !streamIdAfter(entry.id, last)) continue;
+        if (entry.event) {
+          await next(entry.event);
+          appended += 1;
+        }
+        last = entry.id;
+      }
+      if (last !== cursor)
+        await client.query(
+          `INSERT INTO ${this.#cursors} ("queue", "last_id") VALUES ($1, $2) ON CONFLICT ("queue") DO UPDATE SET "last_id" = EXCLUDED."last_id"`,
+          [queue, last],
+        );
+      return appended;
+    });
+  }
+
+  /**
+   * One transaction holding the chain's append lock: `next` seals and inserts an event as the record after the
+   * last one (read once, then followed in memory).
+   */
+  async #appending<T>(
+    work: (client: PoolClient, next: (event: AuditEvent) => Promise<AuditRecord>) => Promise<T>,
+  ): Promise<T> {
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -107,17 +178,22 @@ export class PostgresAuditStore implements AuditStore {
       const { rows } = await client.query(
         `SELECT "seq", "time", "hash" FROM ${this.#dialect.table} ORDER BY "seq" DESC LIMIT 1`,
       );
-      const last = rows[0] as { seq: number; time: number; hash: string } | undefined;
-      const record = sealAuditRecord(parsed, {
-        seq: (last?.seq ?? 0) + 1,
-        // One chain, many clocks: never before the record it follows.
-        time: Math.max(Date.now(), last?.time ?? 0),
-        prevHash: last?.hash ?? GENESIS_HASH,
-      });
-      const insert = auditInsert(record, this.#dialect);
-      await client.query(insert.text, insert.values);
+      let last = rows[0] as { seq: number; time: number; hash: string } | undefined;
+      const next = async (event: AuditEvent) => {
+        const record = sealAuditRecord(event, {
+          seq: (last?.seq ?? 0) + 1,
+          // One chain, many clocks: never before the record it follows.
+          time: Math.max(Date.now(), last?.time ?? 0),
+          prevHash: last?.hash ?? GENESIS_HASH,
+        });
+        const insert = auditInsert(record, this.#dialect);
+        await client.query(insert.text, insert.values);
+        last = record;
+        return record;
+      };
+      const result = await work(client, next);
       await client.query('COMMIT');
-      return record;
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -157,6 +233,10 @@ export class PostgresAuditStore implements AuditStore {
       if (rows.length < VERIFY_PAGE) return check.result();
       after = Number(rows[rows.length - 1]!.seq);
     }
+  }
+
+  async ping(): Promise<void> {
+    await this.#pool.query('SELECT 1');
   }
 
   async close(): Promise<void> {

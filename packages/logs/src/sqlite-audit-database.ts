@@ -49,6 +49,7 @@ export interface SqliteAuditMethods {
   query(query: AuditQuery): AuditPage;
   get(seq: number): AuditRecord | undefined;
   verify(): AuditVerification;
+  ping(): void;
   close(): void;
 }
 
@@ -113,6 +114,12 @@ export class SqliteAuditDatabase implements SqliteAuditMethods {
   get(seq: number): AuditRecord | undefined {
     const row = this.#get.get(seq);
     return row === undefined ? undefined : auditRecordFromRow(row);
+  }
+
+  /** Takes the write lock and lets it go: throws what an append would (the file locked, read-only, gone). */
+  ping(): void {
+    this.#database.exec('BEGIN IMMEDIATE');
+    this.#database.exec('ROLLBACK');
   }
 
   /** Reads the file row by row in seq order (one statement, no page held). */

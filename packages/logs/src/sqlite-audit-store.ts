@@ -50,6 +50,10 @@ export class SqliteAuditStore implements AuditStore {
     return this.#thread.call('verify');
   }
 
+  async ping(): Promise<void> {
+    await this.#thread.call('ping');
+  }
+
   close(): Promise<void> {
     return this.#thread.close();
   }

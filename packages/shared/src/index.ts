@@ -1,6 +1,7 @@
 // `@gw/shared`: schemas, errors, config, logging and metrics. Servers, gRPC and stores have their own entry
 // points (`@gw/shared/server`, `@gw/shared/grpc`, `@gw/shared/store`), so importing a schema opens nothing.
 
+export * from './config/admin-config.ts';
 export * from './config/alerts-config.ts';
 export * from './config/auth-config.ts';
 export * from './config/cache-config.ts';

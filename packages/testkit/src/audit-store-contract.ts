@@ -114,6 +114,13 @@ export function runAuditStoreContract(options: AuditStoreContractOptions): void 
       else it.skip(`${name} (skipped: ${reason})`, run);
     };
 
+    contractCase('ping answers while an append could be made, and appends nothing', async ({ store }) => {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await store.append(auditEvent());
+      await store.ping();
+      expect((await store.query({})).records.map((record) => record.seq)).toEqual([1]);
+    });
+
     contractCase(
       'append answers the record: seq from 1, time, the event with null for what it left out, chained hashes',
       async ({ store }) => {

@@ -10,7 +10,7 @@ import { uiDistDir } from '@gw/ui';
 import { createAdminApp } from './core/admin-app.ts';
 import type { AlertsAdminOptions } from './core/alerts-admin.ts';
 import type { AuditLogsAdminOptions } from './core/audit-logs-admin.ts';
-import { createAuditStoreSink } from './core/audit-store-sink.ts';
+import { type AuditHolder, createAuditStoreSink, storeHolder } from './core/audit-store-sink.ts';
 import { IdentityStore } from './core/identity-store.ts';
 import { ScimGroupStore } from './core/scim-groups.ts';
 import type { VaultAdminOptions } from './core/vault-admin.ts';
@@ -38,8 +38,11 @@ export function composeAdmin(options: {
   logs?: { store?: LogStore | undefined; tail?: LogTail | undefined; unavailable?: string | undefined };
   /** GW_OIDC_CLIENT_SECRET, injected by the process's main (single sign-on's client secret, `auth.oidc`). */
   oidcClientSecret?: string | undefined;
-  /** The audit log: its store (changes and refusals are recorded into it), or why there is none; `onFailure` counts lost records. */
-  audit?: (AuditLogsAdminOptions & { onFailure?: () => void }) | undefined;
+  /**
+   * The audit log: its store (changes and refusals are recorded into it), or why there is none; `onFailure`
+   * counts records not held; `queue` holds records in front of the store (audit.on_store_failure: queue).
+   */
+  audit?: (AuditLogsAdminOptions & { onFailure?: () => void; queue?: AuditHolder | undefined }) | undefined;
 }) {
   const { client } = options.config;
   const outbound = outboundPolicy(options.config.network);
@@ -84,12 +87,13 @@ export function composeAdmin(options: {
       audit:
         options.audit.store &&
         createAuditStoreSink({
-          store: options.audit.store,
+          holder: options.audit.queue ?? storeHolder(options.audit.store),
           logger: options.logger,
           onFailure: options.audit.onFailure,
         }),
       auditLogs: options.audit,
     }),
+    allowedOrigins: options.config.admin.allowed_origins,
     uiDir: uiDistDir,
   });
 }

@@ -1,18 +1,22 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { governanceBudgetSource, startAlerts } from '@gw/alerts';
 import { RedisLease } from '@gw/alerts/redis';
 import { RedisCacheBackend } from '@gw/cache/redis';
 import { GovernanceClient } from '@gw/governance/client';
 import { PostgresAuditStore } from '@gw/logs/postgres-audit';
+import { RedisAuditQueue, startAuditQueueDrain } from '@gw/logs/redis-audit';
 import { McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import {
   adminEnvironmentSchema,
+  ConfigError,
   createLogger,
   createMetrics,
   followSystemSettings,
   httpLimits,
   outboundPolicy,
   readSettings,
+  throttledLog,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
@@ -72,6 +76,45 @@ await startService(logger, async () => {
         onError: (error) => logger.warn({ err: error }, 'audit log: PostgreSQL'),
       })
     : undefined;
+  // audit.on_store_failure: queue: every record goes through a Redis stream before its change is answered, and
+  // each admin replica writes the stream into the chain in order (docs/admin-access.md "Audit log").
+  const queueAudit = auditStore !== undefined && config.audit.on_store_failure === 'queue';
+  if (queueAudit && !environment.REDIS_URL)
+    throw new ConfigError(
+      'audit.on_store_failure: queue keeps audit records in Redis, and REDIS_URL is not set',
+    );
+  const auditRedis =
+    queueAudit && environment.REDIS_URL
+      ? connectRedis(environment.REDIS_URL, {
+          connectionName: 'gw-admin-audit-queue',
+          // A change waits for its record's append: with Redis down it fails at once, never queued in memory.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: environment.GW_REDIS_COMMAND_TIMEOUT_MS * 4,
+        })
+      : undefined;
+  auditRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'audit queue: Redis'));
+  // Changes are refused until the queue's connection is up: wait for it (a while) before serving.
+  if (auditRedis && auditRedis.status !== 'ready')
+    await Promise.race([new Promise((resolve) => auditRedis.once('ready', resolve)), sleep(10_000)]);
+  const auditQueue =
+    auditRedis && new RedisAuditQueue({ redis: auditRedis, prefix: environment.GW_REDIS_PREFIX });
+  const auditDrainFailed = throttledLog(logger, 'warn');
+  const auditDrain =
+    auditRedis &&
+    auditStore &&
+    startAuditQueueDrain({
+      redis: auditRedis,
+      prefix: environment.GW_REDIS_PREFIX,
+      store: auditStore,
+      onError: (error) =>
+        auditDrainFailed(
+          String((error as Error).message).slice(0, 200),
+          { err: error },
+          'audit queue: records wait in Redis (PostgreSQL or Redis failed)',
+        ),
+      onInvalid: (id) => logger.error({ id }, 'audit queue: an entry could not be decoded and is skipped'),
+    });
   // Alerts: every admin replica serves /api/alerts; the one holding the lease in Redis evaluates the rules.
   const leaseRedis = environment.REDIS_URL
     ? connectRedis(environment.REDIS_URL, { connectionName: 'gw-admin-alerts-lease' })
@@ -128,7 +171,7 @@ await startService(logger, async () => {
         'request logs are off in this cluster: set GW_LOGS_DATABASE_URL (the PostgreSQL database of request logs) on the admin',
     },
     audit: auditStore
-      ? { store: auditStore, onFailure: () => metrics.auditAppendFailures.inc() }
+      ? { store: auditStore, queue: auditQueue, onFailure: () => metrics.auditAppendFailures.inc() }
       : {
           unavailable:
             'the audit log is off in this cluster: set GW_LOGS_DATABASE_URL (the PostgreSQL database of request and audit logs) on the admin',
@@ -159,6 +202,8 @@ await startService(logger, async () => {
       async () => {
         // Records of the last answers are stored before the audit store closes.
         await app.drainAudit();
+        await auditDrain?.close();
+        auditRedis?.disconnect();
         await auditStore?.close();
       },
       async () => {

@@ -5,7 +5,7 @@ import type { GuardrailRuntime } from '@gw/guardrails/registry';
 import { DroppedTally, type LogRecord, type LogSink, LogWriter } from '@gw/logs';
 import type { McpCatalog, ToolExecutor } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import { type GatewayConfig, type Logger, type Metrics, throttledLog } from '@gw/shared';
 import type { Tracer } from '@gw/shared/tracing';
 import { createIngressApp } from './core/ingress-app.ts';
 import { createRequestLog } from './core/request-log.ts';
@@ -36,6 +36,7 @@ export function composeIngress(options: {
   logs?: IngressLogs | undefined;
 }) {
   const { config, mcp, cacheBackend, logger } = options;
+  const cacheFailed = throttledLog(logger, 'warn');
   const writer =
     options.logs &&
     new LogWriter({
@@ -54,7 +55,13 @@ export function composeIngress(options: {
       backend: cacheBackend,
       defaultTtlMs: config.cache.ttl_ms,
       defaultThreshold: config.cache.threshold,
-      onError: (error) => logger.warn({ err: error }, 'cache: a backend call failed (answered as a miss)'),
+      // Redis down fails every lookup alike: one line per kind of failure and 10 s, then a count.
+      onError: (error) =>
+        cacheFailed(
+          String((error as Error)?.message).slice(0, 200),
+          { err: error },
+          'cache: a backend call failed (answered as a miss)',
+        ),
     });
   const app = createIngressApp({
     governance: options.governance,

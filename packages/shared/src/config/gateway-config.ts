@@ -13,6 +13,7 @@ import {
 import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
+import { adminConfigSchema, auditConfigSchema } from './admin-config.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
 import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
@@ -136,6 +137,10 @@ export const gatewayConfigSchema = z.strictObject({
   auth: authConfigSchema.default(authConfigSchema.parse({})),
   /** Where gw may send requests it makes for an operator (docs/network.md); config file only, read at start. */
   network: networkPolicySchema.default(networkPolicySchema.parse({})),
+  /** The admin API's own settings (docs/admin-access.md): origins allowed besides its own; read at start. */
+  admin: adminConfigSchema.default(adminConfigSchema.parse({})),
+  /** The audit log (docs/admin-access.md "Audit log"): what a change does while its store is down; read at start. */
+  audit: auditConfigSchema.default(auditConfigSchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -222,4 +222,24 @@ describe('anonymous access', () => {
     }
     expect((await adminCall(`${harness.url}/api/config`, 'GET')).status).toBe(401);
   });
+
+  it('is ambient like a cookie: a page of another origin may not use it (issue 25, defect 4)', async () => {
+    const open = await startAdminHarness({ allowAnonymous: true });
+    try {
+      const call = (method: string, origin?: string) =>
+        fetch(`${open.url}/api/providers`, {
+          method,
+          headers: { 'content-type': 'application/json', ...(origin && { origin }) },
+          ...(method === 'POST' && { body: JSON.stringify({ name: 'from-a-page' }) }),
+        });
+      const read = await call('GET', 'http://evil.example');
+      expect(read.status).toBe(403);
+      expect(((await read.json()) as { error: { code: string } }).error.code).toBe('origin_not_allowed');
+      expect((await call('POST', 'http://evil.example')).status).toBe(403);
+      expect((await call('GET', open.url)).status).toBe(200);
+      expect((await call('GET')).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
 });

@@ -19,7 +19,7 @@ import { type AdminModule, createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
 import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './audit-logs-admin.ts';
-import type { AuditSink } from './audit-sink.ts';
+import type { AuditGate } from './audit-sink.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
 import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './guardrails-admin.ts';
@@ -29,6 +29,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { createOriginPolicy } from './origin-check.ts';
 import { testProviderKey } from './provider-key-test.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
@@ -68,9 +69,14 @@ export interface AdminDependencies {
    * The audit log's sink: `/api` changes and refusals are recorded into it (audit-trail.ts); the SSO and SCIM
    * routers record logins and their changes through it. Absent: nothing is recorded.
    */
-  audit?: AuditSink | undefined;
+  audit?: AuditGate | undefined;
   /** `/api/audit-logs*`: the audit store, or why there is none. */
   auditLogs?: AuditLogsAdminOptions | undefined;
+  /**
+   * `admin.allowed_origins`: origins besides the admin's own whose pages may use the session cookie (or
+   * anonymous access) and open the live tail; `auth.oidc.redirect_uri`'s origin is added.
+   */
+  allowedOrigins?: readonly string[] | undefined;
   /** `/ui/*`: the built web UI's folder (packages/ui's dist); absent, `/ui` is not served (and `/` not redirected). */
   uiDir?: string | undefined;
 }
@@ -276,6 +282,11 @@ export function createAdminApp(dependencies: AdminDependencies) {
    * SCIM's `/scim/v2` with its bearer token).
    */
   const routers: Record<string, ExpressRouter> = {};
+  const redirectUri = dependencies.sso?.auth.oidc?.redirect_uri;
+  const origins = createOriginPolicy([
+    ...(dependencies.allowedOrigins ?? []),
+    ...(redirectUri ? [new URL(redirectUri).origin] : []),
+  ]);
   const sso =
     dependencies.sso &&
     createSso({
@@ -283,6 +294,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
       identities: dependencies.identities,
       logger: dependencies.logger,
       audit: dependencies.audit,
+      origins,
     });
   if (sso) routers['/auth'] = sso.router;
   routers['/scim/v2'] = createScimRouter({
@@ -306,6 +318,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     identities: dependencies.identities,
     sessions: sso?.sessions,
     audit: dependencies.audit,
+    origins,
   });
   const logsStream = createLogsStream({
     authorize: app.authorizeUpgrade,

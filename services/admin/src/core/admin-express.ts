@@ -11,12 +11,14 @@ import {
   readBody,
   sendError,
   sendJson,
+  throttledLog,
 } from '@gw/shared';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
-import type { AuditSink } from './audit-sink.ts';
+import type { AuditGate } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
+import type { OriginPolicy } from './origin-check.ts';
 import { PERMISSIONS } from './permissions.ts';
 import { isOpenRoute, routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
@@ -40,6 +42,8 @@ interface AdminContext {
   answer?: unknown;
   failure?: string | undefined;
   refused?: boolean | undefined;
+  hold?: ((status: number, answer: unknown) => Promise<void>) | undefined;
+  held?: boolean | undefined;
 }
 
 const contextOf = (response: Response) => response.locals['admin'] as AdminContext;
@@ -56,8 +60,13 @@ export interface AdminExpressOptions extends AuthenticateOptions {
   logger: Logger;
   maxBodyBytes: number;
   /** Where changes, refusals (and, through the app's dependencies, logins and SCIM changes) are recorded. */
-  audit?: AuditSink | undefined;
+  audit?: AuditGate | undefined;
+  /** Which pages may use an ambient credential (the session cookie, anonymous access) and open upgrades. */
+  origins?: OriginPolicy | undefined;
 }
+
+/** Answers of these mounts are for one caller at one moment: never kept by a browser or a proxy. */
+const UNCACHED = /^\/(api|auth|scim)(\/|$)/;
 
 /** One request's body, read once (a scope check and the module may both want it), up to the limit. */
 function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
@@ -147,6 +156,8 @@ function moduleRouter(module: AdminModule): Router {
     if (request.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
       body = redactForViewer(body);
     context.answer = body;
+    // A change is answered once its audit record is held (audit-trail.ts); a failure to hold it is the 503.
+    if (context.hold) await context.hold(result.status, body);
     sendJson(response, result.status, body, { 'x-request-id': context.requestId });
   });
   return router;
@@ -184,6 +195,8 @@ export function createAdminExpress(options: AdminExpressOptions) {
   const app = express();
   const trail =
     options.audit && createAuditTrail({ sink: options.audit, modules: options.modules, context: contextOf });
+  // An outage (the store, Redis, the audit log) fails every request alike: one line per kind and 10 s, then a count.
+  const requestFailed = throttledLog(options.logger, 'error');
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('case sensitive routing', true);
@@ -198,12 +211,16 @@ export function createAdminExpress(options: AdminExpressOptions) {
       query: new URLSearchParams(query === -1 ? '' : url.slice(query + 1)),
       body: bodyReader(request, options.maxBodyBytes),
     } satisfies AdminContext;
+    if (UNCACHED.test(request.url)) response.setHeader('cache-control', 'no-store');
     next();
   });
 
   for (const [path, router] of Object.entries(options.routers ?? {})) app.use(path, router);
 
   app.use(async (request: Request, response: Response, next: NextFunction) => {
+    // Without an Authorization header the credential is ambient (the session cookie, or anonymous access):
+    // a page of another origin may not use it. A bearer token is not sent by a browser on its own.
+    if (request.headers.authorization === undefined) options.origins?.check(request);
     contextOf(response).principal = await authenticate(request.headers, options, {
       method: request.method,
     });
@@ -251,7 +268,12 @@ export function createAdminExpress(options: AdminExpressOptions) {
   app.use((error: unknown, request: Request, response: Response, _next: NextFunction) => {
     const requestId = contextOf(response)?.requestId ?? newRequestId();
     const failure = sendError(response, error, requestId);
-    if (failure.status >= 500) options.logger.error({ err: error, requestId }, 'admin request failed');
+    if (failure.status >= 500)
+      requestFailed(
+        `${failure.status}:${failure.type}:${failure.code ?? ''}`,
+        { err: error, requestId },
+        'admin request failed',
+      );
     trail?.failed(request, response, failure);
   });
 
@@ -264,6 +286,8 @@ export function createAdminExpress(options: AdminExpressOptions) {
      * authenticates the request and checks the permission row of `GET <its path>`; throws the 401 or 403.
      */
     async authorizeUpgrade(request: IncomingMessage): Promise<Principal> {
+      // Every credential: CORS holds back no upgrade, and any page can offer a `gw-bearer.` subprotocol.
+      options.origins?.check(request);
       const path = (request.url ?? '/').split('?')[0]!;
       const principal = await authenticate(withProtocolBearer(request.headers), options, { method: 'GET' });
       permitted(principal, 'GET', path, pathSegments(path));

@@ -28,6 +28,23 @@ export interface AuditEvent {
 }
 
 export interface AuditSink {
-  /** Appends one entry; a failure to record is the caller's to report (logged, never a secret in it). */
+  /** Appends one entry, best effort; a failure to record is the caller's to report (logged, never a secret in it). */
   record(event: AuditEvent): Promise<void>;
+}
+
+/**
+ * The audit log as the `/api` chain uses it for changes, failing closed (docs/admin-access.md "Audit log"):
+ * a change is admitted only while its record can be held, and is answered only once its record is held.
+ */
+export interface AuditGate extends AuditSink {
+  /** Before a change is made: resolves when a record can be held now, else throws 503 `audit_unavailable`. */
+  admit(): Promise<void>;
+  /**
+   * Holds a change's record durably (stored, or queued where the config says so) before its answer is sent;
+   * throws 503 `audit_unavailable` when it could not: the record is then kept in this process, written once
+   * the audit log answers again, and changes are refused until then.
+   */
+  hold(event: AuditEvent): Promise<void>;
+  /** At shutdown: tries once more to write what is kept in this process; what is still kept is logged as lost. */
+  drain(): Promise<void>;
 }

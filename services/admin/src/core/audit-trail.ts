@@ -2,7 +2,7 @@ import type { GatewayError } from '@gw/shared';
 import type { NextFunction, Request, Response } from 'express';
 import type { AdminModule } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
-import type { AuditEvent, AuditSink } from './audit-sink.ts';
+import type { AuditEvent, AuditGate } from './audit-sink.ts';
 
 /** What the trail learns of a request from the admin chain (admin-express.ts keeps it in response.locals). */
 export interface AuditedRequest {
@@ -18,6 +18,13 @@ export interface AuditedRequest {
   failure?: string | undefined;
   /** Set when the request was recorded as refused, so that it is not recorded twice. */
   refused?: boolean | undefined;
+  /**
+   * Set for a change: the module router calls it with the status and body it is about to answer, and sends
+   * them only once it resolves (the record is held); it throws the 503 when the record could not be held.
+   */
+  hold?: ((status: number, answer: unknown) => Promise<void>) | undefined;
+  /** Set once the record was handed to `hold`, so that it is not recorded again when the answer closes. */
+  held?: boolean | undefined;
 }
 
 /** Methods that change nothing: never recorded, never slowed. */
@@ -44,7 +51,7 @@ function targetOf(method: string, request: AuditedRequest): string {
 }
 
 export interface AuditTrailOptions {
-  sink: AuditSink;
+  sink: AuditGate;
   /** The admin API's modules: a change's resource is read through its own module, before and after. */
   modules: Record<string, AdminModule>;
   /** The request's context as the admin chain keeps it. */
@@ -53,11 +60,12 @@ export interface AuditTrailOptions {
 
 /**
  * The audit log's view of the `/api` chain (docs/admin-access.md "Audit log"). `changes` is a middleware placed
- * after authorization: a request that is not a read has its resource read before the change (a GET of the same
- * path through the same module, when that answers 200) and is recorded once its answer is sent, with the
- * resource read again (or, for a create, the answer's body). `failed` is called by the error handler and
- * records a 401 or 403 of `/api` as `access_denied`. Reads are never recorded, and a change's answer never waits
- * for its record.
+ * after authorization: a request that is not a read is admitted only while the audit log can hold a record
+ * (else 503 before anything is changed), has its resource read before the change (a GET of the same path
+ * through the same module, when that answers 200), and its answer is sent only once its record is held, with
+ * the resource read again (or, for a create, the answer's body). A change that fails (an error answer) is
+ * recorded after its answer. `failed` is called by the error handler and records a 401 or 403 of `/api` as
+ * `access_denied`. Reads are never recorded and never wait.
  */
 export function createAuditTrail(options: AuditTrailOptions) {
   const pending = new Set<Promise<void>>();
@@ -94,30 +102,44 @@ export function createAuditTrail(options: AuditTrailOptions) {
     const principal = context.principal!;
     const segments = context.segments!;
     const action = auditAction(request.method, segments);
+    // Nothing is changed while its record could not be held (audit fails closed).
+    await options.sink.admit();
     // A create's path is its collection: its GET is a list, not the resource.
     const readable = action !== 'create';
     const before = readable ? await read(principal, segments, context.path) : undefined;
     const source = request.socket.remoteAddress;
+    const event = async (
+      status: number,
+      answer: unknown,
+      detail: string | undefined,
+    ): Promise<AuditEvent> => {
+      const reread = readable ? await read(principal, segments, context.path) : undefined;
+      return {
+        actor: principal.label,
+        role: principal.roleId,
+        action,
+        target: targetOf(request.method, context),
+        before,
+        after: reread ?? (action === 'update' || action === 'delete' ? undefined : answer),
+        status,
+        source,
+        requestId: context.requestId,
+        detail,
+      };
+    };
+    context.hold = async (status, answer) => {
+      context.held = true;
+      await options.sink.hold(await event(status, answer, undefined));
+    };
     response.once('close', () => {
-      if (context.refused) return;
+      if (context.refused || context.held) return;
       const finished = response.writableFinished;
       track(
         (async () => {
-          const reread = readable ? await read(principal, segments, context.path) : undefined;
-          const after = reread ?? (action === 'update' || action === 'delete' ? undefined : context.answer);
-          await options.sink.record({
-            actor: principal.label,
-            role: principal.roleId,
-            action,
-            target: targetOf(request.method, context),
-            before,
-            after,
-            // 499: the caller went away before the answer was sent (the change may still have been made).
-            status: finished ? response.statusCode : 499,
-            source,
-            requestId: context.requestId,
-            detail: finished ? context.failure : 'the caller went away before the answer was sent',
-          });
+          // 499: the caller went away before the answer was sent (the change may still have been made).
+          const status = finished ? response.statusCode : 499;
+          const detail = finished ? context.failure : 'the caller went away before the answer was sent';
+          await options.sink.record(await event(status, context.answer, detail));
         })(),
       );
     });
@@ -149,9 +171,13 @@ export function createAuditTrail(options: AuditTrailOptions) {
   return {
     changes,
     failed,
-    /** Resolves once every record under way is stored (or failed): call before closing the store. */
+    /**
+     * Resolves once every record under way is stored (or failed), and what the sink keeps was tried once more:
+     * call before closing the store.
+     */
     async drain(): Promise<void> {
       while (pending.size > 0) await Promise.allSettled([...pending]);
+      await options.sink.drain();
     },
   };
 }

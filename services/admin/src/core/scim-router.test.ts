@@ -2,11 +2,11 @@
 // statuses, scimType, content type, ETag), roles following groups, and the audit entries of changes and refusals.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '@gw/shared';
+import { GatewayError, type Logger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEvent } from './audit-sink.ts';
+import type { AuditEvent, AuditGate } from './audit-sink.ts';
 import { IdentityStore } from './identity-store.ts';
 import { ScimGroupStore } from './scim-groups.ts';
 import { createScimRouter, type ScimRouterOptions } from './scim-router.ts';
@@ -403,5 +403,42 @@ describe('SCIM router: resources', () => {
       emails: [{ value: 'other@example.com' }],
     });
     expect(again.status).toBe(409);
+  });
+});
+
+describe('SCIM changes while the audit log cannot record them', () => {
+  it('refuses a change with 503 and makes nothing, then answers once its record is held', async () => {
+    let down = true;
+    const held: AuditEvent[] = [];
+    const unavailable = () =>
+      new GatewayError({
+        type: 'service_unavailable',
+        code: 'audit_unavailable',
+        message: 'the audit log cannot record changes now',
+      });
+    const gate: AuditGate = {
+      record: async () => {},
+      admit: async () => {
+        if (down) throw unavailable();
+      },
+      hold: async (event) => {
+        held.push(event);
+      },
+      drain: async () => {},
+    };
+    const served = await serve({ audit: gate });
+    try {
+      const refused = await scim(`${served.url}/Users`, 'POST', newUser('refused@example.com'));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toContain('cannot record changes');
+      expect(await served.identities.listUsers()).toEqual([]);
+      expect(held).toEqual([]);
+      down = false;
+      const made = await scim(`${served.url}/Users`, 'POST', newUser('made@example.com'));
+      expect(made.status).toBe(201);
+      expect(held).toEqual([expect.objectContaining({ actor: 'scim', action: 'create', status: 201 })]);
+    } finally {
+      await served.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AuthConfig, Logger } from '@gw/shared';
-import type { AuditEvent, AuditSink } from './audit-sink.ts';
+import type { AuditEvent, AuditGate, AuditSink } from './audit-sink.ts';
 import type { AdminUser, IdentityStore } from './identity-store.ts';
 import { mapIdentity } from './role-mapping.ts';
 import { invalidValue, ScimError, scimNotFound, uniqueness } from './scim-errors.ts';
@@ -101,15 +101,54 @@ export class ScimService {
     this.options = options;
   }
 
+  /** Records of the change under way, held before its answer (the audit log fails closed). */
+  private holding: Array<Promise<void>> | undefined;
+
+  /** Changes, one at a time; each is admitted and answered as `/api` changes are (docs/admin-access.md "Audit log"). */
   private serial<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
+    const audited = () => this.audited(task);
+    const run = this.queue.then(audited, audited);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
+  /**
+   * A change made only while the audit log can hold its records (503 otherwise, nothing changed), and answered
+   * only once they are held (503 when they could not be: the sink keeps them and writes them later).
+   */
+  private async audited<T>(task: () => Promise<T>): Promise<T> {
+    const gate = this.gate();
+    if (!gate) return task();
+    await gate.admit();
+    const holds: Array<Promise<void>> = [];
+    this.holding = holds;
+    let result: T;
+    try {
+      result = await task();
+    } catch (error) {
+      // A change that failed part way: what it recorded is still handed over (and no rejection left unread).
+      await Promise.allSettled(holds);
+      throw error;
+    } finally {
+      this.holding = undefined;
+    }
+    // Every record is handed over; the first failure to hold one is the answer.
+    const outcomes = await Promise.allSettled(holds);
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    return result;
+  }
+
+  private gate(): AuditGate | undefined {
+    const sink = this.options.audit;
+    return sink && 'admit' in sink && 'hold' in sink ? (sink as AuditGate) : undefined;
+  }
+
   private record(call: ScimCall, event: Omit<AuditEvent, 'actor' | 'requestId' | 'source'>) {
     const entry = { actor: 'scim', requestId: call.requestId, source: call.source, ...event };
-    recordAudit(this.options.audit, entry, this.options.logger);
+    const gate = this.gate();
+    if (gate && this.holding) this.holding.push(gate.hold(entry));
+    else recordAudit(this.options.audit, entry, this.options.logger);
   }
 
   /** The roles and teams a user's groups give (none: no role, so nothing the user holds acts). */

@@ -15,8 +15,9 @@ import type { Store } from '@gw/shared/store';
 import { type Request, type Response, Router } from 'express';
 import * as oidc from 'openid-client';
 import type { SessionAuthenticator } from './admin-principal.ts';
-import type { AuditEvent, AuditSink } from './audit-sink.ts';
+import type { AuditEvent, AuditGate, AuditSink } from './audit-sink.ts';
 import type { IdentityStore } from './identity-store.ts';
+import type { OriginPolicy } from './origin-check.ts';
 import { readCookie, SESSION_COOKIE, STATE_COOKIE, serializeCookie } from './sso-cookies.ts';
 import { LoginRefused, signInUser, wantedClaims } from './sso-identity.ts';
 import { OidcClient } from './sso-oidc-client.ts';
@@ -87,6 +88,8 @@ export function createSso(
     identities: IdentityStore | undefined;
     logger: Logger;
     audit?: AuditSink | undefined;
+    /** The session's routes act with the cookie: a page of another origin may not call them. */
+    origins?: OriginPolicy | undefined;
   },
 ): { router: Router; sessions: SessionAuthenticator } | undefined {
   const { auth, identities, logger, audit } = options;
@@ -107,6 +110,13 @@ export function createSso(
   const wanted = wantedClaims(auth.role_mappings);
   const sessionOptions = { sessions: sso, identities };
   client.start();
+
+  /** Sessions made or ended are changes: admitted, and answered once recorded, as `/api` changes are. */
+  const gate = audit && 'admit' in audit && 'hold' in audit ? (audit as AuditGate) : undefined;
+  async function hold(request: Request, response: Response, event: Omit<AuditEvent, 'requestId'>) {
+    if (!gate) return record(request, response, event);
+    await gate.hold({ ...event, source: request.socket.remoteAddress, requestId: requestIdOf(response) });
+  }
 
   async function record(request: Request, response: Response, event: Omit<AuditEvent, 'requestId'>) {
     if (!audit) return;
@@ -183,6 +193,8 @@ export function createSso(
       { state, nonce: login.nonce, codeVerifier: login.code_verifier },
       wanted,
     );
+    // Signing in writes the user (roles from the provider) and a session: nothing of it while it cannot be recorded.
+    await gate?.admit();
     let signedIn: Awaited<ReturnType<typeof signInUser>>;
     try {
       signedIn = await signInUser({ claims, auth, identities });
@@ -200,7 +212,7 @@ export function createSso(
     }
     const { user, role } = signedIn;
     const { id } = await sso.createSession(user.id, settings.session_ttl_seconds);
-    await record(request, response, {
+    await hold(request, response, {
       actor: `session:${user.id}`,
       role: role.id,
       action: 'login',
@@ -214,6 +226,7 @@ export function createSso(
   });
 
   router.get('/session', async (request: Request, response: Response) => {
+    options.origins?.check(request);
     const active = await activeSession(request.headers, sessionOptions);
     if (!active) throw noSession();
     const { user, role, session } = active;
@@ -236,11 +249,13 @@ export function createSso(
   });
 
   router.post('/logout', async (request: Request, response: Response) => {
+    options.origins?.check(request);
     const active = await activeSession(request.headers, sessionOptions);
     if (!active) throw noSession();
     checkCsrf(request.headers, request.method, active.session);
+    await gate?.admit();
     await sso.deleteSession(active.id);
-    await record(request, response, {
+    await hold(request, response, {
       actor: `session:${active.user.id}`,
       role: active.role.id,
       action: 'logout',

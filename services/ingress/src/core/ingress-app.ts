@@ -11,6 +11,7 @@ import {
   newRequestId,
   sendError,
   sendJson,
+  throttledLog,
   toGatewayError,
 } from '@gw/shared';
 import { HEALTH_STATE_VALUE } from '@gw/shared/health';
@@ -60,6 +61,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
   const { governance, router, logger, metrics, client, mcp, tracer, requestLog } = dependencies;
   // The stages after authorize, outermost first (docs/architecture.md). The SPEC chat paths add MCP's.
   const settler = createSettler({ governance, logger });
+  // An outage (Redis, governance) fails every request alike: one line per kind of failure and 10 s, then a count.
+  const requestFailed = throttledLog(logger, 'error');
   // Guardrails wrap the cache and the router call, so every agent-loop round is checked, and a cached answer is
   // checked like a fresh one (and looked up by the input as the guardrails left it).
   const guarded = dependencies.guardrails ? [dependencies.guardrails.stage] : [];
@@ -148,7 +151,11 @@ export function createIngressApp(dependencies: IngressDependencies) {
       else {
         sendError(response, failure, context.requestId);
         if (failure.status >= 500)
-          logger.error({ err: error, requestId: context.requestId }, 'request failed');
+          requestFailed(
+            `${failure.status}:${failure.type}:${failure.code ?? ''}`,
+            { err: error, requestId: context.requestId },
+            'request failed',
+          );
       }
     };
     if (!allows(route, request.method)) {

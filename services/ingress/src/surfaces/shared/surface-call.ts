@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
-import { type Logger, type Metrics, parseJson, readBody, toGatewayError } from '@gw/shared';
+import { type Logger, type Metrics, parseJson, readBody, throttledLog, toGatewayError } from '@gw/shared';
 import { answerStatus } from '../../core/answer-status.ts';
 import type { ParsedCompletion } from '../../core/parse-request.ts';
 import type { RequestContext } from '../../core/route.ts';
@@ -133,10 +133,16 @@ export function loggingErrors(
   mapper: (response: ServerResponse, thrown: unknown, context: RequestContext) => void,
   logger: Logger,
 ): (response: ServerResponse, thrown: unknown, context: RequestContext) => void {
+  // An outage fails every request alike: one line per kind of failure and 10 s, then a count.
+  const requestFailed = throttledLog(logger, 'error');
   return (response, thrown, context) => {
     const error = toGatewayError(thrown);
     if (error.status >= 500 && !error.upstream)
-      logger.error({ err: thrown, requestId: context.requestId }, 'request failed');
+      requestFailed(
+        `${error.status}:${error.type}:${error.code ?? ''}`,
+        { err: thrown, requestId: context.requestId },
+        'request failed',
+      );
     mapper(response, error, context);
   };
 }

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+/** `https://gw.example.com` or `http://127.0.0.1:8080`: a scheme, a host and a port, nothing else. */
+const originSchema = z.string().transform((value, context) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const bare =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === '' &&
+    (url.pathname === '/' || url.pathname === '') &&
+    url.search === '' &&
+    url.hash === '' &&
+    !value.endsWith('/');
+  if (!url || !bare) {
+    context.addIssue({
+      code: 'custom',
+      message: `'${value.slice(0, 100)}' is not an origin (scheme://host[:port], no path, such as https://gw.example.com)`,
+    });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+/**
+ * The config file's `admin` section (docs/admin-access.md "Origins"): read when the admin starts; not a system
+ * setting, so nobody changes it through the API.
+ */
+export const adminConfigSchema = z.strictObject({
+  /**
+   * Origins besides the admin's own (the scheme, host and port its requests name in `Host`) whose pages may use
+   * the session cookie on `/api` and open the live tail: a UI served elsewhere, or the public origin of an admin
+   * behind a proxy that rewrites `Host` or ends TLS. `auth.oidc.redirect_uri`'s origin is allowed too.
+   */
+  allowed_origins: z.array(originSchema).max(100).default([]),
+});
+
+/** What a change does while the audit log cannot store its record (docs/admin-access.md "Audit log"). */
+const AUDIT_ON_STORE_FAILURE = ['refuse', 'queue'] as const;
+
+/**
+ * The config file's `audit` section: read when the admin starts; not a system setting, so nobody turns the
+ * audit log's guarantees off through the API.
+ */
+export const auditConfigSchema = z.strictObject({
+  /**
+   * `refuse` (default): a change is made only while the audit store answers, and answered only once its record
+   * is stored; otherwise 503. `queue` (cluster): every record is appended to a Redis stream before its change
+   * is answered, and the admins write the stream into PostgreSQL in order, so changes go on while PostgreSQL
+   * is down (they are refused while Redis is).
+   */
+  on_store_failure: z.enum(AUDIT_ON_STORE_FAILURE).default('refuse'),
+});
