@@ -111,6 +111,8 @@ export class GovernanceCore implements GovernanceService {
   private releaseTimer: NodeJS.Timeout | undefined;
   /** Reservation id → what admission stored for it (payload and admitted alternative), until settled. */
   private readonly admitted = new Map<string, { payload: string; alternative: number }>();
+  /** Settles running in this process, by reservation id. */
+  private readonly settling = new Map<string, Promise<SettleResult>>();
 
   private constructor(dependencies: GovernanceCoreDependencies) {
     this.dependencies = dependencies;
@@ -336,6 +338,17 @@ export class GovernanceCore implements GovernanceService {
    * store applies a settle once however many race.
    */
   async settle(request: SettleRequest): Promise<SettleResult> {
+    // The same reservation settled again while its settle runs here (a retry racing its first try) gets that
+    // settle's answer: the store would apply it once anyway.
+    const id = request.settlement.reservationId;
+    const running = this.settling.get(id);
+    if (running) return running;
+    const settling = this.settleOnce(request).finally(() => this.settling.delete(id));
+    this.settling.set(id, settling);
+    return settling;
+  }
+
+  private async settleOnce(request: SettleRequest): Promise<SettleResult> {
     const id = request.settlement.reservationId;
     const unsettled = () => notFound(`open reservation ${id} (settled already, or never made)`);
     // What this process admitted it knows as it stored it; anything else is read back, through its schema.
