@@ -10,6 +10,7 @@ export * from './config/environment.ts';
 export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
 export * from './config/logs-config.ts';
+export * from './config/secret-policy.ts';
 export * from './config/secret-reference.ts';
 export * from './config/system-settings.ts';
 export * from './config/tracing-config.ts';

@@ -17,7 +17,7 @@ import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
 import type { AuditSink } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
-import { PERMISSIONS } from './permissions.ts';
+import { ADMIN_ONLY_PERMISSIONS, PERMISSIONS } from './permissions.ts';
 import { isOpenRoute, routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
 import { redactForViewer } from './viewer-redaction.ts';
@@ -117,7 +117,8 @@ function permitted(principal: Principal, method: string, path: string, segments:
   if (isOpenRoute(method, segments)) return undefined;
   const row = routePermission(method, segments);
   if (!row) {
-    if (!PERMISSIONS.every((permission) => principal.permissions.has(permission)))
+    const needed = PERMISSIONS.filter((permission) => !ADMIN_ONLY_PERMISSIONS.has(permission));
+    if (!needed.every((permission) => principal.permissions.has(permission)))
       throw missingPermission(principal, method, path);
     return undefined;
   }

@@ -15,9 +15,12 @@ import {
   noEndpoint,
   notFound,
   redactUrl,
+  refuseSecretReferences,
+  standsForSecret,
   validate,
 } from '@gw/shared';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { mayReferenceSecrets } from './permissions.ts';
 
 export interface GuardrailsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
@@ -44,7 +47,16 @@ function keepMaskedSecrets(incoming: Record<string, unknown>, stored: GuardrailP
   const kept = { ...incoming };
   for (const field of GUARDRAIL_SECRET_FIELDS) {
     const previous = (stored as Record<string, unknown>)[field];
-    if (typeof previous === 'string' && kept[field] === maskSecret(previous)) kept[field] = previous;
+    if (typeof previous === 'string' && standsForSecret(kept[field], previous)) kept[field] = previous;
+  }
+  const headers = kept['headers'];
+  if (stored.type === 'webhook' && stored.headers && headers && typeof headers === 'object') {
+    kept['headers'] = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => {
+        const previous = stored.headers?.[name];
+        return [name, previous !== undefined && standsForSecret(value, previous) ? previous : value];
+      }),
+    );
   }
   return kept;
 }
@@ -76,8 +88,15 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
   async function saveProfile(
     registry: GuardrailRegistry,
     body: unknown,
-    create: boolean,
+    write: { request: AdminRequest; stored?: GuardrailProfile | undefined; prefix?: string },
   ): Promise<AdminResult> {
+    const create = write.stored === undefined;
+    // Credentials (`api_key`, `secret`, `access_key`…) are resolved by every ingress from its own environment.
+    refuseSecretReferences(body, {
+      mayReference: mayReferenceSecrets(write.request),
+      stored: write.stored,
+      prefix: write.prefix,
+    });
     const profile = validate(guardrailProfileSchema, body);
     asBadRequest(() => checkProfile(profile));
     if (create && (await registry.getProfile(profile.id))) {
@@ -109,7 +128,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     if (id === undefined) {
       if (request.method === 'GET')
         return { status: 200, body: (await registry.listProfiles()).map(shownProfile) };
-      if (request.method === 'POST') return saveProfile(registry, await request.body(), true);
+      if (request.method === 'POST') return saveProfile(registry, await request.body(), { request });
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
     const stored = await registry.getProfile(id);
@@ -119,7 +138,11 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     }
     if (request.method === 'PUT') {
       if (!stored) throw notFound(`guardrail profile '${id}'`);
-      return saveProfile(registry, { ...keepMaskedSecrets(await request.body(), stored), id }, false);
+      return saveProfile(
+        registry,
+        { ...keepMaskedSecrets(await request.body(), stored), id },
+        { request, stored },
+      );
     }
     if (request.method === 'DELETE') {
       if (!(await registry.deleteProfile(id))) throw notFound(`guardrail profile '${id}'`);
@@ -178,6 +201,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     if (request.method !== 'POST')
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     const form = validate(guardrailProviderFormSchema, await request.body());
+    refuseSecretReferences(form.config, { mayReference: mayReferenceSecrets(request), prefix: 'config.' });
     const { guardrail_arn, guardrail_version, ...config } = form.config;
     const body = {
       ...config,
@@ -195,7 +219,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
         field === 'guardrail_id' ? 'guardrail_arn' : field === 'version' ? 'guardrail_version' : field;
       throw invalidRequest(`config.${named}: ${issue.message}`, `config.${named}`);
     }
-    return saveProfile(registry, profile.data, true);
+    return saveProfile(registry, profile.data, { request });
   }
 
   return { guardrails, enterprise };

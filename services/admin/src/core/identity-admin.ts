@@ -4,7 +4,13 @@ import { z } from 'zod';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import type { Principal } from './admin-principal.ts';
 import type { AdminUser, IdentityStore } from './identity-store.ts';
-import { BUILT_IN_ROLES, isPermission, PERMISSIONS, type RoleDefinition } from './permissions.ts';
+import {
+  ADMIN_ONLY_PERMISSIONS,
+  BUILT_IN_ROLES,
+  isPermission,
+  PERMISSIONS,
+  type RoleDefinition,
+} from './permissions.ts';
 
 export interface IdentityAdminOptions {
   /** Absent in a cluster admin without a store: every call answers 503. */
@@ -246,6 +252,11 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
       if (!isPermission(permission))
         throw invalidRequest(
           `permissions[${index}]: '${permission}' is not a permission (known: ${PERMISSIONS.join(', ')})`,
+          `permissions[${index}]`,
+        );
+      if (ADMIN_ONLY_PERMISSIONS.has(permission))
+        throw invalidRequest(
+          `permissions[${index}]: '${permission}' belongs to the built-in Admin alone; no custom role may hold it`,
           `permissions[${index}]`,
         );
     });

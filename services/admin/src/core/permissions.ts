@@ -1,7 +1,8 @@
 /**
  * What the admin API can grant: a permission is `<resource>:<action>`. `read` covers GET (and HEAD), `write`
- * covers every change. `secrets:read` is the one permission that is not a resource's: without it, secret
- * fields of read answers are redacted (docs/admin-access.md).
+ * covers every change. Two permissions are not a resource's: without `secrets:read`, secret fields of read
+ * answers are redacted; `secrets:reference` lets a write name an `env.NAME` or secret-manager reference
+ * (secret-policy.ts of @gw/shared), and belongs to Admin alone (docs/admin-access.md).
  */
 export const ADMIN_RESOURCES = [
   'providers',
@@ -25,13 +26,27 @@ export const ADMIN_RESOURCES = [
 
 export type AdminResource = (typeof ADMIN_RESOURCES)[number];
 
-export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read';
+export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read' | 'secrets:reference';
 
 /** Every permission, in a stable order (the answer of `GET /api/roles` lists them as `known_permissions`). */
 export const PERMISSIONS: readonly Permission[] = [
   ...ADMIN_RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const]),
   'secrets:read',
+  'secrets:reference',
 ];
+
+/**
+ * Permissions only the built-in Admin holds: no custom role may be given them, and a stored role that names one
+ * does not get it (`secrets:reference` makes gw read any variable of its environment and send it out).
+ */
+export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set(['secrets:reference']);
+
+/** A stored role's permissions as a principal holds them: Admin-only ones kept for Admin alone. */
+export function heldPermissions(role: Pick<RoleDefinition, 'id' | 'permissions'>): Set<Permission> {
+  return new Set(
+    role.permissions.filter((permission) => role.id === 'admin' || !ADMIN_ONLY_PERMISSIONS.has(permission)),
+  );
+}
 
 const KNOWN = new Set<string>(PERMISSIONS);
 
@@ -92,4 +107,14 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = [
 
 export function builtInRole(id: string): RoleDefinition | undefined {
   return BUILT_IN_ROLES.find((role) => role.id === id);
+}
+
+/** Whether the caller of an admin request may write secret references (`refuseSecretReferences` of @gw/shared). */
+export function mayReferenceSecrets(request: {
+  role: string;
+  principal?: { permissions: ReadonlySet<Permission> } | undefined;
+}): boolean {
+  return request.principal
+    ? request.principal.permissions.has('secrets:reference')
+    : request.role === 'admin';
 }
