@@ -80,11 +80,28 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
       guard,
     );
     expect(own.status).toBe(201);
+    const ownHook = {
+      ...hook,
+      id: 'own-hook',
+      secret: 'hook-secret-0123456789',
+      headers: { 'x-receiver': 'receiver-cred-0123456789' },
+    };
+    expect((await call('POST', api('/guardrails/profiles'), ownHook, guard)).status).toBe(201);
     for (const headers of [guard, ADMIN]) {
-      expect(JSON.stringify((await get(api('/guardrails/profiles/own'), headers)).body)).not.toContain(
+      const shown = JSON.stringify((await get(api('/guardrails/profiles'), headers)).body);
+      for (const secret of [
         'azure-key-0123456789abcdef',
-      );
+        'hook-secret-0123456789',
+        'receiver-cred-0123456789',
+      ])
+        expect(shown).not.toContain(secret);
     }
+    // A read sent back keeps the stored secrets (Admin sees masks, the narrow role `[redacted]`).
+    const read = (await get(api('/guardrails/profiles/own-hook'), guard)).body;
+    expect((await call('PUT', api('/guardrails/profiles/own-hook'), read, guard)).status).toBe(200);
+    expect((await get(api('/guardrails/profiles/own-hook'), ADMIN)).body.headers['x-receiver']).toBe(
+      'rec****6789',
+    );
   });
 
   it('lets Admin (secrets:reference) name one, and keeps it from moving for the narrow role', async () => {

@@ -10,7 +10,6 @@ import {
   guardrailRuleSchema,
   invalidRequest,
   maskSecret,
-  maskSecretFields,
   methodNotAllowed,
   noEndpoint,
   notFound,
@@ -36,7 +35,12 @@ function shownProfile(profile: GuardrailProfile): Record<string, unknown> {
   }
   if (profile.type === 'webhook') {
     shown['url'] = redactUrl(profile.url);
-    if (profile.headers) shown['headers'] = maskSecretFields(profile.headers);
+    // A receiver's headers exist to carry its credentials, whatever their names: every value is masked.
+    if (profile.headers) {
+      shown['headers'] = Object.fromEntries(
+        Object.entries(profile.headers).map(([name, value]) => [name, maskSecret(value)]),
+      );
+    }
   }
   return shown;
 }
