@@ -59,11 +59,29 @@ export interface AdminExpressOptions extends AuthenticateOptions {
   audit?: AuditSink | undefined;
 }
 
+/** `application/json` or a `+json` type, parameters (charset) aside. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/i;
+
+/**
+ * A body is parsed only when it says it is JSON: a `text/plain` body (what a cross-site form or a no-cors fetch
+ * can send without a preflight) or a form is refused, never guessed at.
+ */
+function assertJsonContentType(request: IncomingMessage): void {
+  const header = request.headers['content-type'];
+  const type = (header ?? '').split(';')[0]!.trim();
+  if (JSON_MEDIA_TYPE.test(type)) return;
+  throw invalidRequest(
+    `content-type: '${(header ?? '(none)').slice(0, 100)}' is not JSON; the admin API takes bodies as application/json`,
+    'content-type',
+  );
+}
+
 /** One request's body, read once (a scope check and the module may both want it), up to the limit. */
 function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
   let read: Promise<Record<string, unknown>> | undefined;
   return () => {
     read ??= readBody(request, maxBodyBytes).then((bytes) => {
+      if (bytes.length > 0) assertJsonContentType(request);
       const value = parseJson(bytes);
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw invalidRequest('request body must be a JSON object');
