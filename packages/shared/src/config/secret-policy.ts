@@ -9,7 +9,7 @@ import { looksLikeSecretReference } from './secret-reference.ts';
  * channels, MCP clients) may only when its caller holds this permission, which only Admin has
  * (docs/admin-access.md "Secret references").
  */
-export const SECRET_REFERENCE_PERMISSION = 'secrets:reference';
+const SECRET_REFERENCE_PERMISSION = 'secrets:reference';
 
 /** Fields that say where a resource sends its credentials: changing one moves every secret it holds. */
 const DESTINATION_FIELD = /^(?:url|base_url|endpoint|connection_string|host|port|region)$/;
@@ -27,7 +27,7 @@ export interface SecretPolicyOptions {
 }
 
 /** Whether a string is an environment or secret-manager reference. */
-export function isSecretReference(value: string): boolean {
+function isSecretReference(value: string): boolean {
   return envReferenceName(value) !== undefined || looksLikeSecretReference(value);
 }
 

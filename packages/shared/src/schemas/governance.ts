@@ -11,9 +11,9 @@ const durationSchema = z
  * room for what is counted past it (the last admitted request, reservations) to stay exact. Past it admission
  * could not compare exactly, and a request of that key would fail with 500: a 400 naming the field instead.
  */
-export const MAX_COUNTER_LIMIT = 1e15;
+const MAX_COUNTER_LIMIT = 1e15;
 /** The largest budget in USD: MAX_COUNTER_LIMIT micro-dollars ($1,000,000,000). */
-export const MAX_BUDGET_USD = MAX_COUNTER_LIMIT / 1_000_000;
+const MAX_BUDGET_USD = MAX_COUNTER_LIMIT / 1_000_000;
 
 const counterLimit = z
   .number()
