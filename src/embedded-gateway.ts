@@ -14,6 +14,7 @@ import {
   followSystemSettings,
   type GatewayConfig,
   type Logger,
+  resolveSecret,
   systemSettingsOf,
   watchConfigFile,
   writeSystemSettings,
@@ -187,6 +188,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logger,
     onOutcome: (channelType, outcome) =>
       metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+    readSecret: (value) => resolveSecret(value, options.environment, secrets),
   });
   const admin = composeAdmin({
     config,

@@ -2,7 +2,13 @@
 // `env.NAME` or secret-manager reference unless its caller holds `secrets:reference`, which only Admin has. A
 // custom role with guardrails:read|write once stored `env.GATEWAY_ADMIN_TOKEN` as an Azure Content Safety key and
 // received the token at the endpoint it chose. Both modes.
-import { type GatewayConfigInput, type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
+import {
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeWebhookReceiver,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, type Json } from './support/http.ts';
 
@@ -10,12 +16,16 @@ const ADMIN_TOKEN = 'secret-policy-bootstrap-token';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const STOLEN = 'env.GATEWAY_ADMIN_TOKEN';
+/** A variable of the gateway's environment that Admin names in an alert channel. */
+const ALERT_SECRET = 'alert-env-secret-0123456789';
+const env = { GW_TEST_ALERT_SECRET: ALERT_SECRET };
 
 const MODES = [
-  ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN })],
+  ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN, env })],
   [
     'cluster',
-    (config: GatewayConfigInput) => startCluster({ config, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 }),
+    (config: GatewayConfigInput) =>
+      startCluster({ config, adminToken: ADMIN_TOKEN, env, readyTimeoutMs: 60_000 }),
   ],
 ] as const;
 
@@ -144,6 +154,31 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
     expect((await call('POST', api('/alerts/channels'), { ...mail, id: 'admin-mail' }, ADMIN)).status).toBe(
       201,
     );
+  });
+
+  it("resolves Admin's references in an alert channel at each send", async () => {
+    const receiver = await startFakeWebhookReceiver(ALERT_SECRET);
+    try {
+      const channel = {
+        id: 'admin-hook',
+        type: 'webhook',
+        url: receiver.url,
+        secret: 'env.GW_TEST_ALERT_SECRET',
+        headers: { 'x-receiver-auth': 'env.GW_TEST_ALERT_SECRET' },
+      };
+      expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+      const sent = await call('POST', api('/alerts/channels/admin-hook/test'), undefined, ADMIN);
+      expect(sent.body.outcome, JSON.stringify(sent.body)).toBe('sent');
+      expect(receiver.last().headers['x-receiver-auth']).toBe(ALERT_SECRET);
+      // A reference without a value fails the send, naming it, without retries.
+      const missing = { ...channel, id: 'admin-hook-missing', secret: 'env.GW_TEST_NOT_SET_ANYWHERE' };
+      expect((await call('POST', api('/alerts/channels'), missing, ADMIN)).status).toBe(201);
+      const failed = await call('POST', api('/alerts/channels/admin-hook-missing/test'), undefined, ADMIN);
+      expect(failed.body).toMatchObject({ outcome: 'failed', attempts: 1 });
+      expect(failed.body.error).toContain("secret names 'env.GW_TEST_NOT_SET_ANYWHERE'");
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses an mcp role an env reference in an MCP client', async () => {

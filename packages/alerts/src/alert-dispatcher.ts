@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@gw/shared';
 import type { AlertRegistry } from './alert-registry.ts';
 import type { AlertChannel, AlertHistoryEntry, AlertNotification } from './alert-schemas.ts';
+import { type SecretReader, withChannelSecrets } from './channel-secrets.ts';
 import { ChannelSendError } from './channels/http-post.ts';
 import { sendToChannel } from './channels/send-to-channel.ts';
 
@@ -22,6 +23,8 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Replaces the real channels (tests of the evaluation). */
   send?: typeof sendToChannel;
+  /** Reads the `env.NAME` and secret-manager references of channels' credentials at each send. */
+  readSecret?: SecretReader | undefined;
   /** Told what became of each notification to a channel (`gw_alert_notifications_total`). */
   onOutcome?: ((channelType: string, outcome: 'sent' | 'failed' | 'dropped') => void) | undefined;
 }
@@ -37,7 +40,9 @@ interface Job {
  */
 export class AlertDispatcher {
   private readonly queue: Job[] = [];
-  private readonly options: Required<Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome'>> &
+  private readonly options: Required<
+    Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome' | 'readSecret'>
+  > &
     DispatcherOptions;
   private running = 0;
   private idleWaiters: Array<() => void> = [];
@@ -127,7 +132,7 @@ export class AlertDispatcher {
       attempts += 1;
       try {
         await this.options.send({
-          channel,
+          channel: withChannelSecrets(channel, this.options.readSecret),
           notification,
           timeoutMs: this.options.timeoutMs,
           now: this.options.now(),

@@ -42,10 +42,17 @@ export function startAlerts(options: {
   logger?: Logger | undefined;
   /** What became of each notification to a channel: the process's `gw_alert_notifications_total`. */
   onOutcome?: DispatcherOptions['onOutcome'];
+  /** Where channels' credential references resolve: the process's environment and secret resolver. */
+  readSecret?: DispatcherOptions['readSecret'];
 }) {
   const { config, logger } = options;
   const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
-  const dispatcher = new AlertDispatcher({ registry, logger, onOutcome: options.onOutcome });
+  const dispatcher = new AlertDispatcher({
+    registry,
+    logger,
+    onOutcome: options.onOutcome,
+    readSecret: options.readSecret,
+  });
   const engine = config.enabled
     ? new AlertEngine({
         registry,

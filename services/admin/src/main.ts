@@ -12,6 +12,7 @@ import {
   followSystemSettings,
   httpLimits,
   readSettings,
+  resolveSecret,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
@@ -71,6 +72,15 @@ await startService(logger, async () => {
         onError: (error) => logger.warn({ err: error }, 'audit log: PostgreSQL'),
       })
     : undefined;
+  // `/api/vault/*`: this process reads the references too (its status, alert channels' credentials), and a
+  // refresh reaches the others.
+  const secrets = await startSecretResolver({
+    config,
+    environment: process.env,
+    logger,
+    metrics,
+    store: mcpStore,
+  });
   // Alerts: every admin replica serves /api/alerts; the one holding the lease in Redis evaluates the rules.
   const leaseRedis = environment.REDIS_URL
     ? connectRedis(environment.REDIS_URL, { connectionName: 'gw-admin-alerts-lease' })
@@ -99,15 +109,8 @@ await startService(logger, async () => {
       logger,
       onOutcome: (channelType, outcome) =>
         metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+      readSecret: (value) => resolveSecret(value, process.env, secrets),
     });
-  // `/api/vault/*`: this process reads the references too (its status), and a refresh reaches the others.
-  const secrets = await startSecretResolver({
-    config,
-    environment: process.env,
-    logger,
-    metrics,
-    store: mcpStore,
-  });
   const app = composeAdmin({
     config,
     router,
