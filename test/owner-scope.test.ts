@@ -146,4 +146,93 @@ describe.each(MODES)('owner checks of team-scoped roles (%s)', (_mode, start) =>
       expect(answer.status, `${collection} ${JSON.stringify(answer.body)}`).toBe(200);
     }
   });
+  it('keeps a team-scoped role with users, tokens and roles permissions to its teams and team-scoped roles', async () => {
+    const permissions = [
+      'users:read',
+      'users:write',
+      'tokens:read',
+      'tokens:write',
+      'roles:read',
+      'roles:write',
+      'keys:read',
+    ];
+    const created = await call(
+      'POST',
+      api('/roles'),
+      { id: 'team-admin', team_scoped: true, permissions },
+      ADMIN,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const wide = await call(
+      'POST',
+      api('/roles'),
+      { id: 'keys-everywhere', permissions: ['keys:read'] },
+      ADMIN,
+    );
+    expect(wide.status).toBe(201);
+    const scoped = await tokenFor('team-admin', [owners.teamA!]);
+    const person = (email: string, role: string, teams: string[]) => ({
+      email,
+      name: email,
+      role,
+      team_ids: teams,
+    });
+    const outsider = await call(
+      'POST',
+      api('/users'),
+      person('b@example.com', 'team-admin', [owners.teamB!]),
+      scoped,
+    );
+    expect(outsider.status, JSON.stringify(outsider.body)).toBe(403);
+    expect(outsider.body.error).toMatchObject({ code: 'team_scope', param: 'team_ids[0]' });
+    const wider = await call(
+      'POST',
+      api('/users'),
+      person('w@example.com', 'keys-everywhere', [owners.teamA!]),
+      scoped,
+    );
+    expect(wider.status, JSON.stringify(wider.body)).toBe(403);
+    expect(wider.body.error).toMatchObject({ code: 'team_scope', param: 'roles[0]' });
+    const role = await call('POST', api('/roles'), { id: 'wide-too', permissions: ['keys:read'] }, scoped);
+    expect(role.status, JSON.stringify(role.body)).toBe(403);
+    expect(role.body.error).toMatchObject({ code: 'team_scope', param: 'team_scoped' });
+    // Someone of team B: not to be changed, deleted or given a token by team A's administrator.
+    const other = await call(
+      'POST',
+      api('/users'),
+      person('o@example.com', 'team-admin', [owners.teamB!]),
+      ADMIN,
+    );
+    expect(other.status).toBe(201);
+    for (const [method, body] of [
+      ['PATCH', { name: 'taken' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const answer = await call(method, api(`/users/${other.body.id}`), body, scoped);
+      expect(answer.status, `${method} ${JSON.stringify(answer.body)}`).toBe(403);
+      expect(answer.body.error.code).toBe('team_scope');
+    }
+    const token = await call(
+      'POST',
+      api('/tokens'),
+      { name: 't', role: 'team-admin', user_id: other.body.id },
+      scoped,
+    );
+    expect(token.status, JSON.stringify(token.body)).toBe(403);
+    expect(token.body.error.code).toBe('team_scope');
+    const mine = await call(
+      'POST',
+      api('/users'),
+      person('a@example.com', 'team-admin', [owners.teamA!]),
+      scoped,
+    );
+    expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+    const own = await call(
+      'POST',
+      api('/tokens'),
+      { name: 't', role: 'team-admin', user_id: mine.body.id },
+      scoped,
+    );
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+  });
 });
