@@ -181,6 +181,47 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
     }
   });
 
+  it("keeps Admin's stored credentials from being moved to a new destination by a narrow role", async () => {
+    const guard = bearer(await tokenOf('guard-mover', ['guardrails:read', 'guardrails:write']));
+    const alerts = bearer(await tokenOf('alert-mover', ['alerts:read', 'alerts:write']));
+    const providers = bearer(await tokenOf('provider-mover', ['providers:read', 'providers:write']));
+    // A guardrail profile: the read sent back with another endpoint would carry Admin's key there.
+    const profile = azure('admin-azure', 'azure-admin-key-0123456789');
+    expect((await call('POST', api('/guardrails/profiles'), profile, ADMIN)).status).toBe(201);
+    const read = (await get(api('/guardrails/profiles/admin-azure'), guard)).body;
+    const moved = { ...read, endpoint: 'https://evil.example.com' };
+    expectRefused(await call('PUT', api('/guardrails/profiles/admin-azure'), moved, guard), 'endpoint');
+    const renewed = { ...moved, api_key: 'the-callers-own-key-0001' };
+    expect((await call('PUT', api('/guardrails/profiles/admin-azure'), renewed, guard)).status).toBe(200);
+    // An alert channel: a patch of its url alone keeps its signing secret.
+    const channel = {
+      id: 'admin-signed',
+      type: 'webhook',
+      url: 'https://a.example.com',
+      secret: 'admin-signing-secret-0123',
+    };
+    expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+    const patch = { url: 'https://evil.example.com' };
+    expectRefused(await call('PATCH', api('/alerts/channels/admin-signed'), patch, alerts), 'url');
+    expect((await call('PATCH', api('/alerts/channels/admin-signed'), patch, ADMIN)).status).toBe(200);
+    // A provider: a patch of its base URL alone keeps its keys.
+    const provider = {
+      provider: 'anthropic',
+      keys: [{ value: 'sk-ant-admin-0123456789abcdef' }],
+      network_config: { base_url: 'https://api.example.com' },
+    };
+    expect((await call('POST', api('/providers'), provider, ADMIN)).status).toBe(201);
+    const repoint = { network_config: { base_url: 'https://evil.example.com' } };
+    expectRefused(
+      await call('PATCH', api('/providers/anthropic'), repoint, providers),
+      'network_config.base_url',
+    );
+    expect((await get(api('/providers/anthropic'), ADMIN)).body.network_config.base_url).toBe(
+      'https://api.example.com',
+    );
+    expect((await call('DELETE', api('/providers/anthropic'), undefined, ADMIN)).status).toBe(200);
+  });
+
   it('refuses an mcp role an env reference in an MCP client', async () => {
     const mcp = bearer(await tokenOf('mcp-editor', ['mcp:read', 'mcp:write']));
     const client = { name: 'steal', connection_type: 'http', connection_string: STOLEN };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.ts';
-import { refuseSecretReferences } from './secret-policy.ts';
+import { refuseMovedSecrets, refuseSecretReferences } from './secret-policy.ts';
 
 function refusal(work: () => void): GatewayError {
   try {
@@ -57,5 +57,32 @@ describe('refuseSecretReferences', () => {
     expect(() =>
       refuseSecretReferences({ ...stored, endpoint: 'https://evil.example' }, { mayReference: true, stored }),
     ).not.toThrow();
+  });
+});
+
+describe('refuseMovedSecrets', () => {
+  const stored = {
+    network_config: { base_url: 'https://api.example.com' },
+    keys: [{ id: 'main', value: 'sk-admin-key-0123456789' }],
+  };
+  it('refuses a stored credential kept while its destination changes, unless the caller may', () => {
+    const moved = {
+      network_config: { base_url: 'https://evil.example.com' },
+      keys: [{ id: 'main', value: 'sk-admin-key-0123456789' }],
+    };
+    const error = refusal(() => refuseMovedSecrets(moved, { mayReference: false, stored }));
+    expect(error.param).toBe('network_config.base_url');
+    expect(error.message).toContain('keys[0].value');
+    expect(() => refuseMovedSecrets(moved, { mayReference: true, stored })).not.toThrow();
+  });
+  it('accepts a new destination with new credentials, and kept credentials at the same destination', () => {
+    const renewed = {
+      network_config: { base_url: 'https://b.example.com' },
+      keys: [{ value: 'sk-new-key-0000000000' }],
+    };
+    expect(() => refuseMovedSecrets(renewed, { mayReference: false, stored })).not.toThrow();
+    const same = { ...stored, keys: [...stored.keys, { value: 'sk-other' }] };
+    expect(() => refuseMovedSecrets(same, { mayReference: false, stored })).not.toThrow();
+    expect(() => refuseMovedSecrets(renewed, { mayReference: false })).not.toThrow();
   });
 });

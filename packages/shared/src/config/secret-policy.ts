@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.ts';
+import { SECRET_FIELD } from '../redaction.ts';
 import { envReferenceName } from './env-reference.ts';
 import { looksLikeSecretReference } from './secret-reference.ts';
 
@@ -40,12 +41,21 @@ function walk(value: unknown, path: string, visit: (path: string, value: string)
   }
 }
 
+/** A URL as it is dialed (`https://a.example` and `https://a.example/` are one place); other values as they are. */
+function normalized(value: string): string {
+  try {
+    return new URL(value).href;
+  } catch {
+    return value;
+  }
+}
+
 /** The destination fields of a resource by path (`network_config.base_url`, `keys[0].config.endpoint`). */
 function destinations(value: unknown): Map<string, string> {
   const found = new Map<string, string>();
   const visit = (item: unknown, path: string, field: string) => {
     if (DESTINATION_FIELD.test(field) && (typeof item === 'string' || typeof item === 'number')) {
-      found.set(path, String(item));
+      found.set(path, normalized(String(item)));
     } else if (Array.isArray(item)) {
       for (const [index, element] of item.entries()) visit(element, `${path}[${index}]`, field);
     } else if (item && typeof item === 'object') {
@@ -97,4 +107,51 @@ export function refuseSecretReferences(input: unknown, options: SecretPolicyOpti
       `${prefix}${path}: changes where the stored reference of ${prefix}${kept} is sent; only a caller with the permission ${SECRET_REFERENCE_PERMISSION} (Admin) may, or send the secret's value itself`,
     );
   }
+}
+
+/** Fields whose strings are credentials without saying so in their names (key values, header maps, env). */
+const VALUE_FIELD = /^(?:value|key|headers|extra_headers|envs?)$/;
+
+/** The credentials of a resource by path: strings under a credential field, and references anywhere. */
+function credentials(value: unknown): Map<string, string> {
+  const found = new Map<string, string>();
+  const visit = (item: unknown, path: string, secret: boolean) => {
+    if (typeof item === 'string') {
+      if (secret || isSecretReference(item)) found.set(path, item);
+    } else if (Array.isArray(item)) {
+      for (const [index, element] of item.entries()) visit(element, `${path}[${index}]`, secret);
+    } else if (item && typeof item === 'object') {
+      for (const [name, element] of Object.entries(item)) {
+        const field = secret || SECRET_FIELD.test(name) || VALUE_FIELD.test(name);
+        visit(element, path ? `${path}.${name}` : name, field);
+      }
+    }
+  };
+  visit(value, '', false);
+  return found;
+}
+
+/**
+ * Throws 400 (`code: secret_reference`) when a write keeps a stored credential (sent back masked, or left out
+ * of a patch) while it changes where the resource sends it (`url`, `endpoint`, `base_url`, `host`, `port`,
+ * `region`): a role that may edit a guardrail profile, an alert channel or a provider would otherwise move
+ * Admin's key to an address of its choosing. Only a caller with `secrets:reference` (Admin) may; anyone else
+ * sends the credentials again with the new destination. `resource` is the whole resource about to be stored.
+ */
+export function refuseMovedSecrets(resource: unknown, options: SecretPolicyOptions): void {
+  if (options.mayReference || options.stored === undefined) return;
+  const before = destinations(options.stored);
+  const after = destinations(resource);
+  const moved = [...new Set([...before.keys(), ...after.keys()])].find(
+    (path) => before.get(path) !== after.get(path),
+  );
+  if (moved === undefined) return;
+  const stored = new Set(credentials(options.stored).values());
+  const kept = [...credentials(resource)].find(([, value]) => value !== '' && stored.has(value));
+  if (!kept) return;
+  const prefix = options.prefix ?? '';
+  throw refusal(
+    `${prefix}${moved}`,
+    `${prefix}${moved}: changes where the stored credential ${prefix}${kept[0]} is sent; send the credential again with the new destination (only a caller with the permission ${SECRET_REFERENCE_PERMISSION}, Admin, may move a stored one)`,
+  );
 }

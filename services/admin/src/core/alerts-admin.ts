@@ -17,6 +17,7 @@ import {
   noEndpoint,
   notFound,
   redactUrl,
+  refuseMovedSecrets,
   refuseSecretReferences,
   urlSecrets,
   validate,
@@ -178,6 +179,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
       const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
       refuseSecretReferences(next, { mayReference: mayReferenceSecrets(request), stored });
       const channel = validate(alertChannelSchema, next);
+      refuseMovedSecrets(channel, { mayReference: mayReferenceSecrets(request), stored });
       await registry.putChannel(channel);
       return { status: 200, body: shownChannel(channel) };
     }

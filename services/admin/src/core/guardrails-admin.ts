@@ -14,6 +14,7 @@ import {
   noEndpoint,
   notFound,
   redactUrl,
+  refuseMovedSecrets,
   refuseSecretReferences,
   standsForSecret,
   validate,
@@ -102,6 +103,8 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
       prefix: write.prefix,
     });
     const profile = validate(guardrailProfileSchema, body);
+    // A stored credential (sent back masked) goes nowhere new unless Admin says so.
+    refuseMovedSecrets(profile, { mayReference: mayReferenceSecrets(write.request), stored: write.stored });
     asBadRequest(() => checkProfile(profile));
     if (create && (await registry.getProfile(profile.id))) {
       throw new GatewayError({

@@ -7,6 +7,7 @@ import {
   type ProviderConfig,
   providerConfigSchema,
   providerNameSchema,
+  refuseMovedSecrets,
   refuseSecretReferences,
   type SecretLookup,
 } from '@gw/shared';
@@ -248,6 +249,7 @@ export class ProviderConfigs {
     const loaded = loadProvider(name, input, this.dependencies);
     assertPublicUpstreams(loaded.config);
     const config = keepRedactedSecrets(loaded.config, stored);
+    refuseMovedSecrets(config, { mayReference: options.allowSecretReferences === true, stored });
     const final = loadProvider(name, config, this.dependencies);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
     this.loaded.set(name, final);
