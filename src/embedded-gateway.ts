@@ -16,6 +16,7 @@ import {
   type GatewayConfig,
   type Logger,
   outboundPolicy,
+  resolveSecret,
   systemSettingsOf,
   watchConfigFile,
   writeSystemSettings,
@@ -195,6 +196,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     onOutcome: (channelType, outcome) =>
       metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
     outbound: outboundPolicy(config.network),
+    readSecret: (value) => resolveSecret(value, options.environment, secrets),
   });
   const admin = composeAdmin({
     config,

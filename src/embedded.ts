@@ -4,6 +4,7 @@ import {
   embeddedEnvironmentSchema,
   exposureWarning,
   httpLimits,
+  metricsExposureWarning,
   otlpTracesEndpoint,
   readSettings,
 } from '@gw/shared';
@@ -32,6 +33,8 @@ await startService(logger, async () => {
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);
   if (exposed) logger.warn(exposed);
+  const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
+  if (metricsExposed) logger.warn(metricsExposed);
   onShutdown({
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,

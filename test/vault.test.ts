@@ -142,13 +142,32 @@ describe('a provider key from HashiCorp Vault, through the embedded gateway', ()
     }
   });
 
-  it('refuses a new vault reference through the admin API (only the config file names them)', async () => {
-    const answer = await running.admin('POST', '/api/providers', {
+  it('refuses a new vault reference through the admin API without secrets:reference (Admin holds it)', async () => {
+    await running.admin('POST', '/api/roles', {
+      id: 'provider-editor',
+      permissions: ['providers:read', 'providers:write'],
+    });
+    const token = JSON.parse(
+      (await running.admin('POST', '/api/tokens', { name: 'pe', role: 'provider-editor' })).text,
+    ).token;
+    const provider = {
       provider: 'anthropic',
       keys: [{ value: 'vault.secret/gw/other#api_key', models: [], weight: 1 }],
+    };
+    const refused = await fetch(`${running.url}/api/providers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(provider),
     });
-    expect(answer.status).toBe(400);
-    expect(answer.text).toContain('vault.secret/gw/other#api_key');
+    expect(refused.status).toBe(400);
+    const error = ((await refused.json()) as { error: { message: string; param: string } }).error;
+    expect(error.param).toBe('keys[0].value');
+    expect(error.message).toContain('vault.secret/gw/other#api_key');
+    expect(error.message).toContain('secrets:reference');
+    const accepted = await running.admin('POST', '/api/providers', provider);
+    expect(accepted.status).toBe(201);
+    expect(accepted.text).toContain('vault.secret/gw/other#api_key');
+    expect((await running.admin('DELETE', '/api/providers/anthropic')).status).toBe(200);
   });
 
   it('answers 404 and 405 for what /api/vault does not have', async () => {

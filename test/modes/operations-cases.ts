@@ -212,12 +212,29 @@ export function operationsCases(mode: ModeContext): void {
       expect((await call('DELETE', api('/custom-auth'), undefined, admin)).status).toBe(200);
     });
 
+    /** A token of a role with providers:read|write alone: references need secrets:reference, which Admin holds. */
+    let providerWriter: Record<string, string> | undefined;
+    const writer = async () => {
+      if (providerWriter) return providerWriter;
+      const roles = `${mode.gateway.adminUrl}/api/roles`;
+      const permissions = ['providers:read', 'providers:write'];
+      await call('POST', roles, { id: 'provider-writer', permissions }, admin);
+      const token = await call(
+        'POST',
+        `${mode.gateway.adminUrl}/api/tokens`,
+        { name: 'pw', role: 'provider-writer' },
+        admin,
+      );
+      providerWriter = { authorization: `Bearer ${token.body.token}` };
+      return providerWriter;
+    };
+
     it.each<[Json, string, string]>([
-      [{ keys: [{ value: 'env.GATEWAY_ADMIN_TOKEN' }] }, 'keys[0].value', 'environment reference'],
+      [{ keys: [{ value: 'env.GATEWAY_ADMIN_TOKEN' }] }, 'keys[0].value', 'secrets:reference'],
       [
         { keys: [{ value: 'k', config: { token: 'env.HOME' } }] },
         'keys[0].config.token',
-        'environment reference',
+        'secrets:reference',
       ],
       [
         { network_config: { base_url: 'file:///etc/passwd' } },
@@ -246,7 +263,7 @@ export function operationsCases(mode: ModeContext): void {
           ...fields,
           network_config: { base_url: mode.fakes.second.url, ...fields.network_config },
         },
-        admin,
+        fields.keys ? await writer() : admin,
       );
       expect(answer.status).toBe(400);
       expect(answer.body.error.type).toBe('invalid_request');

@@ -4,6 +4,7 @@ import { outboundAgent } from '@gw/shared/outbound';
 import type { Agent } from 'undici';
 import type { AlertRegistry } from './alert-registry.ts';
 import type { AlertChannel, AlertHistoryEntry, AlertNotification } from './alert-schemas.ts';
+import { type SecretReader, withChannelSecrets } from './channel-secrets.ts';
 import { ChannelSendError } from './channels/http-post.ts';
 import { sendToChannel } from './channels/send-to-channel.ts';
 
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Replaces the real channels (tests of the evaluation). */
   send?: typeof sendToChannel;
+  /** Reads the `env.NAME` and secret-manager references of channels' credentials at each send. */
+  readSecret?: SecretReader | undefined;
   /** Told what became of each notification to a channel (`gw_alert_notifications_total`). */
   onOutcome?: ((channelType: string, outcome: 'sent' | 'failed' | 'dropped') => void) | undefined;
   /** Where channels may send (the config file's outbound address policy, docs/network.md), checked at connect. */
@@ -42,7 +45,7 @@ interface Job {
 export class AlertDispatcher {
   private readonly queue: Job[] = [];
   private readonly options: Required<
-    Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome' | 'outbound'>
+    Omit<DispatcherOptions, 'logger' | 'registry' | 'onOutcome' | 'outbound' | 'readSecret'>
   > &
     DispatcherOptions;
   /** Every channel connection opens through it, so through the outbound address policy. */
@@ -137,7 +140,7 @@ export class AlertDispatcher {
       attempts += 1;
       try {
         await this.options.send({
-          channel,
+          channel: withChannelSecrets(channel, this.options.readSecret),
           notification,
           timeoutMs: this.options.timeoutMs,
           now: this.options.now(),

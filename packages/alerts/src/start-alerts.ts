@@ -44,6 +44,8 @@ export function startAlerts(options: {
   onOutcome?: DispatcherOptions['onOutcome'];
   /** The config file's outbound address policy: where channels may send (docs/network.md). */
   outbound: OutboundPolicy;
+  /** Where channels' credential references resolve: the process's environment and secret resolver. */
+  readSecret?: DispatcherOptions['readSecret'];
 }) {
   const { config, logger } = options;
   const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
@@ -52,6 +54,7 @@ export function startAlerts(options: {
     logger,
     onOutcome: options.onOutcome,
     outbound: options.outbound,
+    readSecret: options.readSecret,
   });
   const engine = config.enabled
     ? new AlertEngine({

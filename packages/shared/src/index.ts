@@ -12,6 +12,7 @@ export * from './config/exposure.ts';
 export * from './config/gateway-config.ts';
 export * from './config/logs-config.ts';
 export * from './config/network-policy.ts';
+export * from './config/secret-policy.ts';
 export * from './config/secret-reference.ts';
 export * from './config/system-settings.ts';
 export * from './config/tracing-config.ts';

@@ -93,6 +93,14 @@ export function maskSecret(value: string): string {
   return value.length > 12 ? `${value.slice(0, 3)}****${value.slice(-4)}` : '****';
 }
 
+/**
+ * Whether a value written back stands for the stored secret: the masked form every answer shows, or the
+ * `[redacted]` of a reader without `secrets:read` (admin viewer-redaction). A PUT of a read keeps the secret.
+ */
+export function standsForSecret(value: unknown, stored: string): boolean {
+  return value === maskSecret(stored) || value === '[redacted]';
+}
+
 /** A copy of a flat settings object with every credential field masked. */
 export function maskSecretFields(settings: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(

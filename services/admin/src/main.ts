@@ -16,6 +16,7 @@ import {
   httpLimits,
   outboundPolicy,
   readSettings,
+  resolveSecret,
   throttledLog,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
@@ -115,6 +116,15 @@ await startService(logger, async () => {
         ),
       onInvalid: (id) => logger.error({ id }, 'audit queue: an entry could not be decoded and is skipped'),
     });
+  // `/api/vault/*`: this process reads the references too (its status, alert channels' credentials), and a
+  // refresh reaches the others.
+  const secrets = await startSecretResolver({
+    config,
+    environment: process.env,
+    logger,
+    metrics,
+    store: mcpStore,
+  });
   // Alerts: every admin replica serves /api/alerts; the one holding the lease in Redis evaluates the rules.
   const leaseRedis = environment.REDIS_URL
     ? connectRedis(environment.REDIS_URL, { connectionName: 'gw-admin-alerts-lease' })
@@ -144,15 +154,8 @@ await startService(logger, async () => {
       onOutcome: (channelType, outcome) =>
         metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
       outbound: outboundPolicy(config.network),
+      readSecret: (value) => resolveSecret(value, process.env, secrets),
     });
-  // `/api/vault/*`: this process reads the references too (its status), and a refresh reaches the others.
-  const secrets = await startSecretResolver({
-    config,
-    environment: process.env,
-    logger,
-    metrics,
-    store: mcpStore,
-  });
   const app = composeAdmin({
     config,
     router,

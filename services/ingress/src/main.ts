@@ -13,6 +13,7 @@ import {
   followSystemSettings,
   httpLimits,
   ingressEnvironmentSchema,
+  metricsExposureWarning,
   otlpTracesEndpoint,
   outboundPolicy,
   readSettings,
@@ -159,6 +160,8 @@ await startService(logger, async () => {
   logger.info({ port: http.port }, 'ingress listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);
   if (exposed) logger.warn(exposed);
+  const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
+  if (metricsExposed) logger.warn(metricsExposed);
   onShutdown({
     logger,
     deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,

@@ -18,9 +18,9 @@ describe('webhook provider (HMAC-signed POST against a fake)', () => {
         type: 'webhook',
         url: `${fake.url}/check`,
         secret,
-        headers: { 'x-tenant': 'a' },
+        headers: { 'x-tenant': 'a', 'x-receiver-auth': 'env.HOOK_AUTH' },
       }),
-      { environment: { HOOK_SECRET: 'hook-secret' } },
+      { environment: { HOOK_SECRET: 'hook-secret', HOOK_AUTH: 'receiver-auth-value' } },
     );
 
   runProviderContract({
@@ -40,6 +40,8 @@ describe('webhook provider (HMAC-signed POST against a fake)', () => {
     });
     const last = fake.last();
     expect(last.headers['x-tenant']).toBe('a');
+    // A header value written as a reference (Admin's, through the API) is read at the call.
+    expect(last.headers['x-receiver-auth']).toBe('receiver-auth-value');
     expect(last.headers['x-gw-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(last.body).toMatchObject({
       version: 1,

@@ -58,7 +58,15 @@ export function createWebhookProvider(profile: WebhookProfile, options: Provider
           tool: metadata.tool,
         },
       });
-      const headers: Record<string, string> = { ...profile.headers, 'content-type': 'application/json' };
+      // Header values may be references too (only Admin writes them through the API): read at each call.
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(profile.headers ?? {})) {
+        const resolved = resolveSecret(value, options.environment, options.secrets);
+        if (resolved === undefined)
+          throw new GuardrailProviderError(`the header ${name} names ${value}, which has no value`);
+        headers[name] = resolved;
+      }
+      headers['content-type'] = 'application/json';
       if (profile.secret) {
         const secret = resolveSecret(profile.secret, options.environment, options.secrets);
         if (!secret)

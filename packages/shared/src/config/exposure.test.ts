@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { exposureWarning } from './exposure.ts';
+import { exposureWarning, metricsExposureWarning } from './exposure.ts';
 
 it('warns when a non-loopback address serves requests without mandatory virtual keys', () => {
   const open = { enforce_virtual_keys: false };
@@ -11,4 +11,10 @@ it('warns when a non-loopback address serves requests without mandatory virtual 
   for (const loopback of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) {
     expect(exposureWarning(loopback, open)).toBeUndefined();
   }
+});
+
+it('warns when /metrics is open to other machines (no GW_METRICS_TOKEN)', () => {
+  expect(metricsExposureWarning('0.0.0.0', undefined)).toContain('GW_METRICS_TOKEN is not set');
+  expect(metricsExposureWarning('0.0.0.0', 'a-token')).toBeUndefined();
+  expect(metricsExposureWarning('127.0.0.1', undefined)).toBeUndefined();
 });

@@ -5,18 +5,40 @@ const durationSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,3}[mhdwMQY]$/, 'must be a number followed by one of m, h, d, w, M, Q, Y (e.g. 1M)');
 
+/**
+ * The largest counter limit: counters are integers (micro-dollars for budgets, tokens, requests) added by
+ * INCRBY and compared in Lua, whose numbers are doubles, exact up to 2^53 (≈ 9.007e15). A limit of 1e15 leaves
+ * room for what is counted past it (the last admitted request, reservations) to stay exact. Past it admission
+ * could not compare exactly, and a request of that key would fail with 500: a 400 naming the field instead.
+ */
+const MAX_COUNTER_LIMIT = 1e15;
+/** The largest budget in USD: MAX_COUNTER_LIMIT micro-dollars ($1,000,000,000). */
+const MAX_BUDGET_USD = MAX_COUNTER_LIMIT / 1_000_000;
+
+const counterLimit = z
+  .number()
+  .int()
+  .positive()
+  .max(MAX_COUNTER_LIMIT, `must be at most ${MAX_COUNTER_LIMIT} (counters are exact integers up to 2^53)`);
+
 export const budgetSchema = z.strictObject({
   id: z.string().optional(),
-  max_limit: z.number().nonnegative(),
+  max_limit: z
+    .number()
+    .nonnegative()
+    .max(
+      MAX_BUDGET_USD,
+      `must be at most ${MAX_BUDGET_USD} USD (budgets are counted in integer micro-dollars, exact up to 2^53)`,
+    ),
   reset_duration: durationSchema,
   /** Align resets to UTC calendar boundaries (start of day, week, month…). */
   calendar_aligned: z.boolean().default(false),
 });
 
 const rateLimitSchema = z.strictObject({
-  token_max_limit: z.number().int().positive().optional(),
+  token_max_limit: counterLimit.optional(),
   token_reset_duration: z.enum(['1m', '1h', '1d']).optional(),
-  request_max_limit: z.number().int().positive().optional(),
+  request_max_limit: counterLimit.optional(),
   request_reset_duration: z.enum(['1m', '1h', '1d']).optional(),
 });
 

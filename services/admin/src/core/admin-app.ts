@@ -30,6 +30,7 @@ import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
 import { createOriginPolicy } from './origin-check.ts';
+import { mayReferenceSecrets } from './permissions.ts';
 import { testProviderKey } from './provider-key-test.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
@@ -120,7 +121,13 @@ export function createAdminApp(dependencies: AdminDependencies) {
         if (typeof providerName !== 'string' || providerName === '') {
           throw invalidRequest('name: is required (the provider name, e.g. openai)', 'name');
         }
-        return { status: 201, body: await router.putProvider(providerName, config, { create: true }) };
+        return {
+          status: 201,
+          body: await router.putProvider(providerName, config, {
+            create: true,
+            allowSecretReferences: mayReferenceSecrets(request),
+          }),
+        };
       }
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
@@ -142,11 +149,22 @@ export function createAdminApp(dependencies: AdminDependencies) {
     // A read sent back carries the provider's name: the path names it.
     if (request.method === 'PUT') {
       const { name: _ignored, provider: _alsoIgnored, ...config } = await request.body();
-      return { status: 200, body: await router.putProvider(name, config, { create: false }) };
+      return {
+        status: 200,
+        body: await router.putProvider(name, config, {
+          create: false,
+          allowSecretReferences: mayReferenceSecrets(request),
+        }),
+      };
     }
     if (request.method === 'PATCH') {
       const { name: _ignored, provider: _alsoIgnored, ...patch } = await request.body();
-      return { status: 200, body: await router.patchProvider(name, patch) };
+      return {
+        status: 200,
+        body: await router.patchProvider(name, patch, {
+          allowSecretReferences: mayReferenceSecrets(request),
+        }),
+      };
     }
     if (request.method === 'DELETE') {
       await router.deleteProvider(name);

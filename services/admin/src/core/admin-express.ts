@@ -19,7 +19,7 @@ import { type AuthenticateOptions, authenticate, type Principal } from './admin-
 import type { AuditGate } from './audit-sink.ts';
 import { createAuditTrail } from './audit-trail.ts';
 import type { OriginPolicy } from './origin-check.ts';
-import { PERMISSIONS } from './permissions.ts';
+import { ADMIN_ONLY_PERMISSIONS, PERMISSIONS } from './permissions.ts';
 import { isOpenRoute, routePermission } from './route-permissions.ts';
 import { checkTeamScope } from './team-scope.ts';
 import { redactForViewer } from './viewer-redaction.ts';
@@ -67,12 +67,29 @@ export interface AdminExpressOptions extends AuthenticateOptions {
 
 /** Answers of these mounts are for one caller at one moment: never kept by a browser or a proxy. */
 const UNCACHED = /^\/(api|auth|scim)(\/|$)/;
+/** `application/json` or a `+json` type, parameters (charset) aside. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/i;
+
+/**
+ * A body is parsed only when it says it is JSON: a `text/plain` body (what a cross-site form or a no-cors fetch
+ * can send without a preflight) or a form is refused, never guessed at.
+ */
+function assertJsonContentType(request: IncomingMessage): void {
+  const header = request.headers['content-type'];
+  const type = (header ?? '').split(';')[0]!.trim();
+  if (JSON_MEDIA_TYPE.test(type)) return;
+  throw invalidRequest(
+    `content-type: '${(header ?? '(none)').slice(0, 100)}' is not JSON; the admin API takes bodies as application/json`,
+    'content-type',
+  );
+}
 
 /** One request's body, read once (a scope check and the module may both want it), up to the limit. */
 function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
   let read: Promise<Record<string, unknown>> | undefined;
   return () => {
     read ??= readBody(request, maxBodyBytes).then((bytes) => {
+      if (bytes.length > 0) assertJsonContentType(request);
       const value = parseJson(bytes);
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw invalidRequest('request body must be a JSON object');
@@ -126,7 +143,8 @@ function permitted(principal: Principal, method: string, path: string, segments:
   if (isOpenRoute(method, segments)) return undefined;
   const row = routePermission(method, segments);
   if (!row) {
-    if (!PERMISSIONS.every((permission) => principal.permissions.has(permission)))
+    const needed = PERMISSIONS.filter((permission) => !ADMIN_ONLY_PERMISSIONS.has(permission));
+    if (!needed.every((permission) => principal.permissions.has(permission)))
       throw missingPermission(principal, method, path);
     return undefined;
   }

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, sameSecret } from '@gw/shared';
 import { type AdminAuthOptions, type AdminRole, authorizeAdmin } from './admin-auth.ts';
 import type { IdentityStore } from './identity-store.ts';
-import { PERMISSIONS, type Permission } from './permissions.ts';
+import { ADMIN_ONLY_PERMISSIONS, heldPermissions, PERMISSIONS, type Permission } from './permissions.ts';
 
 /** Who is calling the admin API, and what they may do. */
 export interface Principal {
@@ -34,8 +34,17 @@ const BOOTSTRAP: Principal = {
   label: 'bootstrap',
 };
 
-/** `client.allow_anonymous_admin`: the operator opened the API on purpose; anonymous callers may not run commands. */
-const ANONYMOUS: Principal = { ...BOOTSTRAP, kind: 'anonymous', role: 'anonymous', label: 'anonymous' };
+/**
+ * `client.allow_anonymous_admin`: the operator opened the API on purpose; anonymous callers may not run commands,
+ * nor name secret references (Admin-only permissions).
+ */
+const ANONYMOUS: Principal = {
+  ...BOOTSTRAP,
+  kind: 'anonymous',
+  role: 'anonymous',
+  label: 'anonymous',
+  permissions: new Set(PERMISSIONS.filter((permission) => !ADMIN_ONLY_PERMISSIONS.has(permission))),
+};
 
 /** A credential besides bearer tokens (a single sign-on session cookie). */
 export interface SessionAuthenticator {
@@ -94,7 +103,7 @@ export async function authenticate(
     kind: 'token',
     roleId: role.id,
     role: role.id === 'admin' ? 'admin' : 'member',
-    permissions: new Set(role.permissions),
+    permissions: heldPermissions(role),
     teamScoped: role.team_scoped,
     teamIds: user?.team_ids ?? [],
     userId: user?.id,

@@ -21,10 +21,13 @@ import {
   type OutboundPolicy,
   outboundPolicy,
   redactUrl,
+  refuseMovedSecrets,
+  refuseSecretReferences,
   urlSecrets,
   validate,
 } from '@gw/shared';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { mayReferenceSecrets } from './permissions.ts';
 
 export interface AlertsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
@@ -65,11 +68,22 @@ function shownChannel(channel: AlertChannel): Record<string, unknown> {
 function keepMasked(incoming: Record<string, unknown>, stored: AlertChannel): Record<string, unknown> {
   const shown = shownChannel(stored);
   const kept = { ...incoming };
-  for (const field of [...CHANNEL_SECRET_FIELDS[stored.type], 'url', 'headers']) {
+  for (const field of [...CHANNEL_SECRET_FIELDS[stored.type], 'url']) {
     const previous = (stored as Record<string, unknown>)[field];
-    if (previous !== undefined && JSON.stringify(kept[field]) === JSON.stringify(shown[field])) {
+    // `[redacted]`: the read of a caller without secrets:read.
+    if (previous !== undefined && (kept[field] === shown[field] || kept[field] === '[redacted]')) {
       kept[field] = previous;
     }
+  }
+  const headers = kept['headers'];
+  if (stored.type === 'webhook' && stored.headers && isPlainObject(headers)) {
+    kept['headers'] = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => {
+        const previous = stored.headers?.[name];
+        const masked = value === '****' || value === '[redacted]';
+        return [name, previous !== undefined && masked ? previous : value];
+      }),
+    );
   }
   return kept;
 }
@@ -149,7 +163,9 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
         return { status: 200, body: (await registry.listChannels()).map(shownChannel) };
       if (request.method !== 'POST')
         throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const channel = await allowedChannel(validate(alertChannelSchema, await request.body()));
+      const body = await request.body();
+      refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
+      const channel = await allowedChannel(validate(alertChannelSchema, body));
       if (await registry.getChannel(channel.id))
         throw conflict(`alert channel '${channel.id}' already exists`, 'id');
       await registry.putChannel(channel);
@@ -167,7 +183,9 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
     if (request.method === 'PUT' || request.method === 'PATCH') {
       const body = keepMasked(await request.body(), stored);
       const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
+      refuseSecretReferences(next, { mayReference: mayReferenceSecrets(request), stored });
       const channel = await allowedChannel(validate(alertChannelSchema, next));
+      refuseMovedSecrets(channel, { mayReference: mayReferenceSecrets(request), stored });
       await registry.putChannel(channel);
       return { status: 200, body: shownChannel(channel) };
     }

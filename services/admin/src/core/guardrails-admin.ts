@@ -11,16 +11,19 @@ import {
   guardrailRuleSchema,
   invalidRequest,
   maskSecret,
-  maskSecretFields,
   methodNotAllowed,
   noEndpoint,
   notFound,
   type OutboundPolicy,
   outboundPolicy,
   redactUrl,
+  refuseMovedSecrets,
+  refuseSecretReferences,
+  standsForSecret,
   validate,
 } from '@gw/shared';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { mayReferenceSecrets } from './permissions.ts';
 
 export interface GuardrailsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
@@ -46,7 +49,12 @@ function shownProfile(profile: GuardrailProfile): Record<string, unknown> {
   }
   if (profile.type === 'webhook') {
     shown['url'] = redactUrl(profile.url);
-    if (profile.headers) shown['headers'] = maskSecretFields(profile.headers);
+    // A receiver's headers exist to carry its credentials, whatever their names: every value is masked.
+    if (profile.headers) {
+      shown['headers'] = Object.fromEntries(
+        Object.entries(profile.headers).map(([name, value]) => [name, maskSecret(value)]),
+      );
+    }
   }
   return shown;
 }
@@ -57,7 +65,16 @@ function keepMaskedSecrets(incoming: Record<string, unknown>, stored: GuardrailP
   const kept = { ...incoming };
   for (const field of GUARDRAIL_SECRET_FIELDS) {
     const previous = (stored as Record<string, unknown>)[field];
-    if (typeof previous === 'string' && kept[field] === maskSecret(previous)) kept[field] = previous;
+    if (typeof previous === 'string' && standsForSecret(kept[field], previous)) kept[field] = previous;
+  }
+  const headers = kept['headers'];
+  if (stored.type === 'webhook' && stored.headers && headers && typeof headers === 'object') {
+    kept['headers'] = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => {
+        const previous = stored.headers?.[name];
+        return [name, previous !== undefined && standsForSecret(value, previous) ? previous : value];
+      }),
+    );
   }
   return kept;
 }
@@ -89,9 +106,18 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
   async function saveProfile(
     registry: GuardrailRegistry,
     body: unknown,
-    create: boolean,
+    write: { request: AdminRequest; stored?: GuardrailProfile | undefined; prefix?: string },
   ): Promise<AdminResult> {
+    const create = write.stored === undefined;
+    // Credentials (`api_key`, `secret`, `access_key`…) are resolved by every ingress from its own environment.
+    refuseSecretReferences(body, {
+      mayReference: mayReferenceSecrets(write.request),
+      stored: write.stored,
+      prefix: write.prefix,
+    });
     const profile = validate(guardrailProfileSchema, body);
+    // A stored credential (sent back masked) goes nowhere new unless Admin says so.
+    refuseMovedSecrets(profile, { mayReference: mayReferenceSecrets(write.request), stored: write.stored });
     asBadRequest(() => checkProfile(profile));
     // The ingresses check again at every connection; here for a plain answer, before anything is stored.
     const target = profileUrl(profile);
@@ -126,7 +152,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     if (id === undefined) {
       if (request.method === 'GET')
         return { status: 200, body: (await registry.listProfiles()).map(shownProfile) };
-      if (request.method === 'POST') return saveProfile(registry, await request.body(), true);
+      if (request.method === 'POST') return saveProfile(registry, await request.body(), { request });
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     }
     const stored = await registry.getProfile(id);
@@ -136,7 +162,11 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     }
     if (request.method === 'PUT') {
       if (!stored) throw notFound(`guardrail profile '${id}'`);
-      return saveProfile(registry, { ...keepMaskedSecrets(await request.body(), stored), id }, false);
+      return saveProfile(
+        registry,
+        { ...keepMaskedSecrets(await request.body(), stored), id },
+        { request, stored },
+      );
     }
     if (request.method === 'DELETE') {
       if (!(await registry.deleteProfile(id))) throw notFound(`guardrail profile '${id}'`);
@@ -195,6 +225,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     if (request.method !== 'POST')
       throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     const form = validate(guardrailProviderFormSchema, await request.body());
+    refuseSecretReferences(form.config, { mayReference: mayReferenceSecrets(request), prefix: 'config.' });
     const { guardrail_arn, guardrail_version, ...config } = form.config;
     const body = {
       ...config,
@@ -212,7 +243,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
         field === 'guardrail_id' ? 'guardrail_arn' : field === 'version' ? 'guardrail_version' : field;
       throw invalidRequest(`config.${named}: ${issue.message}`, `config.${named}`);
     }
-    return saveProfile(registry, profile.data, true);
+    return saveProfile(registry, profile.data, { request });
   }
 
   return { guardrails, enterprise };

@@ -4,7 +4,13 @@ import { z } from 'zod';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import type { Principal } from './admin-principal.ts';
 import type { AdminUser, IdentityStore } from './identity-store.ts';
-import { BUILT_IN_ROLES, isPermission, PERMISSIONS, type RoleDefinition } from './permissions.ts';
+import {
+  ADMIN_ONLY_PERMISSIONS,
+  BUILT_IN_ROLES,
+  isPermission,
+  PERMISSIONS,
+  type RoleDefinition,
+} from './permissions.ts';
 
 export interface IdentityAdminOptions {
   /** Absent in a cluster admin without a store: every call answers 503. */
@@ -78,6 +84,41 @@ function refuseEscalation(
   });
 }
 
+/** 403 of a team-scoped caller reaching past its teams (the code team scoping of keys answers too). */
+function outsideTeams(principal: Principal, field: string, message: string): GatewayError {
+  const teams = principal.teamIds.length > 0 ? principal.teamIds.join(', ') : 'none';
+  return new GatewayError({
+    type: 'forbidden',
+    code: 'team_scope',
+    param: field,
+    message: `${field}: ${message}; role ${principal.roleId} acts within its teams only (yours: ${teams})`,
+  });
+}
+
+/**
+ * A team-scoped caller (with users, tokens or roles permissions) stays within its teams: the people it writes
+ * belong to its teams only, and every role it hands out or makes is team-scoped too (a role acting on every
+ * team would reach further than the caller does).
+ */
+const scopeOf = (principal: Principal) => (principal.teamScoped ? new Set(principal.teamIds) : undefined);
+
+function refuseWiderRole(
+  principal: Principal,
+  role: Pick<RoleDefinition, 'id' | 'team_scoped'>,
+  field: string,
+) {
+  if (principal.teamScoped && !role.team_scoped)
+    throw outsideTeams(principal, field, `role '${role.id}' is not narrowed to teams`);
+}
+
+function refuseOtherTeams(principal: Principal, teamIds: readonly string[], field: string) {
+  const scope = scopeOf(principal);
+  if (!scope) return;
+  const index = teamIds.findIndex((team) => !scope.has(team));
+  if (index !== -1)
+    throw outsideTeams(principal, `${field}[${index}]`, `'${teamIds[index]}' is not one of your teams`);
+}
+
 /**
  * `/api/users`, `/api/tokens` and `/api/roles` (docs/admin-access.md): people, their admin API tokens and the
  * roles that say what they may do. A token's value is in its create answer only; DELETE revokes it at once.
@@ -95,6 +136,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     const role = await identities.getRole(id);
     if (!role) throw invalidRequest(`${field}: no role '${id}' exists (GET /api/roles lists them)`, field);
     refuseEscalation(principal, role, field);
+    refuseWiderRole(principal, role, field);
     return role;
   }
 
@@ -113,7 +155,9 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     if (!roles) throw invalidRequest('roles: is required (one role id or more, e.g. ["viewer"])', 'roles');
     for (const [index, role] of roles.entries())
       await checkedRole(identities, principal, role, `roles[${index}]`);
+    if (existing) refuseOtherTeams(principal, existing.team_ids, 'team_ids');
     const teamIds = input.team_ids ?? kept?.team_ids ?? [];
+    refuseOtherTeams(principal, teamIds, 'team_ids');
     if (input.team_ids && options.teamExists) {
       for (const [index, team] of input.team_ids.entries()) {
         if (!(await options.teamExists(team)))
@@ -170,6 +214,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
       return { status: 200, body: user };
     }
     if (request.method === 'DELETE') {
+      refuseOtherTeams(principalOf(request), existing.team_ids, 'team_ids');
       await identities.deleteUser(id);
       return { status: 200, body: { deleted: id } };
     }
@@ -195,6 +240,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     if (input.user_id !== undefined) {
       const user = await identities.getUser(input.user_id);
       if (!user) throw invalidRequest(`user_id: no user '${input.user_id}' exists`, 'user_id');
+      refuseOtherTeams(principal, user.team_ids, 'user_id.team_ids');
       if (!user.roles.includes(role.id))
         throw invalidRequest(
           `role: user '${user.id}' does not hold role '${role.id}' (${user.roles.join(', ')})`,
@@ -248,6 +294,11 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
           `permissions[${index}]: '${permission}' is not a permission (known: ${PERMISSIONS.join(', ')})`,
           `permissions[${index}]`,
         );
+      if (ADMIN_ONLY_PERMISSIONS.has(permission))
+        throw invalidRequest(
+          `permissions[${index}]: '${permission}' belongs to the built-in Admin alone; no custom role may hold it`,
+          `permissions[${index}]`,
+        );
     });
     const role: RoleDefinition = {
       id: input.id,
@@ -258,6 +309,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
       built_in: false,
     };
     refuseEscalation(principalOf(request), role, 'permissions');
+    refuseWiderRole(principalOf(request), role, 'team_scoped');
     return role;
   }
 

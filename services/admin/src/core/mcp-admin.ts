@@ -10,10 +10,12 @@ import {
   type OutboundPolicy,
   outboundPolicy,
   redactUrl,
+  refuseSecretReferences,
   validate,
 } from '@gw/shared';
 import { z } from 'zod';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { mayReferenceSecrets } from './permissions.ts';
 
 export interface McpAdminOptions {
   /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */
@@ -108,7 +110,9 @@ export function createMcpAdmin(options: McpAdminOptions) {
   }
 
   async function add(registry: McpRegistry, request: AdminRequest): Promise<AdminResult> {
-    const config = validate(mcpClientConfigSchema, await request.body());
+    const body = await request.body();
+    refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
+    const config = validate(mcpClientConfigSchema, body);
     if (config.connection_type === 'stdio' && request.role !== 'admin') {
       throw new GatewayError({
         type: 'forbidden',

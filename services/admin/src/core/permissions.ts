@@ -2,7 +2,9 @@
  * What the admin API can grant: a permission is `<resource>:<action>`. `read` covers GET (and HEAD), `write`
  * covers every change. Two permissions are not a resource's: without `secrets:read`, secret fields of read
  * answers are redacted; without `mcp:remote`, `mcp:write` adds http and sse MCP clients only at URLs the config
- * file lists in `network.mcp_remote_urls` (docs/admin-access.md, docs/network.md).
+ * file lists in `network.mcp_remote_urls` (docs/admin-access.md, docs/network.md); `secrets:reference` lets a
+ * write name an `env.NAME` or secret-manager reference (secret-policy.ts of @gw/shared), and belongs to Admin
+ * alone (docs/admin-access.md).
  */
 export const ADMIN_RESOURCES = [
   'providers',
@@ -26,14 +28,32 @@ export const ADMIN_RESOURCES = [
 
 export type AdminResource = (typeof ADMIN_RESOURCES)[number];
 
-export type Permission = `${AdminResource}:${'read' | 'write'}` | 'secrets:read' | 'mcp:remote';
+export type Permission =
+  | `${AdminResource}:${'read' | 'write'}`
+  | 'secrets:read'
+  | 'mcp:remote'
+  | 'secrets:reference';
 
 /** Every permission, in a stable order (the answer of `GET /api/roles` lists them as `known_permissions`). */
 export const PERMISSIONS: readonly Permission[] = [
   ...ADMIN_RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const]),
   'secrets:read',
   'mcp:remote',
+  'secrets:reference',
 ];
+
+/**
+ * Permissions only the built-in Admin holds: no custom role may be given them, and a stored role that names one
+ * does not get it (`secrets:reference` makes gw read any variable of its environment and send it out).
+ */
+export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set(['secrets:reference']);
+
+/** A stored role's permissions as a principal holds them: Admin-only ones kept for Admin alone. */
+export function heldPermissions(role: Pick<RoleDefinition, 'id' | 'permissions'>): Set<Permission> {
+  return new Set(
+    role.permissions.filter((permission) => role.id === 'admin' || !ADMIN_ONLY_PERMISSIONS.has(permission)),
+  );
+}
 
 const KNOWN = new Set<string>(PERMISSIONS);
 
@@ -94,4 +114,14 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = [
 
 export function builtInRole(id: string): RoleDefinition | undefined {
   return BUILT_IN_ROLES.find((role) => role.id === id);
+}
+
+/** Whether the caller of an admin request may write secret references (`refuseSecretReferences` of @gw/shared). */
+export function mayReferenceSecrets(request: {
+  role: string;
+  principal?: { permissions: ReadonlySet<Permission> } | undefined;
+}): boolean {
+  return request.principal
+    ? request.principal.permissions.has('secrets:reference')
+    : request.role === 'admin';
 }

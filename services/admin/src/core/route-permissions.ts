@@ -10,26 +10,33 @@ import type { Permission } from './permissions.ts';
 export interface RoutePermission {
   route: string;
   permission: Permission;
-  /** Virtual-key routes: a team-scoped role (Developer) acts on keys of its teams only (team-scope.ts). */
-  scope?: 'virtual-key-list' | 'virtual-key-create' | 'virtual-key';
+  /**
+   * Virtual-key routes: a team-scoped role (Developer) acts on keys of its teams only (team-scope.ts); `owner`:
+   * a write of another governance owner (team, customer, business unit, user), kept within its teams
+   * (owner-scope.ts).
+   */
+  scope?: 'virtual-key-list' | 'virtual-key-create' | 'virtual-key' | 'owner';
 }
 
 /** The standard rows of a governance collection; owners' usage reads need `budgets:read`. */
 function governanceRows(collection: string, resource: 'keys' | 'teams' | 'customers' | 'providers') {
   const base = `/governance/${collection}`;
   const keyed = collection === 'virtual-keys';
+  const owner = ['teams', 'customers', 'business-units', 'users'].includes(collection);
   const rows: RoutePermission[] = [
     { route: `GET ${base}`, permission: `${resource}:read`, ...(keyed && { scope: 'virtual-key-list' }) },
     {
       route: `POST ${base}`,
       permission: `${resource}:write`,
       ...(keyed && { scope: 'virtual-key-create' }),
+      ...(owner && { scope: 'owner' }),
     },
     { route: `GET ${base}/:id`, permission: `${resource}:read`, ...(keyed && { scope: 'virtual-key' }) },
     {
       route: `PUT|PATCH|DELETE ${base}/:id`,
       permission: `${resource}:write`,
       ...(keyed && { scope: 'virtual-key' }),
+      ...(owner && { scope: 'owner' }),
     },
     { route: `GET ${base}/:id/usage`, permission: 'budgets:read', ...(keyed && { scope: 'virtual-key' }) },
     {

@@ -199,6 +199,19 @@ describe('single sign-on routes and their audit records', () => {
     expect(provider.requests.filter((request) => request === 'GET /me')).toHaveLength(2);
   });
 
+  it('sends a person back to a return_to with characters outside ASCII, percent-encoded (no 500)', async () => {
+    people.set('cat', { email: 'cat@example.com', name: 'Cat', groups: ['gw-admins'] });
+    const done = await signIn({
+      browser: new Browser(),
+      gateway,
+      accountId: 'cat',
+      redirectUri: REDIRECT_URI,
+      returnTo: '/ui/→café?q=ü ✓',
+    });
+    expect(done.status).toBe(302);
+    expect(done.location).toBe(`${gateway}/ui/%E2%86%92caf%C3%A9?q=%C3%BC%20%E2%9C%93`);
+  });
+
   it('marks the cookies Secure when the redirect URI is https', async () => {
     const login = await fetch(`${gateway}/auth/oidc/login`, { redirect: 'manual' });
     expect(login.headers.get('set-cookie')).toMatch(/^gw_oidc_state=[\w-]+; Path=\/auth\/oidc; .*; Secure$/);

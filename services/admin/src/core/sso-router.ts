@@ -42,7 +42,11 @@ const unsafeInPath = (character: string) => {
   return character === '\\' || code < 0x20 || code === 0x7f;
 };
 
-/** Where `return_to` may send a person: a path of this gateway, never another site. */
+/**
+ * Where `return_to` may send a person: a path of this gateway, never another site. Characters outside visible
+ * ASCII are percent-encoded (UTF-8), as a browser sends them: a `Location` header holds nothing else (before,
+ * `/ui/→` was stored and the callback failed with 500 writing it).
+ */
 function returnPath(value: string | null): string {
   if (value === null || value === '') return '/';
   // `//host` and `/\host` are other sites to a browser; control characters and backslashes have no place here.
@@ -56,7 +60,12 @@ function returnPath(value: string | null): string {
       `return_to: must be a path of this gateway starting with a single / (such as /ui/), not '${value.slice(0, 80)}'`,
       'return_to',
     );
-  return value;
+  try {
+    return value.replace(/[^\x21-\x7e]/gu, (character) => encodeURIComponent(character));
+  } catch {
+    // A lone surrogate has no UTF-8 form.
+    throw invalidRequest('return_to: is not valid Unicode text', 'return_to');
+  }
 }
 
 /** The query string of a request, as sent (the admin app parses no query itself). */
@@ -219,7 +228,8 @@ export function createSso(
       target: `oidc:${user.email}`,
       status: 302,
     });
-    redirect(response, login.return_to, [
+    // Checked again: a sign-in stored before return_to was encoded answers 400, never a 500 from the header.
+    redirect(response, returnPath(login.return_to), [
       serializeCookie(SESSION_COOKIE, id, { path: '/', maxAgeSeconds: settings.session_ttl_seconds, secure }),
       serializeCookie(STATE_COOKIE, '', { path: '/auth/oidc', maxAgeSeconds: 0, secure }),
     ]);

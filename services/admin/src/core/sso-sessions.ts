@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, sameSecret } from '@gw/shared';
 import type { Principal, SessionAuthenticator } from './admin-principal.ts';
 import type { AdminUser, IdentityStore } from './identity-store.ts';
-import type { RoleDefinition } from './permissions.ts';
+import { heldPermissions, type RoleDefinition } from './permissions.ts';
 import { highestRole } from './role-mapping.ts';
 import { readCookie, SESSION_COOKIE } from './sso-cookies.ts';
 import type { SsoSession, SsoStore } from './sso-store.ts';
@@ -95,7 +95,7 @@ function sessionPrincipal({ user, role }: ActiveSession): Principal {
     kind: 'session',
     roleId: role.id,
     role: role.id === 'admin' ? 'admin' : 'member',
-    permissions: new Set(role.permissions),
+    permissions: heldPermissions(role),
     teamScoped: role.team_scoped,
     teamIds: user.team_ids,
     userId: user.id,

@@ -1,6 +1,7 @@
 import type { GovernanceService } from '@gw/governance';
 import { GatewayError } from '@gw/shared';
 import type { Principal } from './admin-principal.ts';
+import { checkOwners } from './owner-scope.ts';
 import type { RoutePermission } from './route-permissions.ts';
 
 interface ScopedRequest {
@@ -36,6 +37,13 @@ export async function checkTeamScope(options: {
   const { row, principal, request } = options;
   if (!row.scope || !principal.teamScoped) return undefined;
   const mine = (team: unknown) => typeof team === 'string' && principal.teamIds.includes(team);
+  const ownerCheck = { principal, governance: options.governance, method: request.method };
+  if (row.scope === 'owner') {
+    const [, collection = '', id] = request.segments;
+    const body = request.method === 'DELETE' ? undefined : await request.body();
+    await checkOwners({ ...ownerCheck, collection, id, body });
+    return undefined;
+  }
   if (row.scope === 'virtual-key-list') {
     return (body) => (Array.isArray(body) ? body.filter((key) => mine(teamOf(key))) : body);
   }
@@ -47,13 +55,15 @@ export async function checkTeamScope(options: {
         '/api/keys creates keys without a team: use POST /api/governance/virtual-keys with team_id',
       );
     }
-    const team = (await request.body())['team_id'];
+    const body = await request.body();
+    const team = body['team_id'];
     if (!mine(team)) {
       throw outsideTeams(
         principal,
         team === undefined ? 'team_id: is required' : `team_id: '${String(team)}' is not one of your teams`,
       );
     }
+    await checkOwners({ ...ownerCheck, collection: 'virtual-keys', body });
     return undefined;
   }
   const id = request.segments[legacy ? 1 : 2]!;
@@ -78,6 +88,7 @@ export async function checkTeamScope(options: {
     const keeps = request.method === 'PATCH' && !('team_id' in body);
     if (!keeps && !mine(next))
       throw outsideTeams(principal, `team_id: '${String(next)}' is not one of your teams`);
+    await checkOwners({ ...ownerCheck, collection: 'virtual-keys', id, body });
   }
   return undefined;
 }

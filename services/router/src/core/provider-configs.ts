@@ -1,15 +1,16 @@
 import {
   checkOutboundUrl,
-  envReferenceName,
   type GatewayConfig,
   GatewayError,
+  invalidRequest,
   type Logger,
-  looksLikeSecretReference,
   notFound,
   type OutboundPolicy,
   type ProviderConfig,
   providerConfigSchema,
   providerNameSchema,
+  refuseMovedSecrets,
+  refuseSecretReferences,
   type SecretLookup,
 } from '@gw/shared';
 import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
@@ -22,6 +23,7 @@ import {
   redactProvider,
   withKeyIds,
 } from './provider-registry.ts';
+import type { ProviderWriteOptions } from './router-service.ts';
 
 const PROVIDERS_COLLECTION = 'providers';
 
@@ -37,34 +39,8 @@ interface ProviderConfigsDependencies {
 }
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
 
-/**
- * `env.NAME` references resolve from the process's environment, so only the operator's config file may write
- * them: through the admin API, `env.GATEWAY_ADMIN_TOKEN` as a key value would send that variable upstream. The
- * same holds for secret-manager references (`vault.…`): gw reads them with its own identity.
- * References the stored config already has (a read written back) are kept.
- */
-function assertNoNewEnvReferences(input: unknown, stored: ProviderConfig | undefined): void {
-  const known = new Set<string>();
-  const visit = (value: unknown, path: string, found: (path: string, value: string) => void) => {
-    if (typeof value === 'string') {
-      if (envReferenceName(value) !== undefined || looksLikeSecretReference(value)) found(path, value);
-    } else if (Array.isArray(value)) {
-      for (const [index, item] of value.entries()) visit(item, `${path}[${index}]`, found);
-    } else if (value && typeof value === 'object') {
-      for (const [field, item] of Object.entries(value))
-        visit(item, path ? `${path}.${field}` : field, found);
-    }
-  };
-  visit(stored, '', (_path, value) => known.add(value));
-  visit(input, '', (path, value) => {
-    if (known.has(value)) return;
-    throw new GatewayError({
-      type: 'invalid_request',
-      message: `${path}: '${value}' is an environment reference or a secret-manager reference; only the config file (GATEWAY_CONFIG) may use them, the admin API takes the value itself`,
-      param: path,
-    });
-  });
-}
+const hasField = (value: unknown, field: string) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, field);
 
 /** The `token_uri` of a service-account key file written as JSON text, if it is one. */
 function tokenUriOf(value: unknown): unknown {
@@ -217,7 +193,11 @@ export class ProviderConfigs {
     return redactProvider(name, config);
   }
 
-  async put(name: string, input: unknown, options: { create: boolean }): Promise<Record<string, unknown>> {
+  async put(
+    name: string,
+    input: unknown,
+    options: ProviderWriteOptions & { create: boolean },
+  ): Promise<Record<string, unknown>> {
     const validName = providerNameSchema.safeParse(name);
     if (!validName.success) {
       throw new GatewayError({
@@ -234,26 +214,43 @@ export class ProviderConfigs {
       });
     }
     if (!options.create && !stored) throw notFound(`provider '${name}'`);
-    return this.write(name, input, stored);
+    // A PUT replaces the whole provider: one without `keys` would leave it nothing to serve with (PATCH keeps them).
+    if (!options.create && stored && stored.keys.length > 0 && !hasField(input, 'keys')) {
+      throw invalidRequest(
+        'keys: is required in a PUT, which replaces the whole provider (PATCH changes only the fields it names; a read sent back carries its keys, their values masked)',
+        'keys',
+      );
+    }
+    return this.write(name, input, stored, options);
   }
 
   /** A merge patch of a stored provider (`patchProviderConfig`): what it does not name is kept, secrets too. */
-  async patch(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async patch(
+    name: string,
+    patch: Record<string, unknown>,
+    options: ProviderWriteOptions = {},
+  ): Promise<Record<string, unknown>> {
     const stored = await this.stored(name);
     if (!stored) throw notFound(`provider '${name}'`);
-    return this.write(name, patchProviderConfig(stored, patch), stored);
+    return this.write(name, patchProviderConfig(stored, patch), stored, options);
   }
 
-  /** Validates a whole config, keeps the stored secrets its redacted values stand for, stores and announces it. */
+  /**
+   * Validates a whole config, keeps the stored secrets its redacted values stand for, stores and announces it.
+   * `env.NAME` references resolve from the process's environment and secret-manager ones with gw's identity, so
+   * a write may name a new one only for a caller with `secrets:reference` (the one secret policy).
+   */
   private async write(
     name: string,
     input: unknown,
     stored: ProviderConfig | undefined,
+    options: ProviderWriteOptions,
   ): Promise<Record<string, unknown>> {
-    assertNoNewEnvReferences(input, stored);
+    refuseSecretReferences(input, { mayReference: options.allowSecretReferences === true, stored });
     const loaded = loadProvider(name, input, this.dependencies);
     await assertAllowedUpstreams(loaded.config, this.dependencies.outbound);
     const config = keepRedactedSecrets(loaded.config, stored);
+    refuseMovedSecrets(config, { mayReference: options.allowSecretReferences === true, stored });
     const final = loadProvider(name, config, this.dependencies);
     await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
     this.loaded.set(name, final);

@@ -106,7 +106,7 @@ describe('provider PATCH', () => {
       'network_config.max_retries',
     );
     expect(await failure({ keys: [{ id: 'primary', value: 'env.GATEWAY_ADMIN_TOKEN' }] })).toContain(
-      'environment reference',
+      'needs the permission secrets:reference',
     );
     expect(await failure({ keys: [{ id: 'gone', $patch: 'delete' }] })).toContain("no key 'gone'");
     expect(await failure({ keys: { primary: {} } })).toContain('keys: must be a list');

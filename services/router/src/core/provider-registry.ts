@@ -9,6 +9,7 @@ import {
   resolveSecret,
   SECRET_FIELD,
   type SecretLookup,
+  standsForSecret,
 } from '@gw/shared';
 import type { SelectableKey } from './key-selector.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
@@ -262,20 +263,20 @@ export function keepRedactedSecrets(
       extra_headers: Object.fromEntries(
         Object.entries(incoming.network_config.extra_headers).map(([header, value]) => {
           const old = storedHeaders[header];
-          return [header, old !== undefined && value === maskSecret(old) ? old : value];
+          return [header, old !== undefined && standsForSecret(value, old) ? old : value];
         }),
       ),
     },
     keys: incoming.keys.map((key) => {
       const previous = key.id === undefined ? undefined : storedById.get(key.id);
       if (!previous) return key;
-      const value = key.value === maskSecret(previous.value) ? previous.value : key.value;
+      const value = standsForSecret(key.value, previous.value) ? previous.value : key.value;
       const config =
         key.config && previous.config
           ? Object.fromEntries(
               Object.entries(key.config).map(([field, item]) => {
                 const old = previous.config?.[field];
-                return [field, typeof old === 'string' && item === maskSecret(old) ? old : item];
+                return [field, typeof old === 'string' && standsForSecret(item, old) ? old : item];
               }),
             )
           : key.config;

@@ -23,6 +23,7 @@ import type {
   CompletionRoute,
   EmbeddingsResult,
   EmbeddingsRoute,
+  ProviderWriteOptions,
   RouterService,
   RouteTarget,
   StreamItem,
@@ -257,12 +258,20 @@ export class RouterCore implements RouterService {
     return this.providers.get(name);
   }
 
-  putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>> {
+  putProvider(
+    name: string,
+    config: unknown,
+    options: ProviderWriteOptions & { create: boolean },
+  ): Promise<Record<string, unknown>> {
     return this.providers.put(name, config, options);
   }
 
-  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.providers.patch(name, patch);
+  patchProvider(
+    name: string,
+    patch: Record<string, unknown>,
+    options: ProviderWriteOptions = {},
+  ): Promise<Record<string, unknown>> {
+    return this.providers.patch(name, patch, options);
   }
 
   deleteProvider(name: string): Promise<void> {

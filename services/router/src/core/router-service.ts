@@ -112,6 +112,12 @@ export interface CallOptions {
 }
 
 /** The router's interface; implemented by the core, and by the gRPC client with the same meaning. */
+/** How a provider write was authorized: whether it may name `env.` or secret-manager references. */
+export interface ProviderWriteOptions {
+  /** The caller holds `secrets:reference` (Admin); otherwise a new reference is a 400 (secret-policy.ts). */
+  allowSecretReferences?: boolean | undefined;
+}
+
 export interface RouterService {
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult>;
   stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem>;
@@ -127,9 +133,17 @@ export interface RouterService {
   ): Promise<PassthroughResponse>;
   listProviders(): Promise<Array<Record<string, unknown>>>;
   getProvider(name: string): Promise<Record<string, unknown>>;
-  putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>>;
+  putProvider(
+    name: string,
+    config: unknown,
+    options: ProviderWriteOptions & { create: boolean },
+  ): Promise<Record<string, unknown>>;
   /** A JSON merge patch of a provider's config, keys merged by id (`provider-patch.ts`); secrets are kept. */
-  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
+  patchProvider(
+    name: string,
+    patch: Record<string, unknown>,
+    options?: ProviderWriteOptions,
+  ): Promise<Record<string, unknown>>;
   deleteProvider(name: string): Promise<void>;
   /** Health of every provider with its keys and models (SPEC.md "Provider/key health"). */
   health(): Promise<ProviderHealthReport[]>;

@@ -17,6 +17,7 @@ import type {
   EmbeddingsRoute,
   PassthroughRequest,
   PassthroughResponse,
+  ProviderWriteOptions,
   RouteRequest,
   RouterService,
   StreamItem,
@@ -137,12 +138,20 @@ export class TracedRouter implements RouterService {
     return this.core.getProvider(name);
   }
 
-  putProvider(name: string, config: unknown, options: { create: boolean }): Promise<Record<string, unknown>> {
+  putProvider(
+    name: string,
+    config: unknown,
+    options: ProviderWriteOptions & { create: boolean },
+  ): Promise<Record<string, unknown>> {
     return this.core.putProvider(name, config, options);
   }
 
-  patchProvider(name: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.core.patchProvider(name, patch);
+  patchProvider(
+    name: string,
+    patch: Record<string, unknown>,
+    options?: ProviderWriteOptions,
+  ): Promise<Record<string, unknown>> {
+    return this.core.patchProvider(name, patch, options);
   }
 
   deleteProvider(name: string): Promise<void> {

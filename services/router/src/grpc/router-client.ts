@@ -27,6 +27,7 @@ import type {
   EmbeddingsRoute,
   PassthroughRequest,
   PassthroughResponse,
+  ProviderWriteOptions,
   RouteRequest,
   RouterService,
   Served,
@@ -358,8 +359,13 @@ export class RouterClient implements RouterService {
     );
   }
 
-  putProvider(name: string, config: unknown, options: { create: boolean }) {
-    const request = { name, json: Buffer.from(JSON.stringify(config)), create: options.create };
+  putProvider(name: string, config: unknown, options: ProviderWriteOptions & { create: boolean }) {
+    const request = {
+      name,
+      json: Buffer.from(JSON.stringify(config)),
+      create: options.create,
+      allow_secret_references: options.allowSecretReferences === true,
+    };
     return this.json(
       providerReplySchema,
       'provider',
@@ -368,8 +374,12 @@ export class RouterClient implements RouterService {
     );
   }
 
-  patchProvider(name: string, patch: Record<string, unknown>) {
-    const request = { name, json: Buffer.from(JSON.stringify(patch)) };
+  patchProvider(name: string, patch: Record<string, unknown>, options: ProviderWriteOptions = {}) {
+    const request = {
+      name,
+      json: Buffer.from(JSON.stringify(patch)),
+      allow_secret_references: options.allowSecretReferences === true,
+    };
     return this.json(
       providerReplySchema,
       'provider',

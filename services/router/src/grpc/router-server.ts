@@ -178,18 +178,21 @@ export function addRouterService(server: Server, core: RouterService, context: S
     },
     ListProviders: unary(async () => json(await core.listProviders())),
     GetProvider: unary(async (request: { name: string }) => json(await core.getProvider(request.name))),
-    PutProvider: unary(async (request: { name: string; json: Buffer; create: boolean }) =>
-      json(
-        await core.putProvider(request.name, parseJson(request.json), {
-          create: request.create,
-        }),
-      ),
+    PutProvider: unary(
+      async (request: { name: string; json: Buffer; create: boolean; allow_secret_references: boolean }) =>
+        json(
+          await core.putProvider(request.name, parseJson(request.json), {
+            create: request.create,
+            allowSecretReferences: request.allow_secret_references,
+          }),
+        ),
     ),
-    PatchProvider: unary(async (request: { name: string; json: Buffer }) =>
+    PatchProvider: unary(async (request: { name: string; json: Buffer; allow_secret_references: boolean }) =>
       json(
         await core.patchProvider(
           request.name,
           decodeMessage(providerPatchSchema, request.json, { what: 'provider patch', side: 'request' }),
+          { allowSecretReferences: request.allow_secret_references },
         ),
       ),
     ),

@@ -1,0 +1,250 @@
+// The one secret policy (issue 25 defect 1; DESIGN.md §8): no resource written through the admin API may name an
+// `env.NAME` or secret-manager reference unless its caller holds `secrets:reference`, which only Admin has. A
+// custom role with guardrails:read|write once stored `env.GATEWAY_ADMIN_TOKEN` as an Azure Content Safety key and
+// received the token at the endpoint it chose. Both modes.
+import {
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeWebhookReceiver,
+} from '@gw/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, get, type Json } from './support/http.ts';
+
+const ADMIN_TOKEN = 'secret-policy-bootstrap-token';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const STOLEN = 'env.GATEWAY_ADMIN_TOKEN';
+/** A variable of the gateway's environment that Admin names in an alert channel. */
+const ALERT_SECRET = 'alert-env-secret-0123456789';
+const env = { GW_TEST_ALERT_SECRET: ALERT_SECRET };
+
+const MODES = [
+  ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN, env })],
+  [
+    'cluster',
+    (config: GatewayConfigInput) =>
+      startCluster({ config, adminToken: ADMIN_TOKEN, env, readyTimeoutMs: 60_000 }),
+  ],
+] as const;
+
+/** The refusal of the policy: 400 naming the field and the permission. */
+function expectRefused(answer: { status: number; body: Json }, field: string) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+  expect(answer.body.error.code).toBe('secret_reference');
+  expect(answer.body.error.param).toBe(field);
+  expect(answer.body.error.message).toContain(`${field}:`);
+  expect(answer.body.error.message).toContain('secrets:reference');
+}
+
+describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
+  let gateway: LaunchedGateway;
+  const api = (path: string) => `${gateway.adminUrl}/api${path}`;
+  /** A token of a new custom role holding exactly `permissions`. */
+  const tokenOf = async (id: string, permissions: string[]) => {
+    expect((await call('POST', api('/roles'), { id, permissions }, ADMIN)).status).toBe(201);
+    return (await call('POST', api('/tokens'), { name: id, role: id }, ADMIN)).body.token as string;
+  };
+  const azure = (id: string, apiKey: string, endpoint = 'https://guard.example.com') => ({
+    id,
+    type: 'azure_content_safety',
+    endpoint,
+    api_key: apiKey,
+  });
+
+  beforeAll(async () => {
+    gateway = await start({});
+  }, 90_000);
+  afterAll(async () => gateway?.close());
+
+  it('refuses a guardrails:read|write role an env reference in a profile, in every field and form', async () => {
+    const guard = bearer(await tokenOf('guard-editor', ['guardrails:read', 'guardrails:write']));
+    expectRefused(await call('POST', api('/guardrails/profiles'), azure('steal', STOLEN), guard), 'api_key');
+    const hook = { id: 'hook', type: 'webhook', url: 'https://hook.example.com', secret: 'vault.kv/gw#k' };
+    expectRefused(await call('POST', api('/guardrails/profiles'), hook, guard), 'secret');
+    const headers = { ...hook, secret: 'plain-secret', headers: { authorization: 'aws-sm.prod/key' } };
+    expectRefused(await call('POST', api('/guardrails/profiles'), headers, guard), 'headers.authorization');
+    const bedrock = {
+      id: 'b',
+      type: 'bedrock',
+      region: 'us-east-1',
+      guardrail_id: 'g',
+      access_key: 'env.HOME',
+    };
+    expectRefused(await call('POST', api('/guardrails/profiles'), bedrock, guard), 'access_key');
+    const form = {
+      provider_name: 'azure_content_safety',
+      policy_name: 'steal-form',
+      config: { endpoint: 'https://guard.example.com', api_key: STOLEN },
+    };
+    expectRefused(await call('POST', api('/enterprise/guardrails/providers'), form, guard), 'config.api_key');
+    // Nothing was stored.
+    const listed = await get(api('/guardrails/profiles'), ADMIN);
+    expect(JSON.stringify(listed.body)).not.toContain('env.');
+    // A plain value is the caller's own secret: accepted, and masked in every answer, Admin's included.
+    const own = await call(
+      'POST',
+      api('/guardrails/profiles'),
+      azure('own', 'azure-key-0123456789abcdef'),
+      guard,
+    );
+    expect(own.status).toBe(201);
+    const ownHook = {
+      ...hook,
+      id: 'own-hook',
+      secret: 'hook-secret-0123456789',
+      headers: { 'x-receiver': 'receiver-cred-0123456789' },
+    };
+    expect((await call('POST', api('/guardrails/profiles'), ownHook, guard)).status).toBe(201);
+    for (const headers of [guard, ADMIN]) {
+      const shown = JSON.stringify((await get(api('/guardrails/profiles'), headers)).body);
+      for (const secret of [
+        'azure-key-0123456789abcdef',
+        'hook-secret-0123456789',
+        'receiver-cred-0123456789',
+      ])
+        expect(shown).not.toContain(secret);
+    }
+    // A read sent back keeps the stored secrets (Admin sees masks, the narrow role `[redacted]`).
+    const read = (await get(api('/guardrails/profiles/own-hook'), guard)).body;
+    expect((await call('PUT', api('/guardrails/profiles/own-hook'), read, guard)).status).toBe(200);
+    expect((await get(api('/guardrails/profiles/own-hook'), ADMIN)).body.headers['x-receiver']).toBe(
+      'rec****6789',
+    );
+  });
+
+  it('lets Admin (secrets:reference) name one, and keeps it from moving for the narrow role', async () => {
+    const guard = bearer(await tokenOf('guard-keeper', ['guardrails:read', 'guardrails:write']));
+    const created = await call('POST', api('/guardrails/profiles'), azure('by-admin', 'env.HOME'), ADMIN);
+    expect(created.status).toBe(201);
+    // Written back as read (a toggle), the stored reference stays.
+    const read = (await get(api('/guardrails/profiles/by-admin'), guard)).body;
+    const toggled = await call(
+      'PUT',
+      api('/guardrails/profiles/by-admin'),
+      { ...read, enabled: false },
+      guard,
+    );
+    expect(toggled.status, JSON.stringify(toggled.body)).toBe(200);
+    // Sent elsewhere, it would carry the variable to the caller's endpoint.
+    const moved = { ...read, endpoint: 'https://evil.example.com' };
+    expectRefused(await call('PUT', api('/guardrails/profiles/by-admin'), moved, guard), 'endpoint');
+    expect((await call('PUT', api('/guardrails/profiles/by-admin'), moved, ADMIN)).status).toBe(200);
+  });
+
+  it('refuses an alerts role an env reference in a channel secret or header', async () => {
+    const alerts = bearer(await tokenOf('alert-editor', ['alerts:read', 'alerts:write']));
+    const channel = { id: 'hook', type: 'webhook', url: 'https://alerts.example.com', secret: STOLEN };
+    expectRefused(await call('POST', api('/alerts/channels'), channel, alerts), 'secret');
+    const withHeaders = { ...channel, secret: 'a-plain-secret-of-16+', headers: { 'x-auth': STOLEN } };
+    expectRefused(await call('POST', api('/alerts/channels'), withHeaders, alerts), 'headers.x-auth');
+    const { headers: _none, ...plain } = withHeaders;
+    expect((await call('POST', api('/alerts/channels'), plain, alerts)).status).toBe(201);
+    expectRefused(await call('PATCH', api('/alerts/channels/hook'), { secret: STOLEN }, alerts), 'secret');
+    const mail = {
+      id: 'mail',
+      type: 'email',
+      host: 'smtp.example.com',
+      password: 'gcp-sm.projects/p/secrets/s',
+      from: 'gw@example.com',
+      to: ['ops@example.com'],
+    };
+    expectRefused(await call('POST', api('/alerts/channels'), mail, alerts), 'password');
+    expect((await call('POST', api('/alerts/channels'), { ...mail, id: 'admin-mail' }, ADMIN)).status).toBe(
+      201,
+    );
+  });
+
+  it("resolves Admin's references in an alert channel at each send", async () => {
+    const receiver = await startFakeWebhookReceiver(ALERT_SECRET);
+    try {
+      const channel = {
+        id: 'admin-hook',
+        type: 'webhook',
+        url: receiver.url,
+        secret: 'env.GW_TEST_ALERT_SECRET',
+        headers: { 'x-receiver-auth': 'env.GW_TEST_ALERT_SECRET' },
+      };
+      expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+      const sent = await call('POST', api('/alerts/channels/admin-hook/test'), undefined, ADMIN);
+      expect(sent.body.outcome, JSON.stringify(sent.body)).toBe('sent');
+      expect(receiver.last().headers['x-receiver-auth']).toBe(ALERT_SECRET);
+      // A reference without a value fails the send, naming it, without retries.
+      const missing = { ...channel, id: 'admin-hook-missing', secret: 'env.GW_TEST_NOT_SET_ANYWHERE' };
+      expect((await call('POST', api('/alerts/channels'), missing, ADMIN)).status).toBe(201);
+      const failed = await call('POST', api('/alerts/channels/admin-hook-missing/test'), undefined, ADMIN);
+      expect(failed.body).toMatchObject({ outcome: 'failed', attempts: 1 });
+      expect(failed.body.error).toContain("secret names 'env.GW_TEST_NOT_SET_ANYWHERE'");
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("keeps Admin's stored credentials from being moved to a new destination by a narrow role", async () => {
+    const guard = bearer(await tokenOf('guard-mover', ['guardrails:read', 'guardrails:write']));
+    const alerts = bearer(await tokenOf('alert-mover', ['alerts:read', 'alerts:write']));
+    const providers = bearer(await tokenOf('provider-mover', ['providers:read', 'providers:write']));
+    // A guardrail profile: the read sent back with another endpoint would carry Admin's key there.
+    const profile = azure('admin-azure', 'azure-admin-key-0123456789');
+    expect((await call('POST', api('/guardrails/profiles'), profile, ADMIN)).status).toBe(201);
+    const read = (await get(api('/guardrails/profiles/admin-azure'), guard)).body;
+    const moved = { ...read, endpoint: 'https://evil.example.com' };
+    expectRefused(await call('PUT', api('/guardrails/profiles/admin-azure'), moved, guard), 'endpoint');
+    const renewed = { ...moved, api_key: 'the-callers-own-key-0001' };
+    expect((await call('PUT', api('/guardrails/profiles/admin-azure'), renewed, guard)).status).toBe(200);
+    // An alert channel: a patch of its url alone keeps its signing secret.
+    const channel = {
+      id: 'admin-signed',
+      type: 'webhook',
+      url: 'https://a.example.com',
+      secret: 'admin-signing-secret-0123',
+    };
+    expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+    const patch = { url: 'https://evil.example.com' };
+    expectRefused(await call('PATCH', api('/alerts/channels/admin-signed'), patch, alerts), 'url');
+    expect((await call('PATCH', api('/alerts/channels/admin-signed'), patch, ADMIN)).status).toBe(200);
+    // A provider: a patch of its base URL alone keeps its keys.
+    const provider = {
+      provider: 'anthropic',
+      keys: [{ value: 'sk-ant-admin-0123456789abcdef' }],
+      network_config: { base_url: 'https://api.example.com' },
+    };
+    expect((await call('POST', api('/providers'), provider, ADMIN)).status).toBe(201);
+    const repoint = { network_config: { base_url: 'https://evil.example.com' } };
+    expectRefused(
+      await call('PATCH', api('/providers/anthropic'), repoint, providers),
+      'network_config.base_url',
+    );
+    expect((await get(api('/providers/anthropic'), ADMIN)).body.network_config.base_url).toBe(
+      'https://api.example.com',
+    );
+    expect((await call('DELETE', api('/providers/anthropic'), undefined, ADMIN)).status).toBe(200);
+  });
+
+  it('refuses an mcp role an env reference in an MCP client', async () => {
+    const mcp = bearer(await tokenOf('mcp-editor', ['mcp:read', 'mcp:write']));
+    const client = { name: 'steal', connection_type: 'http', connection_string: STOLEN };
+    expectRefused(await call('POST', api('/mcp/client'), client, mcp), 'connection_string');
+  });
+
+  it('refuses a providers role a reference in a provider key, and gives the permission to Admin alone', async () => {
+    const providers = bearer(await tokenOf('provider-editor', ['providers:read', 'providers:write']));
+    const provider = { provider: 'openai', keys: [{ value: STOLEN }] };
+    expectRefused(await call('POST', api('/providers'), provider, providers), 'keys[0].value');
+    const custom = await call(
+      'POST',
+      api('/roles'),
+      { id: 'ref', permissions: ['secrets:reference'] },
+      ADMIN,
+    );
+    expect(custom.status).toBe(400);
+    expect(custom.body.error.message).toContain("permissions[0]: 'secrets:reference'");
+    const roles = (await get(api('/roles'), ADMIN)).body as Json[];
+    const held = (id: string) => roles.find((role) => role.id === id).permissions as string[];
+    expect(held('admin')).toContain('secrets:reference');
+    expect(held('developer')).not.toContain('secrets:reference');
+    expect(held('viewer')).not.toContain('secrets:reference');
+    expect((await get(api('/whoami'), ADMIN)).body.permissions).toContain('secrets:reference');
+  });
+});
