@@ -63,17 +63,28 @@ function top(times: Map<string, number>, busyMs: number, count: number): SelfTim
     .map(([name, selfMs]) => ({ name, selfMs, share: busyMs === 0 ? 0 : selfMs / busyMs }));
 }
 
-export function summarizeProfile(
-  profile: CpuProfile,
-  counts: { functions: number; files: number } = { functions: 25, files: 15 },
-): ProfileSummary {
+/** What to summarize: how many entries, and only the samples taken within a window of the monotonic clock. */
+export interface SummaryOptions {
+  functions?: number;
+  files?: number;
+  /**
+   * µs of the monotonic clock (`process.hrtime` / 1000 in any process of the machine: V8 stamps its samples with
+   * the same clock), to leave out startup and shutdown.
+   */
+  window?: { fromUs: number; toUs: number };
+}
+
+export function summarizeProfile(profile: CpuProfile, options: SummaryOptions = {}): ProfileSummary {
+  const { functions: functionCount = 25, files: fileCount = 15, window } = options;
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const selfUs = new Map<number, number>();
   // A sample lasts until the next one; the last one until the end of the profile.
   let at = profile.startTime;
   const times = profile.samples.map((_, index) => (at += profile.timeDeltas[index] ?? 0));
   profile.samples.forEach((id, index) => {
-    const duration = (times[index + 1] ?? profile.endTime) - times[index]!;
+    const time = times[index]!;
+    if (window && (time < window.fromUs || time > window.toUs)) return;
+    const duration = (times[index + 1] ?? profile.endTime) - time;
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, duration));
   });
 
@@ -104,8 +115,8 @@ export function summarizeProfile(
     process,
     totalMs: totalUs / 1000,
     busyMs,
-    functions: top(functions, busyMs, counts.functions),
-    files: top(files, busyMs, counts.files),
+    functions: top(functions, busyMs, functionCount),
+    files: top(files, busyMs, fileCount),
   };
 }
 
@@ -126,7 +137,7 @@ function rows(title: string, entries: SelfTime[]): string[] {
 /** The printed summary of one profile, under `label` (a process name, a file name). */
 export function formatSummary(label: string, summary: ProfileSummary): string {
   return [
-    `${label}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.totalMs / 1000).toFixed(1)} s profiled (percentages of busy time)`,
+    `${label}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.totalMs / 1000).toFixed(1)} s (percentages of busy time)`,
     ...rows(`top ${summary.functions.length} functions by self time`, summary.functions),
     ...rows(`top ${summary.files.length} files by self time`, summary.files),
   ].join('\n');

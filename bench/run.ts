@@ -35,6 +35,7 @@ import {
   type ProfileSummary,
   profileFiles,
   readProfile,
+  type SummaryOptions,
   summarizeProfile,
 } from './profile-summary.ts';
 import { PROMPT_4K } from './prompt-4k.ts';
@@ -726,6 +727,9 @@ async function runMode(
   let governed: TargetResult | undefined;
   const extra: TargetResult[] = [];
   let gw: Started | undefined;
+  /** The measured phases on the monotonic clock: the profiles are summarized over them, without startup. */
+  let measuredWindow: SummaryOptions['window'];
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   try {
     let port: number;
     if (mode === 'embedded') {
@@ -790,6 +794,7 @@ async function runMode(
       headers: Record<string, string>,
       gwBodies: { gw: string; gwStream: string } = bodies,
     ) => measure(name, { base, mockUrl, body: gwBodies.gw, streamBody: gwBodies.gwStream, headers, cpu });
+    measuredWindow = { fromUs: monotonicUs(), toUs: Number.POSITIVE_INFINITY };
     Object.assign(result, await target(name, {}));
     if (params.governed) {
       const name = `${result.target}+vk`;
@@ -819,6 +824,7 @@ async function runMode(
         extra.push(row);
       }
     }
+    measuredWindow.toUs = monotonicUs();
     if (gw.child.exitCode !== null || gw.child.signalCode !== null) {
       throw new Error(`${gw.name} exited during the measurement:\n${logTail(logPath)}`);
     }
@@ -834,7 +840,9 @@ async function runMode(
     readLog(result);
   }
   const rows = [result, ...(governed ? [governed] : []), ...extra];
-  if (profileDir && gw?.child.pid) result.profiles = summarizeProfiles(profileDir, gw.child.pid, rows);
+  if (profileDir && gw?.child.pid) {
+    result.profiles = summarizeProfiles(profileDir, gw.child.pid, rows, measuredWindow);
+  }
   return rows;
 }
 
@@ -892,7 +900,12 @@ async function runPeer(peer: Peer, run: RunContext): Promise<TargetResult> {
  * The profiles one gw launch wrote (at exit), each named by its process: from the pids the CPU measurement found
  * (the file name carries the pid), else from the main script in the profile.
  */
-function summarizeProfiles(dir: string, launcher: number, rows: TargetResult[]): ProfileResult[] {
+function summarizeProfiles(
+  dir: string,
+  launcher: number,
+  rows: TargetResult[],
+  window: SummaryOptions['window'],
+): ProfileResult[] {
   const names = new Map<number, string>();
   for (const row of rows) {
     for (const [name, pids] of Object.entries(row.cpu?.pids ?? {}))
@@ -904,10 +917,11 @@ function summarizeProfiles(dir: string, launcher: number, rows: TargetResult[]):
     files = profileFiles(dir);
   } catch {}
   return files.map((file) => {
-    // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile
-    const pid = Number(file.split('/').pop()!.split('.')[3]);
-    const summary = summarizeProfile(readProfile(file));
-    return { process: names.get(pid) ?? summary.process ?? `pid ${pid}`, file, summary };
+    // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile; thread 0 is the main thread, others are workers.
+    const [, , , pid, thread] = file.split('/').pop()!.split('.');
+    const summary = summarizeProfile(readProfile(file), { window });
+    const process = names.get(Number(pid)) ?? summary.process ?? `pid ${pid}`;
+    return { process: thread === '0' ? process : `${process} worker thread ${thread}`, file, summary };
   });
 }
 
@@ -1071,6 +1085,9 @@ function compareCpu(results: TargetResult[]): void {
   }
 }
 
+/** /proc counts CPU in ticks of 10 ms: one tick, spread over the phase's requests, is the figures' resolution. */
+const TICK_US = 10_000;
+
 function cpuTable(results: TargetResult[]): string[] {
   const rows = results.filter((row) => row.ok && row.cpu);
   if (rows.length === 0) return [];
@@ -1083,7 +1100,7 @@ function cpuTable(results: TargetResult[]): string[] {
     `CPU µs per request at c=${params.concurrency}, by process (/proc utime+stime during the throughput phase ÷ calls the mock served in it)`,
     '',
     table([
-      ['target', ...columns.map(([, header]) => header), 'total', '× embedded', 'redis cmds/req'],
+      ['target', ...columns.map(([, header]) => header), 'total', '× embedded', '1 tick', 'redis cmds/req'],
       ...rows.map((row) => {
         const cpu = row.cpu!;
         return [
@@ -1091,6 +1108,7 @@ function cpuTable(results: TargetResult[]): string[] {
           ...columns.map(([key]) => (key in cpu.usPerRequest ? us(cpu.usPerRequest[key]) : '')),
           us(cpu.totalUs),
           cpu.timesEmbedded === undefined ? '—' : `${cpu.timesEmbedded.toFixed(2)}×`,
+          cpu.requests === 0 ? '—' : us(Math.round(TICK_US / cpu.requests)),
           cpu.redisCommandsPerRequest === undefined ? '' : cpu.redisCommandsPerRequest.toFixed(2),
         ];
       }),
@@ -1299,7 +1317,8 @@ async function main(): Promise<number> {
   );
   if (run.profileDir) {
     console.log(
-      `\nCPU profiles (BENCH_CPU_PROF; the whole life of each process, startup and every phase): ${run.profileDir}`,
+      `\nCPU profiles (BENCH_CPU_PROF), summarized over the measured phases of each launch (no startup): ${run.profileDir}` +
+        '\nThe profiler slows every process: the figures of this run are not comparable with those of a run without it.',
     );
     if (profiles.length === 0)
       console.log('no profile was written (a process killed rather than stopped writes none)');
