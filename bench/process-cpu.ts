@@ -60,9 +60,9 @@ function children(pid: number): number[] {
   return found;
 }
 
-/** A process and all its descendants. */
-function tree(pid: number): number[] {
-  return [pid, ...children(pid).flatMap(tree)];
+/** A process and all its descendants (what a gateway started, an MCP server say, is its cost too). */
+export function processTree(pid: number): number[] {
+  return [pid, ...children(pid).flatMap(processTree)];
 }
 
 /** A named share of the CPU: the processes (and their descendants) counted under that name. */
@@ -82,7 +82,7 @@ export function clusterProcesses(launcherPid: number): ProcessGroup[] {
   const groups = new Map<string, number[]>([['launcher', [launcherPid]]]);
   for (const child of children(launcherPid)) {
     const name = SERVICE_SCRIPT.exec(commandLine(child))?.[1] ?? 'other';
-    groups.set(name, [...(groups.get(name) ?? []), ...tree(child)]);
+    groups.set(name, [...(groups.get(name) ?? []), ...processTree(child)]);
   }
   return [...groups].map(([name, pids]) => ({ name, pids }));
 }

@@ -29,6 +29,7 @@ import {
   cpuSnapshot,
   type ProcessGroup,
   procAvailable,
+  processTree,
 } from './process-cpu.ts';
 import {
   formatSummary,
@@ -711,7 +712,9 @@ async function runMode(
   // Every gw process inherits NODE_OPTIONS (the cluster's launcher passes its environment on to each service).
   const profileDir = run.profileDir && join(run.profileDir, name);
   const profiling = profileDir
-    ? { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}`.trim() }
+    ? {
+        NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --cpu-prof --cpu-prof-dir="${profileDir}"`.trim(),
+      }
     : {};
   const dataDir = mkdtempSync(join(tmp, `${mode}-data-`));
   const logPath = join(tmp, `${name}.log`);
@@ -781,7 +784,7 @@ async function runMode(
     const launcher = gw.child.pid!;
     const cpu: CpuProbe =
       mode === 'embedded'
-        ? { groups: () => [{ name: 'process', pids: [launcher] }] }
+        ? { groups: () => [{ name: 'process', pids: processTree(launcher) }] }
         : {
             groups: () => [
               ...clusterProcesses(launcher),
@@ -877,7 +880,7 @@ async function runPeer(peer: Peer, run: RunContext): Promise<TargetResult> {
         body,
         streamBody,
         headers,
-        cpu: { groups: () => [{ name: 'process', pids: [pid] }] },
+        cpu: { groups: () => [{ name: 'process', pids: processTree(pid) }] },
       }),
     );
     if (started.child.exitCode !== null || started.child.signalCode !== null) {
