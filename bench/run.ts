@@ -21,6 +21,24 @@ import {
   serial,
   summarize,
 } from './load.ts';
+import { type Peer, peerLaunches, peersEnv } from './peers.ts';
+import {
+  clusterProcesses,
+  commandLine,
+  cpuPerRequest,
+  cpuSnapshot,
+  type ProcessGroup,
+  procAvailable,
+  processTree,
+} from './process-cpu.ts';
+import {
+  formatSummary,
+  type ProfileSummary,
+  profileFiles,
+  readProfile,
+  type SummaryOptions,
+  summarizeProfile,
+} from './profile-summary.ts';
 import { PROMPT_4K } from './prompt-4k.ts';
 
 // ---------------------------------------------------------------------------------------------- parameters
@@ -90,6 +108,10 @@ function guardrailsEnv(): 'pii' | undefined {
   return raw;
 }
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS = join(ROOT, 'bench', 'results');
+const peers = peersEnv(ROOT);
+
 const params = {
   serial: intEnv('BENCH_SERIAL', 2000, 1),
   serialWarmup: intEnv('BENCH_WARMUP', 300),
@@ -107,10 +129,11 @@ const params = {
   startTimeoutMs: intEnv('BENCH_START_TIMEOUT_MS', 60_000, 1),
   tracing: tracingEnv('BENCH_TRACING'),
   logs: logsEnv('BENCH_LOGS'),
+  /** Peer gateways measured in the same run (BENCH_PEERS; unset: those installed). */
+  peers: peers.peers,
+  /** BENCH_CPU_PROF=1: every gw process runs with --cpu-prof, and the profiles are summarized after the run. */
+  cpuProfile: process.env['BENCH_CPU_PROF'] === '1',
 };
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const RESULTS = join(ROOT, 'bench', 'results');
 const HOST = '127.0.0.1';
 const PATH = '/v1/chat/completions';
 const API_KEY = 'sk-bench';
@@ -149,10 +172,11 @@ function start(
   script: string,
   env: NodeJS.ProcessEnv,
   logPath: string,
-  options: { group?: boolean; stdout?: 'pipe' } = {},
+  options: { group?: boolean; stdout?: 'pipe'; nodeArgs?: string[]; args?: string[] } = {},
 ): Started {
   const log = openSync(logPath, 'a');
-  const child = spawn(process.execPath, [join(ROOT, script)], {
+  const argv = [...(options.nodeArgs ?? []), join(ROOT, script), ...(options.args ?? [])];
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env,
     stdio: ['ignore', options.stdout ?? log, log],
@@ -283,8 +307,17 @@ const delta = (from: MockStats, to: MockStats): MockStats => ({
   rejected: to.rejected - from.rejected,
 });
 
-/** Waits until GET /health answers 200, then until one real chat request answers 200. */
-async function waitReady(started: Started, base: string) {
+/** What a target is asked: its chat body and headers, and the GET that answers 200 once it listens. */
+interface Probe {
+  readyPath: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+const gwProbe: Probe = { readyPath: '/health', body: bodies.gw, headers: {} };
+
+/** Waits until the ready path answers 200, then until one real chat request answers 200. */
+async function waitReady(started: Started, base: string, probe: Probe = gwProbe) {
   const begun = performance.now();
   const deadline = begun + params.startTimeoutMs;
   const died = () => {
@@ -298,13 +331,13 @@ async function waitReady(started: Started, base: string) {
   for (;;) {
     died();
     try {
-      const { statusCode, body } = await request(`${base}/health`, {
+      const { statusCode, body } = await request(base + probe.readyPath, {
         headersTimeout: 2_000,
         bodyTimeout: 2_000,
       });
       await body.dump();
       if (statusCode === 200) break;
-      lastError = `/health answered ${statusCode}`;
+      lastError = `${probe.readyPath} answered ${statusCode}`;
     } catch (error) {
       lastError = (error as Error).message;
     }
@@ -316,13 +349,16 @@ async function waitReady(started: Started, base: string) {
   let firstProbeFailure: ErrorSample | undefined;
   for (;;) {
     died();
-    const probe = await serial(base + PATH, bodies.gw, 1, { phase: 'startup probe' });
-    if (probe.errors === 0) break;
+    const answer = await serial(base + PATH, probe.body, 1, {
+      headers: probe.headers,
+      phase: 'startup probe',
+    });
+    if (answer.errors === 0) break;
     probeFailures++;
-    firstProbeFailure ??= probe.errorSamples[0];
+    firstProbeFailure ??= answer.errorSamples[0];
     if (performance.now() > deadline) {
       throw new Error(
-        `${started.name}: healthy but chat requests fail: ${JSON.stringify(probe.errorSamples[0])}`,
+        `${started.name}: healthy but chat requests fail: ${JSON.stringify(answer.errorSamples[0])}`,
       );
     }
     await sleep(100);
@@ -357,12 +393,12 @@ interface TargetResult {
   firstChunk?: PhaseResult;
   /** Calls the mock received during each measured phase (retries or lost calls would show here). */
   upstream?: { serial: MockStats; throughput: MockStats; firstChunk: MockStats };
-  /**
-   * Embedded rows: the gateway process's CPU time (user + system) per upstream call over all phases, in µs. A
-   * loaded machine slows every wall-clock figure; this one moves much less, so it compares builds and
-   * settings (tracing on or off) where latency and throughput are noise.
-   */
-  cpuUsPerRequest?: number;
+  /** BENCH_CPU_PROF, on the first row of each gw launch: where each of its processes spent its CPU. */
+  profiles?: ProfileResult[];
+  /** CPU per request of each process of the target during the throughput phase (Linux). */
+  cpu?: CpuResult;
+  /** The row whose total CPU this row's is compared with (`× embedded`): the embedded row of the same variant. */
+  cpuBaseline?: string;
   /** Governed cluster rows: Redis script round trips per request (INFO commandstats evalsha). */
   redisCallsPerRequest?: number;
   errors: number;
@@ -370,6 +406,31 @@ interface TargetResult {
   logPath?: string;
   logLines?: number;
   logHead?: string[];
+}
+
+/**
+ * CPU time (user + system, all threads, from /proc) each process of a target used during the c=50 throughput
+ * phase, per upstream call the mock served in it, in µs. A loaded machine slows every wall-clock figure; this one
+ * moves much less, so it compares builds and settings, and sums to what a request costs a cluster.
+ */
+interface CpuResult {
+  requests: number;
+  /** Per process group: a cluster service, `launcher`, `redis`, or `process` for a one-process gateway. */
+  usPerRequest: Record<string, number | undefined>;
+  /** The sum of the groups; undefined when one of them could not be read. */
+  totalUs: number | undefined;
+  /** Total over the baseline row's total (the embedded row without a key of the same variant). */
+  timesEmbedded?: number;
+  /** Redis commands per request during the phase (all clients: another user of this Redis shows up here). */
+  redisCommandsPerRequest?: number;
+  pids: Record<string, number[]>;
+}
+
+/** The processes whose CPU a target's throughput phase is measured on, found just before the phase. */
+interface CpuProbe {
+  groups: () => ProcessGroup[];
+  /** Redis's count of commands processed (INFO stats), for the cluster rows. */
+  redisCommands?: () => Promise<number>;
 }
 
 function phase(result: SerialResult): PhaseResult {
@@ -398,20 +459,66 @@ function progress(text: string): void {
   process.stderr.write(`[bench] ${text}\n`);
 }
 
+/** How one target is measured: where, with which bodies and headers, and which processes' CPU is counted. */
+interface MeasureOptions {
+  base: string;
+  mockUrl: string;
+  body: string;
+  streamBody: string;
+  headers: Record<string, string>;
+  cpu?: CpuProbe;
+}
+
+const MOCK_CONTENT = 'Hello! How can I help you today?';
+
+/**
+ * One request, checked more closely than the load generator does: the answer is the mock's chat completion, and
+ * the mock served exactly one call for it (a target that answers without forwarding, or retries, fails here).
+ */
+async function checkForwarding(target: string, options: MeasureOptions): Promise<void> {
+  const before = await mockStats(options.mockUrl);
+  const { statusCode, body } = await request(options.base + PATH, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...options.headers },
+    body: options.body,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
+  const text = await body.text();
+  const calls = delta(before, await mockStats(options.mockUrl));
+  let completion: { object?: unknown; choices?: Array<{ message?: { role?: unknown; content?: unknown } }> } =
+    {};
+  try {
+    completion = JSON.parse(text);
+  } catch {}
+  const message = completion.choices?.[0]?.message;
+  if (
+    (statusCode !== 200 && statusCode !== 246) ||
+    completion.object !== 'chat.completion' ||
+    message?.role !== 'assistant' ||
+    message.content !== MOCK_CONTENT
+  ) {
+    throw new Error(`${target}: not the mock's chat completion: ${statusCode} ${text.slice(0, 300)}`);
+  }
+  if (calls.requests !== 1 || calls.rejected !== 0) {
+    throw new Error(
+      `${target}: one request made ${calls.requests} upstream calls (${calls.rejected} rejected by the mock)`,
+    );
+  }
+}
+
 async function measure(
   target: string,
-  base: string,
-  mockUrl: string,
-  body: string,
-  streamBody: string,
-  headers: Record<string, string>,
+  options: MeasureOptions,
 ): Promise<Omit<TargetResult, 'target' | 'url' | 'ok'>> {
+  const { base, mockUrl, body, streamBody, headers } = options;
   const url = base + PATH;
   const buffer = Buffer.from(body);
   const streamBuffer = Buffer.from(streamBody);
   const samples: ErrorSample[] = [];
   let warmupErrors = 0;
 
+  await checkForwarding(target, options);
   progress(`${target}: serial warm-up ${params.serialWarmup}, then ${params.serial} serial requests`);
   const warm = await serial(url, buffer, params.serialWarmup, { headers, phase: 'serial warm-up' });
   warmupErrors += warm.errors;
@@ -432,15 +539,37 @@ async function measure(
     warmupErrors += warmLoad.errors;
     samples.push(...warmLoad.errorSamples);
   }
+  const groups = procAvailable ? options.cpu?.groups() : undefined;
+  const commandsBefore = await options.cpu?.redisCommands?.();
   const beforeLoad = await mockStats(mockUrl);
+  const cpuBefore = groups && cpuSnapshot(groups);
   const load = await concurrent(
     url,
     buffer,
     { concurrency: params.concurrency, durationMs: params.durationMs },
     { headers, phase: 'throughput' },
   );
+  const cpuAfter = groups && cpuSnapshot(groups);
   samples.push(...load.errorSamples);
   const afterLoad = await mockStats(mockUrl);
+  const commandsAfter = await options.cpu?.redisCommands?.();
+  const served = delta(beforeLoad, afterLoad).requests;
+  let cpu: CpuResult | undefined;
+  if (groups && cpuBefore && cpuAfter) {
+    const usPerRequest = cpuPerRequest(cpuBefore, cpuAfter, served);
+    const shares = Object.values(usPerRequest);
+    cpu = {
+      requests: served,
+      usPerRequest,
+      totalUs: shares.some((us) => us === undefined)
+        ? undefined
+        : shares.reduce<number>((sum, us) => sum + us!, 0),
+      ...(commandsBefore !== undefined && commandsAfter !== undefined && served > 0
+        ? { redisCommandsPerRequest: Math.round(((commandsAfter - commandsBefore) / served) * 100) / 100 }
+        : {}),
+      pids: Object.fromEntries(groups.map((group) => [group.name, group.pids])),
+    };
+  }
 
   progress(`${target}: stream warm-up ${params.streamWarmup}, then ${params.streams} serial streams`);
   const warmStreams = await firstChunk(url, streamBuffer, params.streamWarmup, {
@@ -462,6 +591,7 @@ async function measure(
     serial: serialPhase,
     throughput,
     firstChunk: streamPhase,
+    ...(cpu ? { cpu } : {}),
     upstream: {
       serial: delta(before, afterSerial),
       throughput: delta(beforeLoad, afterLoad),
@@ -549,23 +679,60 @@ function readLog(result: TargetResult): void {
   result.logHead = lines.slice(0, 20).map((line) => line.slice(0, 600));
 }
 
+/** What every measurement of one run shares. */
+interface RunContext {
+  tmp: string;
+  mockUrl: string;
+  redisPrefix: string;
+  /** The Redis server's pid, when it runs on this machine and /proc shows it (its CPU is then counted). */
+  redisPid: number | undefined;
+  /** BENCH_CPU_PROF: where the profiles of this run go, one directory per gw launch. */
+  profileDir: string | undefined;
+}
+
+/** The profile summary of one gw process (BENCH_CPU_PROF). */
+interface ProfileResult {
+  process: string;
+  file: string;
+  summary: ProfileSummary;
+}
+
 async function runMode(
   mode: Mode,
-  tmp: string,
-  mockUrl: string,
-  redisPrefix: string,
   /** The sampling ratio (undefined: tracing off) and request logs (undefined: the default) of this measurement. */
   variant: Variant,
+  run: RunContext,
 ): Promise<TargetResult[]> {
+  const { tmp, mockUrl, redisPrefix } = run;
   const configPath = gwConfig(tmp, mockUrl, variant);
   const { tracing, logs } = variant;
-  const name = `${mode}${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}`;
+  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}`;
+  const name = `${mode}${suffix}`;
+  const cpuBaseline = `embedded${suffix}`;
+  // Every gw process inherits NODE_OPTIONS (the cluster's launcher passes its environment on to each service).
+  const profileDir = run.profileDir && join(run.profileDir, name);
+  const profiling = profileDir
+    ? {
+        NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --cpu-prof --cpu-prof-dir="${profileDir}"`.trim(),
+      }
+    : {};
   const dataDir = mkdtempSync(join(tmp, `${mode}-data-`));
   const logPath = join(tmp, `${name}.log`);
-  const result: TargetResult = { target: name, url: '', ok: false, errors: 0, errorSamples: [], logPath };
+  const result: TargetResult = {
+    target: name,
+    url: '',
+    ok: false,
+    errors: 0,
+    errorSamples: [],
+    logPath,
+    cpuBaseline,
+  };
   let governed: TargetResult | undefined;
   const extra: TargetResult[] = [];
   let gw: Started | undefined;
+  /** The measured phases on the monotonic clock: the profiles are summarized over them, without startup. */
+  let measuredWindow: SummaryOptions['window'];
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   try {
     let port: number;
     if (mode === 'embedded') {
@@ -573,7 +740,13 @@ async function runMode(
       gw = start(
         'gw embedded',
         'src/embedded.ts',
-        { ...baseEnv(), PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG: configPath },
+        {
+          ...baseEnv(),
+          ...profiling,
+          PORT: String(port),
+          GATEWAY_DATA_DIR: dataDir,
+          GATEWAY_CONFIG: configPath,
+        },
         logPath,
       );
     } else {
@@ -585,6 +758,7 @@ async function runMode(
         'src/cluster.ts',
         {
           ...baseEnv(),
+          ...profiling,
           REDIS_URL: params.redisUrl,
           GW_REDIS_PREFIX: redisPrefix,
           PORT: String(ingress),
@@ -607,21 +781,30 @@ async function runMode(
     result.url = base + PATH;
     progress(`${mode}: started (pid ${gw.child.pid}), waiting for ${base}/health`);
     result.startup = await waitReady(gw, base);
-    const cpu = mode === 'embedded' ? cpuMeter(gw.child.pid, mockUrl) : undefined;
-    await cpu?.start();
-    Object.assign(result, await measure(name, base, mockUrl, bodies.gw, bodies.gwStream, {}));
-    if (cpu) result.cpuUsPerRequest = await cpu.perRequest();
+    const launcher = gw.child.pid!;
+    const cpu: CpuProbe =
+      mode === 'embedded'
+        ? { groups: () => [{ name: 'process', pids: processTree(launcher) }] }
+        : {
+            groups: () => [
+              ...clusterProcesses(launcher),
+              ...(run.redisPid === undefined ? [] : [{ name: 'redis', pids: [run.redisPid] }]),
+            ],
+            redisCommands: redisCommandsProcessed,
+          };
+    const target = (
+      name: string,
+      headers: Record<string, string>,
+      gwBodies: { gw: string; gwStream: string } = bodies,
+    ) => measure(name, { base, mockUrl, body: gwBodies.gw, streamBody: gwBodies.gwStream, headers, cpu });
+    measuredWindow = { fromUs: monotonicUs(), toUs: Number.POSITIVE_INFINITY };
+    Object.assign(result, await target(name, {}));
     if (params.governed) {
-      const target = `${name}+vk`;
-      governed = { target, url: result.url, ok: false, errors: 0, errorSamples: [] };
+      const name = `${result.target}+vk`;
+      governed = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [], cpuBaseline };
       const before =
         mode === 'cluster' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
-      await cpu?.start();
-      Object.assign(
-        governed,
-        await measure(target, base, mockUrl, bodies.gw, bodies.gwStream, { 'x-gw-vk': VIRTUAL_KEY }),
-      );
-      if (cpu) governed.cpuUsPerRequest = await cpu.perRequest();
+      Object.assign(governed, await target(name, { 'x-gw-vk': VIRTUAL_KEY }));
       if (before) {
         // Script round trips per gateway request, warm-ups included: authorize's admission, then the settle.
         const calls = (await redisCommandCalls()) - before.redis;
@@ -633,17 +816,18 @@ async function runMode(
     }
     if (params.guardrails) {
       // The same 4 KB prompt without and with the guardrail: the difference is what the check costs.
-      for (const [suffix, headers] of [
+      for (const [rowSuffix, headers] of [
         ['+4k', {}],
         ['+pii', { 'x-gw-guardrail-id': GUARDRAIL_RULE }],
       ] as const) {
-        const target = `${mode}${suffix}`;
-        const row: TargetResult = { target, url: result.url, ok: false, errors: 0, errorSamples: [] };
-        Object.assign(row, await measure(target, base, mockUrl, bodies4k.gw, bodies4k.gwStream, headers));
+        const name = `${mode}${rowSuffix}`;
+        const row: TargetResult = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [] };
+        Object.assign(row, await target(name, headers, bodies4k));
         row.ok = true;
         extra.push(row);
       }
     }
+    measuredWindow.toUs = monotonicUs();
     if (gw.child.exitCode !== null || gw.child.signalCode !== null) {
       throw new Error(`${gw.name} exited during the measurement:\n${logTail(logPath)}`);
     }
@@ -658,35 +842,90 @@ async function runMode(
     }
     readLog(result);
   }
-  return [result, ...(governed ? [governed] : []), ...extra];
-}
-
-/** CPU time of a process in ms (Linux /proc; its clock ticks are USER_HZ, 100 per second); undefined elsewhere. */
-function processCpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
+  const rows = [result, ...(governed ? [governed] : []), ...extra];
+  if (profileDir && gw?.child.pid) {
+    result.profiles = summarizeProfiles(profileDir, gw.child.pid, rows, measuredWindow);
   }
+  return rows;
 }
 
-/** The gateway's CPU per upstream call between `start` and `perRequest` (the mock counts the calls). */
-function cpuMeter(pid: number | undefined, mockUrl: string) {
-  let from: { cpu: number | undefined; calls: MockStats } | undefined;
-  return {
-    async start() {
-      from = { cpu: pid === undefined ? undefined : processCpuMs(pid), calls: await mockStats(mockUrl) };
-    },
-    async perRequest(): Promise<number | undefined> {
-      const cpu = pid === undefined ? undefined : processCpuMs(pid);
-      const calls = delta(from!.calls, await mockStats(mockUrl));
-      const served = calls.requests;
-      if (cpu === undefined || from?.cpu === undefined || served === 0) return undefined;
-      return Math.round(((cpu - from.cpu) * 1000) / served);
-    },
-  };
+/** A peer gateway in its own process, in front of the same mock, measured like gw (its CPU too). */
+async function runPeer(peer: Peer, run: RunContext): Promise<TargetResult> {
+  const launch = peerLaunches[peer];
+  const logPath = join(run.tmp, `${peer}.log`);
+  const result: TargetResult = { target: peer, url: '', ok: false, errors: 0, errorSamples: [], logPath };
+  const body = JSON.stringify({ model: launch.model, messages: message, max_tokens: 16 });
+  const streamBody = JSON.stringify({ model: launch.model, messages: message, max_tokens: 16, stream: true });
+  const headers = launch.headers(run.mockUrl, API_KEY);
+  let started: Started | undefined;
+  try {
+    const [port] = (await freePorts(1)) as [number];
+    const env = { ...process.env };
+    // Its cache would go to this Redis; it is measured as it runs out of the box.
+    delete env['REDIS_CONNECTION_STRING'];
+    started = start(peer, launch.script, env, logPath, {
+      nodeArgs: launch.nodeArgs,
+      args: launch.args(port),
+    });
+    const base = `http://${HOST}:${port}`;
+    result.url = base + PATH;
+    progress(`${peer}: started (pid ${started.child.pid}), waiting for ${base}${launch.readyPath}`);
+    result.startup = await waitReady(started, base, { readyPath: launch.readyPath, body, headers });
+    const pid = started.child.pid!;
+    Object.assign(
+      result,
+      await measure(peer, {
+        base,
+        mockUrl: run.mockUrl,
+        body,
+        streamBody,
+        headers,
+        cpu: { groups: () => [{ name: 'process', pids: processTree(pid) }] },
+      }),
+    );
+    if (started.child.exitCode !== null || started.child.signalCode !== null) {
+      throw new Error(`${peer} exited during the measurement:\n${logTail(logPath)}`);
+    }
+    result.ok = true;
+  } catch (error) {
+    result.failure = (error as Error).message;
+    progress(`${peer}: FAILED: ${result.failure}`);
+  } finally {
+    if (started) {
+      progress(`${peer}: stopping (SIGTERM)`);
+      result.shutdown = await stop(started, 10_000);
+    }
+  }
+  return result;
+}
+
+/**
+ * The profiles one gw launch wrote (at exit), each named by its process: from the pids the CPU measurement found
+ * (the file name carries the pid), else from the main script in the profile.
+ */
+function summarizeProfiles(
+  dir: string,
+  launcher: number,
+  rows: TargetResult[],
+  window: SummaryOptions['window'],
+): ProfileResult[] {
+  const names = new Map<number, string>();
+  for (const row of rows) {
+    for (const [name, pids] of Object.entries(row.cpu?.pids ?? {}))
+      for (const pid of pids) names.set(pid, name);
+  }
+  names.set(launcher, rows[0]!.target.startsWith('embedded') ? 'embedded' : 'launcher');
+  let files: string[] = [];
+  try {
+    files = profileFiles(dir);
+  } catch {}
+  return files.map((file) => {
+    // CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile; thread 0 is the main thread, others are workers.
+    const [, , , pid, thread] = file.split('/').pop()!.split('.');
+    const summary = summarizeProfile(readProfile(file), { window });
+    const process = names.get(Number(pid)) ?? summary.process ?? `pid ${pid}`;
+    return { process: thread === '0' ? process : `${process} worker thread ${thread}`, file, summary };
+  });
 }
 
 /**
@@ -701,6 +940,32 @@ async function redisCommandCalls(): Promise<number> {
       (sum, match) => sum + Number(match[1]),
       0,
     );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Commands Redis has processed since it started, from every client (INFO stats). */
+async function redisCommandsProcessed(): Promise<number> {
+  const redis = await redisClient();
+  try {
+    return Number(/^total_commands_processed:(\d+)/m.exec(await redis.info('stats'))?.[1]);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * The Redis server's pid (INFO server `process_id`) when /proc shows that process as a redis-server: a Redis in a
+ * container or on another machine has a pid that means nothing here, and its CPU is then left out.
+ */
+async function redisServerPid(): Promise<{ pid?: number; note?: string }> {
+  if (!procAvailable) return {};
+  const redis = await redisClient();
+  try {
+    const pid = Number(/^process_id:(\d+)/m.exec(await redis.info('server'))?.[1]);
+    if (commandLine(pid).includes('redis-server')) return { pid };
+    return { note: `redis: pid ${pid} (INFO server) is no redis-server here; its CPU is not counted` };
   } finally {
     redis.disconnect();
   }
@@ -793,9 +1058,74 @@ function overheads(direct: TargetResult, results: TargetResult[]): Overhead[] {
     }));
 }
 
+/** The CPU table's columns: each cluster service, the launcher, a one-process gateway, Redis. */
+const CPU_COLUMNS: Array<[string, string]> = [
+  ['ingress', 'ingress'],
+  ['router', 'router'],
+  ['governance', 'governance'],
+  ['mcp-runner', 'mcp-runner'],
+  ['admin', 'admin'],
+  ['launcher', 'launcher'],
+  ['process', 'one process'],
+  ['redis', 'redis'],
+];
+
+/**
+ * Sets each row's `× embedded`: its total CPU per request over that of the embedded row without a key of the same
+ * variant (a peer: the first embedded row).
+ */
+function compareCpu(results: TargetResult[]): void {
+  const firstEmbedded = results.find(
+    (row) => row.cpuBaseline !== undefined && row.cpuBaseline === row.target,
+  );
+  for (const row of results) {
+    const baseline = results.find((other) => other.target === (row.cpuBaseline ?? firstEmbedded?.target));
+    const total = row.cpu?.totalUs;
+    const reference = baseline?.cpu?.totalUs;
+    if (row.cpu && total !== undefined && reference) {
+      row.cpu.timesEmbedded = Math.round((total / reference) * 100) / 100;
+    }
+  }
+}
+
+/** /proc counts CPU in ticks of 10 ms: one tick, spread over the phase's requests, is the figures' resolution. */
+const TICK_US = 10_000;
+
+function cpuTable(results: TargetResult[]): string[] {
+  const rows = results.filter((row) => row.ok && row.cpu);
+  if (rows.length === 0) return [];
+  const others = [...new Set(rows.flatMap((row) => Object.keys(row.cpu!.usPerRequest)))].filter(
+    (name) => !CPU_COLUMNS.some(([key]) => key === name),
+  );
+  const columns = [...CPU_COLUMNS, ...others.map((name): [string, string] => [name, name])];
+  const us = (value: number | undefined) => (value === undefined ? '—' : String(value));
+  return [
+    `CPU µs per request at c=${params.concurrency}, by process (/proc utime+stime during the throughput phase ÷ calls the mock served in it)`,
+    '',
+    table([
+      ['target', ...columns.map(([, header]) => header), 'total', '× embedded', '1 tick', 'redis cmds/req'],
+      ...rows.map((row) => {
+        const cpu = row.cpu!;
+        return [
+          row.target,
+          ...columns.map(([key]) => (key in cpu.usPerRequest ? us(cpu.usPerRequest[key]) : '')),
+          us(cpu.totalUs),
+          cpu.timesEmbedded === undefined ? '—' : `${cpu.timesEmbedded.toFixed(2)}×`,
+          cpu.requests === 0 ? '—' : us(Math.round(TICK_US / cpu.requests)),
+          cpu.redisCommandsPerRequest === undefined ? '' : cpu.redisCommandsPerRequest.toFixed(2),
+        ];
+      }),
+    ]),
+    '',
+  ];
+}
+
 function report(date: Date, direct: TargetResult, results: TargetResult[], extra: string[]): string {
   const all = [direct, ...results];
   const c = params.concurrency;
+  const peer = results.find((result) => result.ok && result.target === 'portkey');
+  const vsPeer = (result: TargetResult) =>
+    peer ? `${(result.throughput!.rps / peer.throughput!.rps).toFixed(2)}×` : '—';
   const measured = [
     [
       'target',
@@ -804,6 +1134,7 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
       'mean',
       `req/s c=${c}`,
       'vs direct',
+      'vs portkey',
       `p50@c=${c}`,
       `p99@c=${c}`,
       '1st chunk p50',
@@ -819,17 +1150,18 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
             ms(result.serial!.latency.mean),
             result.throughput!.rps.toFixed(0),
             pct(result.throughput!.rps / direct.throughput!.rps),
+            vsPeer(result),
             ms(result.throughput!.latency.p50),
             ms(result.throughput!.latency.p99),
             ms(result.firstChunk!.latency.p50),
             ms(result.firstChunk!.latency.p99),
             String(result.errors),
           ]
-        : [result.target, 'FAILED', '', '', '', '', '', '', '', '', String(result.errors)],
+        : [result.target, 'FAILED', '', '', '', '', '', '', '', '', '', String(result.errors)],
     ),
   ];
   const overheadRows = [
-    ['gw − direct', 'overhead p50', 'p99', 'mean', 'throughput % of direct', '1st chunk overhead p50', 'p99'],
+    ['− direct', 'overhead p50', 'p99', 'mean', 'throughput % of direct', '1st chunk overhead p50', 'p99'],
     ...overheads(direct, results).map((o) => [
       o.target,
       signedMs(o.serialP50Ms),
@@ -856,6 +1188,7 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
     '',
     table(overheadRows),
     '',
+    ...cpuTable(results),
   ];
   for (const result of all) {
     if (!result.ok) lines.push(`${result.target} FAILED: ${result.failure}`);
@@ -907,17 +1240,37 @@ async function main(): Promise<number> {
   progress(`temp dir ${tmp}; modes ${params.modes.join(',') || '(direct only)'}`);
   const { mock, url: mockUrl } = await startMock(tmp);
   progress(`mock upstream at ${mockUrl}`);
-  const extra: string[] = [];
+  const extra: string[] = [...peers.notes];
+  if (!procAvailable) extra.push('CPU per process is not measured: no /proc (Linux only)');
   let direct: TargetResult;
   const results: TargetResult[] = [];
   let redisCleanup: { prefix: string; deleted: number; error?: string } | undefined;
+  const run: RunContext = {
+    tmp,
+    mockUrl,
+    redisPrefix,
+    redisPid: undefined,
+    profileDir: params.cpuProfile
+      ? join(RESULTS, `prof-${date.toISOString().replace(/:/g, '-')}`)
+      : undefined,
+  };
+  if (params.modes.includes('cluster')) {
+    await checkRedis();
+    const redis = await redisServerPid();
+    run.redisPid = redis.pid;
+    if (redis.note) extra.push(redis.note);
+  }
   try {
     direct = { target: 'direct', url: mockUrl + PATH, ok: false, errors: 0, errorSamples: [] };
     try {
       Object.assign(
         direct,
-        await measure('direct', mockUrl, mockUrl, bodies.direct, bodies.directStream, {
-          authorization: `Bearer ${API_KEY}`,
+        await measure('direct', {
+          base: mockUrl,
+          mockUrl,
+          body: bodies.direct,
+          streamBody: bodies.directStream,
+          headers: { authorization: `Bearer ${API_KEY}` },
         }),
       );
       direct.ok = true;
@@ -925,11 +1278,12 @@ async function main(): Promise<number> {
       direct.failure = (error as Error).message;
     }
     if (!direct.ok) throw new Error(`direct measurement failed: ${direct.failure}`);
+    for (const peer of params.peers) results.push(await runPeer(peer, run));
     for (const [mode, tracing, logs] of params.modes.flatMap((mode) =>
       params.logs.flatMap((logs) => params.tracing.map((ratio) => [mode, ratio, logs] as const)),
     )) {
       const traced = await mockStats(mockUrl);
-      const measured = await runMode(mode, tmp, mockUrl, redisPrefix, { tracing, logs });
+      const measured = await runMode(mode, { tracing, logs }, run);
       if (tracing !== undefined) {
         const now = await mockStats(mockUrl);
         const exports = (now.traceExports ?? 0) - (traced.traceExports ?? 0);
@@ -940,9 +1294,6 @@ async function main(): Promise<number> {
       }
       results.push(...measured);
       for (const result of measured) {
-        if (result.cpuUsPerRequest !== undefined) {
-          extra.push(`${result.target}: gw used ${result.cpuUsPerRequest} µs of CPU per request`);
-        }
         if (result.redisCallsPerRequest !== undefined) {
           extra.push(
             `${result.target}: ${result.redisCallsPerRequest} Redis script round trips per request (authorize on the critical path, settle after it)`,
@@ -961,8 +1312,25 @@ async function main(): Promise<number> {
     if (mockStop.killed) extra.push('mock upstream had to be killed');
   }
 
+  compareCpu(results);
   const text = report(date, direct, results, extra);
   console.log(text);
+  const profiles = results.flatMap((result) =>
+    (result.profiles ?? []).map((profile) => ({ launch: result.target, ...profile })),
+  );
+  if (run.profileDir) {
+    console.log(
+      `\nCPU profiles (BENCH_CPU_PROF), summarized over the measured phases of each launch (no startup): ${run.profileDir}` +
+        '\nThe profiler slows every process: the figures of this run are not comparable with those of a run without it.',
+    );
+    if (profiles.length === 0)
+      console.log('no profile was written (a process killed rather than stopped writes none)');
+    for (const profile of profiles) {
+      console.log(
+        `\n${formatSummary(`${profile.launch} / ${profile.process} (${profile.file})`, profile.summary)}`,
+      );
+    }
+  }
 
   const failed = [direct, ...results].some((result) => !result.ok || result.errors > 0);
   const output = {
@@ -978,6 +1346,9 @@ async function main(): Promise<number> {
     ok: !failed,
     results: { direct, ...Object.fromEntries(results.map((result) => [result.target, result])) },
     overhead: Object.fromEntries(overheads(direct, results).map((o) => [o.target, o])),
+    cpu: Object.fromEntries(
+      results.filter((result) => result.cpu).map((result) => [result.target, result.cpu]),
+    ),
     ...(redisCleanup ? { redisCleanup } : {}),
     printed: text,
   };
