@@ -83,7 +83,8 @@ function logsEnv(name: string): Array<boolean | undefined> {
   });
 }
 
-const MODES = ['embedded', 'cluster'] as const;
+/** `cluster-remote`: the cluster with GW_GOVERNANCE_ADMISSION=remote (each governed request calls governance). */
+const MODES = ['embedded', 'cluster', 'cluster-remote'] as const;
 type Mode = (typeof MODES)[number];
 
 function modesEnv(): Mode[] {
@@ -129,6 +130,11 @@ const params = {
   startTimeoutMs: intEnv('BENCH_START_TIMEOUT_MS', 60_000, 1),
   tracing: tracingEnv('BENCH_TRACING'),
   logs: logsEnv('BENCH_LOGS'),
+  /**
+   * BENCH_BASELINE: another checkout of gw (installed: `pnpm install` there) measured in the same run, each of
+   * its measurements right before the same one of this checkout, rows named `…@base`: before and after a change.
+   */
+  baseline: process.env['BENCH_BASELINE'] || undefined,
   /** Peer gateways measured in the same run (BENCH_PEERS; unset: those installed). */
   peers: peers.peers,
   /** BENCH_CPU_PROF=1: every gw process runs with --cpu-prof, and the profiles are summarized after the run. */
@@ -172,12 +178,13 @@ function start(
   script: string,
   env: NodeJS.ProcessEnv,
   logPath: string,
-  options: { group?: boolean; stdout?: 'pipe'; nodeArgs?: string[]; args?: string[] } = {},
+  options: { group?: boolean; stdout?: 'pipe'; nodeArgs?: string[]; args?: string[]; root?: string } = {},
 ): Started {
   const log = openSync(logPath, 'a');
-  const argv = [...(options.nodeArgs ?? []), join(ROOT, script), ...(options.args ?? [])];
+  const root = options.root ?? ROOT;
+  const argv = [...(options.nodeArgs ?? []), join(root, script), ...(options.args ?? [])];
   const child = spawn(process.execPath, argv, {
-    cwd: ROOT,
+    cwd: root,
     env,
     stdio: ['ignore', options.stdout ?? log, log],
     detached: options.group ?? false,
@@ -608,6 +615,8 @@ async function measure(
 interface Variant {
   tracing: number | undefined;
   logs: boolean | undefined;
+  /** BENCH_BASELINE: the checkout whose gw runs (this one when undefined); its rows are named `…@base`. */
+  root?: string | undefined;
 }
 
 function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
@@ -706,7 +715,7 @@ async function runMode(
   const { tmp, mockUrl, redisPrefix } = run;
   const configPath = gwConfig(tmp, mockUrl, variant);
   const { tracing, logs } = variant;
-  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}`;
+  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}${variant.root ? '@base' : ''}`;
   const name = `${mode}${suffix}`;
   const cpuBaseline = `embedded${suffix}`;
   // Every gw process inherits NODE_OPTIONS (the cluster's launcher passes its environment on to each service).
@@ -748,6 +757,7 @@ async function runMode(
           GATEWAY_CONFIG: configPath,
         },
         logPath,
+        { root: variant.root },
       );
     } else {
       await checkRedis();
@@ -770,11 +780,12 @@ async function runMode(
           GW_MCP_RUNNER_REPLICAS: '1',
           GW_INGRESS_REPLICAS: '1',
           GW_ADMIN_REPLICAS: '1',
+          GW_GOVERNANCE_ADMISSION: mode === 'cluster-remote' ? 'remote' : 'local',
           GATEWAY_DATA_DIR: dataDir,
           GATEWAY_CONFIG: configPath,
         },
         logPath,
-        { group: true },
+        { group: true, root: variant.root },
       );
     }
     const base = `http://${HOST}:${port}`;
@@ -803,7 +814,7 @@ async function runMode(
       const name = `${result.target}+vk`;
       governed = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [], cpuBaseline };
       const before =
-        mode === 'cluster' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
+        mode !== 'embedded' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
       Object.assign(governed, await target(name, { 'x-gw-vk': VIRTUAL_KEY }));
       if (before) {
         // Script round trips per gateway request, warm-ups included: authorize's admission, then the settle.
@@ -1254,7 +1265,7 @@ async function main(): Promise<number> {
       ? join(RESULTS, `prof-${date.toISOString().replace(/:/g, '-')}`)
       : undefined,
   };
-  if (params.modes.includes('cluster')) {
+  if (params.modes.some((mode) => mode !== 'embedded')) {
     await checkRedis();
     const redis = await redisServerPid();
     run.redisPid = redis.pid;
@@ -1279,11 +1290,15 @@ async function main(): Promise<number> {
     }
     if (!direct.ok) throw new Error(`direct measurement failed: ${direct.failure}`);
     for (const peer of params.peers) results.push(await runPeer(peer, run));
-    for (const [mode, tracing, logs] of params.modes.flatMap((mode) =>
-      params.logs.flatMap((logs) => params.tracing.map((ratio) => [mode, ratio, logs] as const)),
+    // BENCH_BASELINE: each measurement of the baseline checkout right before the same one of this checkout.
+    const roots = params.baseline ? [params.baseline, undefined] : [undefined];
+    for (const [mode, tracing, logs, root] of params.modes.flatMap((mode) =>
+      params.logs.flatMap((logs) =>
+        params.tracing.flatMap((ratio) => roots.map((root) => [mode, ratio, logs, root] as const)),
+      ),
     )) {
       const traced = await mockStats(mockUrl);
-      const measured = await runMode(mode, { tracing, logs }, run);
+      const measured = await runMode(mode, { tracing, logs, root }, run);
       if (tracing !== undefined) {
         const now = await mockStats(mockUrl);
         const exports = (now.traceExports ?? 0) - (traced.traceExports ?? 0);
@@ -1300,7 +1315,7 @@ async function main(): Promise<number> {
           );
         }
       }
-      if (mode === 'cluster') {
+      if (mode !== 'embedded') {
         redisCleanup = { prefix: redisPrefix, ...(await deleteRunKeys(redisPrefix)) };
         extra.push(
           `redis: deleted ${redisCleanup.deleted} keys of ${redisPrefix}*${redisCleanup.error ? ` (error: ${redisCleanup.error})` : ''}`,

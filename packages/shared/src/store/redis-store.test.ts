@@ -32,6 +32,28 @@ describe('RedisStore', () => {
     await store.close();
   });
 
+  it("sets a counter's expiry when its key is made, and keeps it through later admissions and settles", async () => {
+    const store = await RedisStore.connect({ url, prefix });
+    const expireAtMs = Date.now() + 3_600_000;
+    const check = (key: string, amount: number) => ({ key, limit: 1_000, need: amount, amount, expireAtMs });
+    const ttl = (key: string) => admin.pttl(`${prefix}{gov}counter:${key}`);
+    await store.admit({
+      required: [check('ttl-a', 10)],
+      alternatives: [],
+      reservation: { id: 'ttl-1', deadlineMs: expireAtMs, payload: '{}' },
+    });
+    const first = await ttl('ttl-a');
+    expect(first).toBeGreaterThan(3_500_000);
+    await store.admit({ required: [check('ttl-a', 5)], alternatives: [] });
+    expect(await ttl('ttl-a')).toBeGreaterThan(3_500_000);
+    expect(await ttl('ttl-a')).toBeLessThanOrEqual(first);
+    // A settle that makes a counter (a refund to a period whose key is gone) gives it an expiry too.
+    await store.settleReservation({ id: 'ttl-1', adjustments: [{ key: 'ttl-b', delta: -3, expireAtMs }] });
+    expect(await ttl('ttl-b')).toBeGreaterThan(3_500_000);
+    expect(await store.readCounters(['ttl-a', 'ttl-b'])).toEqual([15, -3]);
+    await store.close();
+  });
+
   it('fails to connect with a clear error when Redis is unreachable', async () => {
     await expect(RedisStore.connect({ url: 'redis://user:secret@127.0.0.1:1', prefix })).rejects.toThrow(
       /^Redis at redis:\/\/127\.0\.0\.1:1 is unreachable after \d+ attempts/,

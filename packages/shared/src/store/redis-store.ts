@@ -36,6 +36,9 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
 const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-4.lua', import.meta.url);
+/** The admitted alternatives' indexes, as admit-counters-n.lua encodes them (made once: a schema is costly to build). */
+const passingSchema = z.array(z.number());
+
 const admitReplySchema = z.tuple([
   z.union([z.literal(0), z.literal(1)]),
   z.number(),
@@ -167,7 +170,7 @@ export class RedisStore implements Store {
     );
     const [allowed, failedGroup, failedIndex, failedCurrent, passingText, duplicate] =
       admitReplySchema.parse(reply);
-    const passing = z.array(z.number()).parse(JSON.parse(passingText));
+    const passing = passingSchema.parse(JSON.parse(passingText));
     return allowed === 1
       ? { allowed: true, passing, ...(duplicate === 1 && { duplicate: true }) }
       : {

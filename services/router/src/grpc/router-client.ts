@@ -44,6 +44,9 @@ import {
 } from './router-proto.ts';
 import { passthroughHeadSchema } from './wire-schemas.ts';
 
+/** A native answer: any JSON (the surface that asked for it reads it). */
+const NATIVE_ANSWER = z.unknown();
+
 /** A provider config as the router answers it (keys redacted); its fields are the router's to check. */
 const providerReplySchema = z.record(z.string(), z.unknown());
 
@@ -231,7 +234,7 @@ export class RouterClient implements RouterService {
     if (reply.native.length === 0) return served;
     return {
       ...served,
-      native: decodeMessage(z.unknown(), reply.native, { what: 'native answer', side: 'reply' }),
+      native: decodeMessage(NATIVE_ANSWER, reply.native, { what: 'native answer', side: 'reply' }),
     };
   }
 

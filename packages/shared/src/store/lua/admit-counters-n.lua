@@ -70,15 +70,22 @@ if #groups > 1 and #passing == 0 then
   return { 0, altFailGroup, altFailIndex, altFailCurrent, passingJson, 0 }
 end
 
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs
 local function add(g)
   for c = 1, #groups[g] do
     local check = groups[g][c]
     if check.amount ~= 0 then
-      redis.call('INCRBY', values[g][c].key, string.format('%d', check.amount))
-      -- A caller clock behind this server's must not expire the counter at once.
-      redis.call('PEXPIREAT', values[g][c].key, string.format('%d', math.max(check.expireAt, nowMs + check.ttl)))
+      -- A counter's key is its period's (the period's start is in its name): its expiry is set when the key is
+      -- made, the one increment that finds nothing before it, and never needs setting again.
+      local amount = string.format('%d', check.amount)
+      if redis.call('INCRBY', values[g][c].key, amount) == tonumber(amount) then
+        if not nowMs then
+          local time = redis.call('TIME')
+          nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+        end
+        -- A caller clock behind this server's must not expire the counter at once.
+        redis.call('PEXPIREAT', values[g][c].key, string.format('%d', math.max(check.expireAt, nowMs + check.ttl)))
+      end
     end
   end
 end

@@ -17,12 +17,16 @@ if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
-local time = redis.call('TIME')
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs
 for index, adjustment in ipairs(cjson.decode(ARGV[2])) do
   local key = KEYS[3 + index]
-  if adjustment.delta ~= 0 then
-    redis.call('INCRBY', key, string.format('%d', adjustment.delta))
+  -- As in admit-counters-n: a counter's expiry is set when its key is made (an increment from nothing).
+  local delta = string.format('%d', adjustment.delta)
+  if adjustment.delta ~= 0 and redis.call('INCRBY', key, delta) == tonumber(delta) then
+    if not nowMs then
+      local time = redis.call('TIME')
+      nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    end
     redis.call('PEXPIREAT', key, string.format('%d', math.max(adjustment.expireAt, nowMs + adjustment.ttl)))
   end
 end
