@@ -430,6 +430,9 @@ interface CpuResult {
   timesEmbedded?: number;
   /** Redis commands per request during the phase (all clients: another user of this Redis shows up here). */
   redisCommandsPerRequest?: number;
+  /** Bytes Redis read from and wrote to its clients per request (INFO stats), everyone's traffic included. */
+  redisBytesInPerRequest?: number;
+  redisBytesOutPerRequest?: number;
   pids: Record<string, number[]>;
 }
 
@@ -437,7 +440,7 @@ interface CpuResult {
 interface CpuProbe {
   groups: () => ProcessGroup[];
   /** Redis's count of commands processed (INFO stats), for the cluster rows. */
-  redisCommands?: () => Promise<number>;
+  redisCommands?: () => Promise<RedisCounts>;
 }
 
 function phase(result: SerialResult): PhaseResult {
@@ -572,7 +575,12 @@ async function measure(
         ? undefined
         : shares.reduce<number>((sum, us) => sum + us!, 0),
       ...(commandsBefore !== undefined && commandsAfter !== undefined && served > 0
-        ? { redisCommandsPerRequest: Math.round(((commandsAfter - commandsBefore) / served) * 100) / 100 }
+        ? {
+            redisCommandsPerRequest:
+              Math.round(((commandsAfter.commands - commandsBefore.commands) / served) * 100) / 100,
+            redisBytesInPerRequest: Math.round((commandsAfter.bytesIn - commandsBefore.bytesIn) / served),
+            redisBytesOutPerRequest: Math.round((commandsAfter.bytesOut - commandsBefore.bytesOut) / served),
+          }
         : {}),
       pids: Object.fromEntries(groups.map((group) => [group.name, group.pids])),
     };
@@ -814,7 +822,9 @@ async function runMode(
       const name = `${result.target}+vk`;
       governed = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [], cpuBaseline };
       const before =
-        mode !== 'embedded' ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) } : undefined;
+        mode !== 'embedded'
+          ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) }
+          : undefined;
       Object.assign(governed, await target(name, { 'x-gw-vk': VIRTUAL_KEY }));
       if (before) {
         // Script round trips per gateway request, warm-ups included: authorize's admission, then the settle.
@@ -957,10 +967,23 @@ async function redisCommandCalls(): Promise<number> {
 }
 
 /** Commands Redis has processed since it started, from every client (INFO stats). */
-async function redisCommandsProcessed(): Promise<number> {
+/** Redis's own counts (INFO stats): commands processed (those scripts run included), bytes in and out. */
+interface RedisCounts {
+  commands: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+async function redisCommandsProcessed(): Promise<RedisCounts> {
   const redis = await redisClient();
   try {
-    return Number(/^total_commands_processed:(\d+)/m.exec(await redis.info('stats'))?.[1]);
+    const stats = await redis.info('stats');
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1]);
+    return {
+      commands: field('total_commands_processed'),
+      bytesIn: field('total_net_input_bytes'),
+      bytesOut: field('total_net_output_bytes'),
+    };
   } finally {
     redis.disconnect();
   }
@@ -1114,7 +1137,15 @@ function cpuTable(results: TargetResult[]): string[] {
     `CPU µs per request at c=${params.concurrency}, by process (/proc utime+stime during the throughput phase ÷ calls the mock served in it)`,
     '',
     table([
-      ['target', ...columns.map(([, header]) => header), 'total', '× embedded', '1 tick', 'redis cmds/req'],
+      [
+        'target',
+        ...columns.map(([, header]) => header),
+        'total',
+        '× embedded',
+        '1 tick',
+        'redis cmds/req',
+        'redis B in/out per req',
+      ],
       ...rows.map((row) => {
         const cpu = row.cpu!;
         return [
@@ -1124,6 +1155,9 @@ function cpuTable(results: TargetResult[]): string[] {
           cpu.timesEmbedded === undefined ? '—' : `${cpu.timesEmbedded.toFixed(2)}×`,
           cpu.requests === 0 ? '—' : us(Math.round(TICK_US / cpu.requests)),
           cpu.redisCommandsPerRequest === undefined ? '' : cpu.redisCommandsPerRequest.toFixed(2),
+          cpu.redisBytesInPerRequest === undefined
+            ? ''
+            : `${cpu.redisBytesInPerRequest}/${cpu.redisBytesOutPerRequest}`,
         ];
       }),
     ]),
