@@ -10,10 +10,11 @@ import {
   requestCancelled,
   toGatewayError,
 } from '@gw/shared';
-import { type HealthBoard, healthId, type Outcome } from '@gw/shared/health';
+import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { TraceContext, Tracer } from '@gw/shared/tracing';
 import { endFailedAttempt, startAttemptSpan } from './attempt-span.ts';
 import { backoffMs, sleep } from './backoff.ts';
+import { healthOutcome } from './health-outcome.ts';
 import { selectKey } from './key-selector.ts';
 import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
@@ -272,7 +273,7 @@ export class PlanExecution {
         const failedProbe =
           key !== undefined &&
           isTransient(failure) &&
-          health.stateOf(healthId.key(provider.name, key.id)) === 'failed';
+          health.stateOf(healthId.target(provider.name, key.id, target.model)) === 'failed';
         // A retry goes to another key where there is one: this one just failed.
         if (key && (rotatesKey || isTransient(failure))) excluded.add(key.id);
         const anotherKey =
@@ -280,6 +281,13 @@ export class PlanExecution {
         if (failedProbe && anotherKey && options.budget.attempts > 0) {
           attempt--;
           continue;
+        }
+        // The target is out (this was its probe, or it was just ejected): no retry, the fallbacks serve.
+        if (
+          isTransient(failure) &&
+          health.stateOf(healthId.model(provider.name, target.model)) === 'failed'
+        ) {
+          throw failure;
         }
         const retryable =
           isTransient(failure) || (anotherKey && (failure.status === 401 || failure.status === 403));
@@ -315,18 +323,10 @@ export class PlanExecution {
   }
 }
 
-/** The provider and model targets a route target is judged by. */
-function targetIds(target: RouteTarget): string[] {
-  return [healthId.provider(target.provider), healthId.model(target.provider, target.model)];
-}
-
 /**
- * What a failed attempt says about its target: a server error, a 429, a timeout or no connection count against
- * it; a caller's mistake (400, 404, 422…) and gw's own refusals (a full queue) say nothing.
+ * A route target is judged by its provider's model (derived from every key serving it): out of the plan only
+ * when no key of the provider can serve the model.
  */
-function healthOutcome(failure: GatewayError): Outcome | undefined {
-  if (failure.type === 'upstream_timeout' || failure.type === 'upstream_unreachable')
-    return { failure: true };
-  if (failure.upstream && (failure.status >= 500 || failure.status === 429)) return { failure: true };
-  return undefined;
+function targetIds(target: RouteTarget): string[] {
+  return [healthId.model(target.provider, target.model)];
 }
