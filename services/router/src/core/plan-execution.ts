@@ -30,6 +30,8 @@ export interface Attempted<T> {
   startedAt: number;
   /** The key that served (health is recorded against it). */
   keyId: string | undefined;
+  /** The model the served target named (health is recorded against it; an answer may name another). */
+  model: string;
   /** The served target's place in the plan as the caller gave it (health may have tried it in another order). */
   fallbackIndex: number;
   /** Frees the provider's concurrency place: at once for a whole answer, when a stream ends for a stream. */
@@ -166,7 +168,7 @@ export class PlanExecution {
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
-    const { value, provider, keyId, fallbackIndex, release } = await this.acrossTargets({
+    const { value, provider, keyId, model, fallbackIndex, release } = await this.acrossTargets({
       ...options,
       hold: true,
       attempt: async (method, target, context) => {
@@ -186,7 +188,7 @@ export class PlanExecution {
       } catch (error) {
         const failure = withoutSecrets(toGatewayError(error), provider);
         if (!isCancellation(failure)) {
-          this.recordFailure({ provider: provider.name, key: keyId, model: firstItem.chunk.model }, failure);
+          this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
         }
         throw failure.withTarget(provider.name, firstItem.chunk.model);
       } finally {
@@ -260,7 +262,15 @@ export class PlanExecution {
         metrics.upstreamDuration.observe({ provider: provider.name, operation }, seconds);
         health.record(measured, { failure: false, latencyMs: seconds * 1000 });
         if (!options.hold) release();
-        return { value, provider, startedAt, keyId: key?.id, fallbackIndex: 0, release };
+        return {
+          value,
+          provider,
+          startedAt,
+          keyId: key?.id,
+          model: target.model,
+          fallbackIndex: 0,
+          release,
+        };
       } catch (error) {
         release();
         const failure = withoutSecrets(toGatewayError(error), provider);
