@@ -564,8 +564,9 @@ export class HealthBoard {
       const targets = this.targetsOf.get(entry.provider);
       if (targets) targets.add(entry);
       else this.targetsOf.set(entry.provider, new Set([entry]));
-      // A new target may serve where its siblings are Failed: the views follow at once.
-      this.derive(entry.provider, this.now());
+      // A new target may serve where its siblings are out: the views follow at once (else at the recompute).
+      if (this.stateOf(healthId.provider(entry.provider)) !== 'healthy')
+        this.derive(entry.provider, this.now());
     }
     return entry;
   }
