@@ -602,7 +602,7 @@ export class HealthBoard {
     }
   }
 
-  /** Every provider with its keys and models, as `GET /api/health/providers` shows them. */
+  /** Every provider with its keys, models and targets, as `GET /api/health/providers` shows them. */
   snapshot(): ProviderHealthReport[] {
     const providers = new Map<string, ProviderHealthReport>();
     for (const entry of this.entries.values()) {
@@ -612,6 +612,7 @@ export class HealthBoard {
         ...targetReport(entry),
         keys: [],
         models: [],
+        targets: [],
       });
     }
     for (const entry of this.entries.values()) {
@@ -619,6 +620,9 @@ export class HealthBoard {
       if (!provider) continue;
       if (entry.kind === 'key') provider.keys.push({ id: entry.name, ...targetReport(entry) });
       if (entry.kind === 'model') provider.models.push({ model: entry.name, ...targetReport(entry) });
+      if (entry.kind === 'target') {
+        provider.targets.push({ key: entry.key ?? null, model: entry.model ?? null, ...targetReport(entry) });
+      }
     }
     return [...providers.values()].sort((left, right) => left.provider.localeCompare(right.provider));
   }

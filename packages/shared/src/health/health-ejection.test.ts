@@ -159,6 +159,10 @@ describe('health per target (provider, key and model)', () => {
     expect(board.stateOf(healthId.model('openai', 'gpt-4o'))).toBe('healthy');
     expect(board.stateOf(healthId.key('openai', 'k1'))).toBe('degraded');
     expect(board.stateOf(healthId.provider('openai'))).toBe('degraded');
+    expect(board.snapshot()[0]!.targets.map(({ key, model, state }) => ({ key, model, state }))).toEqual([
+      { key: 'k1', model: 'gpt-4o', state: 'healthy' },
+      { key: 'k1', model: 'gpt-4o-mini', state: 'failed' },
+    ]);
     const weighed = board.weigh(
       [
         { ids: [healthId.model('openai', 'gpt-4o')], weight: 1 },
