@@ -373,6 +373,7 @@ describe.each(MODES)('fast ejection and health per target (%s)', (mode, start) =
     weight_multiplier: number;
     keys: Array<{ id: string; state: string }>;
     models: Array<{ model: string; state: string }>;
+    targets: Array<{ key: string | null; model: string | null; state: string }>;
   }>;
   const view = async (): Promise<View> => {
     const answer = await get(`${gateway.adminUrl}/api/health/providers`, ADMIN);
@@ -490,6 +491,17 @@ describe.each(MODES)('fast ejection and health per target (%s)', (mode, start) =
     }
     expect(callsWith(healthyFrom, 'sk-main').length).toBe(20);
     expect(callsWith(healthyFrom, 'sk-backup').length).toBe(0);
+    // Governance keeps weighing the provider in for that model (a key's weighted configs, bad healthy again).
+    const weightedFrom = upstream.requests.length;
+    for (let index = 0; index < 20; index++) expect((await weighted()).status).toBe(200 as number);
+    expect(callsWith(weightedFrom, 'sk-main').length).toBeGreaterThan(3);
+    // The target itself is listed, on every replica.
+    for (const snapshot of await everyReplica()) {
+      const targets = snapshot.find((report) => report.provider === 'openai')?.targets ?? [];
+      expect(targets).toContainEqual(
+        expect.objectContaining({ key: 'main', model: 'broken-model', state: 'failed' }),
+      );
+    }
     if (mode === 'embedded') {
       const text = await (await fetch(`${gateway.url}/metrics`)).text();
       expect(text).toMatch(/gw_provider_health\{[^}]*provider="openai"[^}]*\} 0\.5/);

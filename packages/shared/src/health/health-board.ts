@@ -503,8 +503,6 @@ export class HealthBoard {
           const sum = remoteLoad.get(provider) ?? [0, 0];
           remoteLoad.set(provider, [sum[0] + inflight, sum[1] + capacity]);
         }
-        // Only a verdict still fresh: a replica that stopped publishing no longer holds a target out.
-        if (parsed.data.at < now - 2 * this.config.recompute_interval_ms) continue;
         for (const [target, at] of Object.entries(parsed.data.failed)) {
           remoteFailed.set(target, Math.max(at, remoteFailed.get(target) ?? 0));
         }
