@@ -449,7 +449,6 @@ describe.each(MODES)('fast ejection and health per target (%s)', (mode, start) =
       { timeoutMs: 8_000, intervalMs: 100, what: 'every replica to see bad recovering' },
     );
     const recoveringAfter = Date.now() - upAt;
-    console.log(`recovering on every replica ${recoveringAfter} ms after the upstream came back`);
     expect(recoveringAfter).toBeLessThan(3 * PROBE_INTERVAL_MS + 2 * RECOMPUTE_MS + 1_000);
     // The ramp (recovery_ms, 2 s) brings it back to healthy; it is not Failed again meanwhile.
     await waitFor(

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory-store.ts';
 import type { Store } from '../store/store.ts';
-import { HealthBoard, healthId } from './health-board.ts';
+import { HealthBoard } from './health-board.ts';
+import { healthId } from './health-id.ts';
 import { loadBalancerConfigSchema } from './load-balancer-config.ts';
 
 const config = loadBalancerConfigSchema.parse({

@@ -2,7 +2,8 @@
 // provider, key and model views derived from it (issue 26 items 1–3).
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory-store.ts';
-import { HealthBoard, healthId } from './health-board.ts';
+import { HealthBoard } from './health-board.ts';
+import { healthId } from './health-id.ts';
 import { derivedState } from './health-state.ts';
 import { loadBalancerConfigSchema } from './load-balancer-config.ts';
 
