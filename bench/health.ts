@@ -1,6 +1,7 @@
 // `node bench/health.ts`: what health-aware routing adds per request, in process: recording an attempt's
 // outcome, weighing a key choice, and ordering a plan's targets, each over BENCH_HEALTH_CALLS (200,000) calls
-// against a board tracking 3 providers × 4 keys × 20 models; and one recompute of that board.
+// against a board tracking 3 providers × 4 keys × 20 models (240 targets and the 75 provider, key and model
+// views derived from them); and one recompute of that board.
 import { HealthBoard, healthId, loadBalancerConfigSchema } from '@gw/shared/health';
 
 const calls = Number(process.env['BENCH_HEALTH_CALLS'] ?? 200_000);
@@ -28,14 +29,15 @@ function timeIt(name: string, body: (index: number) => void): void {
   console.log(`${name.padEnd(44)} ${(nanoseconds / 1000).toFixed(3)} µs a call`);
 }
 
-const keyCandidates = [0, 1, 2, 3].map((key) => ({ ids: [healthId.key('openai', `k${key}`)], weight: 1 }));
+// As the router weighs keys (by their health for the model) and orders a plan (by the provider's model).
+const keyCandidates = [0, 1, 2, 3].map((key) => ({
+  ids: [healthId.target('openai', `k${key}`, 'm1')],
+  weight: 1,
+}));
 const targets = providers.map((provider) => ({ provider, model: 'm1' }));
-const ids = (target: { provider: string; model: string }) => [
-  healthId.provider(target.provider),
-  healthId.model(target.provider, target.model),
-];
+const ids = (target: { provider: string; model: string }) => [healthId.model(target.provider, target.model)];
 console.log(
-  `health board: ${providers.length * (1 + 4 + 20)} targets, recompute ${recomputeMs.toFixed(2)} ms`,
+  `health board: ${providers.length * 4 * 20} targets and ${providers.length * (1 + 4 + 20)} views, recompute ${recomputeMs.toFixed(2)} ms`,
 );
 timeIt('record (provider, key and model)', (index) =>
   board.record({ provider: 'openai', key: `k${index & 3}`, model: 'm1' }, { failure: false, latencyMs: 40 }),

@@ -19,6 +19,7 @@ import { call, get, post } from './support/http.ts';
 const ADMIN_TOKEN = 'health-admin';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const VK = 'sk-gw-health0000000000000000000000000000000000000';
+const DEAD_VK = 'sk-gw-deadhalf00000000000000000000000000000000000';
 
 const MODES = [
   ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN })],
@@ -272,4 +273,237 @@ describe.each(MODES)('routing health (%s)', (mode, start) => {
       expect(text).toMatch(/gw_provider_health\{[^}]*provider="mistral"[^}]*\} 0/);
     },
   );
+});
+
+interface Schedule {
+  /** The `bad` provider's upstream answers (false: a 500 to everything). */
+  badUp: boolean;
+}
+
+/**
+ * Fast ejection, recovery that follows the probes, and health per (provider, key, model) (issue 26): a fake that
+ * fails on a schedule: the `bad` provider always until it is switched back, and one model of openai always.
+ */
+async function startScheduledUpstream(schedule: Schedule): Promise<FakeUpstream> {
+  const failure = { status: 500, json: { error: { message: 'upstream broke', type: 'server_error' } } };
+  return startFakeUpstream([
+    {
+      method: 'POST',
+      path: /\/chat\/completions$/,
+      answer: (request) => {
+        const credential = String(request.headers.authorization ?? '');
+        const model = (request.body as { model?: string }).model;
+        if (credential.endsWith('sk-bad') && !schedule.badUp) return failure;
+        if (credential.endsWith('sk-main') && model === 'broken-model') return failure;
+        return { json: chatCompletion({ model }) };
+      },
+    },
+  ]);
+}
+
+describe.each(MODES)('fast ejection and health per target (%s)', (mode, start) => {
+  const schedule: Schedule = { badUp: false };
+  const replicas = mode === 'cluster' ? 2 : 1;
+  const PROBE_INTERVAL_MS = 1_000;
+  const RECOMPUTE_MS = 300;
+  let upstream: FakeUpstream;
+  let gateway: LaunchedGateway;
+
+  beforeAll(async () => {
+    upstream = await startScheduledUpstream(schedule);
+    const network = { base_url: upstream.url, max_retries: 0 };
+    const custom = { base_provider: 'openai' as const };
+    gateway = await start({
+      providers: {
+        bad: {
+          keys: [{ id: 'bad', value: 'sk-bad' }],
+          network_config: network,
+          custom_provider_config: custom,
+        },
+        openai: { keys: [{ id: 'main', value: 'sk-main' }], network_config: network },
+        backup: {
+          keys: [{ id: 'backup', value: 'sk-backup' }],
+          network_config: network,
+          custom_provider_config: custom,
+        },
+      },
+      governance: {
+        virtual_keys: [
+          {
+            id: 'vk-dead',
+            name: 'dead-half',
+            value: DEAD_VK,
+            provider_configs: [
+              { provider: 'bad', weight: 0.5, allowed_models: ['*'] },
+              { provider: 'openai', weight: 0.5, allowed_models: ['*'] },
+            ],
+          },
+        ],
+      },
+      load_balancer: {
+        recompute_interval_ms: RECOMPUTE_MS,
+        window_ms: 20_000,
+        bucket_ms: 500,
+        probe_interval_ms: PROBE_INTERVAL_MS,
+        recovery_ms: 2_000,
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  const chat = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    post(
+      `${gateway.url}/v1/chat/completions`,
+      { messages: [{ role: 'user', content: 'hi' }], ...body },
+      { headers },
+    );
+  const explicitBad = () => chat({ model: 'bad/gpt-4o-mini', fallbacks: ['openai/gpt-4o-mini'] });
+  const weighted = () => chat({ model: 'gpt-4o-mini' }, { 'x-gw-vk': DEAD_VK });
+  /** Upstream requests from `from` on, sent with the credential. */
+  const callsWith = (from: number, credential: string) =>
+    upstream.requests
+      .slice(from)
+      .filter((request) => String(request.headers.authorization ?? '').endsWith(credential));
+  type View = Array<{
+    provider: string;
+    state: string;
+    weight_multiplier: number;
+    keys: Array<{ id: string; state: string }>;
+    models: Array<{ model: string; state: string }>;
+    targets: Array<{ key: string | null; model: string | null; state: string }>;
+  }>;
+  const view = async (): Promise<View> => {
+    const answer = await get(`${gateway.adminUrl}/api/health/providers`, ADMIN);
+    expect(answer.status).toBe(200);
+    return answer.body as View;
+  };
+  /** What every replica reports (the admin's calls go round robin over the routers). */
+  const everyReplica = () => Promise.all(Array.from({ length: 2 * replicas }, () => view()));
+  const providerState = (snapshot: View, provider: string) =>
+    snapshot.find((report) => report.provider === provider)?.state;
+  const modelState = (snapshot: View, provider: string, model: string) =>
+    snapshot.find((report) => report.provider === provider)?.models.find((report) => report.model === model)
+      ?.state;
+
+  it('ejects a dead target after 5 failures in a row: no first attempts but its probes in a burst of 3×40, on every replica', async () => {
+    schedule.badUp = false;
+    const from = upstream.requests.length;
+    const started = Date.now();
+    // An explicit target with a fallback: every request tries `bad` first until it is out.
+    for (let index = 0; index < 8 * replicas; index++) {
+      expect((await explicitBad()).status).toBe(200 as number);
+    }
+    // Out after 5 failures in a row on each replica (not after min_samples, 20, at more than 5 %).
+    expect(callsWith(from, 'sk-bad').length).toBeLessThanOrEqual(5 * replicas);
+    if (mode === 'embedded') {
+      // At once: the state reported right after the fifth failure.
+      const snapshot = await view();
+      expect(providerState(snapshot, 'bad')).toBe('failed');
+      expect(snapshot.find((report) => report.provider === 'bad')?.weight_multiplier).toBe(0);
+    }
+    await waitFor(
+      async () => (await everyReplica()).every((snapshot) => providerState(snapshot, 'bad') === 'failed'),
+      { timeoutMs: 3 * RECOMPUTE_MS, intervalMs: 50, what: 'every replica to report bad Failed' },
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    // A burst of 3×40, weighted and explicit: `bad` gets its probes only (one per interval per replica).
+    const burstFrom = upstream.requests.length;
+    const burstStarted = Date.now();
+    for (let batch = 0; batch < 3; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? weighted() : explicitBad())),
+      );
+      for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    }
+    const probes = callsWith(burstFrom, 'sk-bad').length;
+    const intervals = Math.floor((Date.now() - burstStarted) / PROBE_INTERVAL_MS) + 1;
+    expect(probes).toBeLessThanOrEqual(replicas * intervals);
+    expect(callsWith(burstFrom, 'sk-main').length).toBe(120 - probes);
+  }, 60_000);
+
+  it('recovers by its probes once the upstream answers again (weighted traffic only): recovering, then healthy, on every replica', async () => {
+    // Out on every replica first (by the test above; by enough failures when it ran alone).
+    await waitFor(
+      async () => {
+        await explicitBad();
+        return (await everyReplica()).every((snapshot) => providerState(snapshot, 'bad') === 'failed');
+      },
+      { timeoutMs: 10_000, intervalMs: 20, what: 'every replica to report bad Failed' },
+    );
+    schedule.badUp = true;
+    const upAt = Date.now();
+    // Only a key's weighted configs: governance plans `bad` as a fallback, the router sends it its probes.
+    const trickle = async () => {
+      for (const answer of await Promise.all([weighted(), weighted()])) expect(answer.status).toBe(200);
+    };
+    // Three probes in a row succeed (one per interval per replica): recovering without waiting for the window.
+    await waitFor(
+      async () => {
+        await trickle();
+        return (await everyReplica()).every((snapshot) => providerState(snapshot, 'bad') !== 'failed');
+      },
+      { timeoutMs: 8_000, intervalMs: 100, what: 'every replica to see bad recovering' },
+    );
+    const recoveringAfter = Date.now() - upAt;
+    expect(recoveringAfter).toBeLessThan(3 * PROBE_INTERVAL_MS + 2 * RECOMPUTE_MS + 1_000);
+    // The ramp (recovery_ms, 2 s) brings it back to healthy; it is not Failed again meanwhile.
+    await waitFor(
+      async () => {
+        await trickle();
+        const snapshots = await everyReplica();
+        for (const snapshot of snapshots) expect(providerState(snapshot, 'bad')).not.toBe('failed');
+        return snapshots.every((snapshot) => providerState(snapshot, 'bad') === 'healthy');
+      },
+      { timeoutMs: 8_000, intervalMs: 100, what: 'every replica to see bad healthy' },
+    );
+    const from = upstream.requests.length;
+    for (let index = 0; index < 40; index++) expect((await weighted()).status).toBe(200 as number);
+    expect(callsWith(from, 'sk-bad').length).toBeGreaterThan(8);
+  }, 60_000);
+
+  it('one failing model of a provider leaves its other models serving: the provider is not Failed', async () => {
+    const from = upstream.requests.length;
+    for (let index = 0; index < 20; index++) {
+      const answer = await chat({ model: 'openai/broken-model', fallbacks: ['backup/broken-model'] });
+      expect(answer.status).toBe(200);
+    }
+    expect(callsWith(from, 'sk-main').length).toBeLessThanOrEqual(5 * replicas);
+    await waitFor(
+      async () =>
+        (await everyReplica()).every(
+          (snapshot) =>
+            modelState(snapshot, 'openai', 'broken-model') === 'failed' &&
+            providerState(snapshot, 'openai') === 'degraded' &&
+            modelState(snapshot, 'openai', 'gpt-4o-mini') === 'healthy',
+        ),
+      { timeoutMs: 3 * RECOMPUTE_MS, intervalMs: 50, what: 'every replica to see only broken-model Failed' },
+    );
+    // Its healthy model is served by it, not moved to the fallback.
+    const healthyFrom = upstream.requests.length;
+    for (let index = 0; index < 20; index++) {
+      const answer = await chat({ model: 'openai/gpt-4o-mini', fallbacks: ['backup/gpt-4o-mini'] });
+      expect(answer.status).toBe(200);
+    }
+    expect(callsWith(healthyFrom, 'sk-main').length).toBe(20);
+    expect(callsWith(healthyFrom, 'sk-backup').length).toBe(0);
+    // Governance keeps weighing the provider in for that model (a key's weighted configs, bad healthy again).
+    const weightedFrom = upstream.requests.length;
+    for (let index = 0; index < 20; index++) expect((await weighted()).status).toBe(200 as number);
+    expect(callsWith(weightedFrom, 'sk-main').length).toBeGreaterThan(3);
+    // The target itself is listed, on every replica.
+    for (const snapshot of await everyReplica()) {
+      const targets = snapshot.find((report) => report.provider === 'openai')?.targets ?? [];
+      expect(targets).toContainEqual(
+        expect.objectContaining({ key: 'main', model: 'broken-model', state: 'failed' }),
+      );
+    }
+    if (mode === 'embedded') {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      expect(text).toMatch(/gw_provider_health\{[^}]*provider="openai"[^}]*\} 0\.5/);
+    }
+  }, 60_000);
 });

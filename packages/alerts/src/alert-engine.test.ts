@@ -115,7 +115,7 @@ function healthReport(provider: string, state: ProviderHealthReport['state']): P
     momentum: 0,
     transitions: [],
   };
-  return { provider, ...target, keys: [], models: [] };
+  return { provider, ...target, keys: [], models: [], targets: [] };
 }
 
 describe('provider health rule', () => {

@@ -36,6 +36,7 @@ const health = {
       transitions: [],
       keys: [],
       models: [],
+      targets: [],
     },
   ],
 };

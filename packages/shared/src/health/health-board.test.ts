@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory-store.ts';
 import type { Store } from '../store/store.ts';
-import { HealthBoard, healthId } from './health-board.ts';
+import { HealthBoard } from './health-board.ts';
+import { healthId } from './health-id.ts';
 import { loadBalancerConfigSchema } from './load-balancer-config.ts';
 
 const config = loadBalancerConfigSchema.parse({
@@ -79,11 +80,15 @@ describe('HealthBoard', () => {
       { ids: [GOOD], weight: 1 },
       { ids: [FLAKY], weight: 1 },
     ];
-    // Half-open: the first choice after the failure is its probe, then nothing until the next interval.
-    expect(board.weigh(candidates).probe).toBe(1);
+    // Half-open: nothing until a probe interval has passed since the failure, then one probe per interval.
     for (let index = 0; index < 50; index++)
       expect(board.weigh(candidates)).toEqual({ weights: [1, 0], probe: undefined });
     clock.now += 5_000;
+    expect(board.weigh(candidates).probe).toBe(1);
+    expect(board.weigh(candidates).probe).toBeUndefined();
+    expect(board.weigh(candidates, { probe: false }).probe).toBeUndefined();
+    clock.now += 5_000;
+    expect(board.weigh(candidates, { probe: false }).probe).toBeUndefined();
     expect(board.weigh(candidates).probe).toBe(1);
 
     // Three probes succeed (one per interval): recovering, with a share that grows back.
@@ -165,8 +170,8 @@ describe('HealthBoard', () => {
     expect(board.snapshot()[0]!.keys[0]).toMatchObject({ requests: 20, failures: 0 });
   });
 
-  it('orders a Failed target behind the others, except for its probe', async () => {
-    const { board } = boardAt();
+  it('orders a Failed target behind the others, and first for its probe', async () => {
+    const { board, clock } = boardAt();
     board.record({ provider: 'anthropic', model: 'claude' }, { failure: false, latencyMs: 10 });
     for (let index = 0; index < 40; index++)
       board.record({ provider: 'openai', model: 'gpt-4o' }, { failure: true });
@@ -179,14 +184,19 @@ describe('HealthBoard', () => {
       { provider: 'openai', model: 'gpt-4o' },
       { provider: 'anthropic', model: 'claude' },
     ];
+    expect(board.order(targets, ids)).toEqual([targets[1], targets[0]]);
+    clock.now += 5_000;
     expect(board.order(targets, ids)).toEqual(targets);
     expect(board.order(targets, ids)).toEqual([targets[1], targets[0]]);
-    // Every target Failed: the one whose probe is due goes first, then the order stands; none is left out.
+    const reversed = [targets[1]!, targets[0]!];
+    clock.now += 5_000;
+    expect(board.order(reversed, ids)).toEqual(targets);
+    // Every target Failed: the order stands; none is left out.
     for (let index = 0; index < 40; index++)
       board.record({ provider: 'anthropic', model: 'claude' }, { failure: true });
     await board.recompute();
-    expect(board.order(targets, ids)).toEqual([targets[1], targets[0]]);
     expect(board.order(targets, ids)).toEqual(targets);
+    expect(board.order(reversed, ids)).toEqual(reversed);
   });
 
   it('weighs slow and busy targets lower, and nothing changes when disabled', async () => {

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
+import { type HealthTarget, healthId, type ParsedId, parseId } from './health-id.ts';
 import type { ProviderHealthReport, TargetHealthReport } from './health-report.ts';
 import {
+  derivedState,
   HEALTH_STATE_VALUE,
   type HealthState,
   nextState,
@@ -20,45 +22,29 @@ import {
   readLoadBalancerConfig,
 } from './load-balancer-config.ts';
 
-/** What is measured: a provider, one of its keys, or one of its models. */
-export interface HealthTarget {
-  provider: string;
-  key?: string | undefined;
-  model?: string | undefined;
-}
-
-type TargetKind = 'provider' | 'key' | 'model';
-
-/** `p:openai`, `k:openai#key-1`, `m:openai/gpt-4o` (provider names hold neither `#` nor `/`). */
-export const healthId = {
-  provider: (provider: string) => `p:${provider}`,
-  key: (provider: string, key: string) => `k:${provider}#${key}`,
-  model: (provider: string, model: string) => `m:${provider}/${model}`,
-};
-
-function parseId(id: string): { kind: TargetKind; provider: string; name: string } | undefined {
-  const kind = ({ p: 'provider', k: 'key', m: 'model' } as const)[id[0] as 'p' | 'k' | 'm'];
-  if (!kind || id[1] !== ':') return undefined;
-  const rest = id.slice(2);
-  if (kind === 'provider') return { kind, provider: rest, name: rest };
-  const at = rest.indexOf(kind === 'key' ? '#' : '/');
-  return at > 0 ? { kind, provider: rest.slice(0, at), name: rest.slice(at + 1) } : undefined;
-}
-
 interface Transition {
   from: HealthState;
   to: HealthState;
   at: number;
 }
 
-interface Entry {
+interface Entry extends ParsedId {
   id: string;
-  kind: TargetKind;
-  provider: string;
-  name: string;
-  window: TargetWindow;
+  /** A target's own buckets on this replica; views have none (they are derived). */
+  window: TargetWindow | undefined;
+  /** A target's rows of every replica at the last recompute (a view's stats add them up). */
+  rows: BucketRow[];
   state: TargetState;
   lastProbe: number;
+  /** Attempts in a row that failed on this replica (fast ejection). */
+  streak: number;
+  /** Successful attempts in a row, begun after the target failed (its probes): they start its recovery. */
+  probeSuccesses: number;
+  /** When the target last became Failed, and last began recovering (epoch ms; 0: never). */
+  failedAt: number;
+  recoveredAt: number;
+  /** Failed because another replica ejected it (not by what this one measured): ends when that one recovers. */
+  adopted: boolean;
   transitions: Transition[];
   stats: WindowStats;
   parts: ScoreParts;
@@ -66,11 +52,15 @@ interface Entry {
   multiplier: number;
 }
 
-/** The document each router replica shares: its window of every target, and its load per provider. */
+/**
+ * The document each router replica shares: its window of every target, its load per provider, and the targets
+ * it holds Failed by its own measurement (ejected after failures in a row, or by error rate), with when.
+ */
 const sharedWindowSchema = z.object({
   at: z.number(),
   load: z.record(z.string(), z.tuple([z.number(), z.number()])),
   targets: z.record(z.string(), z.array(z.array(z.number()))),
+  failed: z.record(z.string(), z.number()).default({}),
 });
 
 const WINDOWS = 'health-windows';
@@ -96,18 +86,23 @@ export interface HealthBoardOptions {
 }
 
 /**
- * Health of every provider, key and model target (SPEC.md "Provider/key health"), and the weights that follow
- * from it. Requests record their outcome in O(1) on the replica that served them; every
- * `recompute_interval_ms` each replica shares its window through the store, merges every replica's, and
- * recomputes states, scores and weight multipliers, so all replicas reach the same view within one period.
+ * Health of every target (a provider key serving a model) and of the providers, keys and models derived from
+ * them (SPEC.md "Provider/key health"), and the weights that follow. Requests record their outcome in O(1) on
+ * the replica that served them; a target that fails `consecutive_failures` times in a row is Failed at once
+ * (fast ejection), and its successful probes start its recovery at once. Every `recompute_interval_ms` each
+ * replica shares its window and its Failed targets through the store, merges every replica's, and recomputes
+ * states by error rate, scores and weight multipliers, so all replicas reach the same view within one period.
  * Routing reads the last view without waiting for anything; when the store cannot be reached the last view
  * stays in force.
  */
 export class HealthBoard {
   private readonly entries = new Map<string, Entry>();
+  /** The targets of each provider: its views are derived from them. */
+  private readonly targetsOf = new Map<string, Set<Entry>>();
   private readonly load = new Map<string, { inflight: number; capacity: number }>();
   private remoteRows = new Map<string, BucketRow[]>();
   private remoteLoad = new Map<string, [number, number]>();
+  private remoteFailed = new Map<string, number>();
   private readonly seed: LoadBalancerConfig;
   private config: LoadBalancerConfig;
   private readonly now: () => number;
@@ -140,15 +135,30 @@ export class HealthBoard {
     return this.config;
   }
 
-  /** Counts one attempt's outcome against its provider, key and model. */
+  /**
+   * Counts one attempt's outcome against its target (provider, key and model). O(1); the only work beyond a
+   * counter is a state change: the failure that completes a streak ejects the target, the probe success that
+   * completes `recovery_successes` starts its recovery.
+   */
   record(target: HealthTarget, outcome: Outcome): void {
     const now = this.now();
-    const bucketMs = this.config.bucket_ms;
-    this.entry(healthId.provider(target.provider)).window.record(now, bucketMs, outcome);
-    if (target.key)
-      this.entry(healthId.key(target.provider, target.key)).window.record(now, bucketMs, outcome);
-    if (target.model) {
-      this.entry(healthId.model(target.provider, target.model)).window.record(now, bucketMs, outcome);
+    const entry = this.entry(healthId.target(target.provider, target.key, target.model));
+    entry.window!.record(now, this.config.bucket_ms, outcome);
+    const failed = entry.state.state === 'failed';
+    if (outcome.failure) {
+      entry.streak++;
+      entry.probeSuccesses = 0;
+      if (failed) entry.adopted = false;
+      else if (this.config.consecutive_failures > 0 && entry.streak >= this.config.consecutive_failures) {
+        this.eject(entry, now);
+      }
+      return;
+    }
+    entry.streak = 0;
+    // Only an attempt begun after the failure is a probe (one in flight before it says nothing new).
+    if (failed && now - (outcome.latencyMs ?? 0) >= entry.failedAt) {
+      entry.probeSuccesses++;
+      if (entry.probeSuccesses >= this.config.recovery_successes) this.recover(entry, now);
     }
   }
 
@@ -163,11 +173,15 @@ export class HealthBoard {
 
   /**
    * Weights of candidates after health: each candidate's configured weight times the multipliers of its
-   * targets (a provider and its model, or a key). A Failed candidate gets 0, except that one whose probe is
-   * due is named as `probe` (half-open: the caller sends it this request). When every candidate is Failed
-   * the configured weights stand: the least bad choice is still a choice.
+   * targets (a model of a provider, or a target). A Failed candidate gets 0, except that one whose probe is
+   * due is named as `probe` (half-open: the caller sends it this request) unless `probe: false` (a caller that
+   * only plans: the router that executes the plan sends the probes). When every candidate is Failed the
+   * configured weights stand: the least bad choice is still a choice.
    */
-  weigh(candidates: ReadonlyArray<{ ids: readonly string[]; weight: number }>): {
+  weigh(
+    candidates: ReadonlyArray<{ ids: readonly string[]; weight: number }>,
+    options: { probe?: boolean } = {},
+  ): {
     weights: number[];
     probe: number | undefined;
   } {
@@ -178,7 +192,7 @@ export class HealthBoard {
       for (const id of candidate.ids) weight *= this.entries.get(id)?.multiplier ?? 1;
       return weight;
     });
-    const probe = this.dueProbe(candidates);
+    const probe = options.probe === false ? undefined : this.dueProbe(candidates);
     if (probe !== undefined || weights.some((weight, index) => weight > 0 && configured[index]! > 0)) {
       return { weights, probe };
     }
@@ -187,17 +201,17 @@ export class HealthBoard {
 
   /**
    * Targets in the order to try them: a Failed one moves behind the others (traffic rerouted, the fallbacks
-   * tried in sequence) unless its probe is due; the order is kept otherwise.
+   * tried in sequence); one whose probe is due goes first (the probe is this request's first attempt).
    */
   order<T>(targets: readonly T[], idsOf: (target: T) => readonly string[]): T[] {
     if (!this.config.enabled || targets.length < 2 || this.entries.size === 0) return [...targets];
     const failed = (target: T) => idsOf(target).some((id) => this.stateOf(id) === 'failed');
     if (!targets.some(failed)) return [...targets];
+    if (targets.every(failed)) return [...targets];
     const probe = this.dueProbe(targets.map((target) => ({ ids: idsOf(target) })));
-    const isServing = (target: T, index: number) => index === probe || !failed(target);
-    const serving = targets.filter(isServing);
-    if (serving.length === 0) return [...targets];
-    return [...serving, ...targets.filter((target, index) => !isServing(target, index))];
+    const serving = targets.filter((target) => !failed(target));
+    const behind = targets.filter((target, index) => failed(target) && index !== probe);
+    return probe === undefined ? [...serving, ...behind] : [targets[probe]!, ...serving, ...behind];
   }
 
   /** The first Failed candidate whose probe is due (for every Failed target it is judged by); marks it probed. */
@@ -240,12 +254,16 @@ export class HealthBoard {
     const { window_ms: windowMs, bucket_ms: bucketMs } = this.config;
     const horizon = now - windowMs;
     const local = new Map<string, BucketRow[]>();
-    for (const entry of this.entries.values()) local.set(entry.id, entry.window.since(horizon));
+    for (const entry of this.entries.values())
+      if (entry.window) local.set(entry.id, entry.window.since(horizon));
     await this.exchange(local, now);
-    for (const id of this.remoteRows.keys()) if (parseId(id)) this.entry(id);
+    for (const id of this.remoteRows.keys()) if (parseId(id)?.kind === 'target') this.entry(id);
+    for (const id of this.remoteFailed.keys()) if (parseId(id)?.kind === 'target') this.entry(id);
 
     for (const entry of this.entries.values()) {
+      if (entry.kind !== 'target') continue;
       const rows = [...(local.get(entry.id) ?? []), ...(this.remoteRows.get(entry.id) ?? [])];
+      entry.rows = rows;
       const from = Math.max(horizon, entry.state.countFrom);
       const window = summarize(rows, { from, recentFrom: now - windowMs / 3 });
       const failedBucket = entry.state.since - (entry.state.since % bucketMs);
@@ -253,32 +271,124 @@ export class HealthBoard {
         entry.state.state === 'failed'
           ? summarize(rows, { from: failedBucket + bucketMs, recentFrom: now })
           : window;
-      const next = nextState(
+      entry.stats = window;
+      let next = nextState(
         entry.state,
         { window, afterFailure: { requests: after.requests, failures: after.failures } },
         this.config,
         now,
       );
-      entry.stats = window;
-      if (next.state !== entry.state.state) this.transition(entry, next.state, now);
-      entry.state = next;
+      const failedElsewhere = this.remoteFailed.get(entry.id);
+      if (next.state !== 'failed' && failedElsewhere !== undefined && entry.recoveredAt < failedElsewhere) {
+        // Another replica ejected it (or judged it Failed) since it last recovered here: out here too.
+        next = { ...next, state: 'failed', since: now };
+        entry.adopted = true;
+      } else if (next.state === 'failed' && entry.adopted && failedElsewhere === undefined) {
+        // The replica whose verdict this was saw its probes succeed: it recovers here as well.
+        next = { state: 'recovering', since: now, countFrom: now };
+      }
+      this.setState(entry, next, now, 'error rate');
     }
     this.score(now);
+    for (const provider of this.targetsOf.keys()) this.derive(provider, now, { stats: true });
   }
 
-  /** Scores after every target's stats are known: latency is judged against the fastest sibling. */
+  /** Fast ejection: Failed at once on this replica; the next recompute shares it. */
+  private eject(entry: Entry, now: number): void {
+    this.setState(
+      entry,
+      { state: 'failed', since: now, countFrom: entry.state.countFrom },
+      now,
+      `${entry.streak} failures in a row`,
+    );
+    this.derive(entry.provider, now);
+  }
+
+  /** Its probes succeeded: recovering at once, what it did before not held against it. */
+  private recover(entry: Entry, now: number): void {
+    this.setState(
+      entry,
+      { state: 'recovering', since: now, countFrom: now },
+      now,
+      `${entry.probeSuccesses} probes succeeded`,
+    );
+    this.derive(entry.provider, now);
+  }
+
+  /** A target's new state, with what follows from it: the transition logged and counted, its weight. */
+  private setState(entry: Entry, next: TargetState, now: number, reason: string): void {
+    const from = entry.state.state;
+    if (next.state !== from) {
+      this.transition(entry, next.state, now, reason);
+      if (next.state === 'failed') {
+        entry.failedAt = now;
+        entry.lastProbe = now;
+        entry.probeSuccesses = 0;
+      } else {
+        entry.adopted = false;
+        if (from === 'failed') {
+          entry.recoveredAt = now;
+          entry.streak = 0;
+        }
+      }
+    }
+    entry.state = next;
+    entry.multiplier = weightMultiplier(next, entry.score, { config: this.config, now });
+  }
+
+  /**
+   * The provider's views from its targets: a provider, a key or a model is Failed only when every target it is
+   * made of is (derivedState); its multiplier is its best target's (the keys that serve are chosen among
+   * them), its stats (with `stats`, at a recompute) the sum of its targets' rows.
+   */
+  private derive(provider: string, now: number, options: { stats?: boolean } = {}): void {
+    const views = new Map<string, Entry[]>();
+    const add = (id: string, target: Entry) => {
+      const list = views.get(id);
+      if (list) list.push(target);
+      else views.set(id, [target]);
+    };
+    for (const target of this.targetsOf.get(provider) ?? []) {
+      add(healthId.provider(provider), target);
+      if (target.key !== undefined) add(healthId.key(provider, target.key), target);
+      if (target.model !== undefined) add(healthId.model(provider, target.model), target);
+    }
+    const { window_ms: windowMs } = this.config;
+    for (const [id, targets] of views) {
+      const view = this.entry(id);
+      if (options.stats) {
+        const rows = targets.flatMap((target) => target.rows);
+        view.stats = summarize(rows, { from: now - windowMs, recentFrom: now - windowMs / 3 });
+        view.parts = scoreParts(view.stats, {
+          config: this.config,
+          relativeLatency: 0,
+          utilization: this.utilization(provider),
+        });
+      }
+      const state = derivedState(targets.map((target) => target.state.state));
+      if (state !== view.state.state) {
+        this.transition(view, state, now, 'its targets');
+        if (state === 'failed') view.lastProbe = now;
+        view.state = { state, since: now, countFrom: 0 };
+      }
+      view.score = Math.max(...targets.map((target) => target.score));
+      view.multiplier = state === 'failed' ? 0 : Math.max(...targets.map((target) => target.multiplier));
+      this.report(view);
+    }
+  }
+
+  /** Targets' scores after every target's stats are known: latency is judged against the fastest target of the same model. */
   private score(now: number): void {
     const fastest = new Map<string, number>();
-    const group = (entry: Entry) =>
-      entry.kind === 'provider' ? 'provider' : `${entry.kind}:${entry.provider}`;
     for (const entry of this.entries.values()) {
       const ewma = entry.stats.ewmaMs;
-      if (ewma === undefined) continue;
-      const best = fastest.get(group(entry));
-      if (best === undefined || ewma < best) fastest.set(group(entry), ewma);
+      if (entry.kind !== 'target' || ewma === undefined) continue;
+      const best = fastest.get(entry.model ?? '');
+      if (best === undefined || ewma < best) fastest.set(entry.model ?? '', ewma);
     }
     for (const entry of this.entries.values()) {
-      const best = fastest.get(group(entry));
+      if (entry.kind !== 'target') continue;
+      const best = fastest.get(entry.model ?? '');
       const ewma = entry.stats.ewmaMs;
       const relativeLatency = best && ewma !== undefined ? (ewma - best) / best : 0;
       entry.parts = scoreParts(entry.stats, {
@@ -288,7 +398,6 @@ export class HealthBoard {
       });
       entry.score = scoreOf(entry.parts, this.config);
       entry.multiplier = weightMultiplier(entry.state, entry.score, { config: this.config, now });
-      this.report(entry);
     }
   }
 
@@ -311,10 +420,17 @@ export class HealthBoard {
         for (const [id, rows] of local) if (rows.length > 0) targets[id] = rows;
         const load: Record<string, [number, number]> = {};
         for (const [provider, { inflight, capacity }] of this.load) load[provider] = [inflight, capacity];
-        await store.put(WINDOWS, share.replicaId, { at: now, load, targets });
+        const failed: Record<string, number> = {};
+        for (const entry of this.entries.values()) {
+          if (entry.kind === 'target' && entry.state.state === 'failed' && !entry.adopted) {
+            failed[entry.id] = entry.failedAt;
+          }
+        }
+        await store.put(WINDOWS, share.replicaId, { at: now, load, targets, failed });
       }
       const remoteRows = new Map<string, BucketRow[]>();
       const remoteLoad = new Map<string, [number, number]>();
+      const remoteFailed = new Map<string, number>();
       for (const { id, value } of await store.list(WINDOWS)) {
         if (id === share.replicaId) continue;
         const parsed = sharedWindowSchema.safeParse(value);
@@ -333,9 +449,13 @@ export class HealthBoard {
           const sum = remoteLoad.get(provider) ?? [0, 0];
           remoteLoad.set(provider, [sum[0] + inflight, sum[1] + capacity]);
         }
+        for (const [target, at] of Object.entries(parsed.data.failed)) {
+          remoteFailed.set(target, Math.max(at, remoteFailed.get(target) ?? 0));
+        }
       }
       this.remoteRows = remoteRows;
       this.remoteLoad = remoteLoad;
+      this.remoteFailed = remoteFailed;
     } catch (error) {
       this.options.logger?.warn(
         { err: error },
@@ -359,15 +479,24 @@ export class HealthBoard {
     if (entry) return entry;
     const parsed = parseId(id)!;
     if (this.entries.size >= MAX_TARGETS) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      const oldest = this.entries.values().next().value;
+      if (oldest !== undefined) {
+        this.entries.delete(oldest.id);
+        this.targetsOf.get(oldest.provider)?.delete(oldest);
+      }
     }
     entry = {
       id,
       ...parsed,
-      window: new TargetWindow(),
+      window: parsed.kind === 'target' ? new TargetWindow() : undefined,
+      rows: [],
       state: { state: 'healthy', since: this.now(), countFrom: 0 },
       lastProbe: 0,
+      streak: 0,
+      probeSuccesses: 0,
+      failedAt: 0,
+      recoveredAt: 0,
+      adopted: false,
       transitions: [],
       stats: EMPTY_STATS,
       parts: NO_PARTS,
@@ -375,26 +504,39 @@ export class HealthBoard {
       multiplier: 1,
     };
     this.entries.set(id, entry);
+    if (entry.kind === 'target') {
+      const targets = this.targetsOf.get(entry.provider);
+      if (targets) targets.add(entry);
+      else this.targetsOf.set(entry.provider, new Set([entry]));
+      // A new target may serve where its siblings are out: the views follow at once (else at the recompute).
+      if (this.stateOf(healthId.provider(entry.provider)) !== 'healthy')
+        this.derive(entry.provider, this.now());
+    }
     return entry;
   }
 
-  private transition(entry: Entry, to: HealthState, at: number): void {
+  private transition(entry: Entry, to: HealthState, at: number, reason: string): void {
     const from = entry.state.state;
     entry.transitions.push({ from, to, at });
     if (entry.transitions.length > TRANSITIONS_KEPT) entry.transitions.shift();
     const { logger, metrics } = this.options;
+    const name = entry.kind === 'target' ? `${entry.provider}/${entry.name}` : entry.id.slice(2);
+    const because =
+      reason === 'error rate'
+        ? `error rate ${(entry.stats.errorRate * 100).toFixed(1)} % over ${entry.stats.requests} requests`
+        : reason;
     logger?.info(
-      { target: entry.kind === 'key' ? `${entry.provider} key ${entry.name}` : entry.id.slice(2), from, to },
-      `health: ${entry.kind} ${entry.id.slice(2)} ${from} → ${to} (error rate ${(entry.stats.errorRate * 100).toFixed(1)} % over ${entry.stats.requests} requests)`,
+      { target: entry.kind === 'key' ? `${entry.provider} key ${entry.name}` : name, from, to },
+      `health: ${entry.kind} ${name} ${from} → ${to} (${because})`,
     );
     // Model names come from callers: metrics carry providers and configured keys only (bounded labels).
-    if (entry.kind !== 'model')
+    if (entry.kind === 'provider' || entry.kind === 'key')
       metrics?.healthTransitions.inc({ provider: entry.provider, kind: entry.kind, from, to });
   }
 
   private report(entry: Entry): void {
     const metrics = this.options.metrics;
-    if (!metrics || entry.kind === 'model') return;
+    if (!metrics || (entry.kind !== 'provider' && entry.kind !== 'key')) return;
     const labels = { provider: entry.provider, kind: entry.kind, target: entry.name };
     metrics.targetHealthState.set(labels, HEALTH_STATE_VALUE[entry.state.state]);
     metrics.targetHealthScore.set(labels, entry.score);
@@ -404,7 +546,7 @@ export class HealthBoard {
     }
   }
 
-  /** Every provider with its keys and models, as `GET /api/health/providers` shows them. */
+  /** Every provider with its keys, models and targets, as `GET /api/health/providers` shows them. */
   snapshot(): ProviderHealthReport[] {
     const providers = new Map<string, ProviderHealthReport>();
     for (const entry of this.entries.values()) {
@@ -414,6 +556,7 @@ export class HealthBoard {
         ...targetReport(entry),
         keys: [],
         models: [],
+        targets: [],
       });
     }
     for (const entry of this.entries.values()) {
@@ -421,6 +564,9 @@ export class HealthBoard {
       if (!provider) continue;
       if (entry.kind === 'key') provider.keys.push({ id: entry.name, ...targetReport(entry) });
       if (entry.kind === 'model') provider.models.push({ model: entry.name, ...targetReport(entry) });
+      if (entry.kind === 'target') {
+        provider.targets.push({ key: entry.key ?? null, model: entry.model ?? null, ...targetReport(entry) });
+      }
     }
     return [...providers.values()].sort((left, right) => left.provider.localeCompare(right.provider));
   }

@@ -22,13 +22,20 @@ const targetHealthFields = {
   transitions: z.array(z.object({ from: z.enum(HEALTH_STATES), to: z.enum(HEALTH_STATES), at: z.number() })),
 };
 
-/** One provider with its keys and models, as `GET /api/health/providers` shows them. */
+/**
+ * One provider as `GET /api/health/providers` shows it: the provider, its keys and its models are views derived
+ * from its targets (one key serving one model, where health is kept), listed last.
+ */
 export const providerHealthReportSchema = z.object({
   provider: z.string(),
   ...targetHealthFields,
   keys: z.array(z.object({ id: z.string(), ...targetHealthFields })),
   models: z.array(z.object({ model: z.string(), ...targetHealthFields })),
+  /** Null: a call without a key (a provider that needs none) or without a model (some pass-through calls). */
+  targets: z.array(
+    z.object({ key: z.string().nullable(), model: z.string().nullable(), ...targetHealthFields }),
+  ),
 });
 
 export type ProviderHealthReport = z.infer<typeof providerHealthReportSchema>;
-export type TargetHealthReport = Omit<ProviderHealthReport, 'provider' | 'keys' | 'models'>;
+export type TargetHealthReport = Omit<ProviderHealthReport, 'provider' | 'keys' | 'models' | 'targets'>;

@@ -128,3 +128,25 @@ export function weightMultiplier(
 function clamp01(value: number): number {
   return Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
 }
+
+/**
+ * The state of a provider, a key or a model (provider/model) from the states of the targets (provider, key and
+ * model) it is made of: Failed only when every one of them is, recovering when every one is Failed or
+ * recovering, Degraded when some are Failed or Degraded (part of it is out), else healthy.
+ */
+export function derivedState(states: Iterable<HealthState>): HealthState {
+  let count = 0;
+  let failed = 0;
+  let recovering = 0;
+  let degraded = 0;
+  for (const state of states) {
+    count++;
+    if (state === 'failed') failed++;
+    else if (state === 'recovering') recovering++;
+    else if (state === 'degraded') degraded++;
+  }
+  if (count === 0) return 'healthy';
+  if (failed === count) return 'failed';
+  if (failed + recovering === count) return 'recovering';
+  return failed + degraded > 0 ? 'degraded' : 'healthy';
+}

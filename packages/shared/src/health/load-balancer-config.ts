@@ -24,6 +24,12 @@ export const loadBalancerConfigSchema = z
     failed_error_rate: z.number().min(0).max(1).default(0.05),
     /** A Failed target gets one probe request per this interval per replica (half-open). */
     probe_interval_ms: z.number().int().min(100).max(600_000).default(5_000),
+    /**
+     * Fast ejection: a target (provider, key and model) whose attempts fail this many times in a row (5xx, 429,
+     * timeouts, no connection) is Failed on this replica at once, and on every replica at the next recompute,
+     * without waiting for `min_samples` (Envoy's outlier detection, `consecutive_5xx`). 0: no fast ejection.
+     */
+    consecutive_failures: z.number().int().min(0).max(1_000).default(5),
     /** Successful probes (and no failure among the last ones) that start the recovery. */
     recovery_successes: z.number().int().min(1).max(1_000).default(3),
     /** The recovery: the penalty falls by 90 % over this time, then the target is healthy. */

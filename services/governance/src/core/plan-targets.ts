@@ -14,8 +14,8 @@ export interface HealthWeighing<Weighted> {
 
 /**
  * A weighted random first choice, then the rest by weight: the others become ordered fallbacks. With health,
- * each weight is multiplied by its target's health (a Failed one goes last, unless its probe is due: then it is
- * the first choice of this one request).
+ * each weight is multiplied by its target's health (a Failed one goes last, a fallback: the router moves it
+ * first when its probe is due).
  */
 export function weightedOrder<Weighted extends { weight: number }>(
   configs: Weighted[],
@@ -25,13 +25,11 @@ export function weightedOrder<Weighted extends { weight: number }>(
   let weights = byWeight.map((config) => config.weight);
   const { health } = options;
   if (health && byWeight.length > 1) {
+    // No probe here: the router that executes the plan sends a Failed target its probe (it moves it first).
     const weighed = health.board.weigh(
       byWeight.map((config) => ({ ids: health.ids(config), weight: config.weight })),
+      { probe: false },
     );
-    if (weighed.probe !== undefined) {
-      const probe = byWeight[weighed.probe]!;
-      return [probe, ...byWeight.filter((config) => config !== probe)];
-    }
     weights = weighed.weights;
     const order = byWeight.map((config, index) => ({ config, weight: weights[index]! }));
     order.sort((left, right) => right.weight - left.weight);
@@ -86,7 +84,8 @@ export function planTargets(
       random: options.random,
       health: health && {
         board: health,
-        ids: (config) => [healthId.provider(config.provider), healthId.model(config.provider, primary.model)],
+        // The provider's model, derived from every key serving it (a provider is not out for another model).
+        ids: (config) => [healthId.model(config.provider, primary.model)],
       },
     });
   } else {

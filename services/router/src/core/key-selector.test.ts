@@ -75,25 +75,45 @@ describe('selectKey with health', () => {
   const keys = [key('good', 1), key('flaky', 1)];
   const selection = { model: 'gpt-4o', excluded: new Set<string>() };
 
-  it('leaves a Failed key out, save for one probe per interval, and weighs a Degraded one down', async () => {
+  it('leaves a key Failed for the model out, save for one probe per interval', async () => {
     let now = 1_000_000;
     const health = new HealthBoard({
       config: loadBalancerConfigSchema.parse({ probe_interval_ms: 5_000 }),
       now: () => now,
     });
     for (let index = 0; index < 100; index++) {
-      health.record({ provider: 'openai', key: 'good' }, { failure: false, latencyMs: 10 });
-      health.record({ provider: 'openai', key: 'flaky' }, { failure: index < 10, latencyMs: 10 });
+      health.record({ provider: 'openai', key: 'good', model: 'gpt-4o' }, { failure: false, latencyMs: 10 });
+      health.record(
+        { provider: 'openai', key: 'flaky', model: 'gpt-4o' },
+        { failure: index < 10, latencyMs: 10 },
+      );
     }
     await health.recompute();
-    const chosen = Array.from(
-      { length: 200 },
-      (_, index) =>
-        selectKey(keys, selection, { provider: 'openai', health, random: () => (index % 100) / 100 })?.id,
-    );
+    const choose = () =>
+      Array.from(
+        { length: 200 },
+        (_, index) =>
+          selectKey(keys, selection, { provider: 'openai', health, random: () => (index % 100) / 100 })?.id,
+      );
+    expect(choose().every((id) => id === 'good')).toBe(true);
+    now += 5_000;
+    const chosen = choose();
     expect(chosen[0]).toBe('flaky');
     expect(chosen.slice(1).every((id) => id === 'good')).toBe(true);
-    now += 5_000;
-    expect(selectKey(keys, selection, { provider: 'openai', health })?.id).toBe('flaky');
+    // Failed for gpt-4o only: for another model the key serves its share.
+    const other = Array.from(
+      { length: 100 },
+      (_, index) =>
+        selectKey(
+          keys,
+          { ...selection, model: 'gpt-4o-mini' },
+          {
+            provider: 'openai',
+            health,
+            random: () => index / 100,
+          },
+        )?.id,
+    );
+    expect(other.filter((id) => id === 'flaky').length).toBe(50);
   });
 });

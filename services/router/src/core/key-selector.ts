@@ -23,8 +23,8 @@ function eligible(key: SelectableKey, selection: KeySelection): boolean {
 }
 
 /**
- * Weighted random choice among the keys that may serve the model, their weights multiplied by their health
- * (a Failed key is left out while another can serve, except for its probe). Keys rotated out are avoided while
+ * Weighted random choice among the keys that may serve the model, their weights multiplied by their health for
+ * this model (a key Failed for it is left out while another can serve, except for its probe). Keys rotated out are avoided while
  * any other eligible key remains; when all were rotated out the least bad choice is still a key.
  */
 export function selectKey(
@@ -40,7 +40,10 @@ export function selectKey(
   let weights = pool.map((key) => key.weight);
   if (options.health) {
     const weighed = options.health.weigh(
-      pool.map((key) => ({ ids: [healthId.key(options.provider, key.id)], weight: key.weight })),
+      pool.map((key) => ({
+        ids: [healthId.target(options.provider, key.id, selection.model)],
+        weight: key.weight,
+      })),
     );
     if (weighed.probe !== undefined) return pool[weighed.probe];
     weights = weighed.weights;

@@ -112,3 +112,23 @@ it.each([
   expect(relayed.headers['content-encoding']).toBeUndefined();
   expect(JSON.parse(text).error.message).toBe('Incorrect API key provided: [redacted]. See [redacted]');
 });
+
+it("counts a pass-through answer against the key's health like any attempt: 5 server errors in a row eject it", async () => {
+  const call = async () => {
+    const answer = await core.passthrough(request('/models'), undefined, {
+      signal: new AbortController().signal,
+    });
+    for await (const _chunk of answer.body) {
+      // drain
+    }
+    return answer.status;
+  };
+  expect(await call()).toBe(200);
+  for (let index = 0; index < 5; index++) {
+    fake.enqueue({ status: 500, json: { error: { message: 'down' } } });
+    expect(await call()).toBe(500);
+  }
+  const [openai] = await core.health();
+  expect(openai).toMatchObject({ provider: 'openai', state: 'failed' });
+  expect(openai?.keys[0]?.state).toBe('failed');
+});

@@ -9,7 +9,9 @@ import {
   requestTargetProblem,
   unsupportedOperation,
 } from '@gw/shared';
+import type { HealthBoard } from '@gw/shared/health';
 import { traceHeaders } from '@gw/shared/tracing';
+import { healthOutcome, statusOutcome } from './health-outcome.ts';
 import { selectKey } from './key-selector.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import type { PassthroughDescriptor } from './providers/passthrough-descriptor.ts';
@@ -102,8 +104,9 @@ function assertDocumentedPath(request: PassthroughRequest): void {
 }
 
 /**
- * One pass-through call: support check, key selection, then the upstream call with the body streamed in and
- * the answer streamed out (nothing held whole). No retries: a streamed body cannot be sent twice.
+ * One pass-through call: support check, key selection (by health, like every attempt), then the upstream call
+ * with the body streamed in and the answer streamed out (nothing held whole); its outcome counts against the
+ * key's health for the model it names. No retries: a streamed body cannot be sent twice.
  */
 export async function runPassthrough(options: {
   provider: LoadedProvider;
@@ -111,6 +114,7 @@ export async function runPassthrough(options: {
   body: AsyncIterable<Uint8Array> | undefined;
   http: UpstreamClient;
   call: CallOptions;
+  health: HealthBoard;
   random?: (() => number) | undefined;
 }): Promise<PassthroughResponse> {
   const { provider, request } = options;
@@ -128,7 +132,7 @@ export async function runPassthrough(options: {
   const key = selectKey(
     provider.keys,
     { model: request.target.model, allowedIds: request.target.keyIds, excluded: new Set() },
-    { provider: provider.name, random: options.random },
+    { provider: provider.name, health: options.health, random: options.random },
   );
   if (!key && !provider.adapter.capabilities.authOptional) {
     throw new GatewayError({
@@ -144,21 +148,31 @@ export async function runPassthrough(options: {
     operation: request.operation,
     key,
   });
-  const response = await options.http.request({
-    url,
-    method: request.method as 'GET' | 'POST' | 'PUT' | 'DELETE',
-    headers: {
-      ...support.defaults,
-      ...network.extra_headers,
-      ...request.headers,
-      // The router's span is the upstream's parent (a caller's own traceparent is not relayed past gw's).
-      ...(options.call.trace && traceHeaders(options.call.trace)),
-      ...support.auth(key),
-    },
-    body: request.hasBody && options.body ? Readable.from(options.body, { objectMode: false }) : undefined,
-    signal: options.call.signal,
-    timeoutMs: network.model_timeouts_ms[request.target.model] ?? network.timeout_ms,
-  });
+  const measured = { provider: provider.name, key: key?.id, model: request.target.model };
+  const startedAt = performance.now();
+  const response = await options.http
+    .request({
+      url,
+      method: request.method as 'GET' | 'POST' | 'PUT' | 'DELETE',
+      headers: {
+        ...support.defaults,
+        ...network.extra_headers,
+        ...request.headers,
+        // The router's span is the upstream's parent (a caller's own traceparent is not relayed past gw's).
+        ...(options.call.trace && traceHeaders(options.call.trace)),
+        ...support.auth(key),
+      },
+      body: request.hasBody && options.body ? Readable.from(options.body, { objectMode: false }) : undefined,
+      signal: options.call.signal,
+      timeoutMs: network.model_timeouts_ms[request.target.model] ?? network.timeout_ms,
+    })
+    .catch((error: unknown) => {
+      const outcome = error instanceof GatewayError ? healthOutcome(error) : undefined;
+      if (outcome) options.health.record(measured, outcome);
+      throw error;
+    });
+  const outcome = statusOutcome(response.statusCode, performance.now() - startedAt);
+  if (outcome) options.health.record(measured, outcome);
   const headers = answerHeaders(response.headers, provider.secrets);
   if (response.statusCode < 400) return { status: response.statusCode, headers, body: response.body };
   // Upstreams echo what they were sent: an error answer is read (bounded), decoded and relayed without the

@@ -10,10 +10,11 @@ import {
   requestCancelled,
   toGatewayError,
 } from '@gw/shared';
-import { type HealthBoard, healthId, type Outcome } from '@gw/shared/health';
+import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { TraceContext, Tracer } from '@gw/shared/tracing';
 import { endFailedAttempt, startAttemptSpan } from './attempt-span.ts';
 import { backoffMs, sleep } from './backoff.ts';
+import { healthOutcome } from './health-outcome.ts';
 import { selectKey } from './key-selector.ts';
 import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
@@ -29,6 +30,8 @@ export interface Attempted<T> {
   startedAt: number;
   /** The key that served (health is recorded against it). */
   keyId: string | undefined;
+  /** The model the served target named (health is recorded against it; an answer may name another). */
+  model: string;
   /** The served target's place in the plan as the caller gave it (health may have tried it in another order). */
   fallbackIndex: number;
   /** Frees the provider's concurrency place: at once for a whole answer, when a stream ends for a stream. */
@@ -165,7 +168,7 @@ export class PlanExecution {
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
-    const { value, provider, keyId, fallbackIndex, release } = await this.acrossTargets({
+    const { value, provider, keyId, model, fallbackIndex, release } = await this.acrossTargets({
       ...options,
       hold: true,
       attempt: async (method, target, context) => {
@@ -185,7 +188,7 @@ export class PlanExecution {
       } catch (error) {
         const failure = withoutSecrets(toGatewayError(error), provider);
         if (!isCancellation(failure)) {
-          this.recordFailure({ provider: provider.name, key: keyId, model: firstItem.chunk.model }, failure);
+          this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
         }
         throw failure.withTarget(provider.name, firstItem.chunk.model);
       } finally {
@@ -259,7 +262,15 @@ export class PlanExecution {
         metrics.upstreamDuration.observe({ provider: provider.name, operation }, seconds);
         health.record(measured, { failure: false, latencyMs: seconds * 1000 });
         if (!options.hold) release();
-        return { value, provider, startedAt, keyId: key?.id, fallbackIndex: 0, release };
+        return {
+          value,
+          provider,
+          startedAt,
+          keyId: key?.id,
+          model: target.model,
+          fallbackIndex: 0,
+          release,
+        };
       } catch (error) {
         release();
         const failure = withoutSecrets(toGatewayError(error), provider);
@@ -272,7 +283,7 @@ export class PlanExecution {
         const failedProbe =
           key !== undefined &&
           isTransient(failure) &&
-          health.stateOf(healthId.key(provider.name, key.id)) === 'failed';
+          health.stateOf(healthId.target(provider.name, key.id, target.model)) === 'failed';
         // A retry goes to another key where there is one: this one just failed.
         if (key && (rotatesKey || isTransient(failure))) excluded.add(key.id);
         const anotherKey =
@@ -280,6 +291,13 @@ export class PlanExecution {
         if (failedProbe && anotherKey && options.budget.attempts > 0) {
           attempt--;
           continue;
+        }
+        // The target is out (this was its probe, or it was just ejected): no retry, the fallbacks serve.
+        if (
+          isTransient(failure) &&
+          health.stateOf(healthId.model(provider.name, target.model)) === 'failed'
+        ) {
+          throw failure;
         }
         const retryable =
           isTransient(failure) || (anotherKey && (failure.status === 401 || failure.status === 403));
@@ -315,18 +333,10 @@ export class PlanExecution {
   }
 }
 
-/** The provider and model targets a route target is judged by. */
-function targetIds(target: RouteTarget): string[] {
-  return [healthId.provider(target.provider), healthId.model(target.provider, target.model)];
-}
-
 /**
- * What a failed attempt says about its target: a server error, a 429, a timeout or no connection count against
- * it; a caller's mistake (400, 404, 422…) and gw's own refusals (a full queue) say nothing.
+ * A route target is judged by its provider's model (derived from every key serving it): out of the plan only
+ * when no key of the provider can serve the model.
  */
-function healthOutcome(failure: GatewayError): Outcome | undefined {
-  if (failure.type === 'upstream_timeout' || failure.type === 'upstream_unreachable')
-    return { failure: true };
-  if (failure.upstream && (failure.status >= 500 || failure.status === 429)) return { failure: true };
-  return undefined;
+function targetIds(target: RouteTarget): string[] {
+  return [healthId.model(target.provider, target.model)];
 }

@@ -246,6 +246,7 @@ export class RouterCore implements RouterService {
       body,
       http: this.http,
       call: options,
+      health: this.healthBoard,
       random: this.dependencies.random,
     });
   }
