@@ -208,6 +208,33 @@ export function failureCases(mode: ModeContext): void {
     });
   });
 
+  describe('secrets upstreams echo, encoded', () => {
+    it('takes the provider key out of a relayed error in base64 or spaced out', async () => {
+      const base64 = Buffer.from(UPSTREAM_KEY).toString('base64');
+      const inside = Buffer.from(`{"key":"${UPSTREAM_KEY}"}`).toString('base64url');
+      const spaced = [...UPSTREAM_KEY].join(' ');
+      mode.fakes.primary.enqueue({
+        status: 401,
+        json: {
+          error: {
+            message: `Incorrect API key: ${spaced}`,
+            type: 'invalid_request_error',
+            debug: { token_b64: base64, blob: inside, wrapped: UPSTREAM_KEY.replace('-', '-\n  ') },
+          },
+        },
+      });
+      const answer = await chat({ model: 'openai/gpt-4o-mini', messages: hello });
+      expect(answer.status).toBe(401);
+      expect(answer.body.error.message).toBe('Incorrect API key: [redacted]');
+      const debug = answer.body.extra_fields.upstream_error.error.debug;
+      expect(debug.token_b64).not.toContain(base64.slice(0, 16));
+      expect(Buffer.from(debug.blob.replace('[redacted]', ''), 'base64url').toString()).not.toContain(
+        UPSTREAM_KEY,
+      );
+      expect(debug.wrapped).toBe('[redacted]');
+    });
+  });
+
   describe('bad input', () => {
     const good = { model: 'openai/gpt-4o-mini', messages: hello };
     const cases: Array<{
