@@ -66,7 +66,7 @@ async function admitHangingRequest(
   url: string,
   fake: FakeOpenAi,
   delayMs = 60_000,
-): Promise<Promise<number>> {
+): Promise<{ status: Promise<number> }> {
   fake.enqueue({ delayMs, json: {} });
   const status = fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
