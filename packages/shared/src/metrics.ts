@@ -166,7 +166,9 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
     }),
     droppedLogRecords: new Counter({
       name: 'gw_dropped_log_records_total',
-      help: 'Request-log records never stored, by reason (buffer_full, invalid, write_failed, closed)',
+      help:
+        'Request-log records never stored, by reason (buffer_full, invalid, write_failed, closed: the writer;' +
+        ' stream_lost: the log worker, in stream entries of up to 500 records; invalid: records it could not decode)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
