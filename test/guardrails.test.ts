@@ -289,6 +289,21 @@ describe.each(MODES)('guardrails (%s)', (_mode, start) => {
     const clean = await post(`${gateway.url}/v1/completions`, { model: 'gpt-4o', prompt: 'a fine plan' });
     expect(clean.status).toBe(200);
     expect(fakes.openai.last().body).toMatchObject({ prompt: 'a fine plan' });
+    // A redaction rewrites the pass-through body the provider gets (its length included).
+    const redacted = await post(
+      `${gateway.url}/v1/completions`,
+      { model: 'gpt-4o', prompt: 'Mail jane@example.com', suffix: 'ok' },
+      { headers: { 'x-gw-vk': SUPPORT_KEY } },
+    );
+    expect(redacted.status).toBe(200);
+    expect(fakes.openai.last().body).toEqual({
+      model: 'gpt-4o',
+      prompt: 'Mail [REDACTED_EMAIL]',
+      suffix: 'ok',
+    });
+    expect(fakes.openai.last().headers['content-length']).toBe(
+      String(Buffer.byteLength(JSON.stringify(fakes.openai.last().body))),
+    );
   });
 
   it('redacts PII for the key its condition names before the upstream sees it, and answers 246 with counts', async () => {
