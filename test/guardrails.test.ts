@@ -216,6 +216,96 @@ describe.each(MODES)('guardrails (%s)', (_mode, start) => {
     expect(fakes.openai.requests.length).toBe(before);
   });
 
+  it('checks every text the provider receives, on every route: tools, schemas, history, pass-through, embeddings', async () => {
+    const before = fakes.openai.requests.length;
+    const tool = (description: string) => [{ type: 'function', function: { name: 'f', description } }];
+    const history = [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"q":"forbidden plan"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+    ];
+    const provider = { 'x-gw-provider': 'openai' };
+    const attempts = {
+      'a tool description': completions({ ...chat('hi'), tools: tool('the forbidden plan') }),
+      'a response_format schema (two spaces)': completions({
+        ...chat('hi'),
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'a', schema: { type: 'object', description: 'forbidden  plan' } },
+        },
+      }),
+      'a prediction (a line break)': completions({
+        ...chat('hi'),
+        prediction: { type: 'content', content: 'forbidden\nplan' },
+      }),
+      'tool-call arguments in the history': completions({ model: 'openai/gpt-4o', messages: history }),
+      'the content, two spaces apart': completions(chat('the forbidden  plan')),
+      '/v1/completions': post(`${gateway.url}/v1/completions`, {
+        model: 'gpt-4o',
+        prompt: 'the forbidden plan',
+      }),
+      '/v1/responses with x-gw-provider': post(
+        `${gateway.url}/v1/responses`,
+        {
+          model: 'gpt-4o',
+          input: [{ role: 'user', content: [{ type: 'input_text', text: 'forbidden plan' }] }],
+        },
+        { headers: provider },
+      ),
+      '/v1/embeddings': post(`${gateway.url}/v1/embeddings`, {
+        model: 'openai/text-embedding-3-small',
+        input: ['fine', 'forbidden plan'],
+      }),
+      '/v1/embeddings with x-gw-provider': post(
+        `${gateway.url}/v1/embeddings`,
+        { model: 'text-embedding-3-small', input: 'forbidden plan' },
+        { headers: provider },
+      ),
+    };
+    for (const [what, attempt] of Object.entries(attempts)) {
+      const answer = await attempt;
+      expect(answer.status, what).toBe(446);
+      expect(answer.body.error, what).toMatchObject({ type: 'guardrail_blocked', code: 'block-words' });
+    }
+    // An upload gw relays unread cannot be checked: refused, naming the rule and why.
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob(['{"body":{"messages":[{"content":"forbidden plan"}]}}']), 'batch.jsonl');
+    const upload = await fetch(`${gateway.url}/v1/files`, { method: 'POST', body: form });
+    expect(upload.status).toBe(446);
+    expect(((await upload.json()) as Json).error).toMatchObject({
+      type: 'guardrail_blocked',
+      code: 'block-words',
+      message: expect.stringContaining('relayed unread'),
+    });
+    expect(fakes.openai.requests.length).toBe(before);
+    // Clean calls still go through, pass-through included.
+    const clean = await post(`${gateway.url}/v1/completions`, { model: 'gpt-4o', prompt: 'a fine plan' });
+    expect(clean.status).toBe(200);
+    expect(fakes.openai.last().body).toMatchObject({ prompt: 'a fine plan' });
+    // A redaction rewrites the pass-through body the provider gets (its length included).
+    const redacted = await post(
+      `${gateway.url}/v1/completions`,
+      { model: 'gpt-4o', prompt: 'Mail jane@example.com', suffix: 'ok' },
+      { headers: { 'x-gw-vk': SUPPORT_KEY } },
+    );
+    expect(redacted.status).toBe(200);
+    expect(fakes.openai.last().body).toEqual({
+      model: 'gpt-4o',
+      prompt: 'Mail [REDACTED_EMAIL]',
+      suffix: 'ok',
+    });
+    expect(fakes.openai.last().headers['content-length']).toBe(
+      String(Buffer.byteLength(JSON.stringify(fakes.openai.last().body))),
+    );
+  });
+
   it('redacts PII for the key its condition names before the upstream sees it, and answers 246 with counts', async () => {
     const text = 'Mail jane@example.com, card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00.';
     const answer = await completions(chat(text), { authorization: `Bearer ${SUPPORT_KEY}` });

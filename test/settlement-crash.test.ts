@@ -9,6 +9,7 @@ import {
   type FakeOpenAi,
   freePort,
   type GatewayConfigInput,
+  listenerPid,
   startCluster,
   startFakeOpenAi,
   waitFor,
@@ -18,29 +19,34 @@ import { get } from './support/http.ts';
 
 const ADMIN = { authorization: 'Bearer crash-admin' };
 const KEY = 'sk-gw-crash000000000000000000000000000000000000';
-const BODY = JSON.stringify({
-  model: 'openai/gpt-crash',
-  messages: [{ role: 'user', content: 'hi' }],
-  max_tokens: 10,
-});
-// The estimate: the body's bytes / 4 as prompt tokens, plus max_tokens; at $1 per token.
-const ESTIMATE_USD = Math.ceil(Buffer.byteLength(BODY) / 4) + 10;
+// No max_tokens: admission reserves the expected completion (256 tokens), and the worst case would be
+// default_max_completion_tokens (4,096).
+const BODY = JSON.stringify({ model: 'openai/gpt-crash', messages: [{ role: 'user', content: 'hi' }] });
+// The estimate: the body's bytes / 4 as prompt tokens, plus what admission reserved for the answer (not the
+// 4,096-token worst case: issue 25); at $1 per token.
+const ESTIMATE_USD = Math.ceil(Buffer.byteLength(BODY) / 4) + 256;
 
-function config(fake: FakeOpenAi): GatewayConfigInput {
+/** `settleDeadlineMs`: when the sweeper takes over a reservation. */
+function config(fake: FakeOpenAi, settleDeadlineMs = 800): GatewayConfigInput {
   return {
     providers: {
       openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: fake.url, max_retries: 0 } },
     },
     governance: {
       pricing: { 'gpt-crash': { input: 1_000_000, output: 1_000_000 } },
-      settings: { settle_deadline_ms: 800, sweep_interval_ms: 100 },
+      settings: {
+        settle_deadline_ms: settleDeadlineMs,
+        sweep_interval_ms: 100,
+        expected_completion_tokens: 256,
+        default_max_completion_tokens: 4096,
+      },
       virtual_keys: [
         {
           id: 'vk-crash',
           name: 'crash',
           value: KEY,
           provider_configs: [{ provider: 'openai' }],
-          budget: { max_limit: 1000, reset_duration: '1d' },
+          budget: { max_limit: 10_000, reset_duration: '1d' },
         },
       ],
     },
@@ -52,15 +58,26 @@ async function spent(adminUrl: string): Promise<number> {
   return usage.body.usage[0].entries[0].used;
 }
 
-/** Sends the governed request and waits until the (hanging) upstream has it: admitted, not settled. */
-async function admitHangingRequest(url: string, fake: FakeOpenAi): Promise<void> {
-  fake.enqueue({ delayMs: 60_000, json: {} });
-  fetch(`${url}/v1/chat/completions`, {
+/**
+ * Sends the governed request and waits until the (hanging) upstream has it: admitted, not settled. Answers the
+ * caller's status (0 when the connection failed).
+ */
+async function admitHangingRequest(
+  url: string,
+  fake: FakeOpenAi,
+  delayMs = 60_000,
+): Promise<{ status: Promise<number> }> {
+  fake.enqueue({ delayMs, json: {} });
+  const status = fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-gw-vk': KEY },
     body: BODY,
-  }).catch(() => undefined);
+  }).then(
+    (response) => response.status,
+    () => 0,
+  );
   await waitFor(() => fake.requests.length === 1);
+  return { status };
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -148,5 +165,29 @@ describe('a process killed mid-request', () => {
       async () => (await get(`${gateway.url}/health`).catch(() => ({ status: 0 }))).status === 200,
       { timeoutMs: 10_000 },
     );
+  }, 60_000);
+
+  it('cluster: the router replica freezes mid-call; the call it may still answer late is charged what was reserved', async () => {
+    const fake = await startFakeOpenAi();
+    cleanups.push(() => fake.close());
+    // The sweeper would take over only after a minute: what is charged is the ingress's settle.
+    const gateway = await startCluster({ config: config(fake, 60_000), adminToken: 'crash-admin' });
+    cleanups.push(() => gateway.close());
+    // The upstream answers a few seconds later: to the router, by then frozen and thawed, whose caller is gone.
+    const { status } = await admitHangingRequest(gateway.url, fake, 3_000);
+    const router = await listenerPid(gateway.ports.router[0]!);
+    process.kill(router, 'SIGSTOP');
+    cleanups.push(async () => {
+      process.kill(router, 'SIGCONT');
+    });
+    // The ingress notices the silent replica (its health checks) and fails the call.
+    expect(await status).toBe(503);
+    process.kill(router, 'SIGCONT');
+    // Charged at once by the ingress's settle (not the sweeper: its deadline is far), what admission reserved.
+    await waitFor(async () => (await spent(gateway.adminUrl)) > 0, { timeoutMs: 10_000 });
+    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    // The late answer reaches the thawed router, and nothing is charged twice (the sweeper finds it settled).
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
   }, 60_000);
 });

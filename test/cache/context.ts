@@ -37,7 +37,8 @@ export interface CacheContext {
 export function cacheConfig(fakes: CacheFakes): GatewayConfigInput {
   const network = (url: string) => ({ base_url: url, max_retries: 0 });
   return {
-    client: { enforce_virtual_keys: true },
+    // Callers without a key are served (uncached: match-cases.ts), so the anonymous scope can be attacked.
+    client: { enforce_virtual_keys: false },
     providers: {
       openai: { keys: [{ value: 'sk-chat' }], network_config: network(fakes.chat.url) },
       embedder: {

@@ -2,6 +2,7 @@
 // headers and extra_fields.cache; a hit written through one ingress served by the other; key isolation; TTL.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { post } from '../support/http.ts';
 import { ask, type CacheContext, helpers, KEYS } from './context.ts';
 
 export function matchCases(context: CacheContext): void {
@@ -85,6 +86,22 @@ export function matchCases(context: CacheContext): void {
       const chats = upstream.requests.length;
       const bob = await chat(context.reader, KEYS.bob, ask('A secret of Alice'));
       expect(bob.headers.get('x-gw-cache')).toBe('miss');
+      expect(upstream.requests.length).toBe(chats + 1);
+    });
+
+    it('caches no caller without a virtual key: the shared anonymous scope cannot be planted', async () => {
+      const { chat: upstream } = context.fakes;
+      const anonymous = (base: string, content: string) =>
+        post(`${base}/v1/chat/completions`, ask(content), {
+          headers: { 'x-gw-cache-key': 'todays-weather', 'x-gw-cache-ttl': '24h' },
+        });
+      const planted = await anonymous(writer(), 'Say that it is sunny');
+      expect(planted.status).toBe(200);
+      expect(planted.headers.get('x-gw-cache')).toBeNull();
+      const chats = upstream.requests.length;
+      const victim = await anonymous(context.reader, 'What is the weather?');
+      expect(victim.status).toBe(200);
+      expect(victim.headers.get('x-gw-cache')).toBeNull();
       expect(upstream.requests.length).toBe(chats + 1);
     });
 

@@ -1,7 +1,16 @@
 // Retries, key rotation, fallbacks, and bad input answered with the DESIGN.md §6 error body.
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { expectGatewayError, get, type Json, post } from '../support/http.ts';
 import { hello, MAX_BODY_BYTES, type ModeContext, requests, UPSTREAM_KEY } from './context.ts';
+
+const run = promisify(execFile);
 
 export function failureCases(mode: ModeContext): void {
   const { chat } = requests(mode);
@@ -208,6 +217,33 @@ export function failureCases(mode: ModeContext): void {
     });
   });
 
+  describe('secrets upstreams echo, encoded', () => {
+    it('takes the provider key out of a relayed error in base64 or spaced out', async () => {
+      const base64 = Buffer.from(UPSTREAM_KEY).toString('base64');
+      const inside = Buffer.from(`{"key":"${UPSTREAM_KEY}"}`).toString('base64url');
+      const spaced = [...UPSTREAM_KEY].join(' ');
+      mode.fakes.primary.enqueue({
+        status: 401,
+        json: {
+          error: {
+            message: `Incorrect API key: ${spaced}`,
+            type: 'invalid_request_error',
+            debug: { token_b64: base64, blob: inside, wrapped: UPSTREAM_KEY.replace('-', '-\n  ') },
+          },
+        },
+      });
+      const answer = await chat({ model: 'openai/gpt-4o-mini', messages: hello });
+      expect(answer.status).toBe(401);
+      expect(answer.body.error.message).toBe('Incorrect API key: [redacted]');
+      const debug = answer.body.extra_fields.upstream_error.error.debug;
+      expect(debug.token_b64).not.toContain(base64.slice(0, 16));
+      expect(Buffer.from(debug.blob.replace('[redacted]', ''), 'base64url').toString()).not.toContain(
+        UPSTREAM_KEY,
+      );
+      expect(debug.wrapped).toBe('[redacted]');
+    });
+  });
+
   describe('bad input', () => {
     const good = { model: 'openai/gpt-4o-mini', messages: hello };
     const cases: Array<{
@@ -364,6 +400,66 @@ export function failureCases(mode: ModeContext): void {
       expect(((await response.json()) as Json).error.type).toBe('payload_too_large');
       expect(mode.fakes.primary.requests).toHaveLength(0);
       expect((await chat(good)).status).toBe(200);
+    });
+
+    it('lets real clients read the 413 of an 11 MB upload still arriving (no EPIPE), then serves the next', async () => {
+      const big = Buffer.alloc(11 * 1024 * 1024, 0x61);
+      const slices = function* () {
+        for (let offset = 0; offset < big.length; offset += 64 * 1024)
+          yield big.subarray(offset, offset + 64 * 1024);
+      };
+      const agent = new Agent({ connections: 1 });
+      try {
+        for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/files', '/v1/nope']) {
+          for (const body of [big, Readable.from(slices())]) {
+            const answer = await request(`${mode.base}${path}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+              dispatcher: agent,
+              signal: AbortSignal.timeout(20_000),
+            });
+            const text = await answer.body.text();
+            const what = `${path} ${Buffer.isBuffer(body) ? 'content-length' : 'chunked'}`;
+            expect(answer.statusCode, what).toBe(path === '/v1/nope' ? 404 : 413);
+            if (answer.statusCode === 413)
+              expect(JSON.parse(text).error.type, what).toBe('payload_too_large');
+          }
+        }
+        // The same connection (one per agent) serves the next request.
+        const next = await request(`${mode.base}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(good),
+          dispatcher: agent,
+        });
+        expect(next.statusCode).toBe(200);
+        await next.body.text();
+      } finally {
+        await agent.close();
+      }
+      // curl, which sends the whole body before it reads (Expect: 100-continue turned off).
+      const file = join(tmpdir(), `gw-413-${process.pid}.json`);
+      await writeFile(file, big);
+      try {
+        const { stdout } = await run('curl', [
+          '-sS',
+          '-o',
+          '/dev/null',
+          '-w',
+          '%{http_code}',
+          '-H',
+          'Expect:',
+          '-H',
+          'content-type: application/json',
+          '--data-binary',
+          `@${file}`,
+          `${mode.base}/v1/chat/completions`,
+        ]);
+        expect(stdout).toBe('413');
+      } finally {
+        await rm(file, { force: true });
+      }
     });
 
     it('names the field of a wrong type in param', async () => {

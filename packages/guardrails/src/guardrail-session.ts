@@ -47,6 +47,14 @@ export class GuardrailSession {
     return this.sync.some(has) || this.async.some(has);
   }
 
+  /**
+   * The first synchronous rule that checks the input, which may block it: an input gw cannot read (an upload
+   * relayed unparsed) is refused in its name rather than let through unchecked.
+   */
+  get inputGate(): string | undefined {
+    return this.sync.find((rule) => rule.input.length > 0)?.config.id;
+  }
+
   /** A synchronous output rule wants a streamed answer held and checked whole. */
   get buffersStreams(): boolean {
     return this.sync.some((rule) => rule.output.length > 0 && rule.config.stream_output === 'buffer');

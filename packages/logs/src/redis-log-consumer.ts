@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
-import type { DroppedRow } from './dropped-counts.ts';
+import type { DroppedRow, DroppedTally } from './dropped-counts.ts';
 import type { LogRecord } from './log-record.ts';
 import { decodeEntry, logStreamKey, type StreamEntry, streamEntrySchema } from './log-stream-entry.ts';
 import type { LogSink } from './log-writer.ts';
@@ -35,7 +35,19 @@ export interface RedisLogConsumerOptions {
   retryDelayMs?: number;
   /** Told about failures and undecodable entries, which have no caller to throw to. */
   onError?: (error: unknown) => void;
+  /**
+   * This process's dropped counts: stream entries lost before they were stored (`log_stream_lost`: trimmed or
+   * deleted from the stream while pending, each up to the producer's recordsPerEntry records) and records that
+   * could not be decoded (`log_invalid`), written to the store with the records, so `/api/logs/dropped` shows
+   * them.
+   */
+  tally?: DroppedTally | undefined;
+  /** Told about every such loss as it is found (a metric). */
+  onDrop?: ((reason: ConsumerDropReason, count: number) => void) | undefined;
 }
+
+/** What a log worker finds lost: stream entries gone before they were stored, records it cannot decode. */
+export type ConsumerDropReason = 'stream_lost' | 'invalid';
 
 /** What a consumer has done since it started. */
 export interface RedisLogConsumerCounts {
@@ -70,6 +82,8 @@ export class RedisLogConsumer {
   readonly #claimIdleMs: number;
   readonly #retryDelayMs: number;
   readonly #onError: (error: unknown) => void;
+  readonly #tally: DroppedTally | undefined;
+  readonly #onDrop: ((reason: ConsumerDropReason, count: number) => void) | undefined;
   readonly #stopping = new AbortController();
   readonly #counts: RedisLogConsumerCounts = { inserted: 0, invalid: 0, lostEntries: 0, claimedEntries: 0 };
   #running: Promise<void> = Promise.resolve();
@@ -85,6 +99,17 @@ export class RedisLogConsumer {
     this.#claimIdleMs = options.claimIdleMs ?? 60_000;
     this.#retryDelayMs = options.retryDelayMs ?? 1_000;
     this.#onError = options.onError ?? ((error) => process.emitWarning(String(error)));
+    this.#tally = options.tally;
+    this.#onDrop = options.onDrop;
+  }
+
+  /** Counts a loss where an operator looks: the tally (stored with the next batch) and the metric. */
+  #lost(reason: ConsumerDropReason, count: number): void {
+    if (count <= 0) return;
+    if (reason === 'stream_lost') this.#counts.lostEntries += count;
+    else this.#counts.invalid += count;
+    this.#tally?.add(`log_${reason}`, count);
+    this.#onDrop?.(reason, count);
   }
 
   /** Starts reading; failures are reported to onError and retried, never thrown. */
@@ -151,24 +176,29 @@ export class RedisLogConsumer {
 
   /** Stores the records of the entries, then acknowledges them all (undecodable ones included). */
   async #handle(entries: StreamEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+    const own = this.#tally?.pending() ?? [];
+    if (entries.length === 0 && own.length === 0) return;
     const records: LogRecord[] = [];
     const dropped: DroppedRow[] = [];
     for (const entry of entries) {
       if (entry[1] === null) {
-        this.#counts.lostEntries += 1;
+        this.#lost('stream_lost', 1);
         continue;
       }
       const decoded = decodeEntry(entry);
       for (const record of decoded.records) records.push(record);
       for (const row of decoded.dropped) dropped.push(row);
       for (const error of decoded.errors) this.#onError(error);
-      this.#counts.invalid += decoded.errors.length;
+      this.#lost('invalid', decoded.errors.length);
     }
+    // This worker's own counts travel with the rows the ingress replicas sent (each row is a total: a retry
+    // after a failed insert writes the same rows again, harmlessly).
+    dropped.push(...own);
     if (records.length > 0) await this.#store.insert(records);
     if (dropped.length > 0) await this.#store.insertDropped?.(dropped);
+    if (own.length > 0) this.#tally?.written(own);
     this.#counts.inserted += records.length;
-    await this.#redis.xack(this.#key, this.#group, ...entries.map(([id]) => id));
+    if (entries.length > 0) await this.#redis.xack(this.#key, this.#group, ...entries.map(([id]) => id));
   }
 
   /** Takes over and stores what dead or stuck workers hold; then lets long-silent, empty ones go. */
@@ -186,7 +216,7 @@ export class RedisLogConsumer {
       );
       const [next, entries, deleted = []] = claimReplySchema.parse(reply);
       this.#counts.claimedEntries += entries.length;
-      this.#counts.lostEntries += deleted.length;
+      this.#lost('stream_lost', deleted.length);
       await this.#handle(entries);
       cursor = next;
     } while (cursor !== '0-0' && !this.#stopping.signal.aborted);

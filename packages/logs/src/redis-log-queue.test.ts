@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { logRecord } from '../../testkit/src/log-store-fixtures.ts';
+import { type DroppedRow, DroppedTally } from './dropped-counts.ts';
 import type { LogRecord } from './log-record.ts';
 import { LogWriter } from './log-writer.ts';
 import type { RedisLogConsumerOptions } from './redis-log-consumer.ts';
@@ -33,9 +34,15 @@ const records = (count: number, prefix = 'r') =>
 /** A sink that keeps records by id, and fails while told to. */
 function memorySink() {
   const stored = new Map<string, LogRecord>();
+  const dropped: DroppedRow[] = [];
   let failing = false;
   return {
     stored,
+    dropped,
+    async insertDropped(rows: readonly DroppedRow[]) {
+      if (failing) throw new Error('database unavailable');
+      dropped.push(...rows);
+    },
     setFailing: (value: boolean) => {
       failing = value;
     },
@@ -151,9 +158,25 @@ describe('RedisLogProducer and RedisLogConsumer', () => {
     await eventually(async () => expect(await pendingCount(key)).toBe(2));
     await holder.close();
     await admin.xtrim(key, 'MAXLEN', 0);
-    const claimer = startConsumer({ prefix, store: sink, consumer: 'claimer', claimIdleMs: 50 });
+    // Lost entries are counted where an operator looks: the store's dropped counts and the metric.
+    const tally = new DroppedTally('worker-1');
+    const told: Array<[string, number]> = [];
+    const claimer = startConsumer({
+      prefix,
+      store: sink,
+      consumer: 'claimer',
+      claimIdleMs: 50,
+      tally,
+      onDrop: (reason, count) => told.push([reason, count]),
+    });
     await eventually(() => expect(claimer.counts.lostEntries).toBe(2));
     expect(await pendingCount(key)).toBe(0);
+    expect(told).toEqual([['stream_lost', 2]]);
+    await eventually(() =>
+      expect(sink.dropped).toContainEqual(
+        expect.objectContaining({ reason: 'log_stream_lost', count: 2, source: 'worker-1' }),
+      ),
+    );
   });
 
   it('splits a large batch into entries, in order', async () => {

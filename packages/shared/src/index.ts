@@ -19,6 +19,7 @@ export * from './config/tracing-config.ts';
 export * from './config/vault-config.ts';
 export * from './errors/gateway-error.ts';
 export * from './errors/http.ts';
+export * from './errors/unanswered-call.ts';
 export * from './http/bearer.ts';
 export * from './http/body.ts';
 export * from './http/outbound-address.ts';

@@ -110,7 +110,7 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       name: 'gw_dropped_requests_total',
       help:
         'Requests refused for overload, by reason (provider_queue_full, provider_queue_timeout: the router, by provider;' +
-        ' connection_cap, drain_deadline: the HTTP server, provider "none")',
+        ' connection_cap, address_share, drain_deadline: the HTTP server, provider "none")',
       labelNames: ['provider', 'reason'] as const,
       registers: [registry],
     }),
@@ -166,7 +166,9 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
     }),
     droppedLogRecords: new Counter({
       name: 'gw_dropped_log_records_total',
-      help: 'Request-log records never stored, by reason (buffer_full, invalid, write_failed, closed)',
+      help:
+        'Request-log records never stored, by reason (buffer_full, invalid, write_failed, closed: the writer;' +
+        ' stream_lost: the log worker, in stream entries of up to 500 records; invalid: records it could not decode)',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

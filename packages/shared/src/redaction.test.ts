@@ -15,6 +15,29 @@ describe('redactText', () => {
     );
   });
 
+  it('removes a known secret echoed in base64 (any alignment, either alphabet) or spaced out', () => {
+    // A key of no known shape, so only the known-secret list can find it.
+    const secret = 'my-upstream-key+/=0123456789?>?';
+    for (const prefix of ['', 'x', 'xy', 'user:']) {
+      const encoded = Buffer.from(`${prefix}${secret} trailing`).toString('base64');
+      for (const form of [encoded, encoded.replaceAll('+', '-').replaceAll('/', '_')]) {
+        const redacted = redactText(`echo: ${form}`, [secret]);
+        expect(redacted, `${prefix}|${form}`).toContain('[redacted]');
+        // What is left around the mark no longer decodes to the key.
+        expect(Buffer.from(redacted.replace('[redacted]', ''), 'base64').toString()).not.toContain(secret);
+      }
+    }
+    expect(redactText(`Basic ${Buffer.from(`u:${secret}`).toString('base64')}`, [secret])).not.toMatch(
+      /[A-Za-z0-9+/]{12}/,
+    );
+    const spaced = [...secret].join(' ');
+    expect(redactText(`got "${spaced}" and "my-upstream-\nkey+/=0123  456789?>?"`, [secret])).toBe(
+      'got "[redacted]" and "[redacted]"',
+    );
+    // Other text that merely shares characters is left alone.
+    expect(redactText('my upstream key', [secret])).toBe('my upstream key');
+  });
+
   it('ignores secrets too short to be told apart from ordinary words', () => {
     expect(redactText('the model is gpt', ['gpt'])).toBe('the model is gpt');
   });

@@ -111,13 +111,59 @@ export function maskSecretFields(settings: Record<string, unknown>): Record<stri
   );
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /**
- * A text with every known secret (values of at least 8 characters) and everything shaped like a key
- * replaced by `[redacted]`.
+ * What of a secret's base64 always shows, wherever the secret sits in the encoded bytes: for each of the three
+ * alignments, the characters that depend on the secret's bytes alone (those of the first and last, partly
+ * shared with neighbouring bytes, left out). Standard and URL-safe alphabets, padding dropped.
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const cores = new Set<string>();
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
+    // Characters wholly made of the secret's bits: from the first 6-bit group past the offset's bits to the
+    // last group that ends inside the secret.
+    const start = Math.ceil((offset * 8) / 6);
+    const end = Math.floor(((offset + bytes.length) * 8) / 6);
+    const core = encoded.slice(start, end);
+    if (core.length >= 8) {
+      cores.add(core);
+      cores.add(core.replaceAll('+', '-').replaceAll('/', '_'));
+    }
+  }
+  return [...cores];
+}
+
+/** Compiled forms of secrets, by value (a provider's few keys are asked for again on every error relayed). */
+const secretForms = new Map<string, RegExp>();
+const MAX_SECRET_FORMS = 1_000;
+
+/**
+ * The forms of a secret an upstream may echo: as written, with whitespace between its characters (`s k - …`,
+ * a line break in the middle), and inside base64 (an echoed Authorization header, a JSON blob encoded).
+ */
+function secretForm(secret: string): RegExp {
+  let form = secretForms.get(secret);
+  if (form) return form;
+  const spaced = [...secret].map(escapeRegExp).join('\\s*');
+  form = new RegExp([spaced, ...base64Cores(secret).map(escapeRegExp)].join('|'), 'g');
+  if (secretForms.size >= MAX_SECRET_FORMS) secretForms.clear();
+  secretForms.set(secret, form);
+  return form;
+}
+
+/**
+ * A text with every known secret (values of at least 8 characters: as written, spaced out, or in base64) and
+ * everything shaped like a key replaced by `[redacted]`.
  */
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let redacted = text;
-  for (const secret of secrets) if (secret.length >= 8) redacted = redacted.replaceAll(secret, '[redacted]');
+  for (const secret of secrets)
+    if (secret.length >= 8) redacted = redacted.replace(secretForm(secret), '[redacted]');
   for (const shape of KEY_SHAPES) redacted = redacted.replace(shape, '[redacted]');
   return redacted;
 }

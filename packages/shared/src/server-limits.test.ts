@@ -5,6 +5,7 @@
 import { connect as connectHttp2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { addressShare } from './http/connection-slots.ts';
 import { type HttpLimits, type ServerDropReason, startHttpServer } from './server.ts';
 
 type Started = Awaited<ReturnType<typeof startHttpServer>>;
@@ -41,9 +42,12 @@ async function serve(
   return server.port;
 }
 
-/** A raw socket; resolves with what it received and how long it stayed open once the server closes it. */
-function open(port: number, write?: string | Buffer) {
-  const socket = connect({ host: '127.0.0.1', port });
+/**
+ * A raw socket (from `localAddress`, any of 127.0.0.0/8); resolves with what it received and how long it stayed
+ * open once the server closes it.
+ */
+function open(port: number, write?: string | Buffer, localAddress = '127.0.0.1') {
+  const socket = connect({ host: '127.0.0.1', port, localAddress });
   sockets.push(socket);
   const started = Date.now();
   let received = '';
@@ -60,6 +64,8 @@ function open(port: number, write?: string | Buffer) {
 }
 
 const SHORT = { headersTimeoutMs: 300, requestTimeoutMs: 800, keepAliveTimeoutMs: 400, maxConnections: 100 };
+/** Limits no case reaches: what closes a connection is the cap. */
+const LONG = { headersTimeoutMs: 20_000, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 20_000 };
 
 describe('startHttpServer limits', () => {
   it('closes a connection that sends nothing, or only part of the HTTP/2 preface', async () => {
@@ -123,32 +129,114 @@ describe('startHttpServer limits', () => {
     expect(openMs).toBeLessThan(5_000);
   });
 
-  it('refuses connections past the cap, counting each, and keeps answering the clients it has', async () => {
+  it('closes the oldest idle connection to admit a new one at the cap, so /health gets in past idle sockets', async () => {
     const dropped: Array<[ServerDropReason, number]> = [];
-    const port = await serve(
-      {
-        ...SHORT,
-        headersTimeoutMs: 20_000,
-        requestTimeoutMs: 20_000,
-        keepAliveTimeoutMs: 20_000,
-        maxConnections: 4,
-      },
-      (reason, count) => dropped.push([reason, count]),
+    const port = await serve({ ...LONG, maxConnections: 8, maxConnectionsPerAddress: 0 }, (reason, count) =>
+      dropped.push([reason, count]),
     );
-    const established = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((resolve) => established.socket.once('data', resolve));
-    const idle = [open(port), open(port), open(port)];
+    // An answered keep-alive connection, then more silent ones than the cap: each new one takes the place of
+    // the oldest idle one.
+    const keptAlive = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => keptAlive.socket.once('data', resolve));
+    const idle = Array.from({ length: 12 }, () => open(port));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const refused = open(port);
-    const { openMs } = await refused.closed;
+    const health = open(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await new Promise((resolve) => health.socket.once('data', resolve))).toMatch(/^HTTP\/1\.1 200 /);
+    await keptAlive.closed;
+    for (const { closed } of idle.slice(0, 5)) await closed;
+    for (const { socket } of idle.slice(-7)) expect(socket.destroyed).toBe(false);
+    expect(dropped).toEqual([]);
+  });
+
+  it('refuses a connection past the cap only when every connection is busy, counting it', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, maxConnections: 4, maxConnectionsPerAddress: 0 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    // Uploads in progress: busy.
+    const uploads = Array.from({ length: 4 }, () =>
+      open(port, 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n0123456789'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = open(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { openMs, received } = await refused.closed;
     expect(openMs).toBeLessThan(2_000);
-    // The established client's next request is answered.
-    const answered = new Promise<string>((resolve) => established.socket.once('data', resolve));
-    established.socket.write('GET /again HTTP/1.1\r\nHost: x\r\n\r\n');
-    expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
-    for (const { socket } of idle) expect(socket.destroyed).toBe(false);
-    // What /api/logs/dropped and gw_dropped_requests_total count (the gateway's servers pass onDropped).
+    expect(received).toBe('');
     expect(dropped).toEqual([['connection_cap', 1]]);
+    // The busy clients are answered once their bodies arrive.
+    const answered = new Promise<string>((resolve) => uploads[0]!.socket.once('data', resolve));
+    uploads[0]!.socket.write('0123456789');
+    expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
+    for (const { socket } of uploads) expect(socket.destroyed).toBe(false);
+  });
+
+  it('holds one remote address to its share: its own idle connections go first, then it is refused', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, maxConnections: 100, maxConnectionsPerAddress: 3 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    const from = (address: string, write?: string) => open(port, write, address);
+    const upload = 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n0123456789';
+    const busy = [from('127.0.0.2', upload), from('127.0.0.2', upload)];
+    const idle = from('127.0.0.2');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // At its share: its idle connection makes room.
+    const next = from('127.0.0.2', upload);
+    await idle.closed;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Now all three are busy: refused, while another address is served.
+    const refused = from('127.0.0.2', 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect((await refused.closed).received).toBe('');
+    const other = from('127.0.0.3', 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await new Promise((resolve) => other.socket.once('data', resolve))).toMatch(/^HTTP\/1\.1 200 /);
+    for (const { socket } of [...busy, next]) expect(socket.destroyed).toBe(false);
+    expect(dropped).toEqual([['address_share', 1]]);
+  });
+
+  it('gives one address nine tenths of the cap unless told otherwise', () => {
+    expect(addressShare(1_000, undefined)).toBe(900);
+    expect(addressShare(1, undefined)).toBe(1);
+    expect(addressShare(1_000, 0)).toBe(0);
+    expect(addressShare(1_000, 5_000)).toBe(1_000);
+  });
+
+  it('answers 400 at once to a chunk announcing 2^64 - 1 bytes, in the first packet or a later one', async () => {
+    for (const http2 of [true, false]) {
+      const server = await startHttpServer({
+        port: 0,
+        host: '127.0.0.1',
+        http2,
+        limits: LONG,
+        handlers: [
+          (request, response) => {
+            request.resume();
+            request.on('end', () => response.end('ok'));
+            return true;
+          },
+        ],
+      });
+      servers.push(server);
+      const head = 'POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n';
+      const first = open(server.port, `${head}FFFFFFFFFFFFFFFF\r\nabc`);
+      const { received, openMs } = await first.closed;
+      expect(received, `http2 ${http2}`).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)).error.message).toContain('chunk');
+      expect(openMs).toBeLessThan(2_000);
+      // After an ordinary chunked request and a length-framed body that merely looks like a size line.
+      const later = open(server.port);
+      const answers: string[] = [];
+      later.socket.on('data', (text: string) => answers.push(text));
+      later.socket.write(`${head}3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nTrailer: t\r\n\r\n`);
+      const fake = 'FFFFFFFFFFFFFFFF\r\n';
+      later.socket.write(`POST /y HTTP/1.1\r\nHost: x\r\nContent-Length: ${fake.length}\r\n\r\n${fake}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answers.join('').match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+      later.socket.write(head);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      later.socket.write('1000000000\r\n');
+      const { received: all } = await later.closed;
+      expect(all.match(/HTTP\/1\.1 400 /g)).toHaveLength(1);
+    }
   });
 
   it('counts the connections a drain cut at its deadline', async () => {

@@ -24,6 +24,8 @@ import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
 import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
+import { guardChunkSizes, MAX_CHUNK_BYTES } from './http/chunk-guard.ts';
+import { addressShare, ConnectionSlots } from './http/connection-slots.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
 import type { Logger } from './logger.ts';
@@ -56,8 +58,16 @@ export interface HttpLimits {
   requestTimeoutMs: number;
   /** How long an HTTP/1.1 keep-alive connection or an HTTP/2 session without requests stays open. */
   keepAliveTimeoutMs: number;
-  /** Connections held at once; more are closed at once. */
+  /**
+   * Connections held at once: past it the oldest idle connection is closed to admit a new one, and a new one
+   * is refused only when every connection is busy.
+   */
   maxConnections: number;
+  /**
+   * Connections one remote address may hold (GW_MAX_CONNECTIONS_PER_ADDRESS; 0: no share); undefined: nine
+   * tenths of the cap (connection-slots.ts `addressShare`).
+   */
+  maxConnectionsPerAddress?: number | undefined;
 }
 
 /** The soft limit of open files of this process (Linux), or undefined where it cannot be read. */
@@ -105,6 +115,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
           ? 'the request headers are too large'
           : `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
       );
+  answerRaw(socket, refusal);
+}
+
+/** gw's error body on the socket itself, then the connection closes (a request Node's API cannot answer). */
+function answerRaw(socket: Duplex, refusal: GatewayError): void {
   const payload = JSON.stringify(errorBody(refusal, newRequestId()));
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
@@ -113,12 +128,32 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 }
 
 /**
+ * A chunk announcing more than any body may hold (up to 2^64 - 1, which Node's parser accepts and waits for):
+ * a 400 at once, and the connection closed, instead of a socket held until the request timeout.
+ */
+function refuseHugeChunk(socket: Socket): void {
+  answerRaw(
+    socket,
+    invalidRequest(`a chunk of the request body announces more than ${MAX_CHUNK_BYTES} bytes`),
+  );
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
+/**
  * Hands a new connection to the HTTP/1.1 or the HTTP/2 server by its first bytes (h2c with prior
  * knowledge, as the AWS SDK's default handler speaks it). Only the first packet of a connection is
  * looked at; keep-alive requests after it cost nothing more. A connection that sends nothing, or only part
  * of the HTTP/2 preface, within the headers timeout is closed.
  */
-function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server, timeoutMs: number): void {
+function dispatchConnection(options: {
+  socket: Socket;
+  http1: Server;
+  http2: Http2Server;
+  timeoutMs: number;
+  /** An HTTP/2 connection: multiplexed, it is never taken for an idle one (its session closes when idle). */
+  onHttp2: (socket: Socket) => void;
+}): void {
+  const { socket, http1, http2, timeoutMs } = options;
   let received: Buffer | undefined;
   const silent = setTimeout(() => socket.destroy(), timeoutMs);
   silent.unref();
@@ -132,10 +167,14 @@ function dispatchConnection(socket: Socket, http1: Server, http2: Http2Server, t
     socket.pause();
     socket.unshift(received);
     if (preface) {
+      options.onHttp2(socket);
       // The HTTP/2 session reads what the socket already buffered itself (nodejs/node#35475).
       http2.emit('connection', socket);
     } else {
       http1.emit('connection', socket);
+      // After Node set the connection up: a 'data' listener then makes its parser read through 'data' events
+      // (not straight from the handle), so the guard sees every packet, the first (unshifted above) included.
+      guardChunkSizes(socket, refuseHugeChunk);
       process.nextTick(() => socket.resume());
     }
   };
@@ -164,7 +203,7 @@ function closeIdleSessions(http2: Http2Server, keepAliveTimeoutMs: number): void
 }
 
 /** Why the HTTP server refused or cut a connection (`gw_dropped_requests_total`'s reason). */
-export type ServerDropReason = 'connection_cap' | 'drain_deadline';
+export type ServerDropReason = 'connection_cap' | 'address_share' | 'drain_deadline';
 
 /** Takes an upgrade request's socket (answering true) or leaves it to the next handler. */
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
@@ -183,8 +222,9 @@ export async function startHttpServer(options: {
   http2?: boolean;
   limits?: Partial<HttpLimits>;
   /**
-   * Told about connections refused for overload: `connection_cap` (past maxConnections, closed unanswered) and
-   * `drain_deadline` (still open when the drain deadline cut them).
+   * Told about connections refused for overload: `connection_cap` (past maxConnections with every connection
+   * busy, closed unanswered), `address_share` (its address holds its share, all busy) and `drain_deadline`
+   * (still open when the drain deadline cut them).
    */
   onDropped?: (reason: ServerDropReason, count: number) => void;
 }): Promise<Closable & { server: Server; port: number }> {
@@ -192,6 +232,18 @@ export async function startHttpServer(options: {
   const maxConnections = connectionCap(limits.maxConnections);
   const dropped = (reason: ServerDropReason, count: number) => {
     if (count > 0) options.onDropped?.(reason, count);
+  };
+  const slots = new ConnectionSlots(
+    maxConnections,
+    addressShare(maxConnections, limits.maxConnectionsPerAddress),
+  );
+  /** Takes a new connection into the slots; false (and closed, counted) when it is refused. */
+  const admit = (socket: Socket): boolean => {
+    const refused = slots.admit(socket);
+    if (refused === undefined) return true;
+    dropped(refused, 1);
+    socket.destroy();
+    return false;
   };
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     const problem = requestTargetProblem(request.method, request.url);
@@ -218,19 +270,27 @@ export async function startHttpServer(options: {
     handle,
   );
   server.on('clientError', answerClientError);
+  // An HTTP/1.1 connection is busy while a request is on it (HTTP/2 streams come through here too: their
+  // sockets are held for good when they are dispatched).
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.httpVersionMajor !== 1) return;
+    response.once('close', slots.hold(request.socket as Socket));
+  });
   const upgrades = options.upgrades ?? [];
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // An upgraded socket (a live tail) is busy until it closes.
+    slots.hold(socket as Socket);
     for (const upgrade of upgrades) if (upgrade(request, socket, head)) return;
     socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
   });
   if (!options.http2) {
-    server.maxConnections = maxConnections;
-    server.on('drop', () => dropped('connection_cap', 1));
-    // Open connections, to count those the drain deadline cuts.
-    const open = new Set<Socket>();
+    // Before Node's own listener sets the connection up: a refused one is closed unread.
+    server.prependListener('connection', (socket: Socket) => {
+      admit(socket);
+    });
+    // After Node's own listener, for the reason given in dispatchConnection.
     server.on('connection', (socket: Socket) => {
-      open.add(socket);
-      socket.once('close', () => open.delete(socket));
+      if (!socket.destroyed) guardChunkSizes(socket, refuseHugeChunk);
     });
     await listen(server, options);
     return {
@@ -239,7 +299,7 @@ export async function startHttpServer(options: {
       close: (deadlineMs) =>
         new Promise<void>((resolve) => {
           const force = setTimeout(() => {
-            dropped('drain_deadline', open.size);
+            dropped('drain_deadline', slots.size);
             server.closeAllConnections();
           }, deadlineMs);
           // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
@@ -271,12 +331,17 @@ export async function startHttpServer(options: {
   // Every socket of the port, whichever server it went to: past the drain deadline all of them are closed.
   const sockets = new Set<Socket>();
   const listener = createNetServer({ noDelay: true }, (socket) => {
+    if (!admit(socket)) return;
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    dispatchConnection(socket, server, http2, limits.headersTimeoutMs);
+    dispatchConnection({
+      socket,
+      http1: server,
+      http2,
+      timeoutMs: limits.headersTimeoutMs,
+      onHttp2: (http2Socket) => slots.hold(http2Socket),
+    });
   });
-  listener.maxConnections = maxConnections;
-  listener.on('drop', () => dropped('connection_cap', 1));
   await listen(listener, options);
   return {
     server,

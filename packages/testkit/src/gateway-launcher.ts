@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type gatewayConfigSchema, parseGatewayConfig, silentLogger } from '@gw/shared';
+import type { HttpLimits } from '@gw/shared/server';
 import { connectRedis } from '@gw/shared/store';
 import { Cluster } from 'ioredis';
 import { startEmbeddedGateway } from '../../../src/embedded-gateway.ts';
@@ -39,6 +40,8 @@ export interface EmbeddedLaunchOptions {
   dataDir?: string;
   /** How long close() lets in-flight requests drain before it forces connections shut; 5 s by default. */
   closeDeadlineMs?: number;
+  /** The HTTP port's limits (what GW_MAX_CONNECTIONS and its kin set for `node src/embedded.ts`). */
+  limits?: Partial<HttpLimits>;
 }
 
 export interface LaunchedEmbedded extends LaunchedGateway {
@@ -63,6 +66,7 @@ export async function startEmbedded(options: EmbeddedLaunchOptions): Promise<Lau
       adminToken: options.adminToken,
       scimToken: options.scimToken,
       environment: process.env,
+      ...(options.limits && { limits: options.limits }),
     });
     const url = `http://127.0.0.1:${gateway.port}`;
     let closing: Promise<void> | undefined;

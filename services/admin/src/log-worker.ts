@@ -1,7 +1,8 @@
-import { startLogRetention } from '@gw/logs';
+import { hostname } from 'node:os';
+import { DroppedTally, startLogRetention } from '@gw/logs';
 import { PostgresLogStore } from '@gw/logs/postgres';
 import { RedisLogConsumer, RedisLogTail } from '@gw/logs/redis';
-import type { GatewayConfig, Logger } from '@gw/shared';
+import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
 import { connectRedis } from '@gw/shared/store';
 
 /**
@@ -16,6 +17,8 @@ export async function startLogWorker(options: {
   prefix: string;
   config: GatewayConfig;
   logger: Logger;
+  /** Where entries the worker finds lost are counted (`gw_dropped_log_records_total`). */
+  metrics: Metrics;
 }) {
   const { logger, redisUrl, prefix } = options;
   const store = await PostgresLogStore.open({ url: options.databaseUrl });
@@ -28,8 +31,19 @@ export async function startLogWorker(options: {
   // Connections of their own without a command timeout: XREADGROUP and XREAD block while waiting.
   const consumerConnection = redisUrl ? connectRedis(redisUrl, { maxRetriesPerRequest: null }) : undefined;
   const tailConnection = redisUrl ? connectRedis(redisUrl, { maxRetriesPerRequest: null }) : undefined;
+  // What the worker finds lost (entries trimmed or deleted before they were stored, undecodable records) is
+  // counted where an operator looks: `/api/logs/dropped` (this process's own rows) and the metric.
+  const tally = new DroppedTally(`${hostname()}:${process.pid}:${Date.now().toString(36)}`);
   const consumer =
-    consumerConnection && RedisLogConsumer.start({ redis: consumerConnection, prefix, store, onError });
+    consumerConnection &&
+    RedisLogConsumer.start({
+      redis: consumerConnection,
+      prefix,
+      store,
+      onError,
+      tally,
+      onDrop: (reason, count) => options.metrics.droppedLogRecords.inc({ reason }, count),
+    });
   const tail = tailConnection && new RedisLogTail({ redis: tailConnection, prefix, onError });
   return {
     store,

@@ -67,6 +67,7 @@ await startService(logger, async () => {
         prefix: environment.GW_REDIS_PREFIX,
         config,
         logger,
+        metrics,
       })
     : undefined;
   // The audit log: table audit_log in the same database, appended to by every admin replica right after each

@@ -26,6 +26,12 @@ export const cacheConfigSchema = z
     threshold: z.number().min(0).max(1).default(0.8),
     /** Entries belong to the virtual key that stored them; off, every caller shares one scope. */
     scope_by_virtual_key: z.boolean().default(true),
+    /**
+     * Cache requests without a virtual key too (off by default: their shared scope could be written by anyone).
+     * On, such callers get exact matches only, may not name the key (`x-gw-cache-key`) and may not ask for a TTL
+     * longer than `ttl_ms`, so what they store is the provider's answer to exactly what was asked.
+     */
+    anonymous: z.boolean().default(false),
     /** Share answers across providers and models (the key leaves them out): for interchangeable models. */
     ignore_model: z.boolean().default(false),
     /** The model conversations are embedded with, through the router, charged to the request's budgets. */

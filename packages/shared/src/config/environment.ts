@@ -79,6 +79,16 @@ const common = {
   GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
   GW_KEEP_ALIVE_TIMEOUT_MS: positiveInteger(65_000),
   GW_MAX_CONNECTIONS: positiveInteger(10_000),
+  // Connections one remote address may hold; 0: no share; unset: nine tenths of the cap.
+  GW_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(
+    unset,
+    z
+      .string()
+      .regex(/^\d+$/, { error: 'is not a non-negative integer' })
+      .transform(Number)
+      .refine(Number.isSafeInteger, { error: 'is not a non-negative integer' })
+      .optional(),
+  ),
   /** When set, `/metrics` answers only `Authorization: Bearer <it>`. */
   GW_METRICS_TOKEN: optionalText,
   // OpenTelemetry's standard variables for where traces go, when the config's `tracing.endpoint` is unset.
@@ -102,6 +112,7 @@ export function httpLimits(environment: CommonEnvironment) {
     requestTimeoutMs: environment.GW_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: environment.GW_KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: environment.GW_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: environment.GW_MAX_CONNECTIONS_PER_ADDRESS,
   };
 }
 

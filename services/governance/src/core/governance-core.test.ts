@@ -459,6 +459,21 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.00005);
   });
 
+  it('charges an unsettled request without max_tokens what admission reserved, not the worst case', async () => {
+    const { core, clock, createKey, request } = await setup(create);
+    const key = await createKey({
+      name: 'crashed-unbounded',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    // Reserved: 40 prompt tokens and the expected completion (256), not default_max_completion_tokens (4096).
+    await core.authorize(request(key.value, { estimate: { promptTokens: 40 } }));
+    clock.now += 61_000;
+    expect(await core.sweep()).toBe(1);
+    const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+    expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.000296);
+  });
+
   it('in strict mode reserves the worst case so concurrent requests never overspend', async () => {
     const { core, createKey, request } = await setup(create, { strict: true });
     // Worst case per request: (10 + 90) tokens = 100 micro-USD; the budget holds 1000.

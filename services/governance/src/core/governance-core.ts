@@ -210,7 +210,7 @@ export class GovernanceCore implements GovernanceService {
     const maxCompletionTokens = asked ?? this.settings.default_max_completion_tokens;
     const choices = Math.max(1, request.estimate?.choices ?? 1);
     const strict = this.settings.strict_budgets;
-    const attempt = (completionTokens: number, mostTokens = maxCompletionTokens) =>
+    const attempt = (completionTokens: number) =>
       this.admitWith({
         requestId: request.requestId,
         key,
@@ -218,7 +218,6 @@ export class GovernanceCore implements GovernanceService {
         now,
         promptTokens,
         completionTokens,
-        mostTokens,
         choices,
       });
     // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
@@ -231,7 +230,7 @@ export class GovernanceCore implements GovernanceService {
     // max_tokens what is left buys (governance sets it), when that is a useful answer.
     const affordable = this.affordableCompletionTokens(first, targets, promptTokens, choices);
     if (affordable < MIN_CAPPED_COMPLETION_TOKENS) return first.answer();
-    const capped = await attempt(affordable, affordable);
+    const capped = await attempt(affordable);
     return capped.allowed ? { ...capped.answer(), maxCompletionTokens: affordable } : capped.answer();
   }
 
@@ -242,13 +241,11 @@ export class GovernanceCore implements GovernanceService {
     targets: ConfiguredTarget[];
     now: number;
     promptTokens: number;
-    /** Reserved per choice. */
+    /** Reserved per choice: also what the sweeper charges if no settle comes. */
     completionTokens: number;
-    /** The most the answer may use per choice: what the sweeper charges if no settle comes. */
-    mostTokens: number;
     choices: number;
   }) {
-    const { key, targets, now, promptTokens, completionTokens, mostTokens, choices } = options;
+    const { key, targets, now, promptTokens, completionTokens, choices } = options;
     const strict = this.settings.strict_budgets;
     const reserve = Math.max(
       ...targets.map((target) =>
@@ -267,7 +264,7 @@ export class GovernanceCore implements GovernanceService {
       virtualKeyId: key.id,
       targets,
       checks,
-      estimate: { promptTokens, maxCompletionTokens: mostTokens * choices },
+      estimate: { promptTokens, completionTokens: completionTokens * choices },
       deadlineMs: now + this.settings.settle_deadline_ms,
     });
     const payload = JSON.stringify(settlement);

@@ -25,7 +25,12 @@ export function settlementPlan(options: {
   virtualKeyId: string;
   targets: ConfiguredTarget[];
   checks: AdmissionChecks;
-  estimate: { promptTokens: number; maxCompletionTokens: number };
+  /**
+   * What admission reserved: the prompt's estimate and the completion tokens reserved for the answer (the
+   * expected completion, or the worst case under strict budgets). A request whose settle never comes is charged
+   * this, not the most it could have cost: a killed ingress's requests are mostly ordinary ones.
+   */
+  estimate: { promptTokens: number; completionTokens: number };
   deadlineMs: number;
 }): SettlementPlan {
   const { targets, checks, estimate } = options;
@@ -45,8 +50,8 @@ export function settlementPlan(options: {
       model: first.model,
       usage: {
         prompt_tokens: estimate.promptTokens,
-        completion_tokens: estimate.maxCompletionTokens,
-        total_tokens: estimate.promptTokens + estimate.maxCompletionTokens,
+        completion_tokens: estimate.completionTokens,
+        total_tokens: estimate.promptTokens + estimate.completionTokens,
       },
     },
   };
@@ -96,7 +101,10 @@ export function settlementAdjustments(
   return { adjustments, chargedMicros };
 }
 
-/** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
+/**
+ * Charges reservations whose Settle never came (a process died mid-request) at their estimate: what admission
+ * reserved for them, so their counters end where admission left them.
+ */
 export async function sweepUnsettled(options: {
   store: Store;
   logger: Logger;

@@ -73,13 +73,15 @@ export function createIngressApp(dependencies: IngressDependencies) {
     ...(tracer ? [traceStage(tracer)] : []),
   ];
   const stages = [...base, ...guarded, ...cache];
-  const pipeline = createPipeline({ governance, router, settler, stages });
+  const passthroughInput = dependencies.guardrails?.passthroughInput;
+  const pipeline = createPipeline({ governance, router, settler, stages, passthroughInput });
   const chatPipeline = mcp
     ? createPipeline({
         governance,
         router,
         settler,
         stages: [...base, mcpStage(mcp), ...guarded, ...cache],
+        passthroughInput,
       })
     : pipeline;
 

@@ -9,6 +9,7 @@ import {
 } from '@gw/shared';
 import type { RequestContext, Route, RouteHandler } from '../core/route.ts';
 import { abortOnClose } from '../core/routes/completion-routes.ts';
+import type { PassthroughContent } from '../pipeline/guardrail-stage.ts';
 import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
 import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
@@ -89,7 +90,15 @@ async function readCall(
     return { provider: target.provider, model: target.model, rewritten: target.model };
   };
   if (!hasBody) {
-    return { headers, hasBody: false, body: undefined, bytes: 0, textBytes: 0, ...resolve('') };
+    return {
+      headers,
+      hasBody: false,
+      body: undefined,
+      bytes: 0,
+      textBytes: 0,
+      ...resolve(''),
+      content: undefined,
+    };
   }
   const contentType = single(request.headers['content-type']) ?? '';
   if (json || /^application\/(.+\+)?json/i.test(contentType)) {
@@ -100,14 +109,27 @@ async function readCall(
     const model = typeof value?.['model'] === 'string' ? value['model'] : '';
     const resolved = resolve(model);
     let payload = raw;
+    let sent = value;
     if (model && resolved.rewritten !== model) {
-      payload = Buffer.from(JSON.stringify({ ...value, model: resolved.rewritten }));
+      sent = { ...value, model: resolved.rewritten };
+      payload = Buffer.from(JSON.stringify(sent));
     }
     headers['content-length'] = String(payload.length);
     const body = (async function* () {
       yield payload;
     })();
-    return { headers, hasBody: true, body, bytes: payload.length, textBytes: payload.length, ...resolved };
+    // Guardrails read what is sent; a JSON body that is not an object has no texts they could name.
+    const content: PassthroughContent =
+      sent !== null && typeof sent === 'object' && !Array.isArray(sent) ? { json: sent } : 'opaque';
+    return {
+      headers,
+      hasBody: true,
+      body,
+      bytes: payload.length,
+      textBytes: payload.length,
+      ...resolved,
+      content,
+    };
   }
   const boundary = multipartBoundary(contentType);
   if (boundary) {
@@ -125,6 +147,7 @@ async function readCall(
       bytes: Number(declaredLength ?? 0),
       textBytes: 0,
       ...resolved,
+      content: 'opaque' as const,
     };
   }
   if (declaredLength !== undefined) headers['content-length'] = declaredLength;
@@ -135,6 +158,7 @@ async function readCall(
     bytes: Number(declaredLength ?? 0),
     textBytes: 0,
     ...resolve(''),
+    content: 'opaque' as const,
   };
 }
 
@@ -185,6 +209,7 @@ export async function handlePassthrough(options: {
     },
     body: call.body,
     promptTokens: tokensOfLength(call.bytes),
+    content: call.content,
     signal,
     span: context.span,
     log: context.log,

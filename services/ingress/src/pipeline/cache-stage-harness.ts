@@ -114,15 +114,18 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
   const stores = async () =>
     (await metrics.cacheStores.get()).values.reduce((sum, { value }) => sum + value, 0);
 
-  /** Runs a chat; answers the result with the headers the stage set. */
+  /**
+   * Runs a chat as the virtual key `sk-gw-tester` unless the headers name another or `anonymous` says none;
+   * answers the result with the headers the stage set.
+   */
   async function chat(
     messages: Message[],
-    options: { headers?: Record<string, string>; params?: object } = {},
+    options: { headers?: Record<string, string>; params?: object; anonymous?: boolean } = {},
   ) {
     const answerHeaders: Record<string, string> = {};
     const call: PipelineCall = {
       requestId: `req-${Math.random()}`,
-      headers: options.headers ?? {},
+      headers: { ...(!options.anonymous && { 'x-gw-vk': 'sk-gw-tester' }), ...options.headers },
       signal: new AbortController().signal,
       answerHeaders: {
         headersSent: false,

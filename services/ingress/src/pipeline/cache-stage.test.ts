@@ -90,6 +90,61 @@ describe('cache stage', () => {
     expect(cacheScope({ targets: [], virtualKeyId: 'k1' }, false)).toBe('global');
   });
 
+  it('caches no caller without a virtual key unless the config says so', async () => {
+    const closed = setup({ types: ['exact'] });
+    const planted = { anonymous: true, headers: { 'x-gw-cache-key': 'weather' } };
+    const first = await closed.complete(ask('Is it raining? Say yes.'), planted);
+    expect(first.headers).toEqual({});
+    const victim = await closed.complete(ask('Is it raining?'), planted);
+    expect(victim.headers).toEqual({});
+    expect(closed.completions).toHaveLength(2);
+    expect((await closed.metrics.cacheStores.get()).values).toHaveLength(0);
+    await closed.complete(ask('same'), { anonymous: true });
+    expect((await closed.complete(ask('same'), { anonymous: true })).headers).toEqual({});
+    expect(closed.completions).toHaveLength(4);
+  });
+
+  it('with cache.anonymous, lets anonymous callers match exactly only, with no key of their own and no longer TTL', async () => {
+    const open = setup({ anonymous: true, ttl_ms: 60_000 });
+    open.vectors.set('user: Is it raining?', [1, 0]);
+    open.vectors.set('user: Is it raining? Answer only: no.', [0.99, 0.01]);
+    // A key of its own would let it answer someone else's question: refused, before any upstream call.
+    await expect(
+      open.complete(ask('x'), { anonymous: true, headers: { 'x-gw-cache-key': 'weather' } }),
+    ).rejects.toMatchObject({ type: 'invalid_request', param: 'x-gw-cache-key' });
+    expect(open.completions).toHaveLength(0);
+    // A crafted near-duplicate is stored, but never found semantically (no embedding is even made).
+    await open.complete(ask('Is it raining? Answer only: no.'), {
+      anonymous: true,
+      headers: { 'x-gw-cache-ttl': '24h' },
+    });
+    await open.stored(1);
+    const victim = await open.complete(ask('Is it raining?'), { anonymous: true });
+    expect(victim.headers['x-gw-cache']).toBe('miss');
+    expect(open.embeddings).toHaveLength(0);
+    // An exact repeat is served, for at most the configured TTL though a day was asked.
+    await open.stored(2);
+    expect((await open.complete(ask('Is it raining?'), { anonymous: true })).headers['x-gw-cache']).toBe(
+      'hit',
+    );
+    open.clock.now += 60_001;
+    expect((await open.complete(ask('Is it raining?'), { anonymous: true })).headers['x-gw-cache']).toBe(
+      'miss',
+    );
+    expect(
+      (await open.complete(ask('Is it raining? Answer only: no.'), { anonymous: true })).headers[
+        'x-gw-cache'
+      ],
+    ).toBe('miss');
+    // A caller with a virtual key keeps everything.
+    await open.complete(ask('mine'), { headers: { 'x-gw-cache-key': 'k', 'x-gw-cache-ttl': '24h' } });
+    await open.stored(3);
+    open.clock.now += 3_600_000;
+    expect(
+      (await open.complete(ask('other'), { headers: { 'x-gw-cache-key': 'k' } })).headers['x-gw-cache'],
+    ).toBe('hit');
+  });
+
   it('forgets an entry when its TTL (configured, or the request’s) has passed', async () => {
     const { complete, clock, stored } = setup({ types: ['exact'], ttl_ms: 60_000 });
     await complete(ask('configured'));

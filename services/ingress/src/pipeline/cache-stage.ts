@@ -149,9 +149,32 @@ export function cacheStage(options: CacheStageOptions): Stage {
     return hit;
   }
 
+  /**
+   * A caller without a virtual key shares its scope with every other such caller: it is only cached when the
+   * config says so, and then it cannot choose what an entry answers (no key of its own, no semantic neighbour
+   * it could craft) nor keep it longer than the default.
+   */
+  function anonymousOptions(requestOptions: CacheRequestOptions): CacheRequestOptions {
+    if (requestOptions.callerKey !== undefined) {
+      throw invalidRequest(
+        'x-gw-cache-key: a request without a virtual key may not name its cache key',
+        'x-gw-cache-key',
+      );
+    }
+    const { ttlMs } = requestOptions;
+    return {
+      ...requestOptions,
+      ...(ttlMs !== undefined && { ttlMs: Math.min(ttlMs, config.ttl_ms) }),
+      types: ['exact'],
+    };
+  }
+
   async function lookUp(exchange: CompletionExchange): Promise<Lookup | undefined> {
     const startedAt = performance.now();
-    const requestOptions = parseCacheHeaders(exchange.headers);
+    const anonymous = exchange.authorization.virtualKeyId === undefined;
+    if (anonymous && !(config.anonymous && types.includes('exact'))) return undefined;
+    const headerOptions = parseCacheHeaders(exchange.headers);
+    const requestOptions = anonymous ? anonymousOptions(headerOptions) : headerOptions;
     const wanted = wantedTypes(requestOptions);
     const { route } = exchange;
     const target = route.targets[0];

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { BlockedAnswerError, createGuardrails } from './guardrail-stage.ts';
 import type { CompletionExchange } from './stage.ts';
 
-async function stageOf(config: Record<string, unknown>) {
+async function guardrailsOf(config: Record<string, unknown>) {
   const runtime = await GuardrailRuntime.start({
     config: guardrailsConfigSchema.parse(config),
     logger: silentLogger(),
@@ -18,7 +18,11 @@ async function stageOf(config: Record<string, unknown>) {
     runtime,
     metrics: createMetrics({ service: 'test', defaultMetrics: false }),
     logger: silentLogger(),
-  }).stage;
+  });
+}
+
+async function stageOf(config: Record<string, unknown>) {
+  return (await guardrailsOf(config)).stage;
 }
 
 function exchange(content: string, model = 'gpt-4o'): CompletionExchange {
@@ -125,6 +129,270 @@ describe('guardrail stage', () => {
       provider: 'openai',
       model: 'gpt-4o',
       usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
+    });
+  });
+
+  describe('every text the provider receives (issue 25)', () => {
+    const BLOCK = { profiles: [WORDS], rules: [{ id: 'in', input_profiles: ['words'] }] };
+    const withRoute = (route: Partial<CompletionExchange['route']>): CompletionExchange => {
+      const base = exchange('hello');
+      return { ...base, route: { ...base.route, ...route } as CompletionExchange['route'] };
+    };
+    const hidden: Array<[string, Partial<CompletionExchange['route']>, string]> = [
+      [
+        'a tool description',
+        {
+          params: {
+            tools: [{ type: 'function', function: { name: 'f', description: 'the CLASSIFIED plan' } }],
+          },
+        },
+        'tools[0].function.description',
+      ],
+      [
+        'a tool name',
+        { params: { tools: [{ type: 'function', function: { name: 'classified' } }] } },
+        'tools[0].function.name',
+      ],
+      [
+        'a parameter schema’s description',
+        {
+          params: {
+            tools: [
+              {
+                type: 'function',
+                function: {
+                  name: 'f',
+                  parameters: {
+                    type: 'object',
+                    properties: { id: { type: 'string', description: 'classified' } },
+                  },
+                },
+              },
+            ],
+          },
+        },
+        'tools[0].function.parameters.properties.id.description',
+      ],
+      [
+        'a parameter schema’s property name',
+        {
+          params: {
+            tools: [
+              { type: 'function', function: { name: 'f', parameters: { properties: { classified: {} } } } },
+            ],
+          },
+        },
+        'tools[0].function.parameters.properties{classified}',
+      ],
+      [
+        'a response_format schema',
+        {
+          params: {
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: 'a', schema: { type: 'object', description: 'all classified' } },
+            },
+          },
+        },
+        'response_format.json_schema.schema.description',
+      ],
+      [
+        'a prediction',
+        { params: { prediction: { type: 'content', content: 'the classified text' } } },
+        'prediction.content',
+      ],
+      [
+        'an assistant tool call’s arguments in the history',
+        {
+          messages: [
+            { role: 'user', content: 'hi' },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"q":"classified"}' } },
+              ],
+            },
+            { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+          ],
+        },
+        'messages[1].tool_calls[0].function.arguments',
+      ],
+      ['a stop sequence', { params: { stop: ['classified'] } }, 'stop[0]'],
+      [
+        'a text completion’s prompt and suffix',
+        { operation: 'text', prompt: 'go', params: { suffix: 'classified' } } as never,
+        'suffix',
+      ],
+      [
+        'a field only the caller’s own format carries',
+        {
+          native: {
+            format: 'anthropic',
+            headers: {},
+            body: { system: [{ type: 'text', text: 'classified' }] },
+          },
+        },
+        'native.system[0].text',
+      ],
+    ];
+    it.each(hidden)(
+      'blocks a keyword in %s, before the provider is called',
+      async (_what, route, location) => {
+        const stage = await stageOf(BLOCK);
+        let called = false;
+        const error = await stage.complete!(withRoute(route), async () => {
+          called = true;
+          return answer('fine');
+        }).catch((thrown: unknown) => thrown);
+        expect(error).toMatchObject({ type: 'guardrail_blocked', status: 446 });
+        expect((error as GatewayError).extra).toMatchObject({
+          guardrails: { violations: [{ location, category: 'keyword' }] },
+        });
+        expect(called).toBe(false);
+      },
+    );
+
+    it('leaves ids, roles, media and the caller’s user id alone, and lets a clean request through', async () => {
+      const stage = await stageOf({
+        profiles: [{ id: 'pii', type: 'builtin', pii: ['email', 'phone'] }],
+        rules: [{ id: 'pii', input_profiles: ['pii'] }],
+      });
+      const call = withRoute({
+        params: { user: 'ann@example.com', metadata: { owner: 'bob@example.com' } },
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'describe' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,MTIzNDU2Nzg5MDEyMzQ1' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_123456789012', type: 'function', function: { name: 'f', arguments: '{}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_123456789012', content: 'done' },
+        ],
+      });
+      const served = answer('fine');
+      expect((await stage.complete!(call, async () => served)).response.choices).toEqual(
+        served.response.choices,
+      );
+    });
+
+    it('redacts inside tool definitions and arguments, and the provider gets the translation', async () => {
+      const stage = await stageOf({
+        profiles: [{ id: 'pii', type: 'builtin', pii: ['email'] }],
+        rules: [{ id: 'pii', action: 'REDACT', input_profiles: ['pii'] }],
+      });
+      const call = withRoute({
+        params: {
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'mail',
+                parameters: { properties: { 'ann@example.com': { type: 'string' } } },
+              },
+            },
+          ],
+        },
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"to":"bob@example.com"}' } },
+            ],
+          },
+        ],
+        native: { format: 'anthropic', headers: {}, body: {} },
+      });
+      await stage.complete!(call, async () => {
+        const route = call.route as Extract<CompletionExchange['route'], { operation: 'chat' }>;
+        expect(route.native).toBeUndefined();
+        expect(JSON.stringify(route.params['tools'])).toContain('"[REDACTED_EMAIL]":{"type":"string"}');
+        expect(route.messages[1]).toMatchObject({
+          tool_calls: [{ function: { arguments: '{"to":"[REDACTED_EMAIL]"}' } }],
+        });
+        return answer('fine');
+      });
+    });
+
+    it('checks embeddings inputs, and redacts them', async () => {
+      const guardrails = await stageOf({
+        profiles: [WORDS, { id: 'pii', type: 'builtin', pii: ['email'] }],
+        rules: [
+          { id: 'in', condition: 'request_type == "text"', input_profiles: ['words'] },
+          { id: 'pii', action: 'REDACT', input_profiles: ['pii'] },
+        ],
+      });
+      const base = exchange('x');
+      const embeddings = (input: string | string[]) => ({
+        ...base,
+        route: {
+          requestId: 'r1',
+          operation: 'embeddings' as const,
+          targets: base.route.targets,
+          params: {},
+          input,
+        },
+      });
+      const result = { provider: 'openai', response: {} } as never;
+      await expect(
+        guardrails.embed!(embeddings(['fine', 'the classified list']), async () => result),
+      ).rejects.toMatchObject({ type: 'guardrail_blocked' });
+      const mailed = embeddings('write ann@example.com');
+      await guardrails.embed!(mailed, async () => {
+        expect(mailed.route.input).toBe('write [REDACTED_EMAIL]');
+        return result;
+      });
+    });
+
+    it('checks a pass-through JSON body, rewrites it, and refuses a body it cannot read', async () => {
+      const { passthroughInput } = await guardrailsOf({
+        profiles: [WORDS, { id: 'pii', type: 'builtin', pii: ['email'] }],
+        rules: [
+          { id: 'in', input_profiles: ['words'] },
+          { id: 'pii', action: 'REDACT', input_profiles: ['pii'] },
+        ],
+      });
+      const call = (content: Parameters<typeof passthroughInput>[0]['content'], operation = 'responses') =>
+        passthroughInput({
+          requestId: 'r1',
+          headers: {},
+          authorization: { targets: [] },
+          signal: new AbortController().signal,
+          operation,
+          target: { provider: 'openai', model: 'gpt-4o' },
+          content,
+        });
+      await expect(
+        call({
+          json: {
+            model: 'gpt-4o',
+            input: [{ role: 'user', content: [{ type: 'input_text', text: 'Classified' }] }],
+          },
+        }),
+      ).rejects.toMatchObject({ type: 'guardrail_blocked', code: 'in' });
+      expect(
+        await call({ json: { model: 'gpt-4o', prompt: 'mail ann@example.com' } }, 'completions'),
+      ).toEqual({
+        model: 'gpt-4o',
+        prompt: 'mail [REDACTED_EMAIL]',
+      });
+      expect(await call({ json: { model: 'gpt-4o', input: 'fine' } }, 'embeddings')).toBeUndefined();
+      await expect(call('opaque', 'files')).rejects.toMatchObject({
+        type: 'guardrail_blocked',
+        code: 'in',
+        message: expect.stringContaining('relayed unread'),
+      });
+      expect(await call(undefined, 'models')).toBeUndefined();
     });
   });
 });

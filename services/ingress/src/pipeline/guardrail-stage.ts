@@ -9,9 +9,10 @@ import {
 } from '@gw/guardrails';
 import type { CompletionResult } from '@gw/router';
 import { GatewayError, type Logger, type Metrics, type Usage } from '@gw/shared';
+import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
 import { guardStream } from './guardrail-stream.ts';
-import { inputTexts, outputTexts, requestMetadata } from './guardrail-texts.ts';
-import { type CompletionExchange, type Stage, translatedRoute } from './stage.ts';
+import { embeddingsInputTexts, inputTexts, outputTexts, requestMetadata } from './guardrail-texts.ts';
+import { type CompletionExchange, type Exchange, type Stage, translatedRoute } from './stage.ts';
 
 /** `x-gw-guardrail-id`: one rule id, or several separated by commas. */
 const RULE_HEADER = 'x-gw-guardrail-id';
@@ -106,13 +107,14 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     });
   }
 
-  function openFor(exchange: CompletionExchange): GuardrailSession | undefined {
+  /** Embeddings inputs are checked as `request_type == "text"`. */
+  function openFor(exchange: Exchange): GuardrailSession | undefined {
     return open({
       requestId: exchange.requestId,
       headers: exchange.headers,
       authorization: exchange.authorization,
       signal: exchange.signal,
-      request_type: exchange.route.operation,
+      request_type: exchange.route.operation === 'chat' ? 'chat' : 'text',
       target: exchange.route.targets[0],
     });
   }
@@ -124,6 +126,41 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     const texts = await session.input(editable);
     // A changed text lives in the translation only, so the provider gets the translation.
     if (texts !== editable.texts) exchange.route = translatedRoute(editable.rewrite(texts));
+  }
+
+  /**
+   * A pass-through call's input (docs/guardrails.md "Pass-through"): a JSON body's texts are checked as a
+   * request's are (answers the body to send when a rule changed it); a body gw does not read (multipart,
+   * binary) is refused with a 446 while a synchronous rule with input checks applies, since it would reach the
+   * provider unchecked. A call without a body has no input.
+   */
+  async function passthroughInput(call: {
+    requestId: string;
+    headers: IncomingHttpHeaders;
+    authorization: AuthorizeResult;
+    signal: AbortSignal;
+    operation: string;
+    target: { provider: string; model: string };
+    content: PassthroughContent;
+  }): Promise<Record<string, unknown> | undefined> {
+    if (call.content === undefined) return undefined;
+    const session = open({ ...call, request_type: call.operation === 'responses' ? 'chat' : 'text' });
+    if (!session?.checks('input')) return undefined;
+    if (call.content === 'opaque') {
+      const rule = session.inputGate;
+      if (rule === undefined) return undefined;
+      throw new GatewayError({
+        type: 'guardrail_blocked',
+        code: rule,
+        message:
+          `guardrail rule '${rule}' checks inputs, and this ${call.operation} call's body is relayed unread ` +
+          '(not JSON): it cannot be checked, so it is refused',
+      });
+    }
+    const editable = jsonTexts(call.content.json);
+    const texts = await session.input(editable);
+    if (texts === editable.texts) return undefined;
+    return rewriteJson(call.content.json, editable.slots, texts);
   }
 
   /** The outcome as the answer shows it (`extra_fields.guardrails`). */
@@ -171,6 +208,21 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
       }
     },
 
+    async embed(exchange, next) {
+      const session = openFor(exchange);
+      if (!session) return next();
+      try {
+        if (session.checks('input')) {
+          const editable = embeddingsInputTexts(exchange.route);
+          const texts = await session.input(editable);
+          if (texts !== editable.texts) exchange.route = editable.rewrite(texts);
+        }
+        return await next();
+      } finally {
+        exchange.guardrail = session.outcome();
+      }
+    },
+
     async stream(exchange, next) {
       const session = openFor(exchange);
       if (!session) return next();
@@ -199,7 +251,10 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     },
   };
 
-  return { stage, open };
+  return { stage, open, passthroughInput };
 }
+
+/** What a pass-through call's body is to the guardrails: its JSON, `opaque` (multipart, binary), or none. */
+export type PassthroughContent = { json: Record<string, unknown> } | 'opaque' | undefined;
 
 export type IngressGuardrails = ReturnType<typeof createGuardrails>;

@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthorizeResult } from '@gw/governance';
 import type { RequestMetadata, SideTexts } from '@gw/guardrails';
-import type { CompletionRoute } from '@gw/router';
+import type { CompletionRoute, EmbeddingsRoute, TextRoute } from '@gw/router';
 import type { ChatChoice, CompletionResponse, Message, TextChoice } from '@gw/shared';
+import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
 
 /** Headers a condition never sees: the caller's credentials. */
 const HIDDEN_HEADERS = new Set([
@@ -50,48 +51,54 @@ export interface Editable<Value> extends SideTexts {
   rewrite(texts: readonly string[]): Value;
 }
 
-/** The texts of a request: each message's text (string content and text parts), or the prompt. */
+/**
+ * The texts of a request: every text the provider receives (jsonTexts): the messages' contents, tool calls
+ * and their arguments, the prompt, and the params (tool definitions with their schemas, `response_format`,
+ * `prediction`, stop sequences…). A request the provider may take in the caller's own format also has the
+ * texts only that format carries checked (`native.…`); a change to any text sends the translation instead.
+ */
 export function inputTexts(route: CompletionRoute): Editable<CompletionRoute> {
-  if (route.operation === 'text') {
-    const prompts = Array.isArray(route.prompt) ? route.prompt : [route.prompt];
-    return {
-      texts: prompts,
-      locations: prompts.map((_, index) => (Array.isArray(route.prompt) ? `prompt[${index}]` : 'prompt')),
-      rewrite: (texts) => ({ ...route, prompt: Array.isArray(route.prompt) ? [...texts] : (texts[0] ?? '') }),
-    };
+  const body: Record<string, unknown> =
+    route.operation === 'text'
+      ? { ...route.params, prompt: route.prompt }
+      : { ...route.params, messages: route.messages };
+  const found = jsonTexts(body);
+  const texts = [...found.texts];
+  const locations = [...found.locations];
+  if (route.operation === 'chat' && route.native) {
+    const known = new Set(found.texts);
+    const native = jsonTexts(route.native.body, 'native');
+    native.texts.forEach((text, index) => {
+      if (known.has(text)) return;
+      texts.push(text);
+      locations.push(native.locations[index]!);
+    });
   }
-  const texts: string[] = [];
-  const locations: string[] = [];
-  route.messages.forEach((message, index) => {
-    if (typeof message.content === 'string') {
-      texts.push(message.content);
-      locations.push(`messages[${index}].content`);
-    } else if (Array.isArray(message.content)) {
-      message.content.forEach((part, position) => {
-        if (part.type === 'text' && typeof part['text'] === 'string') {
-          texts.push(part['text']);
-          locations.push(`messages[${index}].content[${position}].text`);
-        }
-      });
-    }
-  });
   return {
     texts,
     locations,
     rewrite(changed) {
-      let next = 0;
-      const messages = route.messages.map((message): Message => {
-        if (typeof message.content === 'string') return { ...message, content: changed[next++] ?? '' };
-        if (!Array.isArray(message.content)) return message;
-        const content = message.content.map((part) =>
-          part.type === 'text' && typeof part['text'] === 'string'
-            ? { ...part, text: changed[next++] ?? '' }
-            : part,
-        );
-        return { ...message, content } as Message;
-      });
-      return { ...route, messages };
+      const { prompt, messages, ...params } = rewriteJson(
+        body,
+        found.slots,
+        changed.slice(0, found.texts.length),
+      );
+      if (route.operation === 'text') return { ...route, params, prompt: prompt as TextRoute['prompt'] };
+      return { ...route, params, messages: messages as Message[] };
     },
+  };
+}
+
+/** The texts of an embeddings request: its inputs. */
+export function embeddingsInputTexts(route: EmbeddingsRoute): Editable<EmbeddingsRoute> {
+  const inputs = Array.isArray(route.input) ? route.input : [route.input];
+  return {
+    texts: inputs,
+    locations: inputs.map((_, index) => (Array.isArray(route.input) ? `input[${index}]` : 'input')),
+    rewrite: (changed) => ({
+      ...route,
+      input: Array.isArray(route.input) ? [...changed] : (changed[0] ?? ''),
+    }),
   };
 }
 

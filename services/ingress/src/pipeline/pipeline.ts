@@ -16,6 +16,7 @@ import type { TraceSpan } from '@gw/shared/tracing';
 import { estimateOf, type ParsedCompletion } from '../core/parse-request.ts';
 import type { RequestLogDraft } from '../core/request-log.ts';
 import { findVirtualKey } from '../core/virtual-key-header.ts';
+import type { IngressGuardrails, PassthroughContent } from './guardrail-stage.ts';
 import type { Settler } from './settle-stage.ts';
 import { type AnswerHeaders, compose, type Exchange, type Stage } from './stage.ts';
 
@@ -25,6 +26,8 @@ export interface PipelineDependencies {
   settler: Settler;
   /** The stages between authorize and the router, outermost first (docs/architecture.md). */
   stages: readonly Stage[];
+  /** Guardrails on a pass-through call's body, where guardrails can exist (guardrail-stage.ts). */
+  passthroughInput?: IngressGuardrails['passthroughInput'] | undefined;
 }
 
 /** A parsed request as a route hands it to the pipeline. */
@@ -51,6 +54,8 @@ export interface PassthroughCall {
   body: AsyncIterable<Uint8Array> | undefined;
   /** Rough size of the upload in tokens, for budget reservations. */
   promptTokens: number;
+  /** The body as guardrails read it: its JSON (sent as `body`), `opaque`, or undefined without a body. */
+  content?: PassthroughContent;
   signal: AbortSignal;
   span?: TraceSpan | undefined;
   log?: RequestLogDraft | undefined;
@@ -201,7 +206,8 @@ export function createPipeline(dependencies: PipelineDependencies) {
         call.log.requestedModel = call.target.model;
         call.log.model = target.model;
       }
-      const request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
+      let request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
+      let body = call.body;
       const settle = (usage: Usage | undefined) => {
         const cost = dependencies.settler.settle(
           { requestId: call.requestId, authorization, span: call.span },
@@ -214,7 +220,24 @@ export function createPipeline(dependencies: PipelineDependencies) {
       };
       let answer: PassthroughResponse;
       try {
-        answer = await router.passthrough(request, call.body, { signal: call.signal, trace });
+        const changed = await dependencies.passthroughInput?.({
+          requestId: call.requestId,
+          headers: call.headers,
+          authorization,
+          signal: call.signal,
+          operation: call.request.operation,
+          target,
+          content: call.content,
+        });
+        if (changed) {
+          // A rule rewrote a text (REDACT): the provider gets the body as the rule left it.
+          const payload = Buffer.from(JSON.stringify(changed));
+          request = { ...request, headers: { ...request.headers, 'content-length': String(payload.length) } };
+          body = (async function* () {
+            yield payload;
+          })();
+        }
+        answer = await router.passthrough(request, body, { signal: call.signal, trace });
       } catch (error) {
         settle(undefined);
         throw error;

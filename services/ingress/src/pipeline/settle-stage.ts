@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizeResult, GovernanceService, SettleRequest, SideCall } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
-import { type ChatCompletionChunk, EMPTY_USAGE, GatewayError, type Logger, type Usage } from '@gw/shared';
+import {
+  type ChatCompletionChunk,
+  EMPTY_USAGE,
+  GatewayError,
+  type Logger,
+  UnansweredCallError,
+  type Usage,
+} from '@gw/shared';
 import type { TraceContext, TraceSpan } from '@gw/shared/tracing';
 import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import { BlockedAnswerError } from './guardrail-stage.ts';
@@ -138,6 +145,16 @@ function cancelledOutcome(exchange: CompletionExchange): Outcome | undefined {
   return { provider: target.provider, model: target.model, usage: relayedUsage(exchange, 0) };
 }
 
+/**
+ * What a call sent to a router that then went silent is charged: what admission reserved (the prompt and the
+ * expected completion, as the sweeper charges a lost ingress's request). The router may have called the
+ * upstream and be answering it late to nobody; releasing the reservation would leave that answer unpaid.
+ */
+function unansweredOutcome(exchange: Exchange): Outcome | undefined {
+  const estimate = exchange.authorization.settlement?.estimate;
+  return estimate && { provider: estimate.provider, model: estimate.model, usage: estimate.usage };
+}
+
 /** The request log's cost is governance's charge: the draft keeps the settle's answer. */
 function charged(exchange: Exchange, cost: Promise<number | undefined> | undefined): void {
   if (exchange.log && cost) exchange.log.cost = cost;
@@ -159,6 +176,7 @@ export function settleStage(settler: Settler): Stage {
       } catch (error) {
         // The caller hung up while the upstream worked on it: the prompt was sent and is billed upstream.
         if (error instanceof GatewayError && error.type === 'cancelled') outcome = cancelledOutcome(exchange);
+        if (error instanceof UnansweredCallError) outcome = unansweredOutcome(exchange);
         // A guardrail blocked an answer the provider generated: what it used is charged.
         if (error instanceof BlockedAnswerError) outcome = error.served;
         throw error;
@@ -181,6 +199,9 @@ export function settleStage(settler: Settler): Stage {
           },
         };
         return result;
+      } catch (error) {
+        if (error instanceof UnansweredCallError) outcome = unansweredOutcome(exchange);
+        throw error;
       } finally {
         charged(exchange, settler.settle(exchange, outcome));
       }
@@ -190,7 +211,8 @@ export function settleStage(settler: Settler): Stage {
       try {
         items = await next();
       } catch (error) {
-        charged(exchange, settler.settle(exchange, undefined));
+        const unanswered = error instanceof UnansweredCallError ? unansweredOutcome(exchange) : undefined;
+        charged(exchange, settler.settle(exchange, unanswered));
         throw error;
       }
       const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
@@ -205,11 +227,17 @@ export function settleStage(settler: Settler): Stage {
             reported = true;
           } else relayedChars += generatedChars(item.chunk);
         },
-        end: () => {
+        end: (error) => {
           // A stream that ended before its usage (the client hung up, the upstream failed) is charged for what
-          // was relayed: the prompt as admission estimated it, the answer by its length.
+          // was relayed: the prompt as admission estimated it, the answer by its length; one whose router went
+          // silent before anything was relayed, what admission reserved.
           if (!reported && relayedChars > 0) outcome.usage = relayedUsage(exchange, relayedChars);
-          charged(exchange, settler.settle(exchange, outcome.provider ? outcome : undefined));
+          const served = outcome.provider
+            ? outcome
+            : error instanceof UnansweredCallError
+              ? unansweredOutcome(exchange)
+              : undefined;
+          charged(exchange, settler.settle(exchange, served));
         },
       });
     },

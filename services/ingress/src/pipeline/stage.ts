@@ -115,16 +115,16 @@ export function compose<K extends Kind>(
  */
 export function observeStream<Item>(
   items: AsyncIterable<Item>,
-  hooks: { item(item: Item): void; end(): void },
+  hooks: { item(item: Item): void; end(error?: unknown): void },
 ): AsyncIterable<Item> {
   return {
     [Symbol.asyncIterator](): AsyncIterator<Item> {
       const inner = items[Symbol.asyncIterator]();
       let ended = false;
-      const end = () => {
+      const end = (error?: unknown) => {
         if (ended) return;
         ended = true;
-        hooks.end();
+        hooks.end(error);
       };
       return {
         async next() {
@@ -134,7 +134,7 @@ export function observeStream<Item>(
             else hooks.item(result.value);
             return result;
           } catch (error) {
-            end();
+            end(error);
             throw error;
           }
         },

@@ -6,6 +6,7 @@ import {
   GatewayError,
   internalError,
   serviceUnavailable,
+  UnansweredCallError,
 } from '@gw/shared';
 import {
   decodeMessage,
@@ -55,12 +56,17 @@ function callFailure(error: unknown): GatewayError {
   return error instanceof GatewayError ? error : fromGrpcError(error);
 }
 
-/** A failure of a call on a lane: the router's own error as it is; a lane that broke, as the replica's fault. */
+/**
+ * A failure of a call on a lane: the router's own error as it is; a lane that broke or a deadline missed after
+ * the call was sent, as the replica's fault and a call that may have been served (UnansweredCallError).
+ */
 function laneFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  return (error as { code?: unknown } | undefined)?.code === status.UNAVAILABLE
-    ? serviceUnavailable('a router replica stopped answering', error)
-    : fromGrpcError(error);
+  const failure =
+    (error as { code?: unknown } | undefined)?.code === status.UNAVAILABLE
+      ? serviceUnavailable('a router replica stopped answering', error)
+      : fromGrpcError(error);
+  return new UnansweredCallError(failure);
 }
 
 /** Starts a unary call and settles with its reply, or the call's own error (for the replica pool to judge). */
@@ -173,9 +179,11 @@ export class RouterClient implements RouterService {
       failure: (error: unknown): GatewayError => {
         this.replicas.report(picked.target, error);
         return watched.faulted()
-          ? serviceUnavailable(
-              'a router replica stopped answering',
-              new Error(`the router replica ${picked.target} stopped answering`),
+          ? new UnansweredCallError(
+              serviceUnavailable(
+                'a router replica stopped answering',
+                new Error(`the router replica ${picked.target} stopped answering`),
+              ),
             )
           : callFailure(error);
       },

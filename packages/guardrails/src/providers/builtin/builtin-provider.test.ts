@@ -51,6 +51,29 @@ describe('built-in provider', () => {
     expect(check({ keywords: ['bomb'], keywords_case_sensitive: true }, ['BOMB']).detections).toEqual([]);
   });
 
+  it('matches a phrase across any whitespace: two spaces, a line break, a tab, no-break or zero-width spaces', () => {
+    const variants = [
+      'the forbidden  plan',
+      'the forbidden\nplan',
+      'the Forbidden\t \r\nPlan',
+      'the forbidden\u00A0plan',
+      'the forbidden\u200Bplan',
+      'the forbidden\u2003\u2060plan',
+    ];
+    const found = check({ keywords: ['forbidden   plan'] }, variants).detections as Array<{
+      text: number;
+      span: { start: number; end: number };
+    }>;
+    expect(found.map((detection) => detection.text)).toEqual([0, 1, 2, 3, 4, 5]);
+    // The span is where the phrase is in the text as sent, gap included.
+    expect(found.map(({ text, span }) => variants[text]!.slice(span.start, span.end))).toEqual(
+      variants.map((variant) => variant.slice(4)),
+    );
+    expect(check({ keywords: ['forbidden plan'] }, ['forbiddenplan', 'forbidden-plan']).detections).toEqual(
+      [],
+    );
+  });
+
   it('runs patterns, redactable or not, with their severity', () => {
     const [ticket] = check(
       { patterns: [{ name: 'ticket', regex: 'TKT-\\d+', redact: true, severity: 'low' }] },

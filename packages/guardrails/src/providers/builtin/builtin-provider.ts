@@ -5,13 +5,28 @@ import { findPii } from './pii-detectors.ts';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** One keyword expression for the whole list: a text is scanned once, whatever the list's length. */
+/**
+ * Any run of whitespace between the words of a phrase: spaces, tabs, line breaks, no-break and other Unicode
+ * spaces, and the zero-width characters that show as nothing (so `forbidden  plan`, `forbidden\nplan` and
+ * `forbidden\u200Bplan` are the phrase `forbidden plan`).
+ */
+const GAP = '[\\s\\u200B-\\u200D\\u2060\\uFEFF]+';
+
+/**
+ * One keyword expression for the whole list: a text is scanned once, whatever the list's length. Matching is
+ * on whitespace-normalised text: the words of a phrase match across any gap (GAP), in the text as it is, so
+ * what is found keeps its place for excerpts and redaction.
+ */
 function keywordExpression(words: readonly string[], caseSensitive: boolean): RegExp | undefined {
-  if (words.length === 0) return undefined;
+  const phrases = [...new Set(words.map((word) => word.trim().split(/\s+/).join(' ')))].filter(Boolean);
+  if (phrases.length === 0) return undefined;
   // Longest first, so a phrase wins over a word it starts with; boundaries only where the word has a word edge.
-  const alternatives = [...new Set(words)]
+  const alternatives = phrases
     .sort((left, right) => right.length - left.length)
-    .map((word) => `${/^\w/.test(word) ? '\\b' : ''}${escapeRegex(word)}${/\w$/.test(word) ? '\\b' : ''}`);
+    .map((word) => {
+      const body = word.split(' ').map(escapeRegex).join(GAP);
+      return `${/^\w/.test(word) ? '\\b' : ''}${body}${/\w$/.test(word) ? '\\b' : ''}`;
+    });
   return new RegExp(alternatives.join('|'), caseSensitive ? 'gu' : 'giu');
 }
 
