@@ -11,7 +11,8 @@ import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
-const DIRECTORY = join(import.meta.dirname, '..', 'deploy', 'k8s');
+const ROOT = join(import.meta.dirname, '..', 'deploy', 'k8s');
+const DIRECTORY = join(ROOT, 'base');
 const KINDS: Record<string, new (value: never) => { validate(): void }> = {
   Deployment,
   Service,
@@ -42,7 +43,7 @@ function documentsOf(directory: string): Manifest[] {
     );
 }
 
-const OVERLAYS = join(DIRECTORY, 'overlays');
+const OVERLAYS = join(ROOT, 'overlays');
 
 /** Custom resources the schemas above lack: the fields their controllers require, checked by hand. */
 const CUSTOM_KINDS: Record<string, (manifest: Manifest) => void> = {
@@ -129,10 +130,19 @@ describe('deploy/k8s', () => {
       return false;
     }
   })();
-  it.skipIf(!kubectl)('builds with kubectl kustomize (skipped where kubectl is not installed)', () => {
-    const output = execFileSync('kubectl', ['kustomize', DIRECTORY], { encoding: 'utf8' });
-    expect(parseAllDocuments(output).map((document) => document.toJS().kind)).toContain('Deployment');
-  });
+  it.skipIf(!kubectl)(
+    'builds deploy/k8s and every overlay with kubectl kustomize (skipped where kubectl is not installed)',
+    () => {
+      // An overlay inside its base's folder is refused by kustomize (a cycle): hence base/ beside overlays/.
+      for (const directory of [ROOT, ...readdirSync(OVERLAYS).map((overlay) => join(OVERLAYS, overlay))]) {
+        const output = execFileSync('kubectl', ['kustomize', directory], { encoding: 'utf8' });
+        expect(
+          parseAllDocuments(output).map((document) => document.toJS().kind),
+          directory,
+        ).toContain('Deployment');
+      }
+    },
+  );
 
   it('validates every overlay: its documents, and the base it builds on', () => {
     const overlays = readdirSync(OVERLAYS);
@@ -141,8 +151,8 @@ describe('deploy/k8s', () => {
       const kustomization = parseAllDocuments(
         readFileSync(join(OVERLAYS, overlay, 'kustomization.yaml'), 'utf8'),
       )[0]!.toJS();
-      expect(kustomization.resources).toContain('../..');
-      for (const resource of kustomization.resources.filter((name: string) => name !== '../..'))
+      expect(kustomization.resources).toContain('../../base');
+      for (const resource of kustomization.resources.filter((name: string) => name !== '../../base'))
         expect(existsSync(join(OVERLAYS, overlay, resource)), `${overlay}/${resource}`).toBe(true);
       for (const manifest of documentsOf(join(OVERLAYS, overlay))) {
         if (Array.isArray(manifest)) continue; // a JSON patch (grpc-mtls)
