@@ -157,7 +157,7 @@ describe('deploy/k8s', () => {
 
   it('validates every overlay: its documents, and the base it builds on', () => {
     const overlays = readdirSync(OVERLAYS);
-    expect(overlays.sort()).toEqual(['grpc-mtls', 'keda-mcp-runner', 'prometheus', 'redis-aof']);
+    expect(overlays.sort()).toEqual(['grpc-mtls', 'keda-mcp-runner', 'postgres', 'prometheus', 'redis-aof']);
     for (const overlay of overlays) {
       const kustomization = parseAllDocuments(
         readFileSync(join(OVERLAYS, overlay, 'kustomization.yaml'), 'utf8'),
@@ -220,6 +220,28 @@ describe('deploy/k8s', () => {
     expect(
       Object.keys(pods).filter((name) => redisPeers.some((peer) => selects(peer.podSelector, pods[name]!))),
     ).toEqual(Object.keys(pods));
+    // PostgreSQL (request logs, audit log): the admin only, where the log worker and the audit log run.
+    const postgres = { 'app.kubernetes.io/name': 'postgres' };
+    const postgresRules = policies
+      .filter((policy) => selects(policy.spec.podSelector, postgres))
+      .flatMap((policy) => policy.spec.ingress ?? []);
+    expect(postgresRules.length).toBeGreaterThan(0);
+    for (const rule of postgresRules) {
+      expect(rule.from, 'a PostgreSQL rule without `from` lets anyone in').toBeDefined();
+      expect(rule.ports.map((entry: { port: number }) => entry.port)).toEqual([5432]);
+    }
+    expect(
+      Object.keys(pods).filter((name) =>
+        postgresRules.some((rule: Manifest) =>
+          rule.from.some(
+            (peer: Manifest) => !peer.namespaceSelector && selects(peer.podSelector, pods[name]!),
+          ),
+        ),
+      ),
+    ).toEqual(['gw-admin']);
+    expect(
+      postgresRules.some((rule: Manifest) => rule.from.some((peer: Manifest) => peer.namespaceSelector)),
+    ).toBe(false);
   });
 
   it('gives every gRPC caller and server the cluster token from its Secret', () => {
@@ -397,5 +419,38 @@ describe('deploy/k8s: what each pod is given', () => {
     // The config file leaves request logs on.
     const config = parseGatewayConfig(parseYaml(gatewayConfigText()), environments['gw-admin']);
     expect(config.logs.enabled).toBe(true);
+  });
+
+  it('runs a PostgreSQL for trials in the postgres overlay, on the password the admin connects with', () => {
+    const directory = join(OVERLAYS, 'postgres');
+    const kustomization = parseYaml(readFileSync(join(directory, 'kustomization.yaml'), 'utf8'));
+    expect(kustomization.resources).not.toContain('secret.template.yaml');
+    const documents = documentsOf(directory);
+    const statefulSet = documents.find((manifest) => manifest.kind === 'StatefulSet');
+    const service = documents.find((manifest) => manifest.kind === 'Service');
+    const secret = documents.find((manifest) => manifest.kind === 'Secret');
+    // Labelled as the base's NetworkPolicy gw-postgres-clients expects: the admin alone reaches it.
+    expect(statefulSet.spec.template.metadata.labels['app.kubernetes.io/name']).toBe('postgres');
+    expect(selects({ matchLabels: service.spec.selector }, statefulSet.spec.template.metadata.labels)).toBe(
+      true,
+    );
+    const container = statefulSet.spec.template.spec.containers[0];
+    const variable = (name: string) => container.env.find((entry: Manifest) => entry.name === name);
+    expect(variable('POSTGRES_PASSWORD').valueFrom.secretKeyRef).toEqual({
+      name: 'gw-logs-database',
+      key: 'password',
+    });
+    // Its data on the claim's volume.
+    const claim = statefulSet.spec.volumeClaimTemplates[0].metadata.name;
+    const mount = container.volumeMounts.find((entry: Manifest) => entry.name === claim);
+    expect(variable('PGDATA').value.startsWith(`${mount.mountPath}/`)).toBe(true);
+    // The template's URL is that server, user, database and password.
+    expect(secret.metadata.name).toBe('gw-logs-database');
+    const url = new URL(secret.stringData.url);
+    expect(url.hostname).toBe(`${service.metadata.name}.gw.svc.cluster.local`);
+    expect(Number(url.port)).toBe(service.spec.ports[0].port);
+    expect(url.username).toBe(variable('POSTGRES_USER').value);
+    expect(url.pathname).toBe(`/${variable('POSTGRES_DB').value}`);
+    expect(url.password).toBe(secret.stringData.password);
   });
 });
