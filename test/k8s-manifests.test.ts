@@ -454,3 +454,18 @@ describe('deploy/k8s: what each pod is given', () => {
     expect(url.password).toBe(secret.stringData.password);
   });
 });
+
+describe('docs/kubernetes.md', () => {
+  it('names only metrics gw has (packages/shared/src/metrics.ts, or Node process metrics)', () => {
+    const docs = readFileSync(join(import.meta.dirname, '..', 'docs', 'kubernetes.md'), 'utf8');
+    const source = readFileSync(join(import.meta.dirname, '..', 'packages/shared/src/metrics.ts'), 'utf8');
+    const named = [...new Set(docs.match(/\bgw_[a-z0-9_]+[a-z0-9]\b/g) ?? [])].filter(
+      (name) => name !== 'gw_session', // a cookie, not a metric
+    );
+    expect(named.length).toBeGreaterThan(10);
+    const unknown = named.filter(
+      (name) => !source.includes(`'${name}'`) && !/^gw_(process|nodejs)_/.test(name),
+    );
+    expect(unknown).toEqual([]);
+  });
+});
