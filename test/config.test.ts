@@ -553,7 +553,7 @@ describe('deploy/k8s environments', () => {
     admin: adminEnvironmentSchema,
     'mcp-runner': mcpRunnerEnvironmentSchema,
   } as const;
-  const directory = fileURLToPath(new URL('../deploy/k8s/', import.meta.url));
+  const directory = fileURLToPath(new URL('../deploy/k8s/base/', import.meta.url));
   // biome-ignore lint/suspicious/noExplicitAny: manifests are plain YAML documents
   const manifests: any[] = readdirSync(directory)
     .filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')
