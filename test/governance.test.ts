@@ -305,12 +305,16 @@ describe.each(modes)('governance (%s)', (_mode, start) => {
       { headers: ADMIN },
     );
     expect(rotated.status).toBe(200);
+    // Every process that admits requests (the ingress replicas, in a cluster) follows the change notice, as a
+    // deactivation above: the old value stops working within the notice's delivery.
+    await waitFor(async () => (await chat(key.value)).status === 401);
     expectGatewayError(await chat(key.value), { status: 401, type: 'virtual_key_invalid' });
     expect((await chat(rotated.body.value)).status).toBe(200);
     expect(
       (await call('DELETE', `${gateway.adminUrl}/api/governance/virtual-keys/${key.id}`, undefined, ADMIN))
         .status,
     ).toBe(200);
+    await waitFor(async () => (await chat(rotated.body.value)).status === 401);
     expectGatewayError(await chat(rotated.body.value), { status: 401, type: 'virtual_key_invalid' });
     const bad = await post(
       `${gateway.adminUrl}/api/governance/virtual-keys`,
