@@ -1,11 +1,11 @@
 // Same-format streams, byte for byte (issue 27), in both modes: for every surface whose format a provider
 // speaks (Anthropic Messages, GenAI, Bedrock ConverseStream, OpenAI Responses), a stream served by that
-// provider reaches the caller exactly as the provider sent it (SSE events framed again with `\n\n`: a
-// Gemini `\r\n\r\n` arrives as `\n\n`). OpenAI chat is gw's own shape, so its chunks are parsed and written
-// again: the same events with the same values, key order and `usage: null` aside. Each stream opens with an event that
-// translates to more than one chat chunk, as real upstreams' first events do: in cluster mode the router's
-// gRPC stream once lost the "already relayed" mark of the later chunks, and the ingress wrote them again as
-// translated events (a Gemini stream repeated its first chunk).
+// provider reaches the caller exactly as the provider sent it (Gemini's `\r\n\r\n` line breaks included).
+// OpenAI chat is gw's own shape, so its chunks are parsed and written again: the same events with the same
+// values, key order and `usage: null` aside. Each stream opens with an event that translates to more than
+// one chat chunk, as real upstreams' first events do: in cluster mode the router's gRPC stream once lost the
+// "already relayed" mark of the later chunks, and the ingress wrote them again as translated events (a
+// Gemini stream repeated its first chunk).
 import { bedrockEventFrame } from '@gw/router/testing';
 import { anthropicStream, chatStreamEvents, type LaunchedGateway, startFakeBedrock } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import {
 
 const BEDROCK_CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
 
-/** Gemini's first event holds the role, a text and a function call; its last the finish and usage. */
+/** Gemini's first event holds the role, a text and a function call; its last the finish and usage (CRLF, as Gemini frames them). */
 const GEMINI_STREAM = [
   {
     candidates: [
@@ -41,7 +41,7 @@ const GEMINI_STREAM = [
     modelVersion: 'gemini-2.5-flash',
     responseId: 'resp-1',
   },
-].map((event) => `data: ${JSON.stringify(event)}\n\n`);
+].map((event) => `data: ${JSON.stringify(event)}\r\n\r\n`);
 
 /** Responses' events: created, a message item, its text, and the completed response. */
 function responsesStream(): string[] {
