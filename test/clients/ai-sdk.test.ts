@@ -1,15 +1,16 @@
-// The Vercel AI SDK against gw (issue 10), embedded, answered by fake upstreams that record what they got:
+// The Vercel AI SDK against gw (issue 10), in both modes (issue 27), answered by fake upstreams that record what they got:
 // `@ai-sdk/openai` (whose default model calls the Responses API), `@ai-sdk/anthropic` and `@ai-sdk/google`,
 // each served by its own provider and by another: text, streams, multi-step tools, objects, embeddings.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
-import { anthropicMessage, anthropicStream, type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import { anthropicMessage, anthropicStream, type LaunchedGateway } from '@gw/testkit';
 import { embedMany, generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   closeFakes,
+  MODES,
   type SurfaceFakes,
   startFakes,
   surfaceConfig,
@@ -22,13 +23,13 @@ interface Sent {
   output_config?: unknown;
 }
 
-describe('Vercel AI SDK → gw (embedded)', () => {
+describe.each(MODES)('Vercel AI SDK → gw (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
 
   beforeAll(async () => {
     fakes = await startFakes();
-    gateway = await startEmbedded({ config: surfaceConfig(fakes) });
+    gateway = await start(surfaceConfig(fakes));
   });
   afterAll(async () => {
     await gateway?.close();
@@ -79,6 +80,12 @@ describe('Vercel AI SDK → gw (embedded)', () => {
     expect(JSON.stringify(followUp.messages)).toContain('sunny');
   });
 
+  it('@ai-sdk/anthropic streams served by OpenAI, learning the real input tokens from message_delta', async () => {
+    const stream = streamText({ model: anthropic()('openai/gpt-4o-mini'), prompt: 'Say hello' });
+    expect(await stream.text).toBe('Hello wörld');
+    expect(await stream.usage).toMatchObject({ inputTokens: 9, outputTokens: 3 });
+  });
+
   it('generateObject through the OpenAI provider, served by Anthropic’s structured output', async () => {
     fakes.anthropic.enqueue({ json: anthropicMessage({ text: '{"city":"Paris","country":"France"}' }) });
     const { object } = await generateObject({
@@ -108,6 +115,12 @@ describe('Vercel AI SDK → gw (embedded)', () => {
     for await (const partial of result.partialObjectStream) partials.push(partial);
     expect(await result.object).toEqual({ city: 'Paris', country: 'France' });
     expect(partials.length).toBeGreaterThan(0);
+  });
+
+  it('@ai-sdk/google streams, served by Gemini as it came (each event once, in a cluster too)', async () => {
+    const stream = streamText({ model: google()('gemini-2.5-flash'), prompt: 'Say hello' });
+    expect(await stream.text).toBe('Hello Gemini');
+    expect(fakes.gemini.last().path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
   });
 
   it('@ai-sdk/google with a model id holding a slash, served by OpenAI', async () => {

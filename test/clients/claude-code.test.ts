@@ -1,5 +1,5 @@
 // Claude Code itself (`claude -p`, the npm package's own binary, installed in this folder by `pnpm run
-// clients`) against gw's `/anthropic` surface, embedded, answered by a fake Anthropic upstream (issue 10):
+// clients`) against gw's `/anthropic` surface, in both modes (issue 27), answered by a fake Anthropic upstream (issue 10):
 // a plain answer, a tool round trip with thinking on (its signed thinking block must come back to Anthropic as
 // it left it), an image read (the picture inside the tool result), and the same client served by OpenAI
 // through a model alias.
@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { anthropicStream, type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import { anthropicStream, type LaunchedGateway } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeFakes,
+  MODES,
   PROVIDER_KEYS,
   type SurfaceFakes,
   startFakes,
@@ -95,14 +96,22 @@ interface SentMessages {
   thinking?: unknown;
 }
 
-describe('Claude Code → /anthropic (embedded)', () => {
+describe.each(MODES)('Claude Code → /anthropic (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
   let home: string;
 
   beforeAll(async () => {
     fakes = await startFakes();
-    gateway = await startEmbedded({ config: surfaceConfig(fakes) });
+    // One gateway per mode: its alias serves the `claude-gw-…` names with OpenAI (the last case).
+    const config = surfaceConfig(fakes);
+    gateway = await start({
+      ...config,
+      governance: {
+        ...config.governance,
+        model_aliases: [{ name: 'claude-gw-*', targets: [{ model: 'openai/gpt-4o' }] }],
+      },
+    });
     home = await mkdtemp(join(tmpdir(), 'gw-claude-home-'));
   });
   afterAll(async () => {
@@ -228,29 +237,25 @@ describe('Claude Code → /anthropic (embedded)', () => {
     expect(followUp).toContain('"media_type":"image/png"');
   });
 
-  it('is served by another provider through a model alias, its hard-coded claude-… names unchanged', async () => {
-    const aliased = await startEmbedded({
-      config: {
-        ...surfaceConfig(fakes),
-        governance: {
-          ...surfaceConfig(fakes).governance,
-          model_aliases: [{ name: 'claude-*', targets: [{ model: 'openai/gpt-4o' }] }],
-        },
+  it('is served by another provider through a model alias, its claude-… names unchanged', async () => {
+    const before = { openai: fakes.openai.requests.length, anthropic: fakes.anthropic.requests.length };
+    const { stdout } = await run(CLAUDE, ['-p', 'Say hello', '--output-format', 'json'], {
+      cwd: home,
+      timeout: 60_000,
+      env: {
+        ...environment(),
+        ANTHROPIC_MODEL: 'claude-gw-sonnet',
+        ANTHROPIC_DEFAULT_SONNET_MODEL: 'claude-gw-sonnet',
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-gw-haiku',
+        ANTHROPIC_SMALL_FAST_MODEL: 'claude-gw-haiku',
       },
     });
-    try {
-      const before = fakes.openai.requests.length;
-      const { stdout } = await run(CLAUDE, ['-p', 'Say hello', '--output-format', 'json'], {
-        cwd: home,
-        timeout: 60_000,
-        env: { ...environment(), ANTHROPIC_BASE_URL: `${aliased.url}/anthropic` },
-      });
-      expect((JSON.parse(stdout) as { is_error: boolean }).is_error).toBe(false);
-      const sent = fakes.openai.requests.slice(before).map((request) => request.body as { model: string });
-      expect(sent.length).toBeGreaterThan(0);
-      expect(sent.every((body) => body.model === 'gpt-4o')).toBe(true);
-    } finally {
-      await aliased.close();
-    }
+    expect((JSON.parse(stdout) as { is_error: boolean }).is_error).toBe(false);
+    const sent = fakes.openai.requests
+      .slice(before.openai)
+      .map((request) => request.body as { model: string });
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((body) => body.model === 'gpt-4o')).toBe(true);
+    expect(fakes.anthropic.requests.length).toBe(before.anthropic);
   });
 });

@@ -1,17 +1,18 @@
-// LangChain (`ChatOpenAI`, `ChatAnthropic`) and the OpenAI Agents SDK against gw (issue 10), embedded,
-// answered by fake upstreams that record what they got: invoke, stream, bound tools, structured output, and
-// an agent's tool run, whole and streamed, each served by the client's own provider or another.
+// LangChain (`ChatOpenAI`, `ChatAnthropic`) and the OpenAI Agents SDK against gw (issue 10), in both modes
+// (issue 27), answered by fake upstreams that record what they got: invoke, stream, bound tools, structured
+// output, and an agent's tool run, whole and streamed, served by Anthropic and by Gemini.
 
-import { anthropicMessage, type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import { anthropicMessage, type LaunchedGateway } from '@gw/testkit';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
-import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   closeFakes,
+  MODES,
   type SurfaceFakes,
   startFakes,
   surfaceConfig,
@@ -26,15 +27,24 @@ interface Sent {
   system?: unknown;
 }
 
+/** A Gemini GenerateContentResponse of one text or one function call. */
+function geminiAnswer(part: { text: string } | { functionCall: { name: string; args: unknown } }) {
+  return {
+    candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4, totalTokenCount: 13 },
+    modelVersion: 'gemini-2.5-flash',
+  };
+}
+
 const WEATHER = z.object({ city: z.string().describe('A city') });
 
-describe('LangChain and the OpenAI Agents SDK → gw (embedded)', () => {
+describe.each(MODES)('LangChain and the OpenAI Agents SDK → gw (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let gateway: LaunchedGateway;
 
   beforeAll(async () => {
     fakes = await startFakes();
-    gateway = await startEmbedded({ config: surfaceConfig(fakes) });
+    gateway = await start(surfaceConfig(fakes));
     setTracingDisabled(true);
   });
   afterAll(async () => {
@@ -113,42 +123,68 @@ describe('LangChain and the OpenAI Agents SDK → gw (embedded)', () => {
     });
   });
 
-  it('the Agents SDK runs a tool, whole and streamed, served by Anthropic through the Responses API', async () => {
-    setDefaultOpenAIClient(
-      new OpenAI({ apiKey: VIRTUAL_KEY, baseURL: `${gateway.url}/openai/v1`, maxRetries: 0 }),
-    );
-    const calls: string[] = [];
-    const agent = new Agent({
-      name: 'weather',
-      instructions: 'Answer with the weather.',
-      model: 'anthropic/claude-opus-4-7',
-      tools: [
-        tool({
-          name: 'weather',
-          description: 'Weather of a city',
-          parameters: WEATHER,
-          execute: async ({ city }) => {
-            calls.push(city);
-            return `sunny in ${city}`;
-          },
-        }),
-      ],
-    });
-    fakes.anthropic.enqueue(
-      {
+  /** How each provider answers the agent: first a call of the weather tool, then the text after it. */
+  const AGENT_ANSWERS = {
+    'anthropic/claude-opus-4-7': {
+      upstream: () => fakes.anthropic,
+      toolCall: {
         json: anthropicMessage({ toolUse: { id: 'toolu_ag_1', name: 'weather', input: { city: 'Paris' } } }),
       },
-      { json: anthropicMessage({ text: 'It is sunny in Paris.' }) },
-    );
-    const result = await run(agent, 'Weather in Paris?');
-    expect(result.finalOutput).toBe('It is sunny in Paris.');
-    expect(calls).toEqual(['Paris']);
-    expect(JSON.stringify((fakes.anthropic.last().body as Sent).messages)).toContain('sunny in Paris');
+      text: { json: anthropicMessage({ text: 'It is sunny in Paris.' }) },
+      streamed: 'Hello Claude',
+      sentText: (body: unknown) => JSON.stringify((body as Sent).messages),
+    },
+    'gemini/gemini-2.5-flash': {
+      upstream: () => fakes.gemini,
+      toolCall: { json: geminiAnswer({ functionCall: { name: 'weather', args: { city: 'Paris' } } }) },
+      text: { json: geminiAnswer({ text: 'It is sunny in Paris.' }) },
+      streamed: 'Hello Gemini',
+      sentText: (body: unknown) => JSON.stringify((body as { contents?: unknown }).contents),
+    },
+  };
 
-    const streamed = await run(agent, 'Say hello', { stream: true });
-    let text = '';
-    for await (const piece of streamed.toTextStream()) text += piece;
-    await streamed.completed;
-    expect(text).toBe('Hello Claude');
-  });
+  it.each(Object.keys(AGENT_ANSWERS) as Array<keyof typeof AGENT_ANSWERS>)(
+    'the Agents SDK runs a tool, whole and streamed, served by %s through the Responses API',
+    async (model) => {
+      const answers = AGENT_ANSWERS[model];
+      // A runner of its own: the default provider keeps the first client it made (the other mode's gateway).
+      const runner = new Runner({
+        modelProvider: new OpenAIProvider({
+          openAIClient: new OpenAI({
+            apiKey: VIRTUAL_KEY,
+            baseURL: `${gateway.url}/openai/v1`,
+            maxRetries: 0,
+          }),
+        }),
+      });
+      const calls: string[] = [];
+      const agent = new Agent({
+        name: 'weather',
+        instructions: 'Answer with the weather.',
+        model,
+        tools: [
+          tool({
+            name: 'weather',
+            description: 'Weather of a city',
+            parameters: WEATHER,
+            execute: async ({ city }) => {
+              calls.push(city);
+              return `sunny in ${city}`;
+            },
+          }),
+        ],
+      });
+      answers.upstream().enqueue(answers.toolCall, answers.text);
+      const result = await runner.run(agent, 'Weather in Paris?');
+      expect(result.finalOutput).toBe('It is sunny in Paris.');
+      expect(calls).toEqual(['Paris']);
+      expect(answers.sentText(answers.upstream().last().body)).toContain('sunny in Paris');
+
+      const streamed = await runner.run(agent, 'Say hello', { stream: true });
+      let text = '';
+      for await (const piece of streamed.toTextStream()) text += piece;
+      await streamed.completed;
+      expect(text).toBe(answers.streamed);
+    },
+  );
 });

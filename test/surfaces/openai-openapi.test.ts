@@ -115,6 +115,23 @@ describe.each(MODES)('/openai answers against OpenAI’s OpenAPI schemas (%s)', 
     expect(answer.body.output_text ?? answer.body.output[1].content[0].text).toBe('Hello.');
   });
 
+  it('a Responses object served by another provider echoes the function tools with strict (issue 27)', async () => {
+    const answer = await send('/responses', {
+      model: 'anthropic/claude-opus-4-7',
+      input: 'Weather?',
+      tools: [
+        { type: 'function', name: 'weather', parameters: { type: 'object', properties: {} } },
+        { type: 'function', name: 'time', description: 'Now', parameters: { type: 'object' }, strict: true },
+      ],
+    });
+    expect(answer.status).toBe(200);
+    expect(problems('Response', answer.body)).toEqual([]);
+    expect(answer.body.tools).toMatchObject([
+      { name: 'weather', strict: false },
+      { name: 'time', strict: true },
+    ]);
+  });
+
   it('text completions and embeddings served by other providers', async () => {
     const text = await send('/completions', {
       model: 'anthropic/claude-opus-4-7',

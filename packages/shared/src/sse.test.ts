@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseEventTooLong, SseParser } from './sse.ts';
+import { frameSseEvent, SseEventTooLong, SseParser } from './sse.ts';
 
 const stream = 'event: start\ndata: {"a":"é"}\n\n: comment\ndata: line1\ndata: line2\r\n\r\ndata: [DONE]\n\n';
 
@@ -23,7 +23,7 @@ describe('SseParser', () => {
     (sizes) => {
       expect(parseInSlices(stream, sizes)).toEqual([
         { event: 'start', data: '{"a":"é"}' },
-        { event: undefined, data: 'line1\nline2' },
+        { event: undefined, data: 'line1\nline2', lineBreak: '\r\n' },
         { event: undefined, data: '[DONE]' },
       ]);
     },
@@ -32,8 +32,14 @@ describe('SseParser', () => {
   it('splits a CRLF pair across two pushes without an empty event', () => {
     const parser = new SseParser();
     expect(parser.push(Buffer.from('data: x\r'))).toEqual([]);
-    expect(parser.push(Buffer.from('\n\r'))).toEqual([{ event: undefined, data: 'x' }]);
+    expect(parser.push(Buffer.from('\n\r'))).toEqual([{ event: undefined, data: 'x', lineBreak: '\r\n' }]);
     expect(parser.push(Buffer.from('\ndata: y\n\n'))).toEqual([{ event: undefined, data: 'y' }]);
+  });
+
+  it('keeps the line break that ended an event, so a relay frames it again as it came', () => {
+    const gemini = 'data: {"a":1}\r\n\r\nevent: x\ndata: b\ndata: c\n\n';
+    const events = parseInSlices(gemini, [1]);
+    expect(events.map(frameSseEvent).join('')).toBe(gemini);
   });
 
   it('flushes a last event without a trailing blank line at end', () => {

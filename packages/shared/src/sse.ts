@@ -2,12 +2,19 @@
 export interface SseEvent {
   event: string | undefined;
   data: string;
+  /** The line break that ended the event when it was not `\n` (Gemini ends events with `\r\n\r\n`). */
+  lineBreak?: '\r\n' | '\r' | undefined;
 }
 
-/** An event framed for the wire again, as its source sent it (a data line per line of its data). */
+/**
+ * An event framed for the wire again, as its source sent it (a data line per line of its data, its line
+ * breaks); comments and `id:`/`retry:` fields, which no provider sends, are not kept.
+ */
 export function frameSseEvent(event: SseEvent): string {
-  const data = event.data.includes('\n') ? event.data.replaceAll('\n', '\ndata: ') : event.data;
-  return event.event === undefined ? `data: ${data}\n\n` : `event: ${event.event}\ndata: ${data}\n\n`;
+  const eol = event.lineBreak ?? '\n';
+  const data = event.data.includes('\n') ? event.data.replaceAll('\n', `${eol}data: `) : event.data;
+  const framed = event.event === undefined ? `data: ${data}` : `event: ${event.event}${eol}data: ${data}`;
+  return `${framed}${eol}${eol}`;
 }
 
 /**
@@ -64,12 +71,19 @@ export class SseParser {
       const character = this.buffer.charCodeAt(index);
       if (character !== 10 && character !== 13) continue;
       const line = this.buffer.slice(start, index);
+      let lineBreak: '\n' | '\r\n' | '\r' = '\n';
       if (character === 13) {
-        if (index + 1 === this.buffer.length) this.pendingCarriageReturn = true;
-        else if (this.buffer.charCodeAt(index + 1) === 10) index++;
+        // A CR that ends the text read so far is taken for a CRLF whose LF comes next (a lone CR is rare).
+        if (index + 1 === this.buffer.length) {
+          this.pendingCarriageReturn = true;
+          lineBreak = '\r\n';
+        } else if (this.buffer.charCodeAt(index + 1) === 10) {
+          index++;
+          lineBreak = '\r\n';
+        } else lineBreak = '\r';
       }
       start = index + 1;
-      this.handleLine(line, events);
+      this.handleLine(line, events, lineBreak);
     }
     this.buffer = this.buffer.slice(start);
     if (this.buffer.length + this.dataChars > this.maxEventChars) {
@@ -78,9 +92,13 @@ export class SseParser {
     return events;
   }
 
-  private handleLine(line: string, events: SseEvent[]): void {
+  private handleLine(line: string, events: SseEvent[], lineBreak: '\n' | '\r\n' | '\r'): void {
     if (line === '') {
-      if (this.data.length > 0) events.push({ event: this.event, data: this.data.join('\n') });
+      if (this.data.length > 0) {
+        const event: SseEvent = { event: this.event, data: this.data.join('\n') };
+        if (lineBreak !== '\n') event.lineBreak = lineBreak;
+        events.push(event);
+      }
       this.data = [];
       this.dataChars = 0;
       this.event = undefined;

@@ -26,16 +26,18 @@ const chunk = (content: string): ChatCompletionChunk => ({
   choices: [{ index: 0, delta: { content }, finish_reason: null }],
 });
 
-/** What the fake core answers next: a served result with or without forged JSON. */
-let reply: { json?: string } = {};
+/** What the fake core answers next: a served result with or without forged JSON (or a stream's `native`). */
+let reply: { json?: string; native?: string } = {};
 
 const core = {
   async complete() {
     return { response, provider: 'openai', ...reply };
   },
   async *stream(): AsyncGenerator<StreamItem> {
-    yield { chunk: chunk('a'), provider: 'openai' };
-    yield { chunk: chunk('b'), ...reply };
+    const { native, ...rest } = reply;
+    yield { chunk: chunk('a'), provider: 'openai', ...(native === undefined ? {} : { native }) };
+    // A later chunk of the same upstream event: relayed already, so its own native is empty.
+    yield { chunk: chunk('b'), ...rest, ...(native === undefined ? {} : { native: '' }) };
   },
 } as Pick<RouterService, 'complete' | 'stream'> as RouterService;
 
@@ -89,6 +91,18 @@ it('streams typed chunks, the provider on the first, each with its JSON text', a
   expect(items.map((item) => item.chunk.choices[0]?.delta?.content)).toEqual(['a', 'b']);
   expect(items.map((item) => item.provider)).toEqual(['openai', undefined]);
   expect(items[1]?.json).toBe(JSON.stringify(chunk('b')));
+});
+
+it('keeps a relayed stream’s empty native apart from a translated chunk (issue 27)', async () => {
+  reply = { native: 'data: {"candidates":[]}\n\n' };
+  const relayed: StreamItem[] = [];
+  for await (const item of client.stream(route, call)) relayed.push(item);
+  expect(relayed.map((item) => item.native)).toEqual(['data: {"candidates":[]}\n\n', '']);
+
+  reply = {};
+  const translated: StreamItem[] = [];
+  for await (const item of client.stream(route, call)) translated.push(item);
+  expect(translated.map((item) => item.native)).toEqual([undefined, undefined]);
 });
 
 it('ends a stream whose chunk fails its schema with a typed error', async () => {

@@ -288,7 +288,8 @@ export class RouterClient implements RouterService {
           item.provider = message.provider;
           item.servedBy = servedByOf(message);
         }
-        if (message.native) item.native = message.native;
+        // An empty `native` still means "relayed": a later chunk of an upstream event already written.
+        if (message.relays_native) item.native = message.native;
         yield item;
       }
     } catch (error) {

@@ -30,8 +30,10 @@ export interface ServedMessage {
 export interface StreamReplyMessage {
   chunk: Buffer;
   provider: string;
-  /** Empty unless the stream answers the route's native request. */
+  /** Empty unless the stream answers the route's native request (and may be empty when it does). */
   native: string;
+  /** Whether the stream answers the route's native request: `native` is then relayed, even when empty. */
+  relays_native: boolean;
   /** With provider, on the first message only. */
   fallback_index: number;
   key_id: string;

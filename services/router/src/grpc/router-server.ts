@@ -152,6 +152,7 @@ export function addRouterService(server: Server, core: RouterService, context: S
             chunk: jsonBytes(item.chunk, item.json),
             provider: item.provider ?? '',
             native: item.native ?? '',
+            relays_native: item.native !== undefined,
             fallback_index: item.servedBy?.fallbackIndex ?? 0,
             key_id: item.servedBy?.keyId ?? '',
           };

@@ -12,9 +12,17 @@ import {
   responsesUsage,
 } from './chat-to-responses.ts';
 
+/** The provider's thinking as a chunk carries it (Anthropic's thinking, Gemini's thoughts), when it does. */
+function reasoningOf(item: StreamItem): string | undefined {
+  const choice = item.chunk.choices.find((candidate) => candidate.index === 0) ?? item.chunk.choices[0];
+  const reasoning = choice?.delta?.['reasoning_content'];
+  return typeof reasoning === 'string' && reasoning ? reasoning : undefined;
+}
+
 /**
  * The Responses API's stream (`response.created` … `response.completed`, each event with `type` and
- * `sequence_number`) from chat chunks: each content block becomes an output item.
+ * `sequence_number`) from chat chunks: each content block becomes an output item, and the provider's thinking
+ * a `reasoning` item streamed as OpenAI streams its summaries (`response.reasoning_summary_text.delta`).
  */
 export function chatChunksToResponsesEvents(options: { requestId: string; echo: ResponseEcho }): SseFraming {
   const blocks = new ChatChunksToBlocks();
@@ -38,9 +46,54 @@ export function chatChunksToResponsesEvents(options: { requestId: string; echo: 
     });
   const itemId = (blockEvent: { index: number }, kind: 'msg' | 'fc') =>
     `${kind}_${options.requestId}_${blockEvent.index}`;
+  // Output items are numbered in the order they open: blocks and reasoning items share the numbering.
+  const outputIndexes = new Map<number, number>();
+  let nextOutput = 0;
+  let reasoning: { id: string; outputIndex: number; text: string } | undefined;
+  let reasoningItems = 0;
+
+  function reasoningDelta(delta: string): string {
+    let text = '';
+    if (!reasoning) {
+      reasoning = { id: `rs_${options.requestId}_${reasoningItems++}`, outputIndex: nextOutput++, text: '' };
+      const at = { item_id: reasoning.id, output_index: reasoning.outputIndex, summary_index: 0 };
+      text +=
+        event('response.output_item.added', {
+          output_index: reasoning.outputIndex,
+          item: { id: reasoning.id, type: 'reasoning', summary: [] },
+        }) +
+        event('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+    }
+    reasoning.text += delta;
+    return (
+      text +
+      event('response.reasoning_summary_text.delta', {
+        item_id: reasoning.id,
+        output_index: reasoning.outputIndex,
+        summary_index: 0,
+        delta,
+      })
+    );
+  }
+
+  function closeReasoning(): string {
+    if (!reasoning) return '';
+    const { id, outputIndex, text } = reasoning;
+    reasoning = undefined;
+    const part = { type: 'summary_text', text };
+    const item = { id, type: 'reasoning', summary: [part] };
+    output.push(item);
+    const at = { item_id: id, output_index: outputIndex, summary_index: 0 };
+    return (
+      event('response.reasoning_summary_text.done', { ...at, text }) +
+      event('response.reasoning_summary_part.done', { ...at, part }) +
+      event('response.output_item.done', { output_index: outputIndex, item })
+    );
+  }
 
   function translate(blockEvent: BlockEvent): string {
-    const index = blockEvent.index;
+    if (blockEvent.type === 'block_start') outputIndexes.set(blockEvent.index, nextOutput++);
+    const index = outputIndexes.get(blockEvent.index) ?? blockEvent.index;
     switch (blockEvent.type) {
       case 'block_start':
         if (blockEvent.block.type === 'text') {
@@ -129,6 +182,9 @@ export function chatChunksToResponsesEvents(options: { requestId: string; echo: 
           event('response.created', { response: envelope('in_progress') }) +
           event('response.in_progress', { response: envelope('in_progress') });
       }
+      const thinking = reasoningOf(item);
+      if (thinking) text += reasoningDelta(thinking);
+      if (events.length > 0) text += closeReasoning();
       for (const blockEvent of events) text += translate(blockEvent);
       return text;
     },
@@ -138,6 +194,7 @@ export function chatChunksToResponsesEvents(options: { requestId: string; echo: 
         started = true;
         text += event('response.created', { response: envelope('in_progress') });
       }
+      text += closeReasoning();
       for (const blockEvent of blocks.end()) text += translate(blockEvent);
       const status = responseStatus(blocks.finishReason);
       const type = status === 'completed' ? 'response.completed' : 'response.incomplete';

@@ -80,12 +80,20 @@ export function responseObject(options: {
     temperature: echo.temperature ?? null,
     text: { format: { type: 'text' } },
     tool_choice: echo.tool_choice ?? 'auto',
-    tools: echo.tools ?? [],
+    tools: (echo.tools ?? []).map(echoedTool),
     top_p: echo.top_p ?? null,
     truncation: 'disabled',
     usage: options.usage,
     metadata: {},
   };
+}
+
+/**
+ * A function tool as a Response object echoes it: OpenAI's schema requires `strict` and `parameters` (null when
+ * the caller sent none); only function tools reach here (OpenAI's own tools are refused for other providers).
+ */
+function echoedTool(tool: NonNullable<ResponseEcho['tools']>[number]) {
+  return { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? false };
 }
 
 export function responseStatus(finish: FinishReason): 'completed' | 'incomplete' {

@@ -22,6 +22,7 @@ import {
 } from './bedrock-config.ts';
 import { readBedrockErrorMessage } from './bedrock-error.ts';
 import { bedrockConverseResponseSchema, bedrockTitanEmbeddingSchema } from './bedrock-schemas.ts';
+import { answerToolSpec, structuredAnswer, structuredAnswerStream } from './bedrock-structured-output.ts';
 import { convertToBedrockRequest } from './convert-to-bedrock-request.ts';
 import { mapBedrockResponse } from './map-bedrock-response.ts';
 import { mapBedrockStream } from './map-bedrock-stream.ts';
@@ -83,17 +84,19 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
       schema: bedrockConverseResponseSchema,
       readMessage: readBedrockErrorMessage,
     });
-    return mapBedrockResponse(parsed, { raw, model: input.model, id: newId('chatcmpl') });
+    const result = mapBedrockResponse(parsed, { raw, model: input.model, id: newId('chatcmpl') });
+    return answerToolSpec(input.params) ? structuredAnswer(result) : result;
   }
 
   async function* chatStream(input: ChatInput, context: AdapterContext): AsyncGenerator<ChatCompletionChunk> {
     const prepared = await prepare(input.model, 'converse-stream', convertToBedrockRequest(input), context);
     const body = await callStream(prepared.context, prepared.call, readBedrockErrorMessage);
-    yield* mapBedrockStream(readEventStream(body, prepared.context), {
+    const chunks = mapBedrockStream(readEventStream(body, prepared.context), {
       provider: context.provider,
       model: input.model,
       id: newId('chatcmpl'),
     });
+    yield* answerToolSpec(input.params) ? structuredAnswerStream(chunks) : chunks;
   }
 
   /** A Converse request as the caller sent it (the model is in the path): answered as Bedrock answered. */

@@ -186,14 +186,42 @@ describe('convertToBedrockRequest', () => {
     ]);
   });
 
-  it('refuses a structured response_format, which Converse cannot carry', () => {
+  it('serves a structured response_format through a forced answer tool whose input schema is the schema', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const body = convert([{ role: 'user', content: 'Hi' }], {
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema } },
+    });
+    expect(body['toolConfig']).toEqual({
+      tools: [
+        {
+          toolSpec: {
+            name: 'json_tool_call',
+            description: "Answer with the JSON object 'place' its input schema describes.",
+            inputSchema: { json: schema },
+          },
+        },
+      ],
+      toolChoice: { tool: { name: 'json_tool_call' } },
+    });
+    expect(body['additionalModelRequestFields']).toBeUndefined();
+  });
+
+  it('puts the answer tool beside the caller’s tools, a call of some tool required', () => {
+    const body = convert([{ role: 'user', content: 'Hi' }], {
+      response_format: { type: 'json_object' },
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+    });
+    expect(body['toolConfig']).toMatchObject({
+      tools: [{ toolSpec: { name: 'lookup' } }, { toolSpec: { name: 'json_tool_call' } }],
+      toolChoice: { any: {} },
+    });
+  });
+
+  it('refuses a response_format type that is none of OpenAI’s', () => {
     const error = failure(() =>
-      convert([{ role: 'user', content: 'Hi' }], {
-        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
-      }),
+      convert([{ role: 'user', content: 'Hi' }], { response_format: { type: 'yaml' } }),
     );
     expect(error).toMatchObject({ type: 'invalid_request', status: 400, param: 'response_format' });
-    expect(error.message).toContain("'json_schema' is not supported by Bedrock's Converse API");
   });
 
   it('refuses tool call arguments that are not a JSON object', () => {

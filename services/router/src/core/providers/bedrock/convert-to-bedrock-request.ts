@@ -1,4 +1,5 @@
 import { invalidRequest, type Message, type Tool } from '@gw/shared';
+import { ANSWER_TOOL, answerToolSpec } from './bedrock-structured-output.ts';
 import { convertToBedrockMessages } from './convert-to-bedrock-messages.ts';
 
 /** Params that become `inferenceConfig` or `toolConfig`. */
@@ -70,22 +71,36 @@ function toolChoice(choice: unknown): Record<string, unknown> | undefined {
   return undefined;
 }
 
-/** Converse has no "none" tool choice: the tools are left out instead, so the model cannot call one. */
+/**
+ * Converse has no "none" tool choice: the tools are left out instead, so the model cannot call one. A
+ * `response_format` adds the answer tool (bedrock-structured-output.ts), forced when it is the only tool, else
+ * beside the caller's with a call of some tool required.
+ */
 function toolConfig(params: Record<string, unknown>): Record<string, unknown> | undefined {
-  const tools = params['tools'] as Tool[] | undefined;
-  if (!tools?.length || params['tool_choice'] === 'none') return undefined;
-  const config: Record<string, unknown> = {
-    tools: tools.map((tool) => ({
-      toolSpec: {
-        name: tool.function.name,
-        ...(tool.function.description ? { description: tool.function.description } : {}),
-        inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
-      },
-    })),
-  };
+  const answer = answerToolSpec(params);
+  const given = params['tool_choice'] === 'none' ? [] : ((params['tools'] as Tool[] | undefined) ?? []);
+  if (answer) {
+    const callers = callerToolSpecs(given);
+    return {
+      tools: [...callers, { toolSpec: answer }],
+      toolChoice: callers.length > 0 ? { any: {} } : { tool: { name: ANSWER_TOOL } },
+    };
+  }
+  if (given.length === 0) return undefined;
+  const config: Record<string, unknown> = { tools: callerToolSpecs(given) };
   const choice = toolChoice(params['tool_choice']);
   if (choice) config['toolChoice'] = choice;
   return config;
+}
+
+function callerToolSpecs(tools: Tool[]): Array<Record<string, unknown>> {
+  return tools.map((tool) => ({
+    toolSpec: {
+      name: tool.function.name,
+      ...(tool.function.description ? { description: tool.function.description } : {}),
+      inputSchema: { json: tool.function.parameters ?? { type: 'object', properties: {} } },
+    },
+  }));
 }
 
 /**
@@ -97,12 +112,8 @@ export function convertToBedrockRequest(input: {
   params: Record<string, unknown>;
 }): Record<string, unknown> {
   const format = (input.params['response_format'] as { type?: unknown } | undefined)?.type;
-  if (format !== undefined && format !== 'text') {
-    // Converse has no structured output: refused rather than answered with prose the caller cannot parse.
-    throw invalidRequest(
-      `response_format: '${String(format)}' is not supported by Bedrock's Converse API`,
-      'response_format',
-    );
+  if (format !== undefined && !['text', 'json_object', 'json_schema'].includes(String(format))) {
+    throw invalidRequest(`response_format: '${String(format)}' is not a response format`, 'response_format');
   }
   const { system, messages } = convertToBedrockMessages(input.messages);
   const body: Record<string, unknown> = { messages };

@@ -12,6 +12,12 @@ export function answerText(parts: GeminiParts): string | undefined {
   return texts.length > 0 ? texts.join('') : undefined;
 }
 
+/** A candidate's thought summaries (`thought: true` parts), as chat's `reasoning_content`. */
+export function thoughtText(parts: GeminiParts): string | undefined {
+  const texts = parts.filter((part) => part.text !== undefined && part.thought).map((part) => part.text);
+  return texts.length > 0 ? texts.join('') : undefined;
+}
+
 /**
  * The function calls of a candidate as OpenAI tool calls. Gemini gives calls no id, so gw makes one up;
  * the later tool message finds the function name again through it.
@@ -36,11 +42,13 @@ export function toolCallsOf(parts: GeminiParts): ToolCall[] {
 function choiceOf(candidate: GeminiCandidate, position: number): ChatChoice {
   const parts = candidate.content?.parts ?? [];
   const toolCalls = toolCallsOf(parts);
+  const thoughts = thoughtText(parts);
   return {
     index: candidate.index ?? position,
     message: {
       role: 'assistant',
       content: answerText(parts) ?? null,
+      ...(thoughts ? { reasoning_content: thoughts } : {}),
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
     },
     finish_reason: mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0),

@@ -3,7 +3,7 @@ import { invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
 import { geminiStreamError, isGeminiErrorEvent } from './gemini-error.ts';
 import { type GeminiUsage, geminiResponseSchema } from './gemini-schemas.ts';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts';
-import { answerText, toolCallsOf } from './map-gemini-response.ts';
+import { answerText, thoughtText, toolCallsOf } from './map-gemini-response.ts';
 import { mapGeminiUsage } from './map-gemini-usage.ts';
 
 type Choice = ChatCompletionChunk['choices'][number];
@@ -53,6 +53,8 @@ export async function* mapGeminiStream(
       const index = candidate.index ?? position;
       yield* start(index);
       const parts = candidate.content?.parts ?? [];
+      const thoughts = thoughtText(parts);
+      if (thoughts) yield chunk([{ index, delta: { reasoning_content: thoughts }, finish_reason: null }]);
       const text = answerText(parts);
       if (text) yield chunk([{ index, delta: { content: text }, finish_reason: null }]);
       for (const call of toolCallsOf(parts)) {
