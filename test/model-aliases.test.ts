@@ -130,7 +130,12 @@ describe.each(MODES)('model aliases (%s)', (_mode, start) => {
         { model: 'fast', messages: [{ role: 'user', content: 'Hi' }] },
         { headers: { 'x-gw-vk': KEY } },
       );
-    // The request may reach either governance replica: every one of several answers used the alias.
+    // Made on every process that admits requests once its change notice arrives (docs/governance.md "When a
+    // change applies"); then every one of several answers uses the alias.
+    await waitFor(async () => {
+      const answer = await chat();
+      return answer.status === 200 && (openai.last().body as { model: string }).model === 'gpt-4o-mini';
+    });
     for (let round = 0; round < 4; round++) {
       expect((await chat()).status).toBe(200);
       expect(openai.last().body).toMatchObject({ model: 'gpt-4o-mini' });
