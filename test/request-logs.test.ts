@@ -27,6 +27,7 @@ const ADMIN_TOKEN = 'admin-token-for-request-logs';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const KEY = 'sk-gw-logs0000000000000000000000000000000000000';
 const QUIET_KEY = 'sk-gw-quiet000000000000000000000000000000000000';
+const TEAM_KEY = 'sk-gw-teamkey0000000000000000000000000000000000';
 // USD per million tokens: the fake answers 11 prompt and 7 completion tokens.
 const PRICES = { 'gpt-4o-mini': { input: 1.5, output: 6 }, 'gpt-4o': { input: 2.5, output: 10 } };
 
@@ -48,6 +49,15 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
           budgets: [{ max_limit: 100, reset_duration: '1d' }],
         },
         {
+          // Names only its team and user: the team's customer and business unit are charged too.
+          id: 'vk-team',
+          name: 'team-key',
+          value: TEAM_KEY,
+          team_id: 'team-t',
+          user_id: 'user-u',
+          provider_configs: [{ provider: 'openai', allowed_models: ['*'] }],
+        },
+        {
           id: 'vk-quiet',
           name: 'quiet-key',
           value: QUIET_KEY,
@@ -56,6 +66,10 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
         },
       ],
       pricing: PRICES,
+      customers: [{ id: 'customer-c', name: 'customer c', budgets: [{ max_limit: 100, reset_duration: '1d' }] }],
+      business_units: [{ id: 'unit-b', name: 'unit b' }],
+      teams: [{ id: 'team-t', name: 'team t', customer_id: 'customer-c', business_unit_id: 'unit-b' }],
+      users: [{ id: 'user-u', name: 'user u' }],
     },
     cache: { enabled: true, types: ['exact'] },
     guardrails: {
@@ -181,6 +195,35 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
       cache_outcome: 'hit',
       status: 200,
     });
+  });
+
+  it("names every owner governance charged, a team's customer and business unit too, and filters by each", async () => {
+    const answer = await chat({ messages: [{ role: 'user', content: 'owners' }] }, TEAM_KEY);
+    expect(answer.status).toBe(200);
+    const id = answer.headers.get('x-request-id')!;
+    expect(await recordOf(id)).toMatchObject({
+      virtual_key_id: 'vk-team',
+      team_id: 'team-t',
+      customer_id: 'customer-c',
+      user_id: 'user-u',
+      business_unit_id: 'unit-b',
+    });
+    for (const filter of [
+      'customer_id=customer-c',
+      'team_id=team-t',
+      'user_id=user-u',
+      'business_unit_id=unit-b',
+      'virtual_key_id=vk-team',
+    ]) {
+      const page = await logs(filter);
+      expect(page.status, filter).toBe(200);
+      expect(page.body.records.map((record: LogRecord) => record.id), filter).toContain(id);
+    }
+    expect((await logs('business_unit_id=unit-other')).body.records).toEqual([]);
+    // The customer's usage shows the charge the record names.
+    const usage = await get(`${gateway.adminUrl}/api/governance/customers/customer-c/usage`, ADMIN);
+    expect(usage.status).toBe(200);
+    expect(usage.body.usage[0].entries[0].used).toBeGreaterThan(0);
   });
 
   it('records a request whose upstream failed with the target that failed', async () => {

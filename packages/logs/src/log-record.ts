@@ -53,9 +53,14 @@ export const logRecordSchema = z.object({
   cost: z.number().nonnegative().default(0),
   virtual_key_id: name.nullable().default(null),
   virtual_key_name: name.nullable().default(null),
+  /**
+   * The key's owners that governance charged (its hierarchy): a team's customer and business unit are the
+   * request's even when the key names none of its own.
+   */
   team_id: name.nullable().default(null),
   customer_id: name.nullable().default(null),
   user_id: name.nullable().default(null),
+  business_unit_id: name.nullable().default(null),
   /** The id of the provider key the router chose. */
   selected_key_id: name.nullable().default(null),
   /** Which target of the fallback chain answered: 0 the first; null when none was tried. */

@@ -31,6 +31,8 @@ export const EQUAL_FIELDS = [
   'virtual_key_id',
   'team_id',
   'customer_id',
+  'user_id',
+  'business_unit_id',
 ] as const satisfies ReadonlyArray<keyof LogFilter & keyof LogRecord>;
 
 /** Filter fields that bound a record's field: the parameter, the comparison, the field. */

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS request_logs (
   "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
   "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
   "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
+  "business_unit_id" TEXT,
   "selected_key_id" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
   "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT
 );
@@ -87,6 +88,21 @@ function dialect(textIndex: boolean): SqlDialect {
       'percentile_cont("latency_ms", 0.5) AS p50, percentile_cont("latency_ms", 0.95) AS p95,' +
       ' percentile_cont("latency_ms", 0.99) AS p99',
   };
+}
+
+/** Columns added after the first release, with their types: a log file written by an older gw gains them. */
+const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [['business_unit_id', 'TEXT']];
+
+function addMissingColumns(database: DatabaseSync): void {
+  const present = new Set(
+    database
+      .prepare('SELECT name FROM pragma_table_info(\'request_logs\')')
+      .all()
+      .map((row) => String(row.name)),
+  );
+  for (const [column, type] of ADDED_COLUMNS) {
+    if (!present.has(column)) database.exec(`ALTER TABLE request_logs ADD COLUMN "${column}" ${type}`);
+  }
 }
 
 /** What the store's thread asks of the database thread; each method runs synchronously there. */
@@ -140,6 +156,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
     const database = new DatabaseSync(path.join(options.dataDir, SQLITE_LOG_FILE_NAME));
     try {
       database.exec(SCHEMA);
+      addMissingColumns(database);
       const hasIndex = () =>
         database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'request_logs_text'").get() !== undefined;
       if (options.textSearchIndex && !hasIndex()) database.exec(`BEGIN; ${TEXT_INDEX_SCHEMA} COMMIT;`);

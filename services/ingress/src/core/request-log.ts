@@ -147,6 +147,7 @@ export function createRequestLog(options: {
         team_id: authorization?.teamId ?? null,
         customer_id: authorization?.customerId ?? null,
         user_id: authorization?.userId ?? null,
+        business_unit_id: authorization?.businessUnitId ?? null,
         selected_key_id: draft.servedBy?.keyId ?? null,
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
         cache_outcome: draft.cache ?? null,
