@@ -216,6 +216,9 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
         expect(hourly.totals).toEqual({ connection_cap: 4, provider_queue_full: 7, log_buffer_full: 7 });
         const early = await store.dropped({ from: T0, to: T0 + minute, bucket_ms: minute });
         expect(early.buckets).toEqual([{ start: T0, reason: 'provider_queue_full', count: 7 }]);
+        // `from` inside a minute: that minute's counts are in the range (it overlaps it).
+        const within = await store.dropped({ from: T0 + minute / 2, to: T0 + minute, bucket_ms: minute });
+        expect(within.buckets).toEqual([{ start: T0, reason: 'provider_queue_full', count: 7 }]);
         await expect(store.dropped({ bucket_ms: 10 })).rejects.toBeInstanceOf(ZodError);
         await store.deleteOlderThan(T0 + 2 * minute);
         expect((await store.dropped({})).totals).toEqual({ log_buffer_full: 7 });
