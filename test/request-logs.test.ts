@@ -226,6 +226,26 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(usage.body.usage[0].entries[0].used).toBeGreaterThan(0);
   });
 
+  it('lets a Developer read the dropped counts (no team in them) and only its team\'s records', async () => {
+    const admin = (path: string, body: Record<string, unknown>) =>
+      post(`${gateway.adminUrl}/api${path}`, body, { headers: ADMIN });
+    const user = await admin('/users', {
+      email: 'developer-logs@example.com',
+      name: 'developer',
+      role: 'developer',
+      team_ids: ['team-t'],
+    });
+    expect(user.status, JSON.stringify(user.body)).toBe(201);
+    const token = await admin('/tokens', { name: 'developer', role: 'developer', user_id: user.body.id });
+    const developer = { authorization: `Bearer ${token.body.token}` };
+    const dropped = await get(`${gateway.adminUrl}/api/logs/dropped?from=0`, developer);
+    expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
+    expect(dropped.body).toHaveProperty('totals');
+    const records = await get(`${gateway.adminUrl}/api/logs`, developer);
+    expect(records.status).toBe(200);
+    for (const record of records.body.records as LogRecord[]) expect(record.team_id).toBe('team-t');
+  });
+
   it('records a request whose upstream failed with the target that failed', async () => {
     fake.enqueue({
       status: 400,
