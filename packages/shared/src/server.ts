@@ -354,7 +354,7 @@ export function onShutdown(options: {
  * (GatewayError), or the system refusing a resource (a port in use, Redis unreachable: a Node error code,
  * here or in its cause). Anything else is named by its class (`TypeError: …`), a bug's hint.
  */
-function explainsItself(error: unknown): error is Error {
+function explainsItself(error: unknown): boolean {
   if (error instanceof ConfigError || error instanceof GatewayError) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code;
@@ -364,7 +364,8 @@ function explainsItself(error: unknown): error is Error {
 /** An error as one line: its message, and its cause's where the message does not already say it. */
 function oneLine(error: unknown): string {
   if (!(error instanceof Error)) return String(error).replace(/\s*\n\s*/g, ' ').trim();
-  let text = explainsItself(error) || error.name === 'Error' ? error.message : `${error.name}: ${error.message}`;
+  const plain = explainsItself(error) || error.name === 'Error';
+  let text = plain ? error.message : `${error.name}: ${error.message}`;
   const cause = error.cause instanceof Error ? error.cause.message : undefined;
   if (cause && !text.includes(cause)) text = `${text}: ${cause}`;
   return text.replace(/\s*\n\s*/g, ' ').trim();
