@@ -14,6 +14,7 @@ import {
   type OtlpReceiver,
   startCluster,
   startEmbedded,
+  startFakeGuardrailWebhook,
   startFakeOpenAi,
   startOtlpReceiver,
   waitFor,
@@ -31,7 +32,7 @@ const TEAM_KEY = 'sk-gw-teamkey0000000000000000000000000000000000';
 // USD per million tokens: the fake answers 11 prompt and 7 completion tokens.
 const PRICES = { 'gpt-4o-mini': { input: 1.5, output: 6 }, 'gpt-4o': { input: 2.5, output: 10 } };
 
-function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
+function config(fake: FakeOpenAi, receiver: OtlpReceiver, hook: { url: string }): GatewayConfigInput {
   return {
     providers: {
       openai: {
@@ -73,8 +74,15 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
     },
     cache: { enabled: true, types: ['exact'] },
     guardrails: {
-      profiles: [{ id: 'pii', type: 'builtin', pii: ['email'] }],
-      rules: [{ id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] }],
+      profiles: [
+        { id: 'pii', type: 'builtin', pii: ['email'] },
+        // Blocks BANNED, three seconds late for a SLOW text: an async finding after the record was written.
+        { id: 'hook', type: 'webhook', url: `${hook.url}/check`, secret: 'hook-secret' },
+      ],
+      rules: [
+        { id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] },
+        { id: 'audit', condition: 'model == "gpt-4o-audit"', mode: 'async', input_profiles: ['hook'] },
+      ],
     },
     tracing: { enabled: true, sampling_ratio: 1, endpoint: receiver.url },
     logs: { content: true, content_max_bytes: 65_536 },
@@ -103,19 +111,22 @@ const modes = [
 describe.each(modes)('request logs (%s)', (mode, start) => {
   let fake: FakeOpenAi;
   let receiver: OtlpReceiver;
+  let hook: Awaited<ReturnType<typeof startFakeGuardrailWebhook>>;
   let gateway: LaunchedGateway;
   let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
     receiver = await startOtlpReceiver();
+    hook = await startFakeGuardrailWebhook({ secret: 'hook-secret' });
     if (mode === 'cluster') database = await createTestDatabase();
-    gateway = await start(config(fake, receiver), database);
+    gateway = await start(config(fake, receiver, hook), database);
   }, 60_000);
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
     await receiver?.close();
+    await hook?.close();
     await database?.drop();
   });
 
@@ -290,6 +301,25 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(record).toMatchObject({ status: 246, guardrail_outcome: 'redacted' });
     expect(record['request_content']).not.toContain('jane@example.com');
   });
+
+  it('updates a written record when an async rule flags the request later, in the store', async () => {
+    const answer = await chat({
+      model: 'openai/gpt-4o-audit',
+      messages: [{ role: 'user', content: 'a SLOW note with a BANNED word' }],
+    }, QUIET_KEY);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const id = answer.headers.get('x-request-id')!;
+    // Written before the rule's finding (the webhook answers three seconds late)…
+    expect(await recordOf(id)).toMatchObject({ guardrail_outcome: 'passed' });
+    // …and amended when it arrives, as the metric counts it.
+    await waitFor(
+      async () => {
+        const record = (await get(`${gateway.adminUrl}/api/logs/${id}`, ADMIN)).body as LogRecord;
+        return record.guardrail_outcome === 'flagged' ? record : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the flagged record' },
+    );
+  }, 30_000);
 
   it('keeps no content for a key that opted out', async () => {
     const answer = await chat({ messages: [{ role: 'user', content: 'secret words' }] }, QUIET_KEY);

@@ -167,6 +167,15 @@ export class PostgresLogStore implements LogStore {
     );
   }
 
+  async flagGuardrails(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#pool.query(
+      `UPDATE ${this.#table} SET "guardrail_outcome" = 'flagged' WHERE "id" = ANY($1::text[])` +
+        ` AND ("guardrail_outcome" IS NULL OR "guardrail_outcome" = 'passed')`,
+      [ids],
+    );
+  }
+
   async dropped(query: DroppedQueryInput = {}): Promise<DroppedCounts> {
     const parsed = droppedQuerySchema.parse(query);
     const statement = droppedStatement(parsed, {

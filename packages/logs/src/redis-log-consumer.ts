@@ -154,6 +154,7 @@ export class RedisLogConsumer {
     if (entries.length === 0) return;
     const records: LogRecord[] = [];
     const dropped: DroppedRow[] = [];
+    const flagged: string[] = [];
     for (const entry of entries) {
       if (entry[1] === null) {
         this.#counts.lostEntries += 1;
@@ -162,11 +163,14 @@ export class RedisLogConsumer {
       const decoded = decodeEntry(entry);
       for (const record of decoded.records) records.push(record);
       for (const row of decoded.dropped) dropped.push(row);
+      for (const id of decoded.flagged) flagged.push(id);
       for (const error of decoded.errors) this.#onError(error);
       this.#counts.invalid += decoded.errors.length;
     }
     if (records.length > 0) await this.#store.insert(records);
     if (dropped.length > 0) await this.#store.insertDropped?.(dropped);
+    // After the records: an entry read together with the records it flags finds them stored.
+    if (flagged.length > 0) await this.#store.flagGuardrails?.(flagged);
     this.#counts.inserted += records.length;
     await this.#redis.xack(this.#key, this.#group, ...entries.map(([id]) => id));
   }

@@ -112,6 +112,7 @@ export interface SqliteLogMethods {
   get(id: string): LogRecord | undefined;
   stats(query: LogStatsQuery): LogStats;
   insertDropped(rows: DroppedRow[]): void;
+  flagGuardrails(ids: string[]): void;
   /** Rows of dropped counts per bucket and reason, summed over sources. */
   dropped(query: DroppedQuery): Array<{ start: number; reason: string; count: number }>;
   /** Deletes at most `limit` records older than the time, in one transaction; answers how many. */
@@ -130,6 +131,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
   readonly #get: StatementSync;
   readonly #deleteBatch: StatementSync;
   readonly #insertDropped: StatementSync;
+  readonly #flagGuardrail: StatementSync;
   readonly #deleteDropped: StatementSync;
 
   private constructor(database: DatabaseSync, textIndex: boolean) {
@@ -146,6 +148,10 @@ export class SqliteLogDatabase implements SqliteLogMethods {
     this.#insertDropped = database.prepare(
       'INSERT INTO dropped_counts ("bucket_start", "reason", "source", "count") VALUES (?, ?, ?, ?)' +
         ' ON CONFLICT DO UPDATE SET "count" = max("count", excluded."count")',
+    );
+    this.#flagGuardrail = database.prepare(
+      `UPDATE request_logs SET "guardrail_outcome" = 'flagged' WHERE "id" = ?` +
+        ` AND ("guardrail_outcome" IS NULL OR "guardrail_outcome" = 'passed')`,
     );
     this.#deleteDropped = database.prepare('DELETE FROM dropped_counts WHERE "bucket_start" < ?');
   }
@@ -198,6 +204,17 @@ export class SqliteLogDatabase implements SqliteLogMethods {
       group_by: query.group_by ?? null,
       buckets: sortBuckets(rows.map(toBucket)),
     };
+  }
+
+  flagGuardrails(ids: string[]): void {
+    this.#database.exec('BEGIN');
+    try {
+      for (const id of ids) this.#flagGuardrail.run(id);
+      this.#database.exec('COMMIT');
+    } catch (error) {
+      this.#database.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   insertDropped(rows: DroppedRow[]): void {

@@ -246,6 +246,28 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
       expect(writer.written + silent.written).toBe(4);
     });
 
+    contractCase(
+      'an async guardrail finding flags a record, in the writer or once stored, never over a stronger outcome',
+      async (store) => {
+        const writer = new LogWriter({ sink: store, flushIntervalMs: 60_000 });
+        writer.enqueue(logRecord({ id: 'waiting', guardrail_outcome: 'passed' }));
+        writer.flagGuardrail('waiting');
+        await store.insert([
+          logRecord({ id: 'stored' }),
+          logRecord({ id: 'passed', guardrail_outcome: 'passed' }),
+          logRecord({ id: 'redacted', guardrail_outcome: 'redacted' }),
+          logRecord({ id: 'blocked', guardrail_outcome: 'blocked' }),
+        ]);
+        for (const id of ['stored', 'passed', 'redacted', 'blocked', 'never-written']) writer.flagGuardrail(id);
+        await writer.close();
+        const outcomes = await Promise.all(
+          ['waiting', 'stored', 'passed', 'redacted', 'blocked'].map(async (id) => (await store.get(id))?.guardrail_outcome),
+        );
+        expect(outcomes).toEqual(['flagged', 'flagged', 'flagged', 'redacted', 'blocked']);
+        expect(await store.get('never-written')).toBeUndefined();
+      },
+    );
+
     contractCase('a batch of 5,000 records is stored whole', async (store) => {
       const records = Array.from({ length: 5_000 }, (_, index) =>
         logRecord({

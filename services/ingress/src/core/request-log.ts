@@ -21,6 +21,10 @@ export interface RequestLogDraft {
   firstItemAt?: number;
   cache?: 'hit' | 'miss' | 'bypass';
   guardrail?: GuardrailOutcome | undefined;
+  /** An async guardrail rule flagged the request (its finding may come after the record was written). */
+  asyncFlagged?: boolean;
+  /** Set once the record left for the writer: a later async finding amends the written record. */
+  amend?: () => void;
   /** What governance charged, once its settle answers (undefined: not known). */
   cost?: Promise<number | undefined>;
   /** Kept only when content logging is on for the request. */
@@ -39,9 +43,21 @@ export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: Ga
   if (failure.model) draft.model = failure.model;
 }
 
+/**
+ * An async guardrail rule flagged the request: the record says `flagged` (unless it says more), whether it
+ * is still a draft, waits for its cost, or was written already (then the store's copy is amended).
+ */
+export function noteAsyncFinding(draft: RequestLogDraft | undefined): void {
+  if (!draft || draft.asyncFlagged) return;
+  draft.asyncFlagged = true;
+  draft.amend?.();
+}
+
 /** Where records go: the LogWriter (synchronous, never throws). */
 export interface RecordSink {
   enqueueRecord(record: LogRecord, options: { content: boolean; contentMaxBytes: number }): boolean;
+  /** A record enqueued earlier was flagged by an async guardrail rule. */
+  flagGuardrail(id: string): void;
 }
 
 /** A route's template as the surface it belongs to (`/anthropic/*` → anthropic; SPEC.md's own paths → openai). */
@@ -58,12 +74,13 @@ function surfaceOf(route: string): string {
   return 'openai';
 }
 
-function guardrailOutcome(outcome: GuardrailOutcome | undefined, errorType: string | null) {
+function guardrailOutcome(draft: RequestLogDraft, errorType: string | null) {
+  const outcome = draft.guardrail;
   if (errorType === 'guardrail_blocked' || outcome?.outcome === 'blocked') return 'blocked' as const;
-  if (!outcome) return null;
-  if (outcome.modifications.length > 0 || Object.keys(outcome.redactions).length > 0)
+  if (outcome && (outcome.modifications.length > 0 || Object.keys(outcome.redactions).length > 0))
     return 'redacted' as const;
-  return outcome.outcome === 'warning' ? ('flagged' as const) : ('passed' as const);
+  if (draft.asyncFlagged || outcome?.outcome === 'warning') return 'flagged' as const;
+  return outcome ? ('passed' as const) : null;
 }
 
 /** The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`). */
@@ -85,8 +102,12 @@ export function createRequestLog(options: {
   const { sink, config, tally } = options;
   const surfaces = new Map<string, string>();
 
-  function enqueue(record: LogRecord, content: boolean): void {
-    sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes });
+  function enqueue(draft: RequestLogDraft, record: LogRecord, content: boolean): void {
+    // A finding that came while the record waited for its cost is in it; a later one amends what was written.
+    if (draft.asyncFlagged && (record.guardrail_outcome === null || record.guardrail_outcome === 'passed'))
+      record.guardrail_outcome = 'flagged';
+    if (!sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes })) return;
+    draft.amend = () => sink.flagGuardrail(record.id);
   }
 
   return {
@@ -151,7 +172,7 @@ export function createRequestLog(options: {
         selected_key_id: draft.servedBy?.keyId ?? null,
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
         cache_outcome: draft.cache ?? null,
-        guardrail_outcome: guardrailOutcome(draft.guardrail, errorType),
+        guardrail_outcome: guardrailOutcome(draft, errorType),
         request_content: draft.requestContent ?? null,
         response_content: draft.responseContent ?? null,
         content_truncated: false,
@@ -159,12 +180,12 @@ export function createRequestLog(options: {
       };
       const content = draft.requestContent !== undefined || draft.responseContent !== undefined;
       if (!draft.cost) {
-        enqueue(record, content);
+        enqueue(draft, record, content);
         return;
       }
       draft.cost.then((cost) => {
         record.cost = cost ?? 0;
-        enqueue(record, content);
+        enqueue(draft, record, content);
       });
     },
   };
