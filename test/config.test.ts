@@ -530,7 +530,10 @@ describe('every process refuses a missing or bad configuration with the same one
   it.each(['ingress', 'admin'])(
     '%s refuses a cache without Redis in one line, without a stack',
     async (process) => {
-      const path = await file(`cache-without-redis-${process}.yaml`, 'cache:\n  enabled: true\n  types: [exact]\n');
+      const path = await file(
+        `cache-without-redis-${process}.yaml`,
+        'cache:\n  enabled: true\n  types: [exact]\n',
+      );
       const run = await runEntry(entry(process), { ...cluster, GATEWAY_CONFIG: path });
       expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toBe(
@@ -542,7 +545,11 @@ describe('every process refuses a missing or bad configuration with the same one
   it('refuses a corrupt store file (embedded) in one line, without a stack', async () => {
     const dataDir = await mkdtemp(join(directory, 'data-'));
     await writeFile(join(dataDir, 'store.json'), '{ not json');
-    const run = await runEntry(entry('gateway'), { GW_HOST: '127.0.0.1', PORT: '0', GATEWAY_DATA_DIR: dataDir });
+    const run = await runEntry(entry('gateway'), {
+      GW_HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_DATA_DIR: dataDir,
+    });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/^gw-gateway cannot start: The gw store file .* is corrupt \(.*\n$/);
     expect(run.stderr).not.toContain('    at ');

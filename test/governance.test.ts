@@ -353,7 +353,10 @@ describe.each(modes)('client rules (%s)', (_mode, start) => {
 
   it('counts an empty or blank required header as missing, with and without a key', async () => {
     for (const value of ['', '   ']) {
-      const keys: Array<Record<string, string>> = [{}, { 'x-gw-vk': 'sk-gw-config0000000000000000000000000000000000' }];
+      const keys: Array<Record<string, string>> = [
+        {},
+        { 'x-gw-vk': 'sk-gw-config0000000000000000000000000000000000' },
+      ];
       for (const key of keys) {
         const answer = await post(`${gateway.url}/v1/chat/completions`, CHAT, {
           headers: { 'x-tenant': value, ...key },

@@ -320,7 +320,7 @@ describe.each(MODES)('guardrails (%s)', (_mode, start) => {
     expect(upstreamContent()).toBe('mail <email>');
   });
 
-  it("blocks on a webhook violation whose text is the offending text (the documented shape), or its index", async () => {
+  it('blocks on a webhook violation whose text is the offending text (the documented shape), or its index', async () => {
     const before = fakes.openai.requests.length;
     const documented = await completions(chat('a BANNED word'), { 'x-gw-guardrail-id': 'hook-rule' });
     expect(documented.status, JSON.stringify(documented.body)).toBe(446);

@@ -30,7 +30,11 @@ const KEY = 'sk-gw-logs0000000000000000000000000000000000000';
 const QUIET_KEY = 'sk-gw-quiet000000000000000000000000000000000000';
 const TEAM_KEY = 'sk-gw-teamkey0000000000000000000000000000000000';
 // USD per million tokens: the fake answers 11 prompt and 7 completion tokens.
-const PRICES = { 'gpt-4o-mini': { input: 1.5, output: 6 }, 'gpt-4o': { input: 2.5, output: 10 } };
+const PRICES = {
+  'gpt-4o-mini': { input: 1.5, output: 6 },
+  'gpt-4o': { input: 2.5, output: 10 },
+  'gpt-4o-audit': { input: 2.5, output: 10 },
+};
 
 function config(fake: FakeOpenAi, receiver: OtlpReceiver, hook: { url: string }): GatewayConfigInput {
   return {
@@ -67,7 +71,9 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver, hook: { url: string })
         },
       ],
       pricing: PRICES,
-      customers: [{ id: 'customer-c', name: 'customer c', budgets: [{ max_limit: 100, reset_duration: '1d' }] }],
+      customers: [
+        { id: 'customer-c', name: 'customer c', budgets: [{ max_limit: 100, reset_duration: '1d' }] },
+      ],
       business_units: [{ id: 'unit-b', name: 'unit b' }],
       teams: [{ id: 'team-t', name: 'team t', customer_id: 'customer-c', business_unit_id: 'unit-b' }],
       users: [{ id: 'user-u', name: 'user u' }],
@@ -228,7 +234,10 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     ]) {
       const page = await logs(filter);
       expect(page.status, filter).toBe(200);
-      expect(page.body.records.map((record: LogRecord) => record.id), filter).toContain(id);
+      expect(
+        page.body.records.map((record: LogRecord) => record.id),
+        filter,
+      ).toContain(id);
     }
     expect((await logs('business_unit_id=unit-other')).body.records).toEqual([]);
     // The customer's usage shows the charge the record names.
@@ -237,7 +246,7 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(usage.body.usage[0].entries[0].used).toBeGreaterThan(0);
   });
 
-  it('lets a Developer read the dropped counts (no team in them) and only its team\'s records', async () => {
+  it("lets a Developer read the dropped counts (no team in them) and only its team's records", async () => {
     const admin = (path: string, body: Record<string, unknown>) =>
       post(`${gateway.adminUrl}/api${path}`, body, { headers: ADMIN });
     const user = await admin('/users', {
@@ -269,7 +278,45 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
       provider: 'openai',
       model: 'gpt-4o',
       requested_model: 'openai/gpt-4o',
+      attempts: [
+        {
+          provider: 'openai',
+          model: 'gpt-4o',
+          status: 400,
+          error_type: 'upstream_error',
+          message: expect.stringContaining('no such thing'),
+        },
+      ],
     });
+  });
+
+  it('lists every target a failed request tried, with its error, and none for a served one', async () => {
+    fake.enqueue({ status: 500, json: { error: { message: 'first is down', type: 'server_error' } } });
+    fake.enqueue({ status: 503, json: { error: { message: 'second is overloaded', type: 'server_error' } } });
+    const answer = await chat({
+      model: 'openai/gpt-4o',
+      fallbacks: ['openai/gpt-4o-mini'],
+      messages: [{ role: 'user', content: 'every target fails' }],
+    });
+    expect(answer.status).toBe(503);
+    const record = await recordOf(answer.headers.get('x-request-id')!);
+    expect(record).toMatchObject({ status: 503, error_type: 'all_targets_failed' });
+    expect(record['attempts']).toEqual([
+      expect.objectContaining({
+        provider: 'openai',
+        model: 'gpt-4o',
+        status: 500,
+        message: expect.stringContaining('first is down'),
+      }),
+      expect.objectContaining({
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        status: 503,
+        message: expect.stringContaining('second is overloaded'),
+      }),
+    ]);
+    const served = await chat({ messages: [{ role: 'user', content: 'served, no attempts' }] });
+    expect((await recordOf(served.headers.get('x-request-id')!))['attempts']).toBeNull();
   });
 
   it('records a stream when it ends, with its time to first token', async () => {
@@ -303,10 +350,13 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
   });
 
   it('updates a written record when an async rule flags the request later, in the store', async () => {
-    const answer = await chat({
-      model: 'openai/gpt-4o-audit',
-      messages: [{ role: 'user', content: 'a SLOW note with a BANNED word' }],
-    }, QUIET_KEY);
+    const answer = await chat(
+      {
+        model: 'openai/gpt-4o-audit',
+        messages: [{ role: 'user', content: 'a SLOW note with a BANNED word' }],
+      },
+      KEY,
+    );
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const id = answer.headers.get('x-request-id')!;
     // Written before the rule's finding (the webhook answers three seconds late)…

@@ -209,6 +209,8 @@ export class PostgresLogStore implements LogStore {
 }
 
 /** PostgreSQL text refuses NUL, which a model's answer may hold; it becomes U+FFFD rather than fail the batch. */
-function storable(value: LogRecord[keyof LogRecord]): LogRecord[keyof LogRecord] {
-  return typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+function storable(value: LogRecord[keyof LogRecord]): string | number | boolean | null {
+  // A list (the targets tried) is kept as JSON text.
+  const text = Array.isArray(value) ? JSON.stringify(value) : value;
+  return typeof text === 'string' && text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

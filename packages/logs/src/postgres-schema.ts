@@ -26,6 +26,7 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   user_id: ['text', true],
   business_unit_id: ['text', true],
   selected_key_id: ['text', true],
+  attempts: ['text', true],
   fallback_index: ['integer', true],
   cache_outcome: ['text', true],
   guardrail_outcome: ['text', true],
@@ -36,7 +37,7 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
 };
 
 /** Nullable columns added after the first release (also in the SQLite store's list). */
-const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = ['business_unit_id'];
+const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = ['business_unit_id', 'attempts'];
 
 /** How `q` is answered: through trigram indexes (pg_trgm), or by scanning the rows the other filters leave. */
 export type TextSearch = 'trigram' | 'scan';

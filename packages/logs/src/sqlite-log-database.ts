@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS request_logs (
   "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
   "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
   "business_unit_id" TEXT,
-  "selected_key_id" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
+  "selected_key_id" TEXT, "attempts" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
   "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT
 );
 CREATE INDEX IF NOT EXISTS request_logs_time ON request_logs ("time", "id");
@@ -91,12 +91,15 @@ function dialect(textIndex: boolean): SqlDialect {
 }
 
 /** Columns added after the first release, with their types: a log file written by an older gw gains them. */
-const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [['business_unit_id', 'TEXT']];
+const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [
+  ['business_unit_id', 'TEXT'],
+  ['attempts', 'TEXT'],
+];
 
 function addMissingColumns(database: DatabaseSync): void {
   const present = new Set(
     database
-      .prepare('SELECT name FROM pragma_table_info(\'request_logs\')')
+      .prepare("SELECT name FROM pragma_table_info('request_logs')")
       .all()
       .map((row) => String(row.name)),
   );
@@ -248,6 +251,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
 function toRow(record: LogRecord): SQLInputValue[] {
   return LOG_RECORD_FIELDS.map((field) => {
     const value = record[field];
+    if (Array.isArray(value)) return JSON.stringify(value);
     return typeof value === 'boolean' ? Number(value) : value;
   });
 }

@@ -162,7 +162,10 @@ export async function startFakeGuardrailWebhook(options: { secret: string }) {
     }
     if (texts.some((text) => text.includes('BANNED'))) {
       return {
-        json: { action: 'block', violations: [{ category: 'banned_word', severity: 'high', text: 'BANNED' }] },
+        json: {
+          action: 'block',
+          violations: [{ category: 'banned_word', severity: 'high', text: 'BANNED' }],
+        },
         delayMs,
       };
     }

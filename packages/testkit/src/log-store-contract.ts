@@ -258,10 +258,13 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
           logRecord({ id: 'redacted', guardrail_outcome: 'redacted' }),
           logRecord({ id: 'blocked', guardrail_outcome: 'blocked' }),
         ]);
-        for (const id of ['stored', 'passed', 'redacted', 'blocked', 'never-written']) writer.flagGuardrail(id);
+        for (const id of ['stored', 'passed', 'redacted', 'blocked', 'never-written'])
+          writer.flagGuardrail(id);
         await writer.close();
         const outcomes = await Promise.all(
-          ['waiting', 'stored', 'passed', 'redacted', 'blocked'].map(async (id) => (await store.get(id))?.guardrail_outcome),
+          ['waiting', 'stored', 'passed', 'redacted', 'blocked'].map(
+            async (id) => (await store.get(id))?.guardrail_outcome,
+          ),
         );
         expect(outcomes).toEqual(['flagged', 'flagged', 'flagged', 'redacted', 'blocked']);
         expect(await store.get('never-written')).toBeUndefined();

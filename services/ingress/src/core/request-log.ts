@@ -1,8 +1,8 @@
 import type { AuthorizeResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
-import type { DroppedTally, LogRecord } from '@gw/logs';
+import { type DroppedTally, type LogRecord, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
-import type { GatewayError, LogsConfig, Usage } from '@gw/shared';
+import { type GatewayError, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -17,6 +17,8 @@ export interface RequestLogDraft {
   model?: string;
   usage?: Usage;
   servedBy?: ServedBy | undefined;
+  /** A failed request: the targets it tried and their errors (the router's list, bounded). */
+  attempts?: LogRecord['attempts'];
   /** performance.now() at the first streamed item. */
   firstItemAt?: number;
   cache?: 'hit' | 'miss' | 'bypass';
@@ -38,7 +40,26 @@ export interface RequestLogDraft {
  * the plan's targets it tried), unless the draft knows what served it already (a stream that failed late).
  */
 export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: GatewayError): void {
-  if (!draft || draft.provider || !failure.provider) return;
+  if (!draft || !failure.provider) return;
+  // The router lists what it tried; a failure it did not list (a stream cut after it started) is its own entry.
+  draft.attempts = (
+    failure.attempts ?? [
+      {
+        provider: failure.provider,
+        model: failure.model ?? '',
+        status: failure.status,
+        type: failure.type,
+        message: failure.message,
+      },
+    ]
+  ).map((attempt) => ({
+    provider: attempt.provider.slice(0, 128),
+    model: attempt.model.slice(0, MAX_NAME) || null,
+    status: attempt.status,
+    error_type: attempt.type.slice(0, 128),
+    message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
+  }));
+  if (draft.provider) return;
   draft.provider = failure.provider;
   if (failure.model) draft.model = failure.model;
 }
@@ -170,6 +191,7 @@ export function createRequestLog(options: {
         user_id: authorization?.userId ?? null,
         business_unit_id: authorization?.businessUnitId ?? null,
         selected_key_id: draft.servedBy?.keyId ?? null,
+        attempts: draft.attempts ?? null,
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
         cache_outcome: draft.cache ?? null,
         guardrail_outcome: guardrailOutcome(draft, errorType),

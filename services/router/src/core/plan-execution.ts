@@ -3,6 +3,8 @@ import {
   GatewayError,
   invalidRequest,
   isTransient,
+  MAX_ATTEMPT_MESSAGE,
+  MAX_TARGET_ATTEMPTS,
   type Metrics,
   type Operation,
   redactJson,
@@ -138,9 +140,21 @@ export class PlanExecution {
         failures.push({ target, error: failure.withTarget(target.provider, target.model) });
       }
     }
-    if (failures.length === 1) throw failures[0]!.error;
+    // What each target answered, bounded, for the request's log record (docs/logs.md).
+    const attempts = failures.slice(-MAX_TARGET_ATTEMPTS).map(({ target, error }) => ({
+      provider: target.provider,
+      model: target.model,
+      status: error.status,
+      type: error.type,
+      message: error.message.slice(0, MAX_ATTEMPT_MESSAGE),
+    }));
+    if (failures.length === 1) {
+      const only = failures[0]!.error;
+      throw new GatewayError({ ...only.toJSON(), attempts, cause: only.cause });
+    }
     const last = failures[failures.length - 1]!.error;
     throw new GatewayError({
+      attempts,
       type: 'all_targets_failed',
       status: last.status,
       message: `all ${failures.length} targets failed: ${failures
