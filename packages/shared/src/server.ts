@@ -363,7 +363,10 @@ function explainsItself(error: unknown): boolean {
 
 /** An error as one line: its message, and its cause's where the message does not already say it. */
 function oneLine(error: unknown): string {
-  if (!(error instanceof Error)) return String(error).replace(/\s*\n\s*/g, ' ').trim();
+  if (!(error instanceof Error))
+    return String(error)
+      .replace(/\s*\n\s*/g, ' ')
+      .trim();
   const plain = explainsItself(error) || error.name === 'Error';
   let text = plain ? error.message : `${error.name}: ${error.message}`;
   const cause = error.cause instanceof Error ? error.cause.message : undefined;

@@ -44,7 +44,13 @@ export function fullLogRecord(id: string): LogRecord {
     business_unit_id: 'unit-1',
     selected_key_id: 'bedrock-key-2',
     attempts: [
-      { provider: 'openai', model: 'gpt-4o', status: 503, error_type: 'upstream_error', message: 'overloaded "é"' },
+      {
+        provider: 'openai',
+        model: 'gpt-4o',
+        status: 503,
+        error_type: 'upstream_error',
+        message: 'overloaded "é"',
+      },
     ],
     fallback_index: 1,
     cache_outcome: 'miss',
