@@ -315,6 +315,13 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
         message: expect.stringContaining('second is overloaded'),
       }),
     ]);
+    // A refusal that names a provider reached none: it lists no attempt.
+    const refused = await chat({
+      model: 'openai/gpt-unpriced',
+      messages: [{ role: 'user', content: 'no price' }],
+    });
+    expect(refused.status).toBe(403);
+    expect((await recordOf(refused.headers.get('x-request-id')!))['attempts']).toBeNull();
     const served = await chat({ messages: [{ role: 'user', content: 'served, no attempts' }] });
     expect((await recordOf(served.headers.get('x-request-id')!))['attempts']).toBeNull();
   });

@@ -40,26 +40,18 @@ export interface RequestLogDraft {
  * the plan's targets it tried), unless the draft knows what served it already (a stream that failed late).
  */
 export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: GatewayError): void {
-  if (!draft || !failure.provider) return;
-  // The router lists what it tried; a failure it did not list (a stream cut after it started) is its own entry.
-  draft.attempts = (
-    failure.attempts ?? [
-      {
-        provider: failure.provider,
-        model: failure.model ?? '',
-        status: failure.status,
-        type: failure.type,
-        message: failure.message,
-      },
-    ]
-  ).map((attempt) => ({
-    provider: attempt.provider.slice(0, 128),
-    model: attempt.model.slice(0, MAX_NAME) || null,
-    status: attempt.status,
-    error_type: attempt.type.slice(0, 128),
-    message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
-  }));
-  if (draft.provider) return;
+  if (!draft) return;
+  // The router's list of what it tried; a refusal that names a provider (model_not_allowed) tried none.
+  if (failure.attempts) {
+    draft.attempts = failure.attempts.map((attempt) => ({
+      provider: attempt.provider.slice(0, 128),
+      model: attempt.model.slice(0, MAX_NAME) || null,
+      status: attempt.status,
+      error_type: attempt.type.slice(0, 128),
+      message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
+    }));
+  }
+  if (draft.provider || !failure.provider) return;
   draft.provider = failure.provider;
   if (failure.model) draft.model = failure.model;
 }
