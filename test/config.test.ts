@@ -527,6 +527,34 @@ describe('every process refuses a missing or bad configuration with the same one
     );
   });
 
+  it.each(['ingress', 'admin'])(
+    '%s refuses a cache without Redis in one line, without a stack',
+    async (process) => {
+      const path = await file(
+        `cache-without-redis-${process}.yaml`,
+        'cache:\n  enabled: true\n  types: [exact]\n',
+      );
+      const run = await runEntry(entry(process), { ...cluster, GATEWAY_CONFIG: path });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toBe(
+        `gw-${process} cannot start: cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set\n`,
+      );
+    },
+  );
+
+  it('refuses a corrupt store file (embedded) in one line, without a stack', async () => {
+    const dataDir = await mkdtemp(join(directory, 'data-'));
+    await writeFile(join(dataDir, 'store.json'), '{ not json');
+    const run = await runEntry(entry('gateway'), {
+      GW_HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_DATA_DIR: dataDir,
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/^gw-gateway cannot start: The gw store file .* is corrupt \(.*\n$/);
+    expect(run.stderr).not.toContain('    at ');
+  });
+
   it('says what the system refused, in one line (a port in use)', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

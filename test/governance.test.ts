@@ -354,6 +354,21 @@ describe.each(modes)('client rules (%s)', (_mode, start) => {
     });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
+
+  it('counts an empty or blank required header as missing, with and without a key', async () => {
+    for (const value of ['', '   ']) {
+      const keys: Array<Record<string, string>> = [
+        {},
+        { 'x-gw-vk': 'sk-gw-config0000000000000000000000000000000000' },
+      ];
+      for (const key of keys) {
+        const answer = await post(`${gateway.url}/v1/chat/completions`, CHAT, {
+          headers: { 'x-tenant': value, ...key },
+        });
+        expectGatewayError(answer, { status: 400, type: 'missing_required_header' });
+      }
+    }
+  });
 });
 
 describe('request limits hold exactly across replicas (cluster: 2 ingress, 2 governance)', () => {

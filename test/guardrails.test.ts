@@ -410,6 +410,22 @@ describe.each(MODES)('guardrails (%s)', (_mode, start) => {
     expect(upstreamContent()).toBe('mail <email>');
   });
 
+  it('blocks on a webhook violation whose text is the offending text (the documented shape), or its index', async () => {
+    const before = fakes.openai.requests.length;
+    const documented = await completions(chat('a BANNED word'), { 'x-gw-guardrail-id': 'hook-rule' });
+    expect(documented.status, JSON.stringify(documented.body)).toBe(446);
+    expect(documented.body.extra_fields.guardrails.violations[0]).toMatchObject({
+      profile: 'hook',
+      category: 'banned_word',
+      severity: 'high',
+      excerpt: 'BANNED',
+    });
+    const indexed = await completions(chat('a FORBIDDEN word'), { 'x-gw-guardrail-id': 'hook-rule' });
+    expect(indexed.status).toBe(446);
+    expect(indexed.body.extra_fields.guardrails.violations[0]).toMatchObject({ category: 'forbidden_topic' });
+    expect(fakes.openai.requests.length).toBe(before);
+  });
+
   it('blocks when a check times out, or lets the request go on when the rule says so', async () => {
     const before = fakes.openai.requests.length;
     const started = performance.now();

@@ -14,6 +14,7 @@ import {
   type OtlpReceiver,
   startCluster,
   startEmbedded,
+  startFakeGuardrailWebhook,
   startFakeOpenAi,
   startOtlpReceiver,
   waitFor,
@@ -27,10 +28,15 @@ const ADMIN_TOKEN = 'admin-token-for-request-logs';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const KEY = 'sk-gw-logs0000000000000000000000000000000000000';
 const QUIET_KEY = 'sk-gw-quiet000000000000000000000000000000000000';
+const TEAM_KEY = 'sk-gw-teamkey0000000000000000000000000000000000';
 // USD per million tokens: the fake answers 11 prompt and 7 completion tokens.
-const PRICES = { 'gpt-4o-mini': { input: 1.5, output: 6 }, 'gpt-4o': { input: 2.5, output: 10 } };
+const PRICES = {
+  'gpt-4o-mini': { input: 1.5, output: 6 },
+  'gpt-4o': { input: 2.5, output: 10 },
+  'gpt-4o-audit': { input: 2.5, output: 10 },
+};
 
-function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
+function config(fake: FakeOpenAi, receiver: OtlpReceiver, hook: { url: string }): GatewayConfigInput {
   return {
     providers: {
       openai: {
@@ -48,6 +54,15 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
           budgets: [{ max_limit: 100, reset_duration: '1d' }],
         },
         {
+          // Names only its team and user: the team's customer and business unit are charged too.
+          id: 'vk-team',
+          name: 'team-key',
+          value: TEAM_KEY,
+          team_id: 'team-t',
+          user_id: 'user-u',
+          provider_configs: [{ provider: 'openai', allowed_models: ['*'] }],
+        },
+        {
           id: 'vk-quiet',
           name: 'quiet-key',
           value: QUIET_KEY,
@@ -56,11 +71,24 @@ function config(fake: FakeOpenAi, receiver: OtlpReceiver): GatewayConfigInput {
         },
       ],
       pricing: PRICES,
+      customers: [
+        { id: 'customer-c', name: 'customer c', budgets: [{ max_limit: 100, reset_duration: '1d' }] },
+      ],
+      business_units: [{ id: 'unit-b', name: 'unit b' }],
+      teams: [{ id: 'team-t', name: 'team t', customer_id: 'customer-c', business_unit_id: 'unit-b' }],
+      users: [{ id: 'user-u', name: 'user u' }],
     },
     cache: { enabled: true, types: ['exact'] },
     guardrails: {
-      profiles: [{ id: 'pii', type: 'builtin', pii: ['email'] }],
-      rules: [{ id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] }],
+      profiles: [
+        { id: 'pii', type: 'builtin', pii: ['email'] },
+        // Blocks BANNED, three seconds late for a SLOW text: an async finding after the record was written.
+        { id: 'hook', type: 'webhook', url: `${hook.url}/check`, secret: 'hook-secret' },
+      ],
+      rules: [
+        { id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] },
+        { id: 'audit', condition: 'model == "gpt-4o-audit"', mode: 'async', input_profiles: ['hook'] },
+      ],
     },
     tracing: { enabled: true, sampling_ratio: 1, endpoint: receiver.url },
     logs: { content: true, content_max_bytes: 65_536 },
@@ -89,19 +117,22 @@ const modes = [
 describe.each(modes)('request logs (%s)', (mode, start) => {
   let fake: FakeOpenAi;
   let receiver: OtlpReceiver;
+  let hook: Awaited<ReturnType<typeof startFakeGuardrailWebhook>>;
   let gateway: LaunchedGateway;
   let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
     receiver = await startOtlpReceiver();
+    hook = await startFakeGuardrailWebhook({ secret: 'hook-secret' });
     if (mode === 'cluster') database = await createTestDatabase();
-    gateway = await start(config(fake, receiver), database);
+    gateway = await start(config(fake, receiver, hook), database);
   }, 60_000);
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
     await receiver?.close();
+    await hook?.close();
     await database?.drop();
   });
 
@@ -183,6 +214,58 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     });
   });
 
+  it("names every owner governance charged, a team's customer and business unit too, and filters by each", async () => {
+    const answer = await chat({ messages: [{ role: 'user', content: 'owners' }] }, TEAM_KEY);
+    expect(answer.status).toBe(200);
+    const id = answer.headers.get('x-request-id')!;
+    expect(await recordOf(id)).toMatchObject({
+      virtual_key_id: 'vk-team',
+      team_id: 'team-t',
+      customer_id: 'customer-c',
+      user_id: 'user-u',
+      business_unit_id: 'unit-b',
+    });
+    for (const filter of [
+      'customer_id=customer-c',
+      'team_id=team-t',
+      'user_id=user-u',
+      'business_unit_id=unit-b',
+      'virtual_key_id=vk-team',
+    ]) {
+      const page = await logs(filter);
+      expect(page.status, filter).toBe(200);
+      expect(
+        page.body.records.map((record: LogRecord) => record.id),
+        filter,
+      ).toContain(id);
+    }
+    expect((await logs('business_unit_id=unit-other')).body.records).toEqual([]);
+    // The customer's usage shows the charge the record names.
+    const usage = await get(`${gateway.adminUrl}/api/governance/customers/customer-c/usage`, ADMIN);
+    expect(usage.status).toBe(200);
+    expect(usage.body.usage[0].entries[0].used).toBeGreaterThan(0);
+  });
+
+  it("lets a Developer read the dropped counts (no team in them) and only its team's records", async () => {
+    const admin = (path: string, body: Record<string, unknown>) =>
+      post(`${gateway.adminUrl}/api${path}`, body, { headers: ADMIN });
+    const user = await admin('/users', {
+      email: 'developer-logs@example.com',
+      name: 'developer',
+      role: 'developer',
+      team_ids: ['team-t'],
+    });
+    expect(user.status, JSON.stringify(user.body)).toBe(201);
+    const token = await admin('/tokens', { name: 'developer', role: 'developer', user_id: user.body.id });
+    const developer = { authorization: `Bearer ${token.body.token}` };
+    const dropped = await get(`${gateway.adminUrl}/api/logs/dropped?from=0`, developer);
+    expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
+    expect(dropped.body).toHaveProperty('totals');
+    const records = await get(`${gateway.adminUrl}/api/logs`, developer);
+    expect(records.status).toBe(200);
+    for (const record of records.body.records as LogRecord[]) expect(record.team_id).toBe('team-t');
+  });
+
   it('records a request whose upstream failed with the target that failed', async () => {
     fake.enqueue({
       status: 400,
@@ -195,7 +278,52 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
       provider: 'openai',
       model: 'gpt-4o',
       requested_model: 'openai/gpt-4o',
+      attempts: [
+        {
+          provider: 'openai',
+          model: 'gpt-4o',
+          status: 400,
+          error_type: 'upstream_error',
+          message: expect.stringContaining('no such thing'),
+        },
+      ],
     });
+  });
+
+  it('lists every target a failed request tried, with its error, and none for a served one', async () => {
+    fake.enqueue({ status: 500, json: { error: { message: 'first is down', type: 'server_error' } } });
+    fake.enqueue({ status: 503, json: { error: { message: 'second is overloaded', type: 'server_error' } } });
+    const answer = await chat({
+      model: 'openai/gpt-4o',
+      fallbacks: ['openai/gpt-4o-mini'],
+      messages: [{ role: 'user', content: 'every target fails' }],
+    });
+    expect(answer.status).toBe(503);
+    const record = await recordOf(answer.headers.get('x-request-id')!);
+    expect(record).toMatchObject({ status: 503, error_type: 'all_targets_failed' });
+    expect(record['attempts']).toEqual([
+      expect.objectContaining({
+        provider: 'openai',
+        model: 'gpt-4o',
+        status: 500,
+        message: expect.stringContaining('first is down'),
+      }),
+      expect.objectContaining({
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        status: 503,
+        message: expect.stringContaining('second is overloaded'),
+      }),
+    ]);
+    // A refusal that names a provider reached none: it lists no attempt.
+    const refused = await chat({
+      model: 'openai/gpt-unpriced',
+      messages: [{ role: 'user', content: 'no price' }],
+    });
+    expect(refused.status).toBe(403);
+    expect((await recordOf(refused.headers.get('x-request-id')!))['attempts']).toBeNull();
+    const served = await chat({ messages: [{ role: 'user', content: 'served, no attempts' }] });
+    expect((await recordOf(served.headers.get('x-request-id')!))['attempts']).toBeNull();
   });
 
   it('records a stream when it ends, with its time to first token', async () => {
@@ -227,6 +355,28 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(record).toMatchObject({ status: 246, guardrail_outcome: 'redacted' });
     expect(record['request_content']).not.toContain('jane@example.com');
   });
+
+  it('updates a written record when an async rule flags the request later, in the store', async () => {
+    const answer = await chat(
+      {
+        model: 'openai/gpt-4o-audit',
+        messages: [{ role: 'user', content: 'a SLOW note with a BANNED word' }],
+      },
+      KEY,
+    );
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const id = answer.headers.get('x-request-id')!;
+    // Written before the rule's finding (the webhook answers three seconds late)…
+    expect(await recordOf(id)).toMatchObject({ guardrail_outcome: 'passed' });
+    // …and amended when it arrives, as the metric counts it.
+    await waitFor(
+      async () => {
+        const record = (await get(`${gateway.adminUrl}/api/logs/${id}`, ADMIN)).body as LogRecord;
+        return record.guardrail_outcome === 'flagged' ? record : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the flagged record' },
+    );
+  }, 30_000);
 
   it('keeps no content for a key that opted out', async () => {
     const answer = await chat({ messages: [{ role: 'user', content: 'secret words' }] }, QUIET_KEY);

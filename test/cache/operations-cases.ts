@@ -101,6 +101,8 @@ export function operationsCases(context: CacheContext): void {
       expect(counted('gw_cache_lookups_total', ['result="miss"', 'type="semantic"'])).toBe(true);
       expect(counted('gw_cache_stores_total', ['outcome="stored"'])).toBe(true);
       expect(counted('gw_cache_lookup_seconds_count', ['type="exact"'])).toBe(true);
+      // Every embedding the cases asked for answered: no lookup of either replica counted an error.
+      expect(counted('gw_cache_lookups_total', ['result="error"'])).toBe(false);
     });
   });
 }

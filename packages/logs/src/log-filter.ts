@@ -28,6 +28,8 @@ const filterShape = {
   virtual_key_id: value.optional(),
   team_id: value.optional(),
   customer_id: value.optional(),
+  user_id: value.optional(),
+  business_unit_id: value.optional(),
   min_latency_ms: bound.optional(),
   max_latency_ms: bound.optional(),
   min_cost: bound.optional(),

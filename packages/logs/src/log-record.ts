@@ -14,6 +14,31 @@ export const MAX_NAME = 512;
 const name = z.string().min(1).max(MAX_NAME);
 const tokens = z.number().int().nonnegative().default(0);
 
+/** Most targets a record lists, and most characters of each one's error message. */
+const MAX_ATTEMPTS = 10;
+const MAX_ATTEMPT_MESSAGE = 300;
+
+/** A target a failed request tried, and how it failed. */
+const attemptSchema = z.object({
+  provider: label,
+  model: name.nullable(),
+  /** The status the target answered (or gw made of its failure: 504 for a timeout). */
+  status: z.number().int().min(100).max(599).nullable(),
+  error_type: label.nullable(),
+  /** The failure's message, secrets taken out, cut to its bound. */
+  message: z.string().max(MAX_ATTEMPT_MESSAGE),
+});
+
+/** Stores keep the list as JSON text; read back, it is parsed here (text that is no JSON fails the schema). */
+function fromJsonText(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
 /**
  * One request as the log keeps it. Field names are the JSON names `/api/logs` answers with. A value the
  * request never reached (no provider for a refused request, no first token for a whole answer) is null;
@@ -53,11 +78,21 @@ export const logRecordSchema = z.object({
   cost: z.number().nonnegative().default(0),
   virtual_key_id: name.nullable().default(null),
   virtual_key_name: name.nullable().default(null),
+  /**
+   * The key's owners that governance charged (its hierarchy): a team's customer and business unit are the
+   * request's even when the key names none of its own.
+   */
   team_id: name.nullable().default(null),
   customer_id: name.nullable().default(null),
   user_id: name.nullable().default(null),
+  business_unit_id: name.nullable().default(null),
   /** The id of the provider key the router chose. */
   selected_key_id: name.nullable().default(null),
+  /**
+   * The targets a failed request tried, in order (the last ten), each with its error: why it failed. Null when
+   * it reached no provider, or was served.
+   */
+  attempts: z.preprocess(fromJsonText, z.array(attemptSchema).max(MAX_ATTEMPTS).nullable().default(null)),
   /** Which target of the fallback chain answered: 0 the first; null when none was tried. */
   fallback_index: z.number().int().min(0).max(1_000).nullable().default(null),
   cache_outcome: z.enum(CACHE_OUTCOMES).nullable().default(null),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DROPPED_BUCKET_MS } from './dropped-counts.ts';
 import { decodeCursor, encodeCursor } from './log-cursor.ts';
 import type { LogFilter, LogQuery, LogStatsQuery } from './log-filter.ts';
 import { LOG_RECORD_FIELDS, type LogRecord } from './log-record.ts';
@@ -31,6 +32,8 @@ export const EQUAL_FIELDS = [
   'virtual_key_id',
   'team_id',
   'customer_id',
+  'user_id',
+  'business_unit_id',
 ] as const satisfies ReadonlyArray<keyof LogFilter & keyof LogRecord>;
 
 /** Filter fields that bound a record's field: the parameter, the comparison, the field. */
@@ -171,7 +174,8 @@ export function droppedStatement(
     return options.placeholder(values.length);
   };
   const conditions: string[] = [];
-  if (query.from !== undefined) conditions.push(`"bucket_start" >= ${bind(query.from)}`);
+  // A row counts a whole minute: the minute that contains `from` overlaps the range and is in it.
+  if (query.from !== undefined) conditions.push(`"bucket_start" > ${bind(query.from - DROPPED_BUCKET_MS)}`);
   if (query.to !== undefined) conditions.push(`"bucket_start" < ${bind(query.to)}`);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   return {

@@ -52,6 +52,11 @@ export interface LogStore {
    * a row already held is kept, so a repeated write changes nothing).
    */
   insertDropped(rows: readonly DroppedRow[]): Promise<void>;
+  /**
+   * Records an async guardrail rule flagged after they were written: their `guardrail_outcome` becomes
+   * `flagged` unless it says more already (`redacted`, `blocked`). Ids not stored (yet) are skipped.
+   */
+  flagGuardrails(ids: readonly string[]): Promise<void>;
   /** Dropped counts by reason and time bucket, summed over every process (`/api/logs/dropped`). */
   dropped(query?: DroppedQueryInput): Promise<DroppedCounts>;
   /** Deletes every record (and dropped count) older than the time (epoch ms), in small batches; answers how many records. */

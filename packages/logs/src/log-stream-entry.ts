@@ -11,6 +11,14 @@ const RECORDS_FIELD = 'records';
 /** An entry of dropped counts (rows of DroppedRow, as a JSON array) has this field instead. */
 const DROPPED_FIELD = 'dropped';
 
+/** An entry of ids an async guardrail rule flagged (a JSON array) has this field instead. */
+const FLAGGED_FIELD = 'guardrail-flagged';
+
+/** The field and value of an entry that carries flagged record ids. */
+export function encodeFlaggedEntry(ids: readonly string[]): [string, string] {
+  return [FLAGGED_FIELD, JSON.stringify(ids)];
+}
+
 /** The field and value of an entry that carries dropped counts. */
 export function encodeDroppedEntry(rows: readonly DroppedRow[]): [string, string] {
   return [DROPPED_FIELD, JSON.stringify(rows)];
@@ -29,23 +37,37 @@ export type StreamEntry = z.output<typeof streamEntrySchema>;
 export interface DecodedEntry {
   records: LogRecord[];
   dropped: DroppedRow[];
+  /** Ids of records an async guardrail rule flagged after they were written. */
+  flagged: string[];
   errors: Error[];
 }
 
 const droppedRowsSchema = z.array(droppedRowSchema).max(10_000);
+const flaggedIdsSchema = z.array(z.string().min(1).max(128)).max(10_000);
 
 /** Each record is checked on its own, so one bad record does not cost the batch. */
 export function decodeEntry([id, fields]: StreamEntry): DecodedEntry {
   const refused = (reason: string): DecodedEntry => ({
     records: [],
     dropped: [],
+    flagged: [],
     errors: [new Error(`log stream entry ${id} ${reason}`)],
   });
+  const flaggedIndex = fields?.indexOf(FLAGGED_FIELD) ?? -1;
+  if (flaggedIndex >= 0 && flaggedIndex % 2 === 0) {
+    try {
+      const parsed = flaggedIdsSchema.safeParse(JSON.parse(fields?.[flaggedIndex + 1] ?? ''));
+      if (parsed.success) return { records: [], dropped: [], flagged: parsed.data, errors: [] };
+      return refused(`holds invalid flagged ids: ${parsed.error.issues[0]?.message}`);
+    } catch (error) {
+      return refused(`is not JSON: ${(error as Error).message}`);
+    }
+  }
   const droppedIndex = fields?.indexOf(DROPPED_FIELD) ?? -1;
   if (droppedIndex >= 0 && droppedIndex % 2 === 0) {
     try {
       const parsed = droppedRowsSchema.safeParse(JSON.parse(fields?.[droppedIndex + 1] ?? ''));
-      if (parsed.success) return { records: [], dropped: parsed.data, errors: [] };
+      if (parsed.success) return { records: [], dropped: parsed.data, flagged: [], errors: [] };
       return refused(`holds invalid dropped counts: ${parsed.error.issues[0]?.message}`);
     } catch (error) {
       return refused(`is not JSON: ${(error as Error).message}`);
@@ -61,7 +83,7 @@ export function decodeEntry([id, fields]: StreamEntry): DecodedEntry {
     return refused(`is not JSON: ${(error as Error).message}`);
   }
   if (!Array.isArray(values)) return refused('does not hold a list of records');
-  const decoded: DecodedEntry = { records: [], dropped: [], errors: [] };
+  const decoded: DecodedEntry = { records: [], dropped: [], flagged: [], errors: [] };
   values.forEach((value, position) => {
     const parsed = logRecordSchema.safeParse(value);
     if (parsed.success) decoded.records.push(parsed.data);

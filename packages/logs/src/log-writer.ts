@@ -12,6 +12,8 @@ export interface LogSink {
   insert(records: readonly LogRecord[]): Promise<void>;
   /** Dropped counts, written by the same path as records (a LogStore, or the Redis stream). */
   insertDropped?(rows: readonly DroppedRow[]): Promise<void>;
+  /** Records an async guardrail rule flagged after they left the writer (the same path, after them). */
+  flagGuardrails?(ids: readonly string[]): Promise<void>;
 }
 
 export interface LogWriterOptions {
@@ -77,6 +79,8 @@ export class LogWriter {
     closed: 0,
   };
   #buffer: LogRecord[] = [];
+  /** Ids flagged after their record left the buffer, written after the records at the next interval. */
+  #flagged: string[] = [];
   #current: Batch | undefined;
   #writing: Promise<void> | undefined;
   #scheduled = false;
@@ -126,6 +130,22 @@ export class LogWriter {
     if (record.requested_model !== null && record.requested_model.length > MAX_NAME)
       record.requested_model = record.requested_model.slice(0, MAX_NAME);
     return this.#push(record, options);
+  }
+
+  /**
+   * An async guardrail rule flagged a request whose record was enqueued: amended in the buffer while it
+   * waits there, else sent to the sink after the records (bounded like the buffer; past it, not amended).
+   */
+  flagGuardrail(id: string): void {
+    for (let index = this.#buffer.length - 1; index >= 0; index--) {
+      const record = this.#buffer[index]!;
+      if (record.id !== id) continue;
+      if (record.guardrail_outcome === null || record.guardrail_outcome === 'passed')
+        record.guardrail_outcome = 'flagged';
+      return;
+    }
+    if (this.#closed || this.#flagged.length >= this.#maxBuffered) return;
+    this.#flagged.push(id);
   }
 
   #push(record: LogRecord, options: EnqueueOptions): true {
@@ -189,7 +209,10 @@ export class LogWriter {
     for (;;) {
       if (this.#current === undefined) {
         if (this.#buffer.length === 0 || (!partial && this.#buffer.length < this.#batchSize)) {
-          if (partial) await this.#writeDropped();
+          if (partial) {
+            await this.#writeDropped();
+            await this.#writeFlagged();
+          }
           return;
         }
         this.#current = { records: this.#buffer.splice(0, this.#batchSize), attempts: 0 };
@@ -224,6 +247,20 @@ export class LogWriter {
       this.#tally?.written(rows);
     } catch (error) {
       quietly(() => this.#onError(error));
+    }
+  }
+
+  /** Flagged ids, once the records before them are written (a failure is retried at the next interval). */
+  async #writeFlagged(): Promise<void> {
+    const flagGuardrails = this.#sink.flagGuardrails?.bind(this.#sink);
+    if (!flagGuardrails || this.#flagged.length === 0) return;
+    const ids = this.#flagged;
+    this.#flagged = [];
+    try {
+      await flagGuardrails(ids);
+    } catch (error) {
+      quietly(() => this.#onError(error));
+      if (this.#flagged.length + ids.length <= this.#maxBuffered) this.#flagged.unshift(...ids);
     }
   }
 

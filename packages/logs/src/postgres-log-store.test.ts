@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLogStoreContract } from '../../testkit/src/log-store-contract.ts';
 import { logRecord, TEXT_CASES, TEXT_RECORDS } from '../../testkit/src/log-store-fixtures.ts';
@@ -38,6 +39,36 @@ describe('PostgresLogStore', () => {
     const reopened = await PostgresLogStore.open({ url: database.url, schema });
     expect(reopened.textSearch).toBe('trigram');
     await reopened.close();
+  });
+
+  it('adds the columns a table made by an older gw lacks, keeping its records', async () => {
+    const schema = freshSchema();
+    const first = await PostgresLogStore.open({ url: database.url, schema });
+    await first.insert([logRecord({ id: 'old', team_id: 'team-1' })]);
+    await first.close();
+    // As the first release made it: without the columns added since.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    await client.query(
+      `ALTER TABLE "${schema}".request_logs DROP COLUMN "business_unit_id", DROP COLUMN "attempts"`,
+    );
+    await client.end();
+    const store = await PostgresLogStore.open({ url: database.url, schema });
+    expect(await store.get('old')).toMatchObject({
+      team_id: 'team-1',
+      business_unit_id: null,
+      attempts: null,
+    });
+    const failed = logRecord({
+      id: 'new',
+      business_unit_id: 'unit-1',
+      attempts: [
+        { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },
+      ],
+    });
+    await store.insert([failed]);
+    expect(await store.get('new')).toEqual(failed);
+    await store.close();
   });
 
   it('stores content holding NUL (refused by PostgreSQL text) with U+FFFD in its place', async () => {

@@ -167,6 +167,15 @@ export class PostgresLogStore implements LogStore {
     );
   }
 
+  async flagGuardrails(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#pool.query(
+      `UPDATE ${this.#table} SET "guardrail_outcome" = 'flagged' WHERE "id" = ANY($1::text[])` +
+        ` AND ("guardrail_outcome" IS NULL OR "guardrail_outcome" = 'passed')`,
+      [ids],
+    );
+  }
+
   async dropped(query: DroppedQueryInput = {}): Promise<DroppedCounts> {
     const parsed = droppedQuerySchema.parse(query);
     const statement = droppedStatement(parsed, {
@@ -200,6 +209,8 @@ export class PostgresLogStore implements LogStore {
 }
 
 /** PostgreSQL text refuses NUL, which a model's answer may hold; it becomes U+FFFD rather than fail the batch. */
-function storable(value: LogRecord[keyof LogRecord]): LogRecord[keyof LogRecord] {
-  return typeof value === 'string' && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+function storable(value: LogRecord[keyof LogRecord]): string | number | boolean | null {
+  // A list (the targets tried) is kept as JSON text.
+  const text = Array.isArray(value) ? JSON.stringify(value) : value;
+  return typeof text === 'string' && text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

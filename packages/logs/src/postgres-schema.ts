@@ -24,7 +24,9 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   team_id: ['text', true],
   customer_id: ['text', true],
   user_id: ['text', true],
+  business_unit_id: ['text', true],
   selected_key_id: ['text', true],
+  attempts: ['text', true],
   fallback_index: ['integer', true],
   cache_outcome: ['text', true],
   guardrail_outcome: ['text', true],
@@ -33,6 +35,9 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   content_truncated: ['boolean', false],
   trace_id: ['text', true],
 };
+
+/** Nullable columns added after the first release (also in the SQLite store's list). */
+const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = ['business_unit_id', 'attempts'];
 
 /** How `q` is answered: through trigram indexes (pg_trgm), or by scanning the rows the other filters leave. */
 export type TextSearch = 'trigram' | 'scan';
@@ -65,6 +70,12 @@ export async function migrate(pool: Pool, options: MigrateOptions): Promise<Text
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(options.schema)}`);
     const { rows } = await client.query('SELECT to_regclass($1) IS NULL AS missing', [table]);
     await client.query(`CREATE TABLE IF NOT EXISTS ${table} (${columns.join(', ')})`);
+    // Columns added after the first release: a table made by an older gw gains them (nullable, no rewrite).
+    for (const column of ADDED_COLUMNS) {
+      await client.query(
+        `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS "${column}" ${POSTGRES_COLUMNS[column][0]}`,
+      );
+    }
     await client.query(index('time', '"time", "id"'));
     await client.query(index('provider', '"provider", "time"'));
     await client.query(index('model', '"model", "time"'));

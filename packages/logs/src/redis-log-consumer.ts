@@ -180,6 +180,7 @@ export class RedisLogConsumer {
     if (entries.length === 0 && own.length === 0) return;
     const records: LogRecord[] = [];
     const dropped: DroppedRow[] = [];
+    const flagged: string[] = [];
     for (const entry of entries) {
       if (entry[1] === null) {
         this.#lost('stream_lost', 1);
@@ -188,6 +189,7 @@ export class RedisLogConsumer {
       const decoded = decodeEntry(entry);
       for (const record of decoded.records) records.push(record);
       for (const row of decoded.dropped) dropped.push(row);
+      for (const id of decoded.flagged) flagged.push(id);
       for (const error of decoded.errors) this.#onError(error);
       this.#lost('invalid', decoded.errors.length);
     }
@@ -197,6 +199,8 @@ export class RedisLogConsumer {
     if (records.length > 0) await this.#store.insert(records);
     if (dropped.length > 0) await this.#store.insertDropped?.(dropped);
     if (own.length > 0) this.#tally?.written(own);
+    // After the records: an entry read together with the records it flags finds them stored.
+    if (flagged.length > 0) await this.#store.flagGuardrails?.(flagged);
     this.#counts.inserted += records.length;
     if (entries.length > 0) await this.#redis.xack(this.#key, this.#group, ...entries.map(([id]) => id));
   }

@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { DroppedRow } from './dropped-counts.ts';
 import type { LogRecord } from './log-record.ts';
-import { encodeDroppedEntry, encodeEntry, logStreamKey } from './log-stream-entry.ts';
+import { encodeDroppedEntry, encodeEntry, encodeFlaggedEntry, logStreamKey } from './log-stream-entry.ts';
 import type { LogSink } from './log-writer.ts';
 
 export { logStreamKey } from './log-stream-entry.ts';
@@ -56,6 +56,12 @@ export class RedisLogProducer implements LogSink {
     const failure = results.find(([error]) => error !== null);
     if (failure) throw failure[0];
     // A retried batch may append some records twice: stores ignore an id they hold, so that is harmless.
+  }
+
+  /** Flagged ids travel the same stream, after the records they amend (the writer sends them later). */
+  async flagGuardrails(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#redis.xadd(this.#key, 'MAXLEN', '~', this.#maxRecords, '*', ...encodeFlaggedEntry(ids));
   }
 
   /** Dropped counts travel the same stream, as an entry of their own (rows are totals: a repeat is harmless). */

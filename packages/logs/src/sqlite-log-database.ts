@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS request_logs (
   "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
   "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
   "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
-  "selected_key_id" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
+  "business_unit_id" TEXT,
+  "selected_key_id" TEXT, "attempts" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
   "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT
 );
 CREATE INDEX IF NOT EXISTS request_logs_time ON request_logs ("time", "id");
@@ -89,6 +90,24 @@ function dialect(textIndex: boolean): SqlDialect {
   };
 }
 
+/** Columns added after the first release, with their types: a log file written by an older gw gains them. */
+const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [
+  ['business_unit_id', 'TEXT'],
+  ['attempts', 'TEXT'],
+];
+
+function addMissingColumns(database: DatabaseSync): void {
+  const present = new Set(
+    database
+      .prepare("SELECT name FROM pragma_table_info('request_logs')")
+      .all()
+      .map((row) => String(row.name)),
+  );
+  for (const [column, type] of ADDED_COLUMNS) {
+    if (!present.has(column)) database.exec(`ALTER TABLE request_logs ADD COLUMN "${column}" ${type}`);
+  }
+}
+
 /** What the store's thread asks of the database thread; each method runs synchronously there. */
 export interface SqliteLogMethods {
   insert(records: LogRecord[]): void;
@@ -96,6 +115,7 @@ export interface SqliteLogMethods {
   get(id: string): LogRecord | undefined;
   stats(query: LogStatsQuery): LogStats;
   insertDropped(rows: DroppedRow[]): void;
+  flagGuardrails(ids: string[]): void;
   /** Rows of dropped counts per bucket and reason, summed over sources. */
   dropped(query: DroppedQuery): Array<{ start: number; reason: string; count: number }>;
   /** Deletes at most `limit` records older than the time, in one transaction; answers how many. */
@@ -114,6 +134,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
   readonly #get: StatementSync;
   readonly #deleteBatch: StatementSync;
   readonly #insertDropped: StatementSync;
+  readonly #flagGuardrail: StatementSync;
   readonly #deleteDropped: StatementSync;
 
   private constructor(database: DatabaseSync, textIndex: boolean) {
@@ -131,6 +152,10 @@ export class SqliteLogDatabase implements SqliteLogMethods {
       'INSERT INTO dropped_counts ("bucket_start", "reason", "source", "count") VALUES (?, ?, ?, ?)' +
         ' ON CONFLICT DO UPDATE SET "count" = max("count", excluded."count")',
     );
+    this.#flagGuardrail = database.prepare(
+      `UPDATE request_logs SET "guardrail_outcome" = 'flagged' WHERE "id" = ?` +
+        ` AND ("guardrail_outcome" IS NULL OR "guardrail_outcome" = 'passed')`,
+    );
     this.#deleteDropped = database.prepare('DELETE FROM dropped_counts WHERE "bucket_start" < ?');
   }
 
@@ -140,6 +165,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
     const database = new DatabaseSync(path.join(options.dataDir, SQLITE_LOG_FILE_NAME));
     try {
       database.exec(SCHEMA);
+      addMissingColumns(database);
       const hasIndex = () =>
         database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'request_logs_text'").get() !== undefined;
       if (options.textSearchIndex && !hasIndex()) database.exec(`BEGIN; ${TEXT_INDEX_SCHEMA} COMMIT;`);
@@ -183,6 +209,17 @@ export class SqliteLogDatabase implements SqliteLogMethods {
     };
   }
 
+  flagGuardrails(ids: string[]): void {
+    this.#database.exec('BEGIN');
+    try {
+      for (const id of ids) this.#flagGuardrail.run(id);
+      this.#database.exec('COMMIT');
+    } catch (error) {
+      this.#database.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
   insertDropped(rows: DroppedRow[]): void {
     this.#database.exec('BEGIN');
     try {
@@ -214,6 +251,7 @@ export class SqliteLogDatabase implements SqliteLogMethods {
 function toRow(record: LogRecord): SQLInputValue[] {
   return LOG_RECORD_FIELDS.map((field) => {
     const value = record[field];
+    if (Array.isArray(value)) return JSON.stringify(value);
     return typeof value === 'boolean' ? Number(value) : value;
   });
 }

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLogStoreContract } from '../../testkit/src/log-store-contract.ts';
 import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../testkit/src/log-store-fixtures.ts';
@@ -26,6 +27,40 @@ describe('SqliteLogStore', () => {
     expect((await second.query({ q: 'SEARCHABLE' })).records.map((record) => record.id)).toEqual(['kept']);
     await second.close();
     await second.close();
+  });
+
+  it('adds the columns a log file written by an older gw lacks, keeping its records', async () => {
+    const dataDir = await freshDir();
+    const old = new DatabaseSync(path.join(dataDir, SQLITE_LOG_FILE_NAME));
+    // The table as the first release made it: no business_unit_id, no attempts.
+    old.exec(`CREATE TABLE request_logs (
+      "id" TEXT NOT NULL UNIQUE, "time" INTEGER NOT NULL, "surface" TEXT NOT NULL, "route" TEXT NOT NULL,
+      "provider" TEXT, "model" TEXT, "requested_model" TEXT, "status" INTEGER NOT NULL, "error_type" TEXT,
+      "latency_ms" REAL NOT NULL, "time_to_first_token_ms" REAL,
+      "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
+      "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
+      "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
+      "selected_key_id" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
+      "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT)`);
+    old.exec(`INSERT INTO request_logs VALUES ('old', ${T0}, 'openai', '/v1/chat/completions', NULL, NULL, NULL,
+      200, NULL, 5, NULL, 0, 0, 0, 0, 0, NULL, NULL, 'team-1', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL)`);
+    old.close();
+    const store = await SqliteLogStore.open({ dataDir });
+    expect(await store.get('old')).toMatchObject({
+      team_id: 'team-1',
+      business_unit_id: null,
+      attempts: null,
+    });
+    const failed = logRecord({
+      id: 'new',
+      business_unit_id: 'unit-1',
+      attempts: [
+        { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },
+      ],
+    });
+    await store.insert([failed]);
+    expect(await store.get('new')).toEqual(failed);
+    await store.close();
   });
 
   it('answers text search the same through an FTS5 trigram index, built over what is stored', async () => {

@@ -70,6 +70,10 @@ export class SqliteLogStore implements LogStore {
     if (rows.length > 0) await this.#call('insertDropped', [...rows]);
   }
 
+  async flagGuardrails(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.#call('flagGuardrails', [...ids]);
+  }
+
   async dropped(query: DroppedQueryInput = {}): Promise<DroppedCounts> {
     const parsed = droppedQuerySchema.parse(query);
     return droppedCountsOf(await this.#call('dropped', parsed), parsed.bucket_ms);

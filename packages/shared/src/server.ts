@@ -417,26 +417,34 @@ export function onShutdown(options: {
 /**
  * Whether an error says all there is in its message: a bad environment or config (ConfigError), a refusal
  * (GatewayError), or the system refusing a resource (a port in use, Redis unreachable: a Node error code,
- * here or in its cause). Anything else is a bug worth its stack.
+ * here or in its cause). Anything else is named by its class (`TypeError: …`), a bug's hint.
  */
-function explainsItself(error: unknown): error is Error {
+function explainsItself(error: unknown): boolean {
   if (error instanceof ConfigError || error instanceof GatewayError) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code;
   return typeof code === 'string' || (error.cause !== undefined && explainsItself(error.cause));
 }
 
+/** An error as one line: its message, and its cause's where the message does not already say it. */
+function oneLine(error: unknown): string {
+  if (!(error instanceof Error))
+    return String(error)
+      .replace(/\s*\n\s*/g, ' ')
+      .trim();
+  const plain = explainsItself(error) || error.name === 'Error';
+  let text = plain ? error.message : `${error.name}: ${error.message}`;
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  if (cause && !text.includes(cause)) text = `${text}: ${cause}`;
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
 /**
  * Ends a process that could not start: exit code 1 and one line on stderr, the same for every process,
- * `gw-<service> cannot start: <what is wrong>`. Only a bug prints its stack.
+ * `gw-<service> cannot start: <what is wrong>`, never a stack (startService logs it at debug level).
  */
 export function refuseStart(service: string, error: unknown): never {
-  const reason = explainsItself(error)
-    ? error.message.replace(/\s*\n\s*/g, ' ').trim()
-    : error instanceof Error
-      ? (error.stack ?? error.message)
-      : String(error);
-  process.stderr.write(`gw-${service} cannot start: ${reason}\n`);
+  process.stderr.write(`gw-${service} cannot start: ${oneLine(error)}\n`);
   process.exit(1);
 }
 
@@ -448,6 +456,8 @@ export async function startService(logger: Logger, start: () => Promise<void>): 
   try {
     await start();
   } catch (error) {
+    // The stack, for whoever runs with LOG_LEVEL=debug; stderr gets the one line.
+    logger.debug({ err: error }, 'start-up failed');
     refuseStart(String(logger.bindings()['service'] ?? 'gateway'), error);
   }
 }

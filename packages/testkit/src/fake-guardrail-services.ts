@@ -130,8 +130,9 @@ export async function startFakeAzureContentSafety(options: {
 
 /**
  * A guardrail webhook as docs/guardrails.md describes it: it checks `x-gw-signature` (HMAC-SHA256 of
- * `<x-gw-timestamp>.<body>` under `secret`; 401 otherwise), blocks `FORBIDDEN`, and masks e-mail addresses
- * (`modify`).
+ * `<x-gw-timestamp>.<body>` under `secret`; 401 otherwise), blocks `FORBIDDEN` (the violation's `text` an
+ * index, as gw always read it) and `BANNED` (its `text` the offending text, as the docs show it), and masks
+ * e-mail addresses (`modify`).
  */
 export async function startFakeGuardrailWebhook(options: { secret: string }) {
   const answer = (request: FakeUpstreamRequest): FakeUpstreamAnswer => {
@@ -155,6 +156,15 @@ export async function startFakeGuardrailWebhook(options: { secret: string }) {
           violations: [
             { category: 'forbidden_topic', severity: 'high', text: blocked, excerpt: 'FORBIDDEN' },
           ],
+        },
+        delayMs,
+      };
+    }
+    if (texts.some((text) => text.includes('BANNED'))) {
+      return {
+        json: {
+          action: 'block',
+          violations: [{ category: 'banned_word', severity: 'high', text: 'BANNED' }],
         },
         delayMs,
       };

@@ -216,6 +216,9 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
         expect(hourly.totals).toEqual({ connection_cap: 4, provider_queue_full: 7, log_buffer_full: 7 });
         const early = await store.dropped({ from: T0, to: T0 + minute, bucket_ms: minute });
         expect(early.buckets).toEqual([{ start: T0, reason: 'provider_queue_full', count: 7 }]);
+        // `from` inside a minute: that minute's counts are in the range (it overlaps it).
+        const within = await store.dropped({ from: T0 + minute / 2, to: T0 + minute, bucket_ms: minute });
+        expect(within.buckets).toEqual([{ start: T0, reason: 'provider_queue_full', count: 7 }]);
         await expect(store.dropped({ bucket_ms: 10 })).rejects.toBeInstanceOf(ZodError);
         await store.deleteOlderThan(T0 + 2 * minute);
         expect((await store.dropped({})).totals).toEqual({ log_buffer_full: 7 });
@@ -242,6 +245,31 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
       expect(await store.get('global-off')).toMatchObject({ request_content: null, response_content: null });
       expect(writer.written + silent.written).toBe(4);
     });
+
+    contractCase(
+      'an async guardrail finding flags a record, in the writer or once stored, never over a stronger outcome',
+      async (store) => {
+        const writer = new LogWriter({ sink: store, flushIntervalMs: 60_000 });
+        writer.enqueue(logRecord({ id: 'waiting', guardrail_outcome: 'passed' }));
+        writer.flagGuardrail('waiting');
+        await store.insert([
+          logRecord({ id: 'stored' }),
+          logRecord({ id: 'passed', guardrail_outcome: 'passed' }),
+          logRecord({ id: 'redacted', guardrail_outcome: 'redacted' }),
+          logRecord({ id: 'blocked', guardrail_outcome: 'blocked' }),
+        ]);
+        for (const id of ['stored', 'passed', 'redacted', 'blocked', 'never-written'])
+          writer.flagGuardrail(id);
+        await writer.close();
+        const outcomes = await Promise.all(
+          ['waiting', 'stored', 'passed', 'redacted', 'blocked'].map(
+            async (id) => (await store.get(id))?.guardrail_outcome,
+          ),
+        );
+        expect(outcomes).toEqual(['flagged', 'flagged', 'flagged', 'redacted', 'blocked']);
+        expect(await store.get('never-written')).toBeUndefined();
+      },
+    );
 
     contractCase('a batch of 5,000 records is stored whole', async (store) => {
       const records = Array.from({ length: 5_000 }, (_, index) =>

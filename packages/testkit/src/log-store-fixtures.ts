@@ -41,7 +41,17 @@ export function fullLogRecord(id: string): LogRecord {
     team_id: 'team-1',
     customer_id: 'customer-1',
     user_id: 'user-1',
+    business_unit_id: 'unit-1',
     selected_key_id: 'bedrock-key-2',
+    attempts: [
+      {
+        provider: 'openai',
+        model: 'gpt-4o',
+        status: 503,
+        error_type: 'upstream_error',
+        message: 'overloaded "é"',
+      },
+    ],
     fallback_index: 1,
     cache_outcome: 'miss',
     guardrail_outcome: 'redacted',

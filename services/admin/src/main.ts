@@ -46,7 +46,7 @@ await startService(logger, async () => {
   const settings = mcpStore && (await followSystemSettings({ store: mcpStore, config, logger }));
   // The response cache's entries, for removals only: this process keeps no index of them.
   if (config.cache.enabled && !environment.REDIS_URL) {
-    throw new Error('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
+    throw new ConfigError('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
   }
   const cacheBackend =
     config.cache.enabled && environment.REDIS_URL

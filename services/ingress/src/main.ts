@@ -7,6 +7,7 @@ import { BullToolQueue } from '@gw/mcp-runner/bullmq';
 import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import {
+  ConfigError,
   createLogger,
   createMetrics,
   exposureWarning,
@@ -108,7 +109,7 @@ await startService(logger, async () => {
     : undefined;
   // The response cache: entries in Redis, shared by every replica (each keeps the index in process).
   if (config.cache.enabled && !redisUrl) {
-    throw new Error('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
+    throw new ConfigError('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
   }
   const cacheBackend =
     config.cache.enabled && redisUrl

@@ -29,6 +29,27 @@ describe('webhook provider (HMAC-signed POST against a fake)', () => {
     remote: true,
   });
 
+  const check = (texts: string[]) =>
+    provider('hook-secret').check({
+      side: 'input',
+      texts,
+      priorLength: 0,
+      rule: 'r1',
+      metadata: { model: 'gpt-4o', headers: {} } as never,
+      signal: new AbortController().signal,
+    });
+
+  it("reads a violation's text as docs/guardrails.md writes it (the offending text) and as an index", async () => {
+    // Documented: `text` is the offending text; it names the text sent that holds it, and is the excerpt.
+    expect((await check(['fine', 'a BANNED word'])).detections).toEqual([
+      { category: 'banned_word', severity: 'high', text: 1, excerpt: 'BANNED' },
+    ]);
+    // What gw read before: `text` the index of the text sent.
+    expect((await check(['fine', 'a FORBIDDEN plan'])).detections).toEqual([
+      { category: 'forbidden_topic', severity: 'high', text: 1, excerpt: 'FORBIDDEN' },
+    ]);
+  });
+
   it('posts the texts, the side and the metadata without headers, signed', async () => {
     await provider('hook-secret').check({
       side: 'output',

@@ -13,8 +13,11 @@ const webhookVerdictSchema = z.object({
       z.object({
         category: z.string().min(1).max(100),
         severity: z.enum(GUARDRAIL_SEVERITIES).default('medium'),
-        /** Index of the text it concerns; all of them when left out. */
-        text: z.number().int().min(-1).default(-1),
+        /**
+         * The text it concerns: the offending text itself (docs/guardrails.md), or its index in `texts`;
+         * all of them when left out.
+         */
+        text: z.union([z.number().int().min(-1), z.string().max(1_000_000)]).default(-1),
         excerpt: z.string().max(1000).optional(),
       }),
     )
@@ -23,6 +26,24 @@ const webhookVerdictSchema = z.object({
   /** With `modify`: every text, as it must go on. */
   texts: z.array(z.string()).optional(),
 });
+
+/** Most characters of a violation's text kept as its excerpt when the webhook sends no excerpt. */
+const EXCERPT_CHARS = 200;
+
+function excerptOf(text: string): string | undefined {
+  return text === '' ? undefined : text.slice(0, EXCERPT_CHARS);
+}
+
+/**
+ * The index of the text a violation concerns: as given when a number; for the offending text itself, the
+ * first text sent that is or contains it (-1, all of them, when none does).
+ */
+function textIndex(text: number | string, sent: readonly string[]): number {
+  if (typeof text === 'number') return text < sent.length ? text : -1;
+  if (text === '') return -1;
+  const exact = sent.indexOf(text);
+  return exact !== -1 ? exact : sent.findIndex((candidate) => candidate.includes(text));
+}
 
 /** `sha256=<hex>` of `<timestamp>.<body>` under the profile's secret: what the receiver recomputes. */
 function webhookSignature(secret: string, timestamp: string, body: string): string {
@@ -95,12 +116,16 @@ export function createWebhookProvider(profile: WebhookProfile, options: Provider
         );
       const verdict = parsed.data;
       if (verdict.action === 'pass') return { detections: [] };
-      const detections: Detection[] = verdict.violations.map((violation) => ({
-        category: violation.category,
-        severity: violation.severity,
-        text: violation.text,
-        ...(violation.excerpt !== undefined ? { excerpt: violation.excerpt } : {}),
-      }));
+      const detections: Detection[] = verdict.violations.map((violation) => {
+        const excerpt =
+          violation.excerpt ?? (typeof violation.text === 'string' ? excerptOf(violation.text) : undefined);
+        return {
+          category: violation.category,
+          severity: violation.severity,
+          text: textIndex(violation.text, request.texts),
+          ...(excerpt !== undefined ? { excerpt } : {}),
+        };
+      });
       if (verdict.action === 'block') {
         if (detections.length === 0) detections.push({ category: 'webhook', severity: 'high', text: -1 });
         return { detections };

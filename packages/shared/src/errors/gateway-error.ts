@@ -88,6 +88,20 @@ function statusOf(type: ErrorType, relayed?: number): number {
   return (entry.relaysUpstreamStatus && relayed) || entry.status;
 }
 
+/** Most targets a failure lists (`attempts`), and most characters of each one's message. */
+export const MAX_TARGET_ATTEMPTS = 10;
+export const MAX_ATTEMPT_MESSAGE = 300;
+
+/** One target a request tried and how it failed: what a failed request's log record lists. */
+const targetAttemptSchema = z.object({
+  provider: z.string(),
+  model: z.string(),
+  status: z.number().int().min(100).max(599),
+  type: z.string(),
+  message: z.string().max(MAX_ATTEMPT_MESSAGE),
+});
+export type TargetAttempt = z.infer<typeof targetAttemptSchema>;
+
 export interface GatewayErrorOptions {
   type: ErrorType;
   /** The upstream's status, for the types that relay it; any other type has its catalog status (`statusOf`). */
@@ -105,6 +119,11 @@ export interface GatewayErrorOptions {
   upstreamBody?: unknown;
   /** More of what the caller is told, under `extra_fields` (a guardrail's violations). */
   extra?: Record<string, unknown> | undefined;
+  /**
+   * The targets the router tried, in order, each with its failure (the last MAX_TARGET_ATTEMPTS): for the
+   * request's log record, never the caller's answer (its message already names them).
+   */
+  attempts?: TargetAttempt[] | undefined;
   cause?: unknown;
 }
 
@@ -124,6 +143,7 @@ const gatewayErrorWireSchema = z.object({
   upstream: z.boolean().optional(),
   upstreamBody: z.unknown().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
+  attempts: z.array(targetAttemptSchema).max(MAX_TARGET_ATTEMPTS).optional(),
 });
 
 /**
@@ -164,6 +184,7 @@ export class GatewayError extends Error {
   readonly upstream: boolean;
   readonly upstreamBody: unknown;
   readonly extra: Record<string, unknown> | undefined;
+  readonly attempts: TargetAttempt[] | undefined;
 
   constructor(options: GatewayErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -178,6 +199,7 @@ export class GatewayError extends Error {
     this.upstream = options.upstream ?? false;
     this.upstreamBody = options.upstreamBody;
     this.extra = options.extra;
+    this.attempts = options.attempts;
   }
 
   /** The fields that cross a process boundary (gRPC metadata, job results). */
@@ -194,6 +216,7 @@ export class GatewayError extends Error {
       upstream: this.upstream,
       upstreamBody: this.upstreamBody,
       ...(this.extra !== undefined ? { extra: this.extra } : {}),
+      ...(this.attempts !== undefined ? { attempts: this.attempts } : {}),
     };
   }
 

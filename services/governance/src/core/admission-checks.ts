@@ -148,7 +148,10 @@ export function rateLimitChecks(
 /** The owners of a key are looked up in the repository (held in memory: no store read). */
 type OwnerLookup = Pick<GovernanceRepository, 'get'>;
 
-/** The key and its owners (team, customer, user, business unit), each with its level. */
+/**
+ * The key and its owners (team, customer, user, business unit), each with its level: whom an admission
+ * charges, so also whom the request's log record names (a team's customer when the key names none).
+ */
 function hierarchy(
   repository: OwnerLookup,
   key: StoredVirtualKey,
@@ -165,6 +168,25 @@ function hierarchy(
     { level: 'business_unit', owner: unit },
   ];
   return levels.flatMap(({ level, owner }) => (owner ? [{ level, owner }] : []));
+}
+
+const OWNER_FIELDS = {
+  team: 'teamId',
+  customer: 'customerId',
+  user: 'userId',
+  business_unit: 'businessUnitId',
+} as const satisfies Partial<Record<Level, string>>;
+
+/** The ids of the owners an admission of the key charges, by the authorization's field names. */
+export function chargedOwners(
+  repository: OwnerLookup,
+  key: StoredVirtualKey,
+): Partial<Record<(typeof OWNER_FIELDS)[keyof typeof OWNER_FIELDS], string>> {
+  const owners: Partial<Record<(typeof OWNER_FIELDS)[keyof typeof OWNER_FIELDS], string>> = {};
+  for (const { level, owner } of hierarchy(repository, key)) {
+    if (level !== 'virtual_key' && level !== 'provider_config') owners[OWNER_FIELDS[level]] = owner.id;
+  }
+  return owners;
 }
 
 /** The checks of one admission: `required` must all pass; of `alternatives` (one per target) one must. */

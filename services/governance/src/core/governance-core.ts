@@ -11,7 +11,7 @@ import {
 } from '@gw/shared';
 import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
-import { type AdmissionChecks, admissionChecks } from './admission-checks.ts';
+import { type AdmissionChecks, admissionChecks, chargedOwners } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
 import {
   type ManageRequest,
@@ -176,9 +176,7 @@ export class GovernanceCore implements GovernanceService {
       virtualKeyName: key.name,
       mcpTools: key.mcp_tools ?? [],
       ...(key.log_content === false ? { logContent: false } : {}),
-      ...(key.team_id ? { teamId: key.team_id } : {}),
-      ...(key.customer_id ? { customerId: key.customer_id } : {}),
-      ...(key.user_id ? { userId: key.user_id } : {}),
+      ...chargedOwners(this.repository, key),
     };
     if (request.kind !== 'llm') return { targets: [], ...identity };
     const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {

@@ -78,10 +78,14 @@ export const authorizeResultSchema = z.object({
   targets: z.array(planTargetSchema),
   virtualKeyId: z.string().optional(),
   virtualKeyName: z.string().optional(),
-  /** The key's owners, for guardrail conditions (`team`, `customer`, `user`). */
+  /**
+   * The key's owners that governance charges (its hierarchy: a team's customer and business unit when the
+   * key names none), for guardrail conditions (`team`, `customer`, `user`) and the request log.
+   */
   teamId: z.string().optional(),
   customerId: z.string().optional(),
   userId: z.string().optional(),
+  businessUnitId: z.string().optional(),
   /** False when the key keeps no content in request logs (`log_content: false`). */
   logContent: z.boolean().optional(),
   /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */

@@ -12,7 +12,7 @@ import {
 import { GatewayError, invalidRequest, type McpSettings, type ToolCall } from '@gw/shared';
 import type { TraceContext } from '@gw/shared/tracing';
 import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
-import { findVirtualKey } from './virtual-key-header.ts';
+import { findVirtualKey, presentHeaderNames } from './virtual-key-header.ts';
 
 /** What ingress needs for MCP: the catalog of clients and tools, and the queue that runs calls on runners. */
 export interface McpIngress {
@@ -49,7 +49,7 @@ export async function resolveAccess(
       requestId: request.requestId,
       kind: 'mcp',
       virtualKey: findVirtualKey(request.headers),
-      headerNames: Object.keys(request.headers),
+      headerNames: presentHeaderNames(request.headers),
       targets: [],
     },
     { trace: request.trace },

@@ -1,8 +1,8 @@
 import type { AuthorizeResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
-import type { DroppedTally, LogRecord } from '@gw/logs';
+import { type DroppedTally, type LogRecord, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
-import type { GatewayError, LogsConfig, Usage } from '@gw/shared';
+import { type GatewayError, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
 import type { RequestContext } from './route.ts';
 
 /**
@@ -17,10 +17,16 @@ export interface RequestLogDraft {
   model?: string;
   usage?: Usage;
   servedBy?: ServedBy | undefined;
+  /** A failed request: the targets it tried and their errors (the router's list, bounded). */
+  attempts?: LogRecord['attempts'];
   /** performance.now() at the first streamed item. */
   firstItemAt?: number;
   cache?: 'hit' | 'miss' | 'bypass';
   guardrail?: GuardrailOutcome | undefined;
+  /** An async guardrail rule flagged the request (its finding may come after the record was written). */
+  asyncFlagged?: boolean;
+  /** Set once the record left for the writer: a later async finding amends the written record. */
+  amend?: () => void;
   /** What governance charged, once its settle answers (undefined: not known). */
   cost?: Promise<number | undefined>;
   /** Kept only when content logging is on for the request. */
@@ -34,14 +40,37 @@ export interface RequestLogDraft {
  * the plan's targets it tried), unless the draft knows what served it already (a stream that failed late).
  */
 export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: GatewayError): void {
-  if (!draft || draft.provider || !failure.provider) return;
+  if (!draft) return;
+  // The router's list of what it tried; a refusal that names a provider (model_not_allowed) tried none.
+  if (failure.attempts) {
+    draft.attempts = failure.attempts.map((attempt) => ({
+      provider: attempt.provider.slice(0, 128),
+      model: attempt.model.slice(0, MAX_NAME) || null,
+      status: attempt.status,
+      error_type: attempt.type.slice(0, 128),
+      message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
+    }));
+  }
+  if (draft.provider || !failure.provider) return;
   draft.provider = failure.provider;
   if (failure.model) draft.model = failure.model;
+}
+
+/**
+ * An async guardrail rule flagged the request: the record says `flagged` (unless it says more), whether it
+ * is still a draft, waits for its cost, or was written already (then the store's copy is amended).
+ */
+export function noteAsyncFinding(draft: RequestLogDraft | undefined): void {
+  if (!draft || draft.asyncFlagged) return;
+  draft.asyncFlagged = true;
+  draft.amend?.();
 }
 
 /** Where records go: the LogWriter (synchronous, never throws). */
 export interface RecordSink {
   enqueueRecord(record: LogRecord, options: { content: boolean; contentMaxBytes: number }): boolean;
+  /** A record enqueued earlier was flagged by an async guardrail rule. */
+  flagGuardrail(id: string): void;
 }
 
 /** A route's template as the surface it belongs to (`/anthropic/*` → anthropic; SPEC.md's own paths → openai). */
@@ -58,12 +87,13 @@ function surfaceOf(route: string): string {
   return 'openai';
 }
 
-function guardrailOutcome(outcome: GuardrailOutcome | undefined, errorType: string | null) {
+function guardrailOutcome(draft: RequestLogDraft, errorType: string | null) {
+  const outcome = draft.guardrail;
   if (errorType === 'guardrail_blocked' || outcome?.outcome === 'blocked') return 'blocked' as const;
-  if (!outcome) return null;
-  if (outcome.modifications.length > 0 || Object.keys(outcome.redactions).length > 0)
+  if (outcome && (outcome.modifications.length > 0 || Object.keys(outcome.redactions).length > 0))
     return 'redacted' as const;
-  return outcome.outcome === 'warning' ? ('flagged' as const) : ('passed' as const);
+  if (draft.asyncFlagged || outcome?.outcome === 'warning') return 'flagged' as const;
+  return outcome ? ('passed' as const) : null;
 }
 
 /** The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`). */
@@ -85,8 +115,12 @@ export function createRequestLog(options: {
   const { sink, config, tally } = options;
   const surfaces = new Map<string, string>();
 
-  function enqueue(record: LogRecord, content: boolean): void {
-    sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes });
+  function enqueue(draft: RequestLogDraft, record: LogRecord, content: boolean): void {
+    // A finding that came while the record waited for its cost is in it; a later one amends what was written.
+    if (draft.asyncFlagged && (record.guardrail_outcome === null || record.guardrail_outcome === 'passed'))
+      record.guardrail_outcome = 'flagged';
+    if (!sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes })) return;
+    draft.amend = () => sink.flagGuardrail(record.id);
   }
 
   return {
@@ -147,10 +181,12 @@ export function createRequestLog(options: {
         team_id: authorization?.teamId ?? null,
         customer_id: authorization?.customerId ?? null,
         user_id: authorization?.userId ?? null,
+        business_unit_id: authorization?.businessUnitId ?? null,
         selected_key_id: draft.servedBy?.keyId ?? null,
+        attempts: draft.attempts ?? null,
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
         cache_outcome: draft.cache ?? null,
-        guardrail_outcome: guardrailOutcome(draft.guardrail, errorType),
+        guardrail_outcome: guardrailOutcome(draft, errorType),
         request_content: draft.requestContent ?? null,
         response_content: draft.responseContent ?? null,
         content_truncated: false,
@@ -158,12 +194,12 @@ export function createRequestLog(options: {
       };
       const content = draft.requestContent !== undefined || draft.responseContent !== undefined;
       if (!draft.cost) {
-        enqueue(record, content);
+        enqueue(draft, record, content);
         return;
       }
       draft.cost.then((cost) => {
         record.cost = cost ?? 0;
-        enqueue(record, content);
+        enqueue(draft, record, content);
       });
     },
   };

@@ -20,3 +20,16 @@ export function findVirtualKey(headers: IncomingHttpHeaders): string | undefined
   }
   return undefined;
 }
+
+/**
+ * The names of the headers a request sends with a value: an empty (or blank) header is absent for
+ * `client.required_headers` (SPEC.md Authentication rule 3), so `x-team:` alone does not satisfy it.
+ */
+export function presentHeaderNames(headers: IncomingHttpHeaders): string[] {
+  const names: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (Array.isArray(value) ? value.some((item) => item.trim() !== '') : value?.trim()) names.push(name);
+  }
+  return names;
+}

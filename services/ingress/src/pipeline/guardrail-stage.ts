@@ -9,6 +9,7 @@ import {
 } from '@gw/guardrails';
 import type { CompletionResult } from '@gw/router';
 import { GatewayError, type Logger, type Metrics, type Usage } from '@gw/shared';
+import { noteAsyncFinding, type RequestLogDraft } from '../core/request-log.ts';
 import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
 import { guardStream } from './guardrail-stream.ts';
 import { embeddingsInputTexts, inputTexts, outputTexts, requestMetadata } from './guardrail-texts.ts';
@@ -65,9 +66,11 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     return rule;
   };
 
-  function report(requestId: string) {
+  function report(requestId: string, log: RequestLogDraft | undefined) {
     return (result: RuleReport, violations: readonly Violation[]) => {
       metrics.guardrailOutcomes.inc({ rule: ruleLabel(result.rule), outcome: result.outcome });
+      // What the metric counts, the request's record says too, also when it was written already.
+      if (result.mode === 'async' && result.outcome === 'flagged') noteAsyncFinding(log);
       metrics.guardrailDuration.observe(
         { side: result.side, mode: result.mode },
         result.processing_time_ms / 1000,
@@ -89,6 +92,8 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     request_type: 'chat' | 'text' | 'tool';
     target?: { provider: string; model: string } | undefined;
     tool?: { client: string; tool: string; arguments: Record<string, unknown> };
+    /** The request's log draft (logs on): async findings reach its record. */
+    log?: RequestLogDraft | undefined;
   }): GuardrailSession | undefined {
     const set = dependencies.runtime.current;
     if (set.empty) return undefined;
@@ -103,7 +108,7 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
     return new GuardrailSession(rules, {
       metadata,
       signal: options.signal,
-      report: report(options.requestId),
+      report: report(options.requestId, options.log),
     });
   }
 
@@ -116,6 +121,7 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
       signal: exchange.signal,
       request_type: exchange.route.operation === 'chat' ? 'chat' : 'text',
       target: exchange.route.targets[0],
+      log: exchange.log,
     });
   }
 

@@ -15,7 +15,7 @@ import { internalError, type Usage } from '@gw/shared';
 import type { TraceSpan } from '@gw/shared/tracing';
 import { estimateOf, type ParsedCompletion } from '../core/parse-request.ts';
 import type { RequestLogDraft } from '../core/request-log.ts';
-import { findVirtualKey } from '../core/virtual-key-header.ts';
+import { findVirtualKey, presentHeaderNames } from '../core/virtual-key-header.ts';
 import type { IngressGuardrails, PassthroughContent } from './guardrail-stage.ts';
 import type { Settler } from './settle-stage.ts';
 import { type AnswerHeaders, compose, type Exchange, type Stage } from './stage.ts';
@@ -118,7 +118,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
         requestId: call.requestId,
         kind: 'llm',
         virtualKey: findVirtualKey(call.headers),
-        headerNames: Object.keys(call.headers),
+        headerNames: presentHeaderNames(call.headers),
         targets: [call.parsed.target, ...call.parsed.fallbacks],
         estimate: estimateOf(call.parsed),
       },
@@ -174,7 +174,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
           requestId: call.requestId,
           kind: 'meta',
           virtualKey: findVirtualKey(call.headers),
-          headerNames: Object.keys(call.headers),
+          headerNames: presentHeaderNames(call.headers),
           targets: [],
         },
         { trace: call.span?.context },
@@ -194,7 +194,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
           requestId: call.requestId,
           kind: 'llm',
           virtualKey: findVirtualKey(call.headers),
-          headerNames: Object.keys(call.headers),
+          headerNames: presentHeaderNames(call.headers),
           targets: [call.target],
           estimate: { promptTokens: call.promptTokens },
         },

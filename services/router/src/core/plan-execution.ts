@@ -3,11 +3,14 @@ import {
   GatewayError,
   invalidRequest,
   isTransient,
+  MAX_ATTEMPT_MESSAGE,
+  MAX_TARGET_ATTEMPTS,
   type Metrics,
   type Operation,
   redactJson,
   redactText,
   requestCancelled,
+  type TargetAttempt,
   toGatewayError,
 } from '@gw/shared';
 import { type HealthBoard, healthId } from '@gw/shared/health';
@@ -82,6 +85,17 @@ function withoutSecrets(error: GatewayError, provider: LoadedProvider): GatewayE
   });
 }
 
+/** A target tried and how it failed, bounded, for the request's log record. */
+function attemptOf(provider: string, model: string, error: GatewayError): TargetAttempt {
+  return {
+    provider,
+    model,
+    status: error.status,
+    type: error.type,
+    message: error.message.slice(0, MAX_ATTEMPT_MESSAGE),
+  };
+}
+
 /** A piece relayed verbatim is already an item; a plain chunk is wrapped. */
 function streamItem(value: ChatCompletionChunk | NativePiece): StreamItem {
   return value instanceof NativePiece ? value : { chunk: value };
@@ -138,9 +152,17 @@ export class PlanExecution {
         failures.push({ target, error: failure.withTarget(target.provider, target.model) });
       }
     }
-    if (failures.length === 1) throw failures[0]!.error;
+    // What each target answered, bounded, for the request's log record (docs/logs.md).
+    const attempts = failures
+      .slice(-MAX_TARGET_ATTEMPTS)
+      .map(({ target, error }) => attemptOf(target.provider, target.model, error));
+    if (failures.length === 1) {
+      const only = failures[0]!.error;
+      throw new GatewayError({ ...only.toJSON(), attempts, cause: only.cause });
+    }
     const last = failures[failures.length - 1]!.error;
     throw new GatewayError({
+      attempts,
       type: 'all_targets_failed',
       status: last.status,
       message: `all ${failures.length} targets failed: ${failures
@@ -190,7 +212,13 @@ export class PlanExecution {
         if (!isCancellation(failure)) {
           this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
         }
-        throw failure.withTarget(provider.name, firstItem.chunk.model);
+        const cut = failure.withTarget(provider.name, firstItem.chunk.model);
+        // The target that served the start of the stream is the one whose failure the record lists.
+        throw new GatewayError({
+          ...cut.toJSON(),
+          attempts: [attemptOf(provider.name, firstItem.chunk.model, cut)],
+          cause: cut.cause,
+        });
       } finally {
         await iterator.return?.();
       }
