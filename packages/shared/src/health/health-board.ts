@@ -146,7 +146,7 @@ export class HealthBoard {
     entry.window!.record(now, this.config.bucket_ms, outcome);
     const failed = entry.state.state === 'failed';
     if (outcome.failure) {
-      entry.streak++;
+      if (outcome.ejects !== false) entry.streak++;
       entry.probeSuccesses = 0;
       if (failed) entry.adopted = false;
       else if (this.config.consecutive_failures > 0 && entry.streak >= this.config.consecutive_failures) {

@@ -40,6 +40,17 @@ const modelIds = (target: { provider: string; model: string }) => [
 ];
 
 describe('fast ejection', () => {
+  it('counts 5xx, timeouts and connection errors toward the streak, not a 429 (which neither adds nor ends it)', () => {
+    const { board } = boardAt();
+    for (let index = 0; index < 10; index++) board.record(bad, { failure: true, ejects: false });
+    expect(board.stateOf(BAD_TARGET)).toBe('healthy');
+    fail(board, bad, 4);
+    board.record(bad, { failure: true, ejects: false });
+    expect(board.stateOf(BAD_TARGET)).toBe('healthy');
+    fail(board, bad);
+    expect(board.stateOf(BAD_TARGET)).toBe('failed');
+  });
+
   it('a target that fails 5 times in a row is Failed at once, without a recompute or min_samples', () => {
     const { board } = boardAt();
     succeed(board, { provider: 'openai', key: 'k', model: 'gpt-4o-mini' });

@@ -12,6 +12,11 @@ const HEADER = 5;
 export interface Outcome {
   /** An error that says something about the target (5xx, 429, a timeout, no connection). */
   failure: boolean;
+  /**
+   * Whether a failure counts toward ejection's streak (`consecutive_failures`): 5xx, timeouts and connection
+   * errors do; a 429 (the upstream limiting its callers, not down) counts in the error rate only. Default: yes.
+   */
+  ejects?: boolean;
   /** How long the attempt took; successes only (a failure's latency says little). */
   latencyMs?: number | undefined;
 }

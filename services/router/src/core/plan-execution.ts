@@ -142,7 +142,11 @@ export class PlanExecution {
     for (const [index, target] of targets.entries()) {
       if (budget.attempts === 0) break;
       try {
-        const attempted = await this.withRetries(target, { ...options, budget });
+        const attempted = await this.withRetries(target, {
+          ...options,
+          budget,
+          fallbackAfter: index < targets.length - 1,
+        });
         if (index > 0) this.dependencies.metrics.fallbacks.inc({ provider: target.provider });
         const planned = options.targets.indexOf(target);
         return { ...attempted, fallbackIndex: planned === -1 ? index : planned };
@@ -237,6 +241,8 @@ export class PlanExecution {
       trace?: TraceContext | undefined;
       /** Calls the request may still make, and has made (shared by its targets). */
       budget: { attempts: number; made: number };
+      /** Another target of the plan comes after this one (a fallback that may serve). */
+      fallbackAfter: boolean;
     },
   ): Promise<Attempted<T>> {
     const { http, metrics, random, health, gates, tracer } = this.dependencies;
@@ -320,8 +326,11 @@ export class PlanExecution {
           attempt--;
           continue;
         }
-        // The target is out (this was its probe, or it was just ejected): no retry, the fallbacks serve.
+        // The target is out (this was its probe, or it was just ejected): no retry while a fallback may serve.
+        // A plan's last target keeps its retries: out of the plan only while another target can serve
+        // (docs/routing-health.md), it is then the request's only chance.
         if (
+          options.fallbackAfter &&
           isTransient(failure) &&
           health.stateOf(healthId.model(provider.name, target.model)) === 'failed'
         ) {
