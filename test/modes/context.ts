@@ -33,6 +33,11 @@ export function network(baseUrl: string) {
 export function gatewayConfig(fakes: Fakes): GatewayConfigInput {
   return {
     client: { max_request_body_bytes: MAX_BODY_BYTES },
+    // The cases share one gateway and make its upstreams fail on purpose, each expecting its own retries and
+    // fallbacks from a target in good health: routing health (fast ejection after 5 failures in a row, Failed
+    // past 5 % errors over `min_samples` requests; test/routing-health.test.ts) would carry one case's failures
+    // into the next one's routing, so neither triggers here.
+    load_balancer: { consecutive_failures: 0, min_samples: 100_000 },
     providers: {
       openai: { keys: [{ value: UPSTREAM_KEY }], network_config: network(fakes.primary.url) },
       'openai-backup': {

@@ -22,6 +22,8 @@ describe('the cache section of the gateway config', () => {
       max_turns: 3,
       include_tool_results: false,
       max_entries_per_scope: 10_000,
+      // Callers without a virtual key are not cached unless the config file says so (issue 25 defect 7).
+      anonymous: false,
     });
   });
 
