@@ -24,7 +24,6 @@ import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
 import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
-import { guardChunkSizes, MAX_CHUNK_BYTES } from './http/chunk-guard.ts';
 import { addressShare, ConnectionSlots } from './http/connection-slots.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
@@ -115,28 +114,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
           ? 'the request headers are too large'
           : `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
       );
-  answerRaw(socket, refusal);
-}
-
-/** gw's error body on the socket itself, then the connection closes (a request Node's API cannot answer). */
-function answerRaw(socket: Duplex, refusal: GatewayError): void {
   const payload = JSON.stringify(errorBody(refusal, newRequestId()));
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
   );
-}
-
-/**
- * A chunk announcing more than any body may hold (up to 2^64 - 1, which Node's parser accepts and waits for):
- * a 400 at once, and the connection closed, instead of a socket held until the request timeout.
- */
-function refuseHugeChunk(socket: Socket): void {
-  answerRaw(
-    socket,
-    invalidRequest(`a chunk of the request body announces more than ${MAX_CHUNK_BYTES} bytes`),
-  );
-  setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
 /**
@@ -172,9 +154,6 @@ function dispatchConnection(options: {
       http2.emit('connection', socket);
     } else {
       http1.emit('connection', socket);
-      // After Node set the connection up: a 'data' listener then makes its parser read through 'data' events
-      // (not straight from the handle), so the guard sees every packet, the first (unshifted above) included.
-      guardChunkSizes(socket, refuseHugeChunk);
       process.nextTick(() => socket.resume());
     }
   };
@@ -287,10 +266,6 @@ export async function startHttpServer(options: {
     // Before Node's own listener sets the connection up: a refused one is closed unread.
     server.prependListener('connection', (socket: Socket) => {
       admit(socket);
-    });
-    // After Node's own listener, for the reason given in dispatchConnection.
-    server.on('connection', (socket: Socket) => {
-      if (!socket.destroyed) guardChunkSizes(socket, refuseHugeChunk);
     });
     await listen(server, options);
     return {
