@@ -3,10 +3,17 @@
 // answers the tool's input as the message's JSON content, whole and streamed. Checked against the fake
 // Bedrock (SigV4 verified): the request it received, and the answer the caller got.
 import { bedrockEventFrame } from '@gw/router/testing';
-import { type FakeBedrockRequest, type LaunchedGateway, startEmbedded, startFakeBedrock } from '@gw/testkit';
+import { type FakeBedrockRequest, type LaunchedGateway, startFakeBedrock } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, postForText } from '../support/http.ts';
-import { closeFakes, type SurfaceFakes, startFakes, surfaceConfig, VIRTUAL_KEY } from './surface-gateway.ts';
+import {
+  closeFakes,
+  MODES,
+  type SurfaceFakes,
+  startFakes,
+  surfaceConfig,
+  VIRTUAL_KEY,
+} from './surface-gateway.ts';
 
 const CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
 const MODEL = 'bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0';
@@ -56,7 +63,7 @@ const TOOL_STREAM = [
   }),
 ];
 
-describe('structured output served by Bedrock through a forced tool (embedded)', () => {
+describe.each(MODES)('structured output served by Bedrock through a forced tool (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
   let bedrock: Awaited<ReturnType<typeof startFakeBedrock>>;
   let gateway: LaunchedGateway;
@@ -72,36 +79,31 @@ describe('structured output served by Bedrock through a forced tool (embedded)',
       },
     });
     const config = surfaceConfig(fakes);
-    gateway = await startEmbedded({
-      config: {
-        ...config,
-        providers: {
-          ...config.providers,
-          bedrock: {
-            keys: [
-              {
-                config: {
-                  access_key: CREDENTIALS.accessKeyId,
-                  secret_key: CREDENTIALS.secretAccessKey,
-                  region: 'us-east-1',
-                },
+    gateway = await start({
+      ...config,
+      providers: {
+        ...config.providers,
+        bedrock: {
+          keys: [
+            {
+              config: {
+                access_key: CREDENTIALS.accessKeyId,
+                secret_key: CREDENTIALS.secretAccessKey,
+                region: 'us-east-1',
               },
-            ],
-            network_config: { base_url: bedrock.url, max_retries: 0 },
-          },
-        },
-        governance: {
-          virtual_keys: config.governance!.virtual_keys!.map((key) => ({
-            ...key,
-            provider_configs: [
-              ...(key.provider_configs ?? []),
-              { provider: 'bedrock', allowed_models: ['*'] },
-            ],
-          })),
+            },
+          ],
+          network_config: { base_url: bedrock.url, max_retries: 0 },
         },
       },
+      governance: {
+        virtual_keys: config.governance!.virtual_keys!.map((key) => ({
+          ...key,
+          provider_configs: [...(key.provider_configs ?? []), { provider: 'bedrock', allowed_models: ['*'] }],
+        })),
+      },
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await gateway?.close();
     await Promise.all([closeFakes(fakes), bedrock?.close()]);
