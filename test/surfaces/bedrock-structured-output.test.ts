@@ -13,6 +13,7 @@ import {
   startFakes,
   surfaceConfig,
   VIRTUAL_KEY,
+  withBedrock,
 } from './surface-gateway.ts';
 
 const CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
@@ -78,31 +79,7 @@ describe.each(MODES)('structured output served by Bedrock through a forced tool 
         return request.path.endsWith('/converse-stream') ? { frames: TOOL_STREAM } : { json: TOOL_ANSWER };
       },
     });
-    const config = surfaceConfig(fakes);
-    gateway = await start({
-      ...config,
-      providers: {
-        ...config.providers,
-        bedrock: {
-          keys: [
-            {
-              config: {
-                access_key: CREDENTIALS.accessKeyId,
-                secret_key: CREDENTIALS.secretAccessKey,
-                region: 'us-east-1',
-              },
-            },
-          ],
-          network_config: { base_url: bedrock.url, max_retries: 0 },
-        },
-      },
-      governance: {
-        virtual_keys: config.governance!.virtual_keys!.map((key) => ({
-          ...key,
-          provider_configs: [...(key.provider_configs ?? []), { provider: 'bedrock', allowed_models: ['*'] }],
-        })),
-      },
-    });
+    gateway = await start(withBedrock(surfaceConfig(fakes), { url: bedrock.url, credentials: CREDENTIALS }));
   }, 60_000);
   afterAll(async () => {
     await gateway?.close();

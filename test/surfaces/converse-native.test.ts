@@ -18,6 +18,7 @@ import {
   startFakes,
   surfaceConfig,
   VIRTUAL_KEY,
+  withBedrock,
 } from './surface-gateway.ts';
 
 const CREDENTIALS = {
@@ -98,31 +99,7 @@ describe.each(MODES)('/bedrock converse: Bedrock served as it came (%s)', (_mode
       credentials: { [CREDENTIALS.accessKeyId]: { secretAccessKey: CREDENTIALS.secretAccessKey } },
       answer: () => next,
     });
-    const config = surfaceConfig(fakes);
-    gateway = await start({
-      ...config,
-      providers: {
-        ...config.providers,
-        bedrock: {
-          keys: [
-            {
-              config: {
-                access_key: CREDENTIALS.accessKeyId,
-                secret_key: CREDENTIALS.secretAccessKey,
-                region: 'us-east-1',
-              },
-            },
-          ],
-          network_config: { base_url: bedrock.url, max_retries: 0 },
-        },
-      },
-      governance: {
-        virtual_keys: config.governance!.virtual_keys!.map((key) => ({
-          ...key,
-          provider_configs: [...(key.provider_configs ?? []), { provider: 'bedrock', allowed_models: ['*'] }],
-        })),
-      },
-    });
+    gateway = await start(withBedrock(surfaceConfig(fakes), { url: bedrock.url, credentials: CREDENTIALS }));
     client = new BedrockRuntimeClient({
       endpoint: `${gateway.url}/bedrock`,
       region: 'us-east-1',

@@ -16,6 +16,7 @@ import {
   startFakes,
   surfaceConfig,
   VIRTUAL_KEY,
+  withBedrock,
 } from './surface-gateway.ts';
 
 const BEDROCK_CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
@@ -116,31 +117,9 @@ describe.each(MODES)('same-format streams relayed byte for byte (%s)', (_mode, s
       },
       answer: () => ({ frames: BEDROCK_FRAMES }),
     });
-    const config = surfaceConfig(fakes);
-    gateway = await start({
-      ...config,
-      providers: {
-        ...config.providers,
-        bedrock: {
-          keys: [
-            {
-              config: {
-                access_key: BEDROCK_CREDENTIALS.accessKeyId,
-                secret_key: BEDROCK_CREDENTIALS.secretAccessKey,
-                region: 'us-east-1',
-              },
-            },
-          ],
-          network_config: { base_url: bedrock.url, max_retries: 0 },
-        },
-      },
-      governance: {
-        virtual_keys: config.governance!.virtual_keys!.map((key) => ({
-          ...key,
-          provider_configs: [...(key.provider_configs ?? []), { provider: 'bedrock', allowed_models: ['*'] }],
-        })),
-      },
-    });
+    gateway = await start(
+      withBedrock(surfaceConfig(fakes), { url: bedrock.url, credentials: BEDROCK_CREDENTIALS }),
+    );
   });
   afterAll(async () => {
     await gateway?.close();

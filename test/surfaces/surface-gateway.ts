@@ -63,6 +63,33 @@ export function surfaceConfig(
   };
 }
 
+/**
+ * A surface config with a `bedrock` provider (one key with these credentials, at the fake's URL, no retries)
+ * that the virtual key may use for any model.
+ */
+export function withBedrock(
+  config: GatewayConfigInput,
+  bedrock: { url: string; credentials: { accessKeyId: string; secretAccessKey: string } },
+): GatewayConfigInput {
+  const { accessKeyId, secretAccessKey } = bedrock.credentials;
+  return {
+    ...config,
+    providers: {
+      ...config.providers,
+      bedrock: {
+        keys: [{ config: { access_key: accessKeyId, secret_key: secretAccessKey, region: 'us-east-1' } }],
+        network_config: { base_url: bedrock.url, max_retries: 0 },
+      },
+    },
+    governance: {
+      virtual_keys: config.governance!.virtual_keys!.map((key) => ({
+        ...key,
+        provider_configs: [...(key.provider_configs ?? []), { provider: 'bedrock', allowed_models: ['*'] }],
+      })),
+    },
+  };
+}
+
 export const MODES = [
   ['embedded', (config: GatewayConfigInput) => startEmbedded({ config })],
   ['cluster', (config: GatewayConfigInput) => startCluster({ config })],
