@@ -29,6 +29,20 @@ describe('SqliteLogStore', () => {
     await second.close();
   });
 
+  it('writes a batch of many rows whole, in order, each field in its column, a repeated id once', async () => {
+    const store = await SqliteLogStore.open({ dataDir: await freshDir() });
+    // 70 records: two statements of many rows and six of one; the repeat of an id is skipped, not an error.
+    const records = Array.from({ length: 70 }, (_, index) =>
+      logRecord({ id: `many-${index}`, time: T0 + index, status: 200 + index, content_truncated: index % 2 === 0 }),
+    );
+    await store.insert([...records, logRecord({ id: 'many-3', status: 599 })]);
+    const page = await store.query({ limit: 100 });
+    expect(page.records.map((record) => [record.id, record.status, record.content_truncated]).sort()).toEqual(
+      records.map((record) => [record.id, record.status, record.content_truncated]).sort(),
+    );
+    await store.close();
+  });
+
   it('adds the columns a log file written by an older gw lacks, keeping its records', async () => {
     const dataDir = await freshDir();
     const old = new DatabaseSync(path.join(dataDir, SQLITE_LOG_FILE_NAME));
