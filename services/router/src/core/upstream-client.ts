@@ -3,6 +3,13 @@ import { GatewayError, OutboundAddressError, type OutboundPolicy, requestCancell
 import { guardedConnector } from '@gw/shared/outbound';
 import { type Dispatcher, errors, Pool } from 'undici';
 
+/** An answer read whole: its status, headers and body bytes. */
+export interface WholeAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
 export interface UpstreamRequest {
   url: URL;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -47,6 +54,85 @@ export class UpstreamClient {
     } catch (error) {
       throw networkError(error, request);
     }
+  }
+
+  /**
+   * A request whose answer is read whole into memory, at most `limit` bytes (`errorLimit` for a status of 400
+   * or more: the rest is not read, the connection is dropped). Through undici's dispatch handler rather than
+   * `request`: no body stream per answer, a third less client CPU per call (measured, whole JSON answers).
+   * A body past `limit` fails the call; `tooLarge` names the error.
+   */
+  requestWhole(
+    request: UpstreamRequest & { body?: string | Buffer | undefined },
+    limits: { limit: number; errorLimit: number; tooLarge: () => Error },
+  ): Promise<WholeAnswer> {
+    const { signal } = request;
+    if (signal.aborted) return Promise.reject(networkError(signal.reason, request));
+    return new Promise<WholeAnswer>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let settled = false;
+      let statusCode = 0;
+      let headers: WholeAnswer['headers'] = {};
+      let limit = limits.limit;
+      let size = 0;
+      const chunks: Buffer[] = [];
+      const finish = (error: unknown, answer?: WholeAnswer, classified = false) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        if (answer) resolve(answer);
+        else reject(classified ? error : networkError(error, request));
+      };
+      const onAbort = () => {
+        controller?.abort(signal.reason);
+        finish(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(started) {
+          controller = started;
+          if (settled) started.abort(signal.reason);
+        },
+        onResponseStart(_controller, status, responseHeaders) {
+          statusCode = status;
+          headers = responseHeaders as WholeAnswer['headers'];
+          if (status >= 400) limit = limits.errorLimit;
+        },
+        onResponseData(current, chunk) {
+          if (settled) return;
+          const room = limit - size;
+          chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+          size += Math.min(chunk.length, room);
+          if (chunk.length <= room) return;
+          if (statusCode >= 400) {
+            // Enough of an error body: what was read is the body.
+            finish(undefined, { statusCode, headers, body: Buffer.concat(chunks) });
+          } else finish(limits.tooLarge(), undefined, true);
+          current.abort(new Error('answer bound reached'));
+        },
+        onResponseEnd() {
+          finish(undefined, { statusCode, headers, body: Buffer.concat(chunks, size) });
+        },
+        onResponseError(_controller, error) {
+          finish(error);
+        },
+      };
+      try {
+        this.pool(request.url.origin).dispatch(
+          {
+            path: request.url.pathname + request.url.search,
+            method: request.method ?? 'POST',
+            headers: request.headers,
+            body: request.body ?? null,
+            headersTimeout: request.timeoutMs,
+            bodyTimeout: request.timeoutMs,
+          },
+          handler,
+        );
+      } catch (error) {
+        finish(error);
+      }
+    });
   }
 
   async close(): Promise<void> {

@@ -47,10 +47,10 @@ export function upstreamUrl(baseUrl: string, call: Pick<UpstreamCall, 'path' | '
   return url;
 }
 
-async function send(context: AdapterContext, call: UpstreamCall, readMessage: ErrorMessageReader) {
-  const url = upstreamUrl(context.baseUrl, call);
-  const response = await context.http.request({
-    url,
+/** The request of a call: its URL, and the headers with the network config's and the trace context's. */
+function upstreamRequest(context: AdapterContext, call: UpstreamCall) {
+  return {
+    url: upstreamUrl(context.baseUrl, call),
     method: call.method ?? 'POST',
     headers: context.trace
       ? { ...context.network.extra_headers, ...call.headers, ...traceHeaders(context.trace) }
@@ -58,24 +58,45 @@ async function send(context: AdapterContext, call: UpstreamCall, readMessage: Er
     body: call.body,
     signal: context.signal,
     timeoutMs: context.timeoutMs,
+  } as const;
+}
+
+/** The error of an upstream's answer with a status of 400 or more, from (the start of) its body. */
+function upstreamFailure(
+  context: AdapterContext,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  text: string,
+  readMessage: ErrorMessageReader,
+): GatewayError {
+  const body = parseJsonText(text);
+  return new GatewayError({
+    type: 'upstream_error',
+    status,
+    message:
+      readMessage(body) ?? (typeof body === 'string' && body ? body.slice(0, 500) : `upstream answered ${status}`),
+    upstream: true,
+    upstreamBody: body,
+    provider: context.provider,
+    retryAfter: retryAfterSeconds(headers['retry-after']),
   });
+}
+
+async function send(context: AdapterContext, call: UpstreamCall, readMessage: ErrorMessageReader) {
+  const request = upstreamRequest(context, call);
+  const response = await context.http.request(request);
   if (response.statusCode >= 400) {
     const text = (await readBounded(response.body, ERROR_BODY_LIMIT)).toString('utf8');
-    const body = parseJsonText(text);
-    throw new GatewayError({
-      type: 'upstream_error',
-      status: response.statusCode,
-      message:
-        readMessage(body) ??
-        (typeof body === 'string' && body ? body.slice(0, 500) : `upstream answered ${response.statusCode}`),
-      upstream: true,
-      upstreamBody: body,
-      provider: context.provider,
-      retryAfter: retryAfterSeconds(response.headers['retry-after']),
-    });
+    throw upstreamFailure(context, response.statusCode, response.headers, text, readMessage);
   }
-  return { url, response };
+  return response;
 }
+
+/**
+ * Most bytes of a whole (not streamed) answer: far above any chat answer, and above the largest embeddings
+ * batch a provider returns as JSON floats (2,048 inputs of 3,072 dimensions, about 130 MB).
+ */
+const WHOLE_ANSWER_LIMIT = 256 * 1024 * 1024;
 
 /** Sends a call and parses the JSON answer with the adapter's minimal schema. */
 export async function callJson<Schema extends z.ZodType>(
@@ -83,13 +104,18 @@ export async function callJson<Schema extends z.ZodType>(
   call: UpstreamCall,
   options: { schema: Schema; readMessage: ErrorMessageReader },
 ): Promise<{ raw: unknown; parsed: z.infer<Schema> }> {
-  const { url, response } = await send(context, call, options.readMessage);
+  const answer = await context.http.requestWhole(upstreamRequest(context, call), {
+    limit: WHOLE_ANSWER_LIMIT,
+    errorLimit: ERROR_BODY_LIMIT,
+    tooLarge: () => invalidUpstreamBody(context.provider, `is larger than ${WHOLE_ANSWER_LIMIT} bytes`),
+  });
+  const text = answer.body.toString('utf8');
+  if (answer.statusCode >= 400)
+    throw upstreamFailure(context, answer.statusCode, answer.headers, text, options.readMessage);
   let raw: unknown;
   try {
-    raw = await response.body.json();
-  } catch (error) {
-    const failure = networkError(error, { url, signal: context.signal });
-    if (failure.type !== 'upstream_unreachable') throw failure;
+    raw = JSON.parse(text);
+  } catch {
     throw invalidUpstreamBody(context.provider, 'is not JSON');
   }
   const result = options.schema.safeParse(raw);
@@ -117,8 +143,7 @@ export async function callStream(
   call: UpstreamCall,
   readMessage: ErrorMessageReader,
 ): Promise<Dispatcher.ResponseData['body']> {
-  const { response } = await send(context, call, readMessage);
-  return response.body;
+  return (await send(context, call, readMessage)).body;
 }
 
 async function* parseSse(body: AsyncIterable<Uint8Array>, context: AdapterContext): AsyncGenerator<SseEvent> {

@@ -7,13 +7,12 @@ import { createVertexAdapter } from './vertex-adapter.ts';
 import { VERTEX_DEFAULT_BASE_URL } from './vertex-config.ts';
 
 /** An upstream client that records where calls would go and fails them, so no request leaves the machine. */
-function recordingClient(urls: string[]): UpstreamClient {
-  return {
-    request: async (request: UpstreamRequest) => {
-      urls.push(request.url.href);
-      throw new GatewayError({ type: 'upstream_unreachable', message: 'recorded' });
-    },
-  } as unknown as UpstreamClient;
+function recordingClient(record: (request: UpstreamRequest) => void): UpstreamClient {
+  const recorded = async (request: UpstreamRequest) => {
+    record(request);
+    throw new GatewayError({ type: 'upstream_unreachable', message: 'recorded' });
+  };
+  return { request: recorded, requestWhole: recorded } as unknown as UpstreamClient;
 }
 
 describe('vertex adapter routing', () => {
@@ -25,7 +24,7 @@ describe('vertex adapter routing', () => {
 
   const context = (urls: string[], region: string): AdapterContext => ({
     provider: 'vertex',
-    http: recordingClient(urls),
+    http: recordingClient((request) => urls.push(request.url.href)),
     baseUrl: VERTEX_DEFAULT_BASE_URL,
     key: { id: 'k', value: tokenEndpoint.serviceAccount(), config: { project_id: 'proj', region } },
     network: networkConfigSchema.parse({}),
@@ -67,12 +66,7 @@ describe('vertex adapter routing', () => {
     expect(adapter.nativeFormat!('gemini-2.5-pro')).toBe('gemini');
     const sent: UpstreamRequest[] = [];
     const recording = context([], 'us-east5');
-    recording.http = {
-      request: async (request: UpstreamRequest) => {
-        sent.push(request);
-        throw new GatewayError({ type: 'upstream_unreachable', message: 'recorded' });
-      },
-    } as unknown as UpstreamClient;
+    recording.http = recordingClient((request) => sent.push(request));
     const body = {
       model: 'claude-opus-4-1',
       max_tokens: 10,
