@@ -74,7 +74,8 @@ function upstreamFailure(
     type: 'upstream_error',
     status,
     message:
-      readMessage(body) ?? (typeof body === 'string' && body ? body.slice(0, 500) : `upstream answered ${status}`),
+      readMessage(body) ??
+      (typeof body === 'string' && body ? body.slice(0, 500) : `upstream answered ${status}`),
     upstream: true,
     upstreamBody: body,
     provider: context.provider,
