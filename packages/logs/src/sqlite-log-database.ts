@@ -274,7 +274,9 @@ export class SqliteLogDatabase implements SqliteLogMethods {
 function pushRow(values: SQLInputValue[], record: LogRecord): void {
   for (const field of LOG_RECORD_FIELDS) {
     const value = record[field];
-    values.push(Array.isArray(value) ? JSON.stringify(value) : typeof value === 'boolean' ? Number(value) : value);
+    values.push(
+      Array.isArray(value) ? JSON.stringify(value) : typeof value === 'boolean' ? Number(value) : value,
+    );
   }
 }
 

@@ -33,7 +33,12 @@ describe('SqliteLogStore', () => {
     const store = await SqliteLogStore.open({ dataDir: await freshDir() });
     // 70 records: two statements of many rows and six of one; the repeat of an id is skipped, not an error.
     const records = Array.from({ length: 70 }, (_, index) =>
-      logRecord({ id: `many-${index}`, time: T0 + index, status: 200 + index, content_truncated: index % 2 === 0 }),
+      logRecord({
+        id: `many-${index}`,
+        time: T0 + index,
+        status: 200 + index,
+        content_truncated: index % 2 === 0,
+      }),
     );
     await store.insert([...records, logRecord({ id: 'many-3', status: 599 })]);
     const page = await store.query({ limit: 100 });
