@@ -101,12 +101,21 @@ function modesEnv(): Mode[] {
   return modes as Mode[];
 }
 
-/** `BENCH_GUARDRAILS=pii`: also measure a 4 KB prompt without, then with, a built-in PII guardrail on input. */
-function guardrailsEnv(): 'pii' | undefined {
+/**
+ * BENCH_GUARDRAILS: `off` or `pii`, comma-separated; each gw mode is measured once per entry. `pii` configures a
+ * built-in PII guardrail whose rule applies only to requests that name it: the usual rows then measure
+ * guardrails with no rule in force, and two more rows send a 4 KB prompt without, then with, the rule.
+ * Unset: `off` alone.
+ */
+function guardrailsEnv(): Array<'pii' | undefined> {
   const raw = process.env['BENCH_GUARDRAILS'];
-  if (raw === undefined || raw === '') return undefined;
-  if (raw !== 'pii') throw new Error(`BENCH_GUARDRAILS: '${raw}' is not one of pii`);
-  return raw;
+  if (raw === undefined || raw === '') return [undefined];
+  return raw.split(',').map((entry) => {
+    const value = entry.trim();
+    if (value !== 'off' && value !== 'pii')
+      throw new Error(`BENCH_GUARDRAILS: '${entry}' is neither off nor pii`);
+    return value === 'pii' ? value : undefined;
+  });
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -623,6 +632,8 @@ async function measure(
 interface Variant {
   tracing: number | undefined;
   logs: boolean | undefined;
+  /** BENCH_GUARDRAILS=pii: a guardrail configured whose rule applies only to the `+pii` rows. */
+  guardrails?: 'pii' | undefined;
   /** BENCH_BASELINE: the checkout whose gw runs (this one when undefined); its rows are named `…@base`. */
   root?: string | undefined;
 }
@@ -658,7 +669,7 @@ function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
           ]),
       // BENCH_LOGS: request logs on (metadata only) or off; unset, the config's default (on).
       ...(logs === undefined ? [] : ['logs:', `  enabled: ${logs}`]),
-      ...(params.guardrails
+      ...(variant.guardrails
         ? [
             // A built-in PII profile on input, redacting; its rule applies only to requests that name it.
             'guardrails:',
@@ -723,7 +734,7 @@ async function runMode(
   const { tmp, mockUrl, redisPrefix } = run;
   const configPath = gwConfig(tmp, mockUrl, variant);
   const { tracing, logs } = variant;
-  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}${variant.root ? '@base' : ''}`;
+  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}${variant.guardrails ? '+guardrails' : ''}${variant.root ? '@base' : ''}`;
   const name = `${mode}${suffix}`;
   const cpuBaseline = `embedded${suffix}`;
   // Every gw process inherits NODE_OPTIONS (the cluster's launcher passes its environment on to each service).
@@ -835,7 +846,7 @@ async function runMode(
       }
       governed.ok = true;
     }
-    if (params.guardrails) {
+    if (variant.guardrails) {
       // The same 4 KB prompt without and with the guardrail: the difference is what the check costs.
       for (const [rowSuffix, headers] of [
         ['+4k', {}],
@@ -1226,6 +1237,11 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
     ...(params.logs.some((logs) => logs !== undefined)
       ? ['+logs / +nologs: request logs on (metadata only, SQLite or the Redis stream) / off (BENCH_LOGS)']
       : []),
+    ...(params.guardrails.some((guardrails) => guardrails !== undefined)
+      ? [
+          '+guardrails: a PII guardrail configured, its rule in force only on the +pii rows (BENCH_GUARDRAILS)',
+        ]
+      : []),
     `serial: ${params.serial} requests after ${params.serialWarmup} warm-up; throughput: c=${c} for ${params.durationMs} ms after ${params.warmupMs} ms warm-up; first chunk: ${params.streams} serial streams of ${params.streamChunks} chunks after ${params.streamWarmup} warm-up`,
     'latencies in ms',
     '',
@@ -1326,13 +1342,17 @@ async function main(): Promise<number> {
     for (const peer of params.peers) results.push(await runPeer(peer, run));
     // BENCH_BASELINE: each measurement of the baseline checkout right before the same one of this checkout.
     const roots = params.baseline ? [params.baseline, undefined] : [undefined];
-    for (const [mode, tracing, logs, root] of params.modes.flatMap((mode) =>
+    for (const [mode, tracing, logs, guardrails, root] of params.modes.flatMap((mode) =>
       params.logs.flatMap((logs) =>
-        params.tracing.flatMap((ratio) => roots.map((root) => [mode, ratio, logs, root] as const)),
+        params.guardrails.flatMap((guardrails) =>
+          params.tracing.flatMap((ratio) =>
+            roots.map((root) => [mode, ratio, logs, guardrails, root] as const),
+          ),
+        ),
       ),
     )) {
       const traced = await mockStats(mockUrl);
-      const measured = await runMode(mode, { tracing, logs, root }, run);
+      const measured = await runMode(mode, { tracing, logs, guardrails, root }, run);
       if (tracing !== undefined) {
         const now = await mockStats(mockUrl);
         const exports = (now.traceExports ?? 0) - (traced.traceExports ?? 0);
