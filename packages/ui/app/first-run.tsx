@@ -1,5 +1,6 @@
 // The first run, as steps: a provider, a tested key, a virtual key, then how to call gw with it. Shown on the
 // pages where each step is taken until every step is done.
+import { useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
 import { useAuth } from './auth.tsx';
 import { useApiQuery } from './ui.tsx';
@@ -7,17 +8,28 @@ import { useApiQuery } from './ui.tsx';
 const TESTED = 'gw.key-tested';
 
 /** A key test that worked: the second step is done (kept for this tab). */
-export const markKeyTested = () => sessionStorage.setItem(TESTED, '1');
+export function markKeyTested() {
+  sessionStorage.setItem(TESTED, '1');
+  window.dispatchEvent(new Event(TESTED));
+}
+
+function subscribeTested(changed: () => void) {
+  window.addEventListener(TESTED, changed);
+  return () => window.removeEventListener(TESTED, changed);
+}
+
+const keyTested = () => sessionStorage.getItem(TESTED) === '1';
 
 export function FirstRun() {
   const { can } = useAuth();
   const providers = useApiQuery<unknown[]>(can('providers:read') ? '/api/providers' : undefined);
   const keys = useApiQuery<unknown[]>(can('keys:read') ? '/api/governance/virtual-keys' : undefined);
+  const tested = useSyncExternalStore(subscribeTested, keyTested);
   if (!providers.data || !keys.data) return null;
   const steps = [
     { done: providers.data.length > 0, text: 'Add a provider with its API key', to: '/providers' },
     {
-      done: sessionStorage.getItem(TESTED) === '1' || keys.data.length > 0,
+      done: tested || keys.data.length > 0,
       text: 'Test its key (one real call)',
       to: '/providers',
     },
