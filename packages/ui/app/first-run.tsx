@@ -66,7 +66,7 @@ const answer = await client.chat.completions.create({
 });
 console.log(answer.choices[0].message.content);`;
   return (
-    <div className="panel" aria-label="Use the key">
+    <section className="panel" aria-label="Use the key">
       <h2>Use it</h2>
       <p className="muted">
         gw answers OpenAI's API at <code>{base}/v1</code> (and Anthropic's at <code>/anthropic</code>); any
@@ -89,6 +89,6 @@ console.log(answer.choices[0].message.content);`;
       <Link to="/playground" state={{ virtualKey: value, model }}>
         Try it in the playground
       </Link>
-    </div>
+    </section>
   );
 }
