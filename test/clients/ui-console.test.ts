@@ -284,6 +284,7 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
     expect(curl).toContain(`${site}/v1/chat/completions`);
     expect(curl).toContain('"model": "openai/gpt-4o-mini"');
     expect(await page.getByTestId('snippet-javascript').textContent()).toContain(`apiKey: '${keyValue}'`);
+    expect(await page.getByTestId('snippet-python').textContent()).toContain(`api_key="${keyValue}"`);
     expect(await page.getByRole('region', { name: 'Getting started' }).count()).toBe(0);
     await shot('key-snippets-1440');
     const keys = await admin<{ id: string; name: string; team_id: string }[]>(

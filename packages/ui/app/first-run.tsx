@@ -65,6 +65,14 @@ const answer = await client.chat.completions.create({
   messages: [{ role: 'user', content: 'Hello' }],
 });
 console.log(answer.choices[0].message.content);`;
+  const python = `from openai import OpenAI
+
+client = OpenAI(base_url="${base}/v1", api_key="${value}")
+answer = client.chat.completions.create(
+    model="${model}",
+    messages=[{"role": "user", "content": "Hello"}],
+)
+print(answer.choices[0].message.content)`;
   return (
     <section className="panel" aria-label="Use the key">
       <h2>Use it</h2>
@@ -75,6 +83,7 @@ console.log(answer.choices[0].message.content);`;
       {[
         ['curl', curl],
         ['JavaScript (openai)', sdk],
+        ['Python (openai)', python],
       ].map(([label, text]) => (
         <figure key={label}>
           <figcaption>{label}</figcaption>

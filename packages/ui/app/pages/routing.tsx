@@ -73,54 +73,60 @@ function BalancerSettings() {
   );
   return (
     <QueryView query={config}>
-      {(current) => (
-        <Form
-          label="Load balancer"
-          submit="Save load balancer"
-          onSubmit={(values) =>
-            save.mutateAsync({
-              enabled: values.enabled === 'yes',
-              degraded_error_rate: Number(values.degraded_error_rate),
-              failed_error_rate: Number(values.failed_error_rate),
-              consecutive_failures: Number(values.consecutive_failures),
-              min_samples: Number(values.min_samples),
-            })
-          }
-        >
-          <Field
-            label="Adaptive weights"
-            name="enabled"
-            options={['yes', 'no']}
-            defaultValue={current.enabled ? 'yes' : 'no'}
-            hint="No: weights stay as configured (health is still measured)."
-          />
-          <Field
-            label="Degraded above error rate"
-            name="degraded_error_rate"
-            type="number"
-            defaultValue={current.degraded_error_rate}
-          />
-          <Field
-            label="Failed above error rate"
-            name="failed_error_rate"
-            type="number"
-            defaultValue={current.failed_error_rate}
-          />
-          <Field
-            label="Failed after consecutive failures"
-            name="consecutive_failures"
-            type="number"
-            defaultValue={current.consecutive_failures}
-          />
-          <Field
-            label="Requests before a verdict"
-            name="min_samples"
-            type="number"
-            defaultValue={current.min_samples}
-          />
-          {!can('health:write') && <p className="muted">Your role reads these settings only.</p>}
-        </Form>
-      )}
+      {(current) =>
+        !can('health:write') ? (
+          <section aria-labelledby="balancer">
+            <h2 id="balancer">Load balancer</h2>
+            <pre className="content">{JSON.stringify(current, null, 2)}</pre>
+          </section>
+        ) : (
+          <Form
+            label="Load balancer"
+            submit="Save load balancer"
+            onSubmit={(values) =>
+              save.mutateAsync({
+                enabled: values.enabled === 'yes',
+                degraded_error_rate: Number(values.degraded_error_rate),
+                failed_error_rate: Number(values.failed_error_rate),
+                consecutive_failures: Number(values.consecutive_failures),
+                min_samples: Number(values.min_samples),
+              })
+            }
+          >
+            <Field
+              label="Adaptive weights"
+              name="enabled"
+              options={['yes', 'no']}
+              defaultValue={current.enabled ? 'yes' : 'no'}
+              hint="No: weights stay as configured (health is still measured)."
+            />
+            <Field
+              label="Degraded above error rate"
+              name="degraded_error_rate"
+              type="number"
+              defaultValue={current.degraded_error_rate}
+            />
+            <Field
+              label="Failed above error rate"
+              name="failed_error_rate"
+              type="number"
+              defaultValue={current.failed_error_rate}
+            />
+            <Field
+              label="Failed after consecutive failures"
+              name="consecutive_failures"
+              type="number"
+              defaultValue={current.consecutive_failures}
+            />
+            <Field
+              label="Requests before a verdict"
+              name="min_samples"
+              type="number"
+              defaultValue={current.min_samples}
+            />
+          </Form>
+        )
+      }
     </QueryView>
   );
 }
