@@ -182,4 +182,70 @@ describe.each(MODES)('model aliases (%s)', (_mode, start) => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain("targets[0].model: must be '<provider>/<model>'");
   });
+
+  it('refuses a second alias of a name, on create and on rename, naming the one that has it', async () => {
+    const refused = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/model-aliases`,
+      { name: 'claude-*', targets: [{ model: 'openai/gpt-4o-mini' }] },
+      ADMIN,
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ type: 'invalid_request', param: 'name' });
+    expect(refused.body.error.message).toContain(
+      "a model alias named 'claude-*' already exists (claude-code)",
+    );
+    const other = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/model-aliases`,
+      { name: 'other', targets: [{ model: 'openai/gpt-4o-mini' }] },
+      ADMIN,
+    );
+    expect(other.status).toBe(201);
+    const renamed = await call(
+      'PATCH',
+      `${gateway.adminUrl}/api/governance/model-aliases/${other.body.id}`,
+      { name: 'claude-*' },
+      ADMIN,
+    );
+    expect(renamed.status).toBe(400);
+    // Its own name again is no duplicate.
+    const same = await call(
+      'PATCH',
+      `${gateway.adminUrl}/api/governance/model-aliases/${other.body.id}`,
+      { name: 'other', fallbacks: ['anthropic/claude-haiku-4-5'] },
+      ADMIN,
+    );
+    expect(same.status).toBe(200);
+    await call(
+      'DELETE',
+      `${gateway.adminUrl}/api/governance/model-aliases/${other.body.id}`,
+      undefined,
+      ADMIN,
+    );
+  });
+
+  it('refuses an alias to a provider that does not exist, naming the field and the configured ones', async () => {
+    const target = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/model-aliases`,
+      { name: 'ghost', targets: [{ model: 'openai/gpt-4o' }, { model: 'nope/gpt-4o' }] },
+      ADMIN,
+    );
+    expect(target.status).toBe(400);
+    expect(target.body.error.param).toBe('targets[1].model');
+    expect(target.body.error.message).toBe(
+      "targets[1].model: provider 'nope' does not exist (configured providers: anthropic, openai)",
+    );
+    const fallback = await call(
+      'PATCH',
+      `${gateway.adminUrl}/api/governance/model-aliases/claude-code`,
+      { fallbacks: ['missing/claude-sonnet-4-5'] },
+      ADMIN,
+    );
+    expect(fallback.status).toBe(400);
+    expect(fallback.body.error.message).toContain("fallbacks[0]: provider 'missing' does not exist");
+    const listed = await call('GET', `${gateway.adminUrl}/api/governance/model-aliases`, undefined, ADMIN);
+    expect((listed.body as { name: string }[]).map((alias) => alias.name).sort()).toEqual(['claude-*']);
+  });
 });

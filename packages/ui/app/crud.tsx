@@ -3,7 +3,16 @@
 import { type ReactNode, useState } from 'react';
 import { api } from './api.ts';
 import { useAuth } from './auth.tsx';
-import { type Column, JsonForm, OnceValue, QueryView, Table, useApiMutation, useApiQuery } from './ui.tsx';
+import {
+  type Column,
+  FormTabs,
+  JsonForm,
+  OnceValue,
+  QueryView,
+  Table,
+  useApiMutation,
+  useApiQuery,
+} from './ui.tsx';
 
 type Item = Record<string, unknown>;
 
@@ -26,6 +35,46 @@ export interface CrudProps {
   /** A value in the create answer to show once (a token's). */
   onceValue?: (answer: Item) => string | undefined;
   rowActions?: (item: Item) => ReactNode;
+  /**
+   * A form for the frequent fields, beside the JSON one ("Advanced"): it sends what `submit` takes (the create
+   * body, or the edit's); `item` is absent when creating.
+   */
+  form?: (props: { item?: Item; submit: (body: unknown) => Promise<void>; cancel: () => void }) => ReactNode;
+  /** What the list shows when it is empty (a first step, a hint). */
+  empty?: ReactNode;
+}
+
+/** The section's form: the JSON one alone, or the page's own form with the JSON one as the advanced tab. */
+function Editor(props: {
+  label: string;
+  submit: string;
+  initial: unknown;
+  item?: Item | undefined;
+  form: CrudProps['form'];
+  onSubmit: (body: unknown) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const json = (
+    <JsonForm
+      label={props.label}
+      submit={props.submit}
+      initial={props.initial}
+      onCancel={props.onCancel}
+      onSubmit={props.onSubmit}
+    />
+  );
+  if (!props.form) return json;
+  return (
+    <FormTabs
+      label={props.label}
+      json={json}
+      form={props.form({
+        ...(props.item && { item: props.item }),
+        submit: props.onSubmit,
+        cancel: props.onCancel,
+      })}
+    />
+  );
 }
 
 const asItems = (body: unknown): Item[] =>
@@ -92,10 +141,11 @@ export function CrudSection(props: CrudProps) {
       </div>
       {once && <OnceValue label="The new value" value={once} onDone={() => setOnce(undefined)} />}
       {mode?.kind === 'create' && (
-        <JsonForm
+        <Editor
           label={`New in ${props.title}`}
           submit="Create"
           initial={props.createTemplate}
+          form={props.form}
           onCancel={() => setMode(undefined)}
           onSubmit={async (body) => {
             const answer = await create.mutateAsync(body);
@@ -105,10 +155,12 @@ export function CrudSection(props: CrudProps) {
         />
       )}
       {mode?.kind === 'edit' && (
-        <JsonForm
+        <Editor
           label={`Edit ${idOf(mode.item)}`}
           submit="Save"
           initial={props.editBody ? props.editBody(mode.item) : mode.item}
+          item={mode.item}
+          form={props.form}
           onCancel={() => setMode(undefined)}
           onSubmit={async (body) => {
             await edit.mutateAsync({ id: idOf(mode.item), body });
@@ -128,7 +180,7 @@ export function CrudSection(props: CrudProps) {
             rows={(props.items ?? asItems)(body)}
             columns={columns}
             rowKey={idOf}
-            empty={`Nothing in ${props.title} yet.`}
+            empty={props.empty ?? `Nothing in ${props.title} yet.`}
           />
         )}
       </QueryView>

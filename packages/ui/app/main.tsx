@@ -3,6 +3,7 @@ import { lazy, StrictMode, Suspense, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, NavLink, Route, Routes } from 'react-router';
 import { AuthProvider, useAuth } from './auth.tsx';
+import { SsoButton } from './sso-button.tsx';
 import { Field, Form, Loading } from './ui.tsx';
 import './styles.css';
 
@@ -19,6 +20,11 @@ const Alerts = lazy(() => import('./pages/alerts.tsx'));
 const Access = lazy(() => import('./pages/access.tsx'));
 const Audit = lazy(() => import('./pages/audit.tsx'));
 const Config = lazy(() => import('./pages/config.tsx'));
+const Playground = lazy(() => import('./pages/playground.tsx'));
+const Routing = lazy(() => import('./pages/routing.tsx'));
+const Cache = lazy(() => import('./pages/cache.tsx'));
+const Vault = lazy(() => import('./pages/vault.tsx'));
+const Pricing = lazy(() => import('./pages/pricing.tsx'));
 
 /** The pages, each shown to roles holding its read permission (the API refuses the rest anyway). */
 const PAGES = [
@@ -33,6 +39,11 @@ const PAGES = [
   { path: '/access', label: 'Users & roles', permission: 'users:read', element: <Access /> },
   { path: '/audit', label: 'Audit log', permission: 'audit:read', element: <Audit /> },
   { path: '/config', label: 'System config', permission: 'config:read', element: <Config /> },
+  { path: '/playground', label: 'Playground', permission: 'keys:read', element: <Playground /> },
+  { path: '/routing', label: 'Routing health', permission: 'health:read', element: <Routing /> },
+  { path: '/cache', label: 'Cache', permission: 'logs:read', element: <Cache /> },
+  { path: '/vault', label: 'Vault', permission: 'vault:read', element: <Vault /> },
+  { path: '/pricing', label: 'Pricing', permission: 'config:read', element: <Pricing /> },
 ];
 
 function Login() {
@@ -49,11 +60,7 @@ function Login() {
           hint="GATEWAY_ADMIN_TOKEN or an API token from Users & roles; kept in this tab only."
         />
       </Form>
-      <p>
-        <a className="button secondary" href="/auth/oidc/login?return_to=/ui/">
-          Sign in with SSO
-        </a>
-      </p>
+      <SsoButton />
     </main>
   );
 }

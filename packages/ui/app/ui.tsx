@@ -7,7 +7,7 @@ import {
   useQuery,
   useQueryClient,
 } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { createContext, type FormEvent, type ReactNode, useContext, useId, useState } from 'react';
 import { api } from './api.ts';
 
 export function useApiQuery<T>(
@@ -73,7 +73,7 @@ export function Table<T>(props: {
   rows: T[] | undefined;
   columns: Column<T>[];
   rowKey: (row: T) => string;
-  empty: string;
+  empty: ReactNode;
 }) {
   if (!props.rows) return null;
   if (props.rows.length === 0) return <Empty>{props.empty}</Empty>;
@@ -116,6 +116,21 @@ export function QueryView<T>(props: {
   return <>{props.children(props.query.data)}</>;
 }
 
+/** A choice of a select: its value, and what it reads as when that differs (a name for an id). */
+export type Option = string | { value: string; label: string };
+
+/** The API's refusal of one field (its message starts with the field's path), shown next to that field. */
+const FieldError = createContext<{ name: string; message: string } | undefined>(undefined);
+
+/** `budgets[0].max_limit: must be …` names the field `max_limit`; a message naming no field names none. */
+function fieldOf(error: unknown): string | undefined {
+  const path = /^([A-Za-z_][\w.[\]]*): /.exec((error as Error | undefined)?.message ?? '')?.[1];
+  return path
+    ?.replace(/\[\d+\]/g, '')
+    .split('.')
+    .at(-1);
+}
+
 export function Field(props: {
   label: string;
   name: string;
@@ -124,19 +139,26 @@ export function Field(props: {
   required?: boolean;
   placeholder?: string;
   hint?: string;
-  options?: string[];
+  options?: Option[];
+  /** Values to pick from while still typing any (a datalist): ids, with their names as labels. */
+  suggestions?: Option[];
 }) {
   const id = useId();
+  const refused = useContext(FieldError);
+  const error = refused?.name === props.name ? refused.message : undefined;
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
       {props.options ? (
         <select id={id} name={props.name} defaultValue={props.defaultValue}>
-          {props.options.map((option) => (
-            <option key={option} value={option}>
-              {option || '—'}
-            </option>
-          ))}
+          {props.options.map((option) => {
+            const { value, label } = typeof option === 'string' ? { value: option, label: option } : option;
+            return (
+              <option key={value} value={value}>
+                {label || '—'}
+              </option>
+            );
+          })}
         </select>
       ) : (
         <input
@@ -149,11 +171,26 @@ export function Field(props: {
           autoComplete="off"
           step={props.type === 'number' ? 'any' : undefined}
           aria-describedby={props.hint ? `${id}-hint` : undefined}
+          aria-invalid={error ? true : undefined}
+          list={props.suggestions ? `${id}-list` : undefined}
         />
+      )}
+      {props.suggestions && (
+        <datalist id={`${id}-list`}>
+          {props.suggestions.map((option) => {
+            const { value, label } = typeof option === 'string' ? { value: option, label: option } : option;
+            return <option key={value} value={value} label={label} />;
+          })}
+        </datalist>
       )}
       {props.hint && (
         <small id={`${id}-hint`} className="muted">
           {props.hint}
+        </small>
+      )}
+      {error && (
+        <small className="error" role="alert" data-testid={`error-${props.name}`}>
+          {error}
         </small>
       )}
     </div>
@@ -167,28 +204,36 @@ export function Form(props: {
   onSubmit: (values: Record<string, string>) => Promise<unknown>;
   children: ReactNode;
   onCancel?: () => void;
+  /** The form's field for an API field of another name (`value` → `key_value`). */
+  fieldNames?: Record<string, string>;
 }) {
-  const [error, setError] = useState<unknown>();
+  const [error, setError] = useState<{ failure: unknown; field?: string | undefined }>();
   const [busy, setBusy] = useState(false);
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const data = new FormData(event.currentTarget);
+    const form = event.currentTarget;
+    const data = new FormData(form);
     const values = Object.fromEntries([...data].map(([name, value]) => [name, String(value)]));
     setBusy(true);
     setError(undefined);
     try {
       await props.onSubmit(values);
     } catch (failure) {
-      setError(failure);
+      const named = fieldOf(failure);
+      const field = named && (props.fieldNames?.[named] ?? named);
+      setError({ failure, field: field && form.elements.namedItem(field) ? field : undefined });
     } finally {
       setBusy(false);
     }
   }
+  const fieldError = error?.field
+    ? { name: error.field, message: (error.failure as Error).message }
+    : undefined;
   return (
     <form className="panel" aria-label={props.label} onSubmit={submit}>
       <h2>{props.label}</h2>
-      {props.children}
-      <ErrorMessage error={error} />
+      <FieldError.Provider value={fieldError}>{props.children}</FieldError.Provider>
+      {!fieldError && <ErrorMessage error={error?.failure} />}
       <div className="actions">
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : props.submit}
@@ -275,4 +320,34 @@ export function PageHeader({ title, children }: { title: string; children?: Reac
       <div className="actions">{children}</div>
     </header>
   );
+}
+
+/** A form for the frequent fields, and the whole resource as JSON for everything else. */
+export function FormTabs({ label, form, json }: { label: string; form: ReactNode; json: ReactNode }) {
+  const [advanced, setAdvanced] = useState(false);
+  return (
+    <div>
+      <div className="tabs" role="tablist" aria-label={label}>
+        <button type="button" role="tab" aria-selected={!advanced} onClick={() => setAdvanced(false)}>
+          Form
+        </button>
+        <button type="button" role="tab" aria-selected={advanced} onClick={() => setAdvanced(true)}>
+          Advanced (JSON)
+        </button>
+      </div>
+      {advanced ? json : form}
+    </div>
+  );
+}
+
+/** Comma-separated text as a list, empty entries dropped. */
+export const listOf = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+
+/** A health or connection state, coloured by what it means (styles.css `.state-*`). */
+export function State({ state }: { state: string }) {
+  return <span className={`state state-${state}`}>{state}</span>;
 }

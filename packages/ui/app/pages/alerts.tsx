@@ -3,6 +3,7 @@ import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display, formatTime } from '../format.ts';
 import { PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
+import { AlertChannelForm } from './alert-channel-form.tsx';
 
 interface HistoryEntry {
   id: string;
@@ -44,6 +45,7 @@ export default function Alerts() {
           url: 'https://example.com/hook',
           secret: 'change-me-sixteen-chars',
         }}
+        form={({ item, submit, cancel }) => <AlertChannelForm item={item} submit={submit} cancel={cancel} />}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Type', cell: (item) => display(item.type) },

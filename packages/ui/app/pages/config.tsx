@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { JsonForm, PageHeader, QueryView, useApiMutation, useApiQuery } from '../ui.tsx';
+import { FormTabs, JsonForm, PageHeader, QueryView, useApiMutation, useApiQuery } from '../ui.tsx';
+import { SettingsSections } from './settings-sections.tsx';
 
 export default function Config() {
   const { can } = useAuth();
@@ -27,15 +28,21 @@ export default function Config() {
       <QueryView query={config}>
         {(body) =>
           editing ? (
-            <JsonForm
+            <FormTabs
               label="Change system settings"
-              submit="Save settings"
-              initial={body}
-              onCancel={() => setEditing(false)}
-              onSubmit={async (next) => {
-                await save.mutateAsync(next);
-                setEditing(false);
-              }}
+              form={<SettingsSections settings={body} save={(next) => save.mutateAsync(next)} />}
+              json={
+                <JsonForm
+                  label="Change system settings"
+                  submit="Save settings"
+                  initial={body}
+                  onCancel={() => setEditing(false)}
+                  onSubmit={async (next) => {
+                    await save.mutateAsync(next);
+                    setEditing(false);
+                  }}
+                />
+              }
             />
           ) : (
             <pre className="content">{JSON.stringify(body, null, 2)}</pre>

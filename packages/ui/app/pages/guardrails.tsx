@@ -1,6 +1,54 @@
+import { useState } from 'react';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
-import { PageHeader } from '../ui.tsx';
+import { type ChatAnswer, sendChat } from '../gateway.ts';
+import { Field, Form, PageHeader } from '../ui.tsx';
+import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
+
+/**
+ * "Test this text": the text sent through the gateway as a chat with a virtual key, so that the rules apply
+ * exactly as they do to that key's requests; what they did is in the answer (a block, or `guardrails`).
+ */
+function TestText() {
+  const [answer, setAnswer] = useState<ChatAnswer>();
+  return (
+    <Form
+      label="Test this text"
+      submit="Test"
+      onSubmit={async (values) => {
+        setAnswer(undefined);
+        setAnswer(
+          await sendChat({
+            address: values.address || location.origin,
+            virtualKey: values.virtual_key ?? '',
+            model: values.model ?? '',
+            prompt: values.text ?? '',
+            stream: false,
+            onText: () => undefined,
+          }),
+        );
+      }}
+    >
+      <Field label="Text" name="text" required placeholder="Mail me at ada@example.com" />
+      <Field
+        label="Virtual key"
+        name="virtual_key"
+        type="password"
+        required
+        hint="The rules that apply to this key's requests run."
+      />
+      <Field label="Model" name="model" required placeholder="openai/gpt-4o-mini" />
+      <Field label="Gateway address" name="address" defaultValue={location.origin} />
+      {answer && (
+        <p data-testid="guardrail-test" className={answer.status >= 400 ? 'bad' : 'ok'} role="status">
+          {answer.status >= 400
+            ? `Refused (${answer.status}): ${answer.error}`
+            : `Let through (${answer.status}); guardrails: ${display(answer.extra.guardrails ?? 'none applied')}`}
+        </p>
+      )}
+    </Form>
+  );
+}
 
 export default function Guardrails() {
   return (
@@ -34,6 +82,7 @@ export default function Guardrails() {
         writePermission="guardrails:write"
         editMethod="PUT"
         createTemplate={{ id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] }}
+        form={({ item, submit, cancel }) => <GuardrailRuleForm item={item} submit={submit} cancel={cancel} />}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Condition', cell: (item) => <code>{display(item.condition)}</code> },
@@ -42,6 +91,7 @@ export default function Guardrails() {
           { header: 'Output profiles', cell: (item) => display(item.output_profiles) },
         ]}
       />
+      <TestText />
     </>
   );
 }

@@ -3,7 +3,8 @@ import { useAuth } from '../auth.tsx';
 import { BudgetForm, Usage } from '../budgets.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
-import { PageHeader } from '../ui.tsx';
+import { Field, Form, PageHeader } from '../ui.tsx';
+import { useOwnerOptions } from './virtual-key-form.tsx';
 
 const COLLECTIONS = [
   {
@@ -37,6 +38,50 @@ const COLLECTIONS = [
 ] as const;
 
 type Budgets = { id?: string; max_limit: number; reset_duration: string }[];
+
+/** An owner's name, and the customer a team belongs to (picked by name); budgets have their own form. */
+function OwnerForm(props: {
+  collection: string;
+  item?: Record<string, unknown> | undefined;
+  submit: (body: unknown) => Promise<void>;
+  cancel: () => void;
+}) {
+  const customers = useOwnerOptions('customers');
+  const team = props.collection === 'teams';
+  const person = props.collection === 'users';
+  return (
+    <Form
+      label={props.item ? `Edit ${display(props.item.name)}` : 'New'}
+      submit={props.item ? 'Save' : 'Create'}
+      onCancel={props.cancel}
+      onSubmit={(values) =>
+        props.submit({
+          name: values.name,
+          ...(team && { customer_id: values.customer_id || (props.item ? null : undefined) }),
+          ...(person && values.email && { email: values.email }),
+        })
+      }
+    >
+      <Field label="Name" name="name" required defaultValue={props.item?.name as string | undefined} />
+      {team && (
+        <Field
+          label="Customer"
+          name="customer_id"
+          options={[{ value: '', label: 'none' }, ...customers]}
+          defaultValue={props.item?.customer_id as string | undefined}
+        />
+      )}
+      {person && (
+        <Field
+          label="Email"
+          name="email"
+          type="email"
+          defaultValue={props.item?.email as string | undefined}
+        />
+      )}
+    </Form>
+  );
+}
 
 export default function Owners() {
   const { can } = useAuth();
@@ -78,6 +123,9 @@ export default function Owners() {
           writePermission={collection.write}
           editMethod="PATCH"
           createTemplate={collection.template}
+          form={({ item, submit, cancel }) => (
+            <OwnerForm collection={collection.id} item={item} submit={submit} cancel={cancel} />
+          )}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },

@@ -2,73 +2,11 @@ import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
+import { FirstRun, markKeyTested } from '../first-run.tsx';
 import { display } from '../format.ts';
-import { ErrorMessage, Field, Form, PageHeader, useApiMutation } from '../ui.tsx';
-
-type Provider = Record<string, unknown> & {
-  name?: string;
-  keys?: { id?: string; value?: string; models?: string[]; weight?: number }[];
-  network_config?: { base_url?: string };
-};
-
-const list = (values: string | undefined) =>
-  (values ?? '')
-    .split(',')
-    .map((value) => value.trim())
-    .filter(Boolean);
-
-function AddProvider({ onDone }: { onDone: () => void }) {
-  const create = useApiMutation(
-    (body: unknown) => api('/api/providers', { method: 'POST', body }),
-    ['/api/providers'],
-  );
-  return (
-    <Form
-      label="Add a provider"
-      submit="Add provider"
-      onCancel={onDone}
-      onSubmit={async (values) => {
-        const models = list(values.models);
-        await create.mutateAsync({
-          name: values.name,
-          keys: [
-            {
-              id: values.key_id || 'key-1',
-              value: values.key_value,
-              ...(models.length > 0 && { models }),
-            },
-          ],
-          ...(values.base_url && { network_config: { base_url: values.base_url } }),
-        });
-        onDone();
-      }}
-    >
-      <Field
-        label="Name"
-        name="name"
-        required
-        placeholder="openai"
-        hint="The provider gw routes to: openai, anthropic, azure, bedrock, gemini…"
-      />
-      <Field
-        label="Base URL"
-        name="base_url"
-        type="url"
-        placeholder="https://api.openai.com"
-        hint="Leave empty for the provider's own."
-      />
-      <Field label="Key id" name="key_id" placeholder="key-1" />
-      <Field
-        label="Key value"
-        name="key_value"
-        type="password"
-        required
-        hint="Or env.NAME to read it from the environment."
-      />
-      <Field label="Models (comma-separated)" name="models" hint="Empty: every model." />
-    </Form>
-  );
-}
+import { ErrorMessage, PageHeader, State, useApiMutation, useApiQuery } from '../ui.tsx';
+import { ModelAliases } from './model-aliases.tsx';
+import { AddProviderForm, EditProviderForm, type Provider } from './provider-form.tsx';
 
 interface KeyTest {
   ok: boolean;
@@ -80,14 +18,14 @@ interface KeyTest {
 /** `POST /api/providers/{name}/keys/{id}/test`: one real one-token call on the key, and what came of it. */
 function TestKey({ provider, keyId, models }: { provider: string; keyId: string; models?: string[] }) {
   const [model, setModel] = useState(models?.find((name) => name !== '*') ?? '');
-  const test = useApiMutation<KeyTest>(
-    () =>
-      api<KeyTest>(`/api/providers/${encodeURIComponent(provider)}/keys/${encodeURIComponent(keyId)}/test`, {
-        method: 'POST',
-        body: model ? { model } : {},
-      }),
-    [],
-  );
+  const test = useApiMutation<KeyTest>(async () => {
+    const result = await api<KeyTest>(
+      `/api/providers/${encodeURIComponent(provider)}/keys/${encodeURIComponent(keyId)}/test`,
+      { method: 'POST', body: model ? { model } : {} },
+    );
+    if (result.ok) markKeyTested();
+    return result;
+  }, ['/api/providers']);
   const result = test.data;
   return (
     <span className="key-test">
@@ -110,9 +48,24 @@ function TestKey({ provider, keyId, models }: { provider: string; keyId: string;
   );
 }
 
+/** Each provider's health state (healthy, degraded, failed, recovering), when the role reads health. */
+function useHealthStates(): Map<string, string> {
+  const { can } = useAuth();
+  const health = useApiQuery<{ provider: string; state: string }[]>(
+    can('health:read') ? '/api/health/providers' : undefined,
+    { refetchInterval: 10_000 },
+  );
+  return new Map((health.data ?? []).map((row) => [row.provider, row.state]));
+}
+
 export default function Providers() {
   const { can } = useAuth();
   const [adding, setAdding] = useState(false);
+  const states = useHealthStates();
+  const create = useApiMutation(
+    (body: unknown) => api('/api/providers', { method: 'POST', body }),
+    ['/api/providers'],
+  );
   return (
     <>
       <PageHeader title="Providers and keys">
@@ -122,7 +75,16 @@ export default function Providers() {
           </button>
         )}
       </PageHeader>
-      {adding && <AddProvider onDone={() => setAdding(false)} />}
+      <FirstRun />
+      {adding && (
+        <AddProviderForm
+          onCancel={() => setAdding(false)}
+          onSubmit={async (body) => {
+            await create.mutateAsync(body);
+            setAdding(false);
+          }}
+        />
+      )}
       <CrudSection
         title="Providers"
         listPath="/api/providers"
@@ -134,8 +96,16 @@ export default function Providers() {
           const { name: _name, ...rest } = item as Provider;
           return rest;
         }}
+        form={({ item, submit, cancel }) => (
+          <EditProviderForm provider={item as Provider} onSubmit={submit} onCancel={cancel} />
+        )}
+        empty="No providers yet. Add one with its API key, then test the key."
         columns={[
           { header: 'Name', cell: (item) => String(item.name) },
+          {
+            header: 'State',
+            cell: (item) => <State state={states.get(String(item.name)) ?? 'unused'} />,
+          },
           { header: 'Base URL', cell: (item) => display((item as Provider).network_config?.base_url) },
           {
             header: 'Keys',
@@ -143,7 +113,7 @@ export default function Providers() {
               <ul className="plain">
                 {((item as Provider).keys ?? []).map((key) => (
                   <li key={key.id}>
-                    {key.id}: <code>{display(key.value)}</code>
+                    {key.id}: <code>{display(key.value)}</code> ×{key.weight ?? 1}
                     {key.models?.length ? ` (${key.models.join(', ')})` : ''}
                     {can('providers:write') && key.id && (
                       <TestKey provider={String(item.name)} keyId={key.id} models={key.models} />
@@ -155,23 +125,7 @@ export default function Providers() {
           },
         ]}
       />
-      <CrudSection
-        title="Model aliases"
-        listPath="/api/governance/model-aliases"
-        itemPath={(id) => `/api/governance/model-aliases/${encodeURIComponent(id)}`}
-        writePermission="providers:write"
-        editMethod="PATCH"
-        createTemplate={{
-          name: 'fast',
-          targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }],
-          fallbacks: [],
-        }}
-        columns={[
-          { header: 'Id', cell: (item) => display(item.id) },
-          { header: 'Name', cell: (item) => display(item.name) },
-          { header: 'Targets', cell: (item) => display(item.targets) },
-        ]}
-      />
+      <ModelAliases />
     </>
   );
 }

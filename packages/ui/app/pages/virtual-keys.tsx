@@ -2,26 +2,34 @@ import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { BudgetForm, Usage } from '../budgets.tsx';
+import { FirstRun, KeySnippets } from '../first-run.tsx';
 import { display, formatTime } from '../format.ts';
-import { Field, Form, OnceValue, PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
-
-interface VirtualKey {
-  id: string;
-  name: string;
-  value_hint?: string;
-  team_id?: string;
-  is_active?: boolean;
-  expires_at?: string;
-  budgets?: { id?: string; max_limit: number; reset_duration: string }[];
-  provider_configs?: { provider: string; allowed_models?: string[] }[];
-  created_at?: string;
-}
+import {
+  Field,
+  Form,
+  FormTabs,
+  JsonForm,
+  listOf,
+  OnceValue,
+  PageHeader,
+  QueryView,
+  Table,
+  useApiMutation,
+  useApiQuery,
+} from '../ui.tsx';
+import { EditKeyForm, LimitFields, limitsBody, OwnerFields, type VirtualKey } from './virtual-key-form.tsx';
 
 const COLLECTION = '/api/governance/virtual-keys';
 const pathOf = (id: string) => `${COLLECTION}/${encodeURIComponent(id)}`;
 
-function CreateKey({ onCreated, onCancel }: { onCreated: (value: string) => void; onCancel: () => void }) {
-  const providers = useApiQuery<{ name: string }[]>('/api/providers');
+/** A key just made: its value (shown once) and how to call gw with it. */
+interface Created {
+  value: string;
+  model: string;
+}
+
+function CreateKey({ onCreated, onCancel }: { onCreated: (created: Created) => void; onCancel: () => void }) {
+  const providers = useApiQuery<{ name: string; keys?: { models?: string[] }[] }[]>('/api/providers');
   const create = useApiMutation(
     (body: unknown) => api<{ value: string }>(COLLECTION, { method: 'POST', body }),
     [COLLECTION],
@@ -32,28 +40,24 @@ function CreateKey({ onCreated, onCancel }: { onCreated: (value: string) => void
       submit="Create key"
       onCancel={onCancel}
       onSubmit={async (values) => {
-        const models = (values.models ?? '')
-          .split(',')
-          .map((m) => m.trim())
-          .filter(Boolean);
+        const models = listOf(values.models);
         const budget = values.max_limit
           ? [{ max_limit: Number(values.max_limit), reset_duration: values.reset_duration || '1M' }]
           : [];
         const answer = await create.mutateAsync({
           name: values.name,
-          ...(values.team_id && { team_id: values.team_id }),
           provider_configs: values.provider
             ? [{ provider: values.provider, allowed_models: models.length ? models : ['*'] }]
             : [],
           ...(budget.length && { budgets: budget }),
-          ...(values.requests_per_minute && {
-            rate_limit: {
-              request_max_limit: Number(values.requests_per_minute),
-              request_reset_duration: '1m',
-            },
-          }),
+          ...limitsBody(values, false),
         });
-        onCreated(answer.value);
+        const provider = providers.data?.find((entry) => entry.name === values.provider);
+        const model =
+          models.find((name) => name !== '*') ??
+          provider?.keys?.flatMap((key) => key.models ?? []).find((name) => name !== '*') ??
+          'gpt-4o-mini';
+        onCreated({ value: answer.value, model: values.provider ? `${values.provider}/${model}` : model });
       }}
     >
       <Field label="Name" name="name" required />
@@ -68,16 +72,43 @@ function CreateKey({ onCreated, onCancel }: { onCreated: (value: string) => void
         name="models"
         hint="Empty: every model of the provider."
       />
-      <Field label="Team id" name="team_id" hint="Optional; the team must exist." />
+      <OwnerFields />
       <Field label="Budget (USD)" name="max_limit" type="number" hint="Optional." />
       <Field label="Budget resets every" name="reset_duration" defaultValue="1M" />
-      <Field
-        label="Requests per minute"
-        name="requests_per_minute"
-        type="number"
-        hint="Optional rate limit."
-      />
+      <LimitFields />
     </Form>
+  );
+}
+
+function EditKey({ virtualKey, onDone }: { virtualKey: VirtualKey; onDone: () => void }) {
+  const patch = useApiMutation(
+    (body: unknown) => api(pathOf(virtualKey.id), { method: 'PATCH', body }),
+    [COLLECTION],
+  );
+  const submit = async (body: unknown) => {
+    await patch.mutateAsync(body);
+    onDone();
+  };
+  const {
+    id: _id,
+    value_hint: _hint,
+    created_at: _created,
+    ...editable
+  } = virtualKey as VirtualKey & Record<string, unknown>;
+  return (
+    <FormTabs
+      label={`Edit ${virtualKey.name}`}
+      form={<EditKeyForm virtualKey={virtualKey} onSubmit={submit} onCancel={onDone} />}
+      json={
+        <JsonForm
+          label={`Edit ${virtualKey.name}`}
+          submit="Save"
+          initial={editable}
+          onSubmit={submit}
+          onCancel={onDone}
+        />
+      }
+    />
   );
 }
 
@@ -86,8 +117,8 @@ export default function VirtualKeys() {
   const writable = can('keys:write');
   const keys = useApiQuery<VirtualKey[]>(COLLECTION);
   const [creating, setCreating] = useState(false);
-  const [once, setOnce] = useState<string>();
-  const [open, setOpen] = useState<{ id: string; what: 'usage' | 'budget' }>();
+  const [once, setOnce] = useState<Created>();
+  const [open, setOpen] = useState<{ id: string; what: 'usage' | 'budget' | 'edit' }>();
   const patch = useApiMutation(
     ({ id, body }: { id: string; body: unknown }) => api(pathOf(id), { method: 'PATCH', body }),
     [COLLECTION],
@@ -108,13 +139,19 @@ export default function VirtualKeys() {
           </button>
         )}
       </PageHeader>
-      {once && <OnceValue label="The new key" value={once} onDone={() => setOnce(undefined)} />}
+      <FirstRun />
+      {once && (
+        <>
+          <OnceValue label="The new key" value={once.value} onDone={() => setOnce(undefined)} />
+          {once.model && <KeySnippets value={once.value} model={once.model} />}
+        </>
+      )}
       {creating && (
         <CreateKey
           onCancel={() => setCreating(false)}
-          onCreated={(value) => {
+          onCreated={(created) => {
             setCreating(false);
-            setOnce(value);
+            setOnce(created);
           }}
         />
       )}
@@ -125,7 +162,9 @@ export default function VirtualKeys() {
       )}
       {open && selected && (
         <section className="panel" aria-label={`Key ${selected.name}`}>
-          {open.what === 'usage' ? (
+          {open.what === 'edit' ? (
+            <EditKey virtualKey={selected} onDone={() => setOpen(undefined)} />
+          ) : open.what === 'usage' ? (
             <>
               <h2>Usage of {selected.name}</h2>
               <Usage path={pathOf(selected.id)} />
@@ -149,7 +188,7 @@ export default function VirtualKeys() {
             caption="Virtual keys"
             rows={rows}
             rowKey={(key) => key.id}
-            empty="No virtual keys yet."
+            empty="No virtual keys yet. Create one: apps call gw with it instead of a provider's key."
             columns={[
               { header: 'Name', cell: (key) => key.name },
               { header: 'Key', cell: (key) => <code>{display(key.value_hint)}</code> },
@@ -169,6 +208,7 @@ export default function VirtualKeys() {
                     : '—',
               },
               { header: 'Active', cell: (key) => (key.is_active === false ? 'no' : 'yes') },
+              { header: 'Expires', cell: (key) => formatTime(key.expires_at) },
               { header: 'Created', cell: (key) => formatTime(key.created_at) },
               {
                 header: 'Actions',
@@ -188,6 +228,13 @@ export default function VirtualKeys() {
                         <button
                           type="button"
                           className="secondary"
+                          onClick={() => setOpen({ id: key.id, what: 'edit' })}
+                        >
+                          Edit<span className="sr-only"> {key.name}</span>
+                        </button>
+                        <button
+                          type="button"
+                          className="secondary"
                           onClick={() => setOpen({ id: key.id, what: 'budget' })}
                         >
                           Budget<span className="sr-only"> of {key.name}</span>
@@ -197,7 +244,7 @@ export default function VirtualKeys() {
                           className="secondary"
                           onClick={async () => {
                             if (!confirm(`Rotate ${key.name}? The old value stops working now.`)) return;
-                            setOnce((await rotate.mutateAsync(key.id)).value);
+                            setOnce({ value: (await rotate.mutateAsync(key.id)).value, model: '' });
                           }}
                         >
                           Rotate<span className="sr-only"> {key.name}</span>

@@ -29,6 +29,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './load-b
 import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
+import { checkModelAlias } from './model-alias-check.ts';
 import { createOriginPolicy } from './origin-check.ts';
 import { mayReferenceSecrets } from './permissions.ts';
 import { testProviderKey } from './provider-key-test.ts';
@@ -182,7 +183,15 @@ export function createAdminApp(dependencies: AdminDependencies) {
   async function governanceResources(request: AdminRequest, path: string): Promise<AdminResult> {
     const [, collection, id, action, ...rest] = request.segments;
     if (!collection || rest.length > 0) throw noEndpoint(request.method, path);
-    const manage = (manageRequest: ManageRequest) => dependencies.governance.manage(manageRequest);
+    const manage = async (manageRequest: ManageRequest) => {
+      if (collection === 'model-aliases' && 'body' in manageRequest)
+        await checkModelAlias(dependencies, {
+          id: 'id' in manageRequest ? manageRequest.id : undefined,
+          body: manageRequest.body as Record<string, unknown>,
+          patch: manageRequest.action === 'patch',
+        });
+      return dependencies.governance.manage(manageRequest);
+    };
     if (id === undefined) {
       if (request.method === 'GET')
         return { status: 200, body: await manage({ action: 'list', collection }) };
