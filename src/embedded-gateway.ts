@@ -59,7 +59,7 @@ export interface EmbeddedGatewayOptions {
 }
 
 /**
- * Embedded mode (DESIGN.md §3): every service in one process, wired through their core interfaces with no
+ * Embedded mode (docs/architecture.md "Every hop, both modes"): every service in one process, wired through their core interfaces with no
  * loopback gRPC, state in a MemoryStore persisted to the data directory. Ingress and admin share one port.
  */
 export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {

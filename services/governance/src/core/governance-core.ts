@@ -47,7 +47,7 @@ export interface GovernanceCoreDependencies {
   governance?: GatewayConfig['governance'];
   now?: () => number;
   random?: () => number;
-  /** Provider health: a key's weighted provider configs follow it (SPEC.md "Provider/key health"). */
+  /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
   health?: HealthBoard | undefined;
   /** Close the board with the core (it made it for itself). */
   ownsHealth?: boolean | undefined;
