@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
-import { type AuditEventInput, auditEventSchema } from './audit-record.ts';
-import type { QueuedAuditEvent } from './postgres-audit-store.ts';
+import { type AuditEventInput, auditEventSchema } from '../audit/audit-record.ts';
+import type { QueuedAuditEvent } from '../postgres/postgres-audit-store.ts';
 
 /** The stream of audit records on their way to PostgreSQL (audit.on_store_failure: queue). */
 const auditQueueKey = (prefix: string): string => `${prefix}audit-queue`;
