@@ -249,6 +249,11 @@ export class PostgresAuditStore implements AuditStore {
     await this.#pool.query('SELECT 1');
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end();
   }

@@ -203,6 +203,11 @@ export class PostgresLogStore implements LogStore {
     }
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end();
   }

@@ -87,7 +87,9 @@ function decode(fields: string[]): AuditEventInput | undefined {
  * entry becomes exactly one record, in the stream's order; the entries are deleted from the stream after the
  * commit. A failure leaves them, to be read again after `intervalMs`.
  */
-export function startAuditQueueDrain(options: AuditQueueDrainOptions): { close(): Promise<void> } {
+export function startAuditQueueDrain(
+  options: AuditQueueDrainOptions,
+): { close(): Promise<void> } & AsyncDisposable {
   const key = auditQueueKey(options.prefix);
   const batch = options.batch ?? 200;
   const intervalMs = options.intervalMs ?? 200;
@@ -119,10 +121,9 @@ export function startAuditQueueDrain(options: AuditQueueDrainOptions): { close()
       }
     }
   })();
-  return {
-    async close() {
-      stop.abort();
-      await loop;
-    },
+  const close = async () => {
+    stop.abort();
+    await loop;
   };
+  return { close, [Symbol.asyncDispose]: close };
 }

@@ -54,6 +54,11 @@ export class SqliteAuditStore implements AuditStore {
     await this.#thread.call('ping');
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   close(): Promise<void> {
     return this.#thread.close();
   }

@@ -89,6 +89,11 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   close(): Promise<void> {
     return this.#thread.close();
   }

@@ -125,6 +125,11 @@ export class HealthBoard {
     return this;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;

@@ -151,6 +151,11 @@ export class GovernanceCore implements GovernanceService {
     return core;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     clearInterval(this.releaseTimer);

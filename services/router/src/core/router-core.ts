@@ -125,6 +125,11 @@ export class RouterCore implements RouterService {
     return new RouterCore(dependencies, { providers, health });
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     if (this.ownsHealth) await this.healthBoard.close();
     await this.providers.close();
