@@ -20,6 +20,7 @@ import {
   type Socket,
 } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
@@ -443,6 +444,9 @@ export function refuseStart(service: string, error: unknown): never {
   process.exit(1);
 }
 
+/** How long a start that failed may take releasing what it had started before the process exits. */
+const RELEASE_AFTER_FAILED_START_MS = 5_000;
+
 /**
  * Runs a service's start-up, which puts everything it starts on `resources` (disposed in reverse order at
  * shutdown: `onShutdown`). A failure (a missing or bad variable, a bad config file, a port in use, Redis
@@ -458,9 +462,13 @@ export async function startService(
   } catch (error) {
     // The stack, for whoever runs with LOG_LEVEL=debug; stderr gets the one line.
     logger.debug({ err: error }, 'start-up failed');
-    await resources
-      .disposeAsync()
-      .catch((cleanup) => logger.debug({ err: cleanup }, 'release after a failed start'));
+    // Bounded: a connection that hangs while closing must not keep a process that cannot start alive.
+    await Promise.race([
+      resources
+        .disposeAsync()
+        .catch((cleanup) => logger.debug({ err: cleanup }, 'release after a failed start')),
+      sleep(RELEASE_AFTER_FAILED_START_MS),
+    ]);
     refuseStart(String(logger.bindings()['service'] ?? 'gateway'), error);
   }
 }
