@@ -1,4 +1,4 @@
-// `pnpm bench:cache`: what the semantic cache costs a request (issue 13), in µs at p50/p99:
+// `pnpm bench:cache`: what the semantic cache costs a request, in µs at p50/p99:
 // - a miss without semantic lookup: computing the keys plus an exact lookup (memory and Redis backends: the
 //   Redis one answers a miss from its in-process index, without a round trip);
 // - an exact hit (memory; Redis: one GET), and the same request sent direct to the mock upstream on loopback;

@@ -1,5 +1,5 @@
-// Microbenchmark of a built-in guardrail profile alone (issue 15: "a built-in regex/PII profile on input costs
-// <= 0.2 ms for a 4 KB prompt"): the rule selection and the input check of one request, in this process, with
+// Microbenchmark of a built-in guardrail profile alone (its budget: a built-in regex/PII
+// profile on input costs <= 0.2 ms for a 4 KB prompt): the rule selection and the input check of one request, in this process, with
 // no HTTP around it. `pnpm bench:guardrails`; BENCH_ITERATIONS (20000) and BENCH_WARMUP (2000) tune it.
 import { GuardrailSession, type RequestMetadata } from '@gw/guardrails';
 import { GuardrailRuntime } from '@gw/guardrails/registry';

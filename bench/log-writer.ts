@@ -1,5 +1,5 @@
 /**
- * How many request-log records per second reach PostgreSQL (issue 14 asks for 5,000/s), two ways:
+ * How many request-log records per second reach PostgreSQL (the target is 5,000/s), two ways:
  * - direct: LogWriter → PostgresLogStore (what one log worker's insert path sustains);
  * - stream: LogWriter → RedisLogProducer → Redis stream → RedisLogConsumer → PostgresLogStore (cluster mode).
  * For BENCH_LOG_SECONDS (5) per way, records are offered as fast as the writer's buffer takes them (direct),

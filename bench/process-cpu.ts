@@ -1,6 +1,6 @@
 // CPU time per process, read from /proc (Linux only): which process is which service of a cluster, and how
 // much CPU each one used between two snapshots. A loaded machine slows every wall-clock figure; CPU per request
-// moves much less, so it is the figure that compares builds and sizes a cluster (DESIGN.md §7).
+// moves much less, so it is the figure that compares builds and sizes a cluster (docs/kubernetes.md "Sizing").
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** /proc/<pid>/stat is there to read (Linux); elsewhere every CPU figure is left out. */

@@ -52,7 +52,8 @@ function replicaEnvironment(service: Service, index: number): NodeJS.ProcessEnv 
   }
 }
 
-const children = new Set<ChildProcess>();
+/** Live replicas and their service. */
+const children = new Map<ChildProcess, Service>();
 let stopping = false;
 /** Exit times per replica: a replica that keeps crashing stops the cluster instead of looping forever. */
 const crashes = new Map<string, number[]>();
@@ -69,7 +70,7 @@ function start(service: Service, index: number): void {
   const main = fileURLToPath(new URL(`../services/${service}/src/main.ts`, import.meta.url));
   const child = spawn(process.execPath, [main], { env, stdio: 'inherit' });
   const startedAt = Date.now();
-  children.add(child);
+  children.set(child, service);
   child.on('exit', (code, signal) => {
     children.delete(child);
     if (stopping) return;
@@ -104,28 +105,41 @@ function start(service: Service, index: number): void {
   });
 }
 
+/** SIGTERM to every live replica of a service; resolves when they have exited (each drains on its own). */
+async function stopReplicas(service: Service): Promise<void> {
+  const alive = [...children]
+    .filter(([child, of]) => of === service && child.exitCode === null && child.signalCode === null)
+    .map(([child]) => child);
+  const exits = alive.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
+  for (const child of alive) child.kill('SIGTERM');
+  await Promise.all(exits);
+}
+
+// Services start in dependency order (governance and the router before the ingress that calls them), and the
+// stack stops them in reverse: an ingress drains its in-flight requests while the router and governance still
+// answer them.
+const services = new AsyncDisposableStack();
+
 function shutdown(code: number): void {
   if (stopping) return;
   stopping = true;
-  const alive = [...children].filter((child) => child.exitCode === null && child.signalCode === null);
-  for (const child of alive) child.kill('SIGTERM');
-  let remaining = alive.length;
-  if (remaining === 0) process.exit(code);
-  for (const child of alive) {
-    child.on('exit', () => {
-      remaining -= 1;
-      if (remaining === 0) process.exit(code);
-    });
-  }
   setTimeout(() => {
-    for (const child of alive) child.kill('SIGKILL');
+    for (const child of children.keys()) child.kill('SIGKILL');
     process.exit(code);
   }, 30_000).unref();
+  services.disposeAsync().then(
+    () => process.exit(code),
+    (error) => {
+      console.error('stopping the cluster failed', error);
+      process.exit(1);
+    },
+  );
 }
 
 process.on('SIGTERM', () => shutdown(0));
 process.on('SIGINT', () => shutdown(0));
 
 for (const service of SERVICES) {
+  services.defer(() => stopReplicas(service));
   for (let index = 0; index < replicas[service]; index++) start(service, index);
 }

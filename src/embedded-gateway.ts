@@ -56,10 +56,12 @@ export interface EmbeddedGatewayOptions {
   otlpEndpoint?: string | undefined;
   /** Google access tokens for `gcp-sm.` references instead of application default credentials (tests). */
   googleTokenSource?: (() => Promise<string>) | undefined;
+  /** GW_SHUTDOWN_TIMEOUT_MS: how long disposing the gateway drains (`close(deadlineMs)` names its own). */
+  drainMs?: number | undefined;
 }
 
 /**
- * Embedded mode (DESIGN.md §3): every service in one process, wired through their core interfaces with no
+ * Embedded mode (docs/architecture.md "Every hop, both modes"): every service in one process, wired through their core interfaces with no
  * loopback gRPC, state in a MemoryStore persisted to the data directory. Ingress and admin share one port.
  */
 export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
@@ -68,103 +70,126 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     throw new ConfigError(
       "audit.on_store_failure: queue keeps audit records in a cluster's Redis, and the embedded gateway has none; use refuse",
     );
+  // Everything started goes on this stack, so a start that fails releases what started before it, in reverse
+  // order, and closing the gateway disposes it the same way: the server drains first, tracing goes last (the
+  // spans of the drained requests are exported too).
+  await using started = new AsyncDisposableStack();
   const metrics = createMetrics({ service: 'gateway' });
-  // Secret-manager references (docs/vault.md), read before anything opens or uses them: one resolver for the
-  // process, so a secret that cannot be read stops start-up with nothing left to release.
-  const secrets = await startSecretResolver({
-    config,
-    environment: options.environment,
-    logger,
-    metrics,
-    googleTokenSource: options.googleTokenSource,
-  });
-  const store = options.store ?? (await MemoryStore.open({ dataDir: options.dataDir }));
   // Requests refused for overload and spans or records dropped, per minute and reason (`/api/logs/dropped`).
   const tally = processDroppedTally();
+  // One export queue; each service's spans under its own name, as in cluster mode (docs/tracing.md).
+  const tracing = started.use(
+    await startTracing({
+      config: config.tracing,
+      environmentEndpoint: options.otlpEndpoint,
+      metrics,
+      logger,
+      onDropped: (count) => tally.add('trace_buffer_full', count),
+    }),
+  );
+  const tracer = (service: string) => tracing?.tracer(service);
+  // Secret-manager references (docs/vault.md), read before anything opens or uses them: one resolver for the
+  // process, so a secret that cannot be read stops start-up with nothing left to release.
+  const secrets = started.use(
+    await startSecretResolver({
+      config,
+      environment: options.environment,
+      logger,
+      metrics,
+      googleTokenSource: options.googleTokenSource,
+    }),
+  );
+  const store = options.store ?? started.use(await MemoryStore.open({ dataDir: options.dataDir }));
   // Guardrails first: a condition of the config file that does not compile stops start-up before anything
   // else starts. The config file's are seeded into the store, where the admin API adds more.
-  const guardrails = await GuardrailRuntime.start({
-    config: config.guardrails,
-    registry: new GuardrailRegistry({ store, logger }),
-    logger,
-    environment: options.environment,
-    secrets,
-    outbound: outboundPolicy(config.network),
-  });
-  // One config object for every service: settings changed through the admin API apply to it in place.
-  const settings = await followSystemSettings({ store, config, logger });
-  const watcher =
-    options.configPath &&
-    watchConfigFile({
-      path: options.configPath,
-      env: options.environment,
+  const guardrails = started.use(
+    await GuardrailRuntime.start({
+      config: config.guardrails,
+      registry: new GuardrailRegistry({ store, logger }),
       logger,
-      onChange: async (edited) => {
-        await writeSystemSettings(store, systemSettingsOf(edited), { fromFile: true });
-        // The load balancer's file settings apply where no document of the admin API replaces them.
-        Object.assign(config.load_balancer, edited.load_balancer);
-      },
-    });
-  // One export queue; each service's spans under its own name, as in cluster mode (docs/tracing.md).
-  const tracing = await startTracing({
-    config: config.tracing,
-    environmentEndpoint: options.otlpEndpoint,
-    metrics,
-    logger,
-    onDropped: (count) => tally.add('trace_buffer_full', count),
-  });
-  const tracer = (service: string) => tracing?.tracer(service);
+      environment: options.environment,
+      secrets,
+      outbound: outboundPolicy(config.network),
+    }),
+  );
+  // One config object for every service: settings changed through the admin API apply to it in place.
+  started.use(await followSystemSettings({ store, config, logger }));
+  if (options.configPath)
+    started.use(
+      watchConfigFile({
+        path: options.configPath,
+        env: options.environment,
+        logger,
+        onChange: async (edited) => {
+          await writeSystemSettings(store, systemSettingsOf(edited), { fromFile: true });
+          // The load balancer's file settings apply where no document of the admin API replaces them.
+          Object.assign(config.load_balancer, edited.load_balancer);
+        },
+      }),
+    );
   // Each service's own composition root, wired through the core interfaces (no loopback gRPC).
   const { environment } = options;
   // One health board for the router (which records) and governance (which weighs a key's provider configs).
-  const health = await new HealthBoard({ config: config.load_balancer, store, logger, metrics }).start();
-  const router = await startRouter({
-    config,
-    store,
-    logger,
-    metrics,
-    environment,
-    health,
-    tracer: tracer('router'),
-    secrets,
-  });
-  const governance = await startGovernance({
-    config,
-    store,
-    logger,
-    health,
-    metrics,
-    tracer: tracer('governance'),
-  });
+  const health = started.use(
+    await new HealthBoard({ config: config.load_balancer, store, logger, metrics }).start(),
+  );
+  const router = started.use(
+    await startRouter({
+      config,
+      store,
+      logger,
+      metrics,
+      environment,
+      health,
+      tracer: tracer('router'),
+      secrets,
+    }),
+  );
+  const governance = started.use(
+    await startGovernance({
+      config,
+      store,
+      logger,
+      health,
+      metrics,
+      tracer: tracer('governance'),
+    }),
+  );
   // MCP: the runner core holds the connections; calls go through an in-process queue running the same
   // processor as the cluster's BullMQ workers; ingress filters against the catalog, admin edits the registry.
-  const { registry: mcpRegistry, core: mcpRunner } = await startMcpRunner({
-    config,
-    store,
-    logger,
-    runnerId: 'embedded',
-    environment,
-  });
-  const mcpQueue = new InProcessToolQueue({
-    runner: tracing ? traceToolRunner(mcpRunner, tracing.tracer('mcp-runner')) : mcpRunner,
-    concurrency: config.mcp.worker_concurrency,
-    maxQueued: config.mcp.max_queued,
-  });
-  const mcpCatalog = await McpCatalog.start({ registry: mcpRegistry, logger });
+  const { registry: mcpRegistry, core: mcpRunner } = started.use(
+    await startMcpRunner({
+      config,
+      store,
+      logger,
+      runnerId: 'embedded',
+      environment,
+    }),
+  );
+  const mcpQueue = started.use(
+    new InProcessToolQueue({
+      runner: tracing ? traceToolRunner(mcpRunner, tracing.tracer('mcp-runner')) : mcpRunner,
+      concurrency: config.mcp.worker_concurrency,
+      maxQueued: config.mcp.max_queued,
+    }),
+  );
+  const mcpCatalog = started.use(await McpCatalog.start({ registry: mcpRegistry, logger }));
   // The response cache, when enabled: entries in process, shared by ingress (lookups) and admin (removals).
   const cacheBackend = config.cache.enabled
-    ? new MemoryCacheBackend({ maxEntriesPerScope: config.cache.max_entries_per_scope })
+    ? started.use(new MemoryCacheBackend({ maxEntriesPerScope: config.cache.max_entries_per_scope }))
     : undefined;
   // Request logs: request-logs.sqlite in the data directory, on a thread of its own; deleted by age hourly.
-  const logStore = await SqliteLogStore.open({ dataDir: options.dataDir });
-  const retention = startLogRetention({
-    store: logStore,
-    retentionDays: () => config.logs.retention_days,
-    onError: (error) => logger.warn({ err: error }, 'request logs: retention failed'),
-  });
+  const logStore = started.use(await SqliteLogStore.open({ dataDir: options.dataDir }));
+  started.use(
+    startLogRetention({
+      store: logStore,
+      retentionDays: () => config.logs.retention_days,
+      onError: (error) => logger.warn({ err: error }, 'request logs: retention failed'),
+    }),
+  );
   const tail = new LogTailHub();
   // The audit log: audit-log.sqlite in the data directory, a file of its own; kept forever (no retention).
-  const auditStore = await SqliteAuditStore.open({ dataDir: options.dataDir });
+  const auditStore = started.use(await SqliteAuditStore.open({ dataDir: options.dataDir }));
   let draining = false;
   const ingress = composeIngress({
     config,
@@ -180,24 +205,28 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     cacheBackend,
     logs: { sink: logStore, tally, onWritten: (records) => tail.publish(records) },
   });
+  // Settles finish, and the records they complete are written, before the stores below close.
+  started.defer(() => ingress.drain());
   // Alerts: evaluated in this process (no lease to take: it is the only one).
-  const alerts = startAlerts({
-    store,
-    config: config.alerts,
-    lease: localLease,
-    sources: {
-      health: router,
-      budgets: governanceBudgetSource((request) => governance.manage(request)),
-      logs: logStore,
-      dropped: logStore,
-    },
-    secretFailures: secrets,
-    logger,
-    onOutcome: (channelType, outcome) =>
-      metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
-    outbound: outboundPolicy(config.network),
-    readSecret: (value) => resolveSecret(value, options.environment, secrets),
-  });
+  const alerts = started.use(
+    startAlerts({
+      store,
+      config: config.alerts,
+      lease: localLease,
+      sources: {
+        health: router,
+        budgets: governanceBudgetSource((request) => governance.manage(request)),
+        logs: logStore,
+        dropped: logStore,
+      },
+      secretFailures: secrets,
+      logger,
+      onOutcome: (channelType, outcome) =>
+        metrics.alertNotifications.inc({ channel_type: channelType, outcome }),
+      outbound: outboundPolicy(config.network),
+      readSecret: (value) => resolveSecret(value, options.environment, secrets),
+    }),
+  );
   const admin = composeAdmin({
     config,
     router,
@@ -214,6 +243,9 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     logs: { store: logStore, tail },
     audit: { store: auditStore, onFailure: () => metrics.auditAppendFailures.inc() },
   });
+  // The audit records of the last answers are stored before the audit store closes.
+  started.defer(() => admin.drainAudit());
+  let drainMs = options.drainMs ?? 25_000;
   const http = await startHttpServer({
     port: options.port,
     host: options.host,
@@ -224,35 +256,25 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     http2: true,
     ...(options.limits && { limits: options.limits }),
   });
+  started.defer(() => http.close(drainMs));
+  // First at shutdown: refuse new requests and end the admin's live connections, so the server can drain.
+  started.defer(() => {
+    draining = true;
+    admin.close();
+  });
+  const resources = started.move();
   return {
     port: http.port,
     metrics,
     /** Where request logs are kept (tests read it directly). */
     logStore,
-    /** Drains in-flight requests and streams, then releases everything. */
-    async close(deadlineMs = 25_000): Promise<void> {
-      draining = true;
-      if (watcher) watcher.close();
-      admin.close();
-      await http.close(deadlineMs);
-      await admin.drainAudit();
-      await auditStore.close();
-      await ingress.drain();
-      await alerts.close();
-      await retention.stop();
-      await logStore.close();
-      await guardrails.close();
-      await mcpQueue.close();
-      await mcpCatalog.close();
-      await mcpRunner.close();
-      await governance.close();
-      await router.close();
-      await health.close();
-      await settings.close();
-      await cacheBackend?.close();
-      await secrets.close();
-      if (!options.store) await store.close();
-      await tracing?.shutdown();
+    /** Drains in-flight requests and streams, then releases everything in reverse order of starting. */
+    async close(deadlineMs = drainMs): Promise<void> {
+      drainMs = deadlineMs;
+      await resources.disposeAsync();
+    },
+    async [Symbol.asyncDispose](): Promise<void> {
+      await resources.disposeAsync();
     },
   };
 }

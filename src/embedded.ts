@@ -12,32 +12,31 @@ import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
 const logger = createLogger({ service: 'gateway' });
-await startService(logger, async () => {
+await startService(logger, async (resources) => {
   const { environment, config } = await readSettings(embeddedEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
-  const gateway = await startEmbeddedGateway({
-    config,
-    logger,
-    port: environment.PORT,
-    host: environment.GW_HOST,
-    dataDir: environment.GATEWAY_DATA_DIR,
-    adminToken: environment.GATEWAY_ADMIN_TOKEN,
-    oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
-    scimToken: environment.GW_SCIM_TOKEN,
-    environment: process.env,
-    limits: httpLimits(environment),
-    metricsToken: environment.GW_METRICS_TOKEN,
-    configPath: environment.GATEWAY_CONFIG,
-    otlpEndpoint: otlpTracesEndpoint(environment),
-  });
+  const gateway = resources.use(
+    await startEmbeddedGateway({
+      config,
+      logger,
+      port: environment.PORT,
+      host: environment.GW_HOST,
+      dataDir: environment.GATEWAY_DATA_DIR,
+      adminToken: environment.GATEWAY_ADMIN_TOKEN,
+      oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
+      scimToken: environment.GW_SCIM_TOKEN,
+      environment: process.env,
+      limits: httpLimits(environment),
+      metricsToken: environment.GW_METRICS_TOKEN,
+      configPath: environment.GATEWAY_CONFIG,
+      otlpEndpoint: otlpTracesEndpoint(environment),
+      drainMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
+    }),
+  );
   logger.info({ port: gateway.port, mode: 'embedded' }, 'gw listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);
   if (exposed) logger.warn(exposed);
   const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
   if (metricsExposed) logger.warn(metricsExposed);
-  onShutdown({
-    logger,
-    deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
-    steps: [(deadline) => gateway.close(deadline)],
-  });
+  onShutdown({ logger, deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS, resources });
 });

@@ -1,4 +1,4 @@
-// The config file contract of DESIGN.md §5: GATEWAY_CONFIG (JSON or YAML), `env.NAME` secrets, and a
+// The config file contract (README.md "Configuration"): GATEWAY_CONFIG (JSON or YAML), `env.NAME` secrets, and a
 // start-up failure that names the field.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

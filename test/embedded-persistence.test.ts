@@ -1,4 +1,4 @@
-// Embedded mode keeps its state in the data directory (DESIGN.md §3): nothing created through the API is
+// Embedded mode keeps its state in the data directory: nothing created through the API is
 // lost on restart. Cluster mode keeps it in Redis, which outlives the processes by construction.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

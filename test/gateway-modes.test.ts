@@ -1,4 +1,4 @@
-// One suite, both modes (DESIGN.md §3): every case runs against the embedded gateway in this process and
+// One suite, both modes: every case runs against the embedded gateway in this process and
 // against `node src/cluster.ts` (2 ingress and 2 router replicas over gRPC and Redis), each with its own
 // fake OpenAI upstreams on loopback. The cases live in test/modes/, one file per area.
 import {

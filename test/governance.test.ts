@@ -1,4 +1,4 @@
-// Governance through the whole request flow, in both modes: each status of SPEC.md's governed request
+// Governance through the whole request flow, in both modes: each status of the governed request
 // (400, 401, 402, 403, 429) with its error type, the admin API under /api/governance and /api/keys, and the
 // multi-process exactness of request limits (two ingress and two governance processes sharing Redis).
 import {

@@ -1,4 +1,4 @@
-// SIGTERM drains (DESIGN.md §5: start:cluster stops all services on SIGTERM): what is in flight finishes,
+// SIGTERM drains (start:cluster stops all services on SIGTERM): what is in flight finishes,
 // nothing new is accepted.
 import { connect } from 'node:net';
 import {

@@ -1,4 +1,4 @@
-// The one secret policy (issue 25 defect 1; DESIGN.md §8): no resource written through the admin API may name an
+// The one secret policy (docs/admin-access.md "Secret references"): no resource written through the admin API may name an
 // `env.NAME` or secret-manager reference unless its caller holds `secrets:reference`, which only Admin has. A
 // custom role with guardrails:read|write once stored `env.GATEWAY_ADMIN_TOKEN` as an Azure Content Safety key and
 // received the token at the endpoint it chose. Both modes.

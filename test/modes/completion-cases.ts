@@ -71,7 +71,7 @@ export function completionCases(mode: ModeContext): void {
       expect(answer.body.model).toBe('gpt-4o-mini');
     });
 
-    it('maps the SPEC params object: max_tokens and stop_sequences (as stop)', async () => {
+    it('maps the native params object: max_tokens and stop_sequences (as stop)', async () => {
       const answer = await chat({
         model: 'openai/gpt-4o-mini',
         messages: hello,

@@ -1,4 +1,4 @@
-// Retries, key rotation, fallbacks, and bad input answered with the DESIGN.md §6 error body.
+// Retries, key rotation, fallbacks, and bad input answered with the gateway error body.
 import { execFile } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -96,7 +96,7 @@ export async function readSse(
   return events;
 }
 
-/** The error body of DESIGN.md §6 for an error the gateway produced itself. */
+/** The gateway error body (README.md "Requests") for an error the gateway produced itself. */
 export function expectGatewayError(
   answer: { status: number; headers: Headers; body: Json },
   expected: { status: number; type: string; message?: RegExp | string },

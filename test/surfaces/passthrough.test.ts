@@ -1,4 +1,4 @@
-// The pass-through `/v1` family (SPEC.md endpoint note 7) in both modes: multipart uploads streamed to the
+// The pass-through `/v1` family (docs/surfaces.md) in both modes: multipart uploads streamed to the
 // provider as they arrive, binary answers streamed back, gw's provider key injected and the caller's
 // provider credentials stripped, unsupported operations refused, governance (limits) applied, usage read
 // from the answer and charged.

@@ -1,4 +1,4 @@
-import type { AlertsConfig, Logger, OutboundPolicy } from '@gw/shared';
+import { type AlertsConfig, closeOnDispose, type Logger, type OutboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { AlertDispatcher, type DispatcherOptions } from './alert-dispatcher.ts';
 import { AlertEngine } from './alert-engine.ts';
@@ -68,7 +68,7 @@ export function startAlerts(options: {
       }).start()
     : undefined;
   const available = { ...options.sources, secretFailures: options.secretFailures };
-  return {
+  return closeOnDispose({
     registry,
     dispatcher,
     /** Why a rule of this kind cannot work here, or undefined when it can. */
@@ -82,5 +82,5 @@ export function startAlerts(options: {
       await engine?.close();
       await dispatcher.close();
     },
-  };
+  });
 }

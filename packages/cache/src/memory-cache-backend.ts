@@ -59,6 +59,11 @@ export class MemoryCacheBackend implements CacheBackend {
     return removed.filter((record) => record.expiresAt > now).length;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.index.clear();

@@ -37,7 +37,7 @@ export interface RuleReport {
 }
 
 /**
- * The guardrail outcome of one request (SPEC.md "Guardrail outcome": Pass 200, Warning 246, Block 446): kept
+ * The guardrail outcome of one request (docs/guardrails.md "What the caller gets": Pass 200, Warning 246, Block 446): kept
  * on the pipeline exchange for request logs, shown in `extra_fields.guardrails` of the answer.
  */
 export interface GuardrailOutcome {

@@ -25,6 +25,7 @@ export * from './http/body.ts';
 export * from './http/outbound-address.ts';
 export * from './http/request-target.ts';
 export * from './ids.ts';
+export * from './lifecycle.ts';
 export * from './logger.ts';
 export * from './merge-patch.ts';
 export * from './metrics.ts';

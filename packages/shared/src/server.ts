@@ -20,6 +20,7 @@ import {
   type Socket,
 } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
@@ -32,6 +33,20 @@ import type { Logger } from './logger.ts';
 export interface Closable {
   /** Stops accepting work, waits for what is in flight up to the deadline, then forces. */
   close(deadlineMs: number): Promise<void>;
+}
+
+/** How long disposing a server drains what is in flight when its composition root names no deadline. */
+const DEFAULT_DRAIN_MS = 25_000;
+
+/**
+ * A server as a resource of a composition root's stack: disposing it closes it, draining for `drainMs`
+ * (GW_SHUTDOWN_TIMEOUT_MS) before cutting what is still open.
+ */
+export function disposableServer<T extends Closable>(
+  server: T,
+  drainMs = DEFAULT_DRAIN_MS,
+): T & AsyncDisposable {
+  return Object.assign(server, { [Symbol.asyncDispose]: () => server.close(drainMs) });
 }
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
@@ -206,7 +221,9 @@ export async function startHttpServer(options: {
    * (still open when the drain deadline cut them).
    */
   onDropped?: (reason: ServerDropReason, count: number) => void;
-}): Promise<Closable & { server: Server; port: number }> {
+  /** How long disposing the server drains (GW_SHUTDOWN_TIMEOUT_MS); `close(deadlineMs)` names its own. */
+  drainMs?: number;
+}): Promise<Closable & AsyncDisposable & { server: Server; port: number }> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const maxConnections = connectionCap(limits.maxConnections);
   const dropped = (reason: ServerDropReason, count: number) => {
@@ -268,26 +285,29 @@ export async function startHttpServer(options: {
       admit(socket);
     });
     await listen(server, options);
-    return {
-      server,
-      port: (server.address() as AddressInfo).port,
-      close: (deadlineMs) =>
-        new Promise<void>((resolve) => {
-          const force = setTimeout(() => {
-            dropped('drain_deadline', slots.size);
-            server.closeAllConnections();
-          }, deadlineMs);
-          // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
-          // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
-          const sweep = setInterval(() => server.closeIdleConnections(), 50);
-          server.close(() => {
-            clearTimeout(force);
-            clearInterval(sweep);
-            resolve();
-          });
-          server.closeIdleConnections();
-        }),
-    };
+    return disposableServer(
+      {
+        server,
+        port: (server.address() as AddressInfo).port,
+        close: (deadlineMs) =>
+          new Promise<void>((resolve) => {
+            const force = setTimeout(() => {
+              dropped('drain_deadline', slots.size);
+              server.closeAllConnections();
+            }, deadlineMs);
+            // A keep-alive connection whose response finishes during the drain turns idle later, and Node does
+            // not close it by itself: sweep idle connections until the server has closed (no hot-path cost).
+            const sweep = setInterval(() => server.closeIdleConnections(), 50);
+            server.close(() => {
+              clearTimeout(force);
+              clearInterval(sweep);
+              resolve();
+            });
+            server.closeIdleConnections();
+          }),
+      },
+      options.drainMs,
+    );
   }
 
   const http2 = createHttp2Server(
@@ -318,30 +338,33 @@ export async function startHttpServer(options: {
     });
   });
   await listen(listener, options);
-  return {
-    server,
-    port: (listener.address() as AddressInfo).port,
-    close: (deadlineMs) =>
-      new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          dropped('drain_deadline', sockets.size);
-          server.closeAllConnections();
-          for (const session of sessions) session.destroy();
-          for (const socket of sockets) socket.destroy();
-        }, deadlineMs);
-        // As above: HTTP/1.1 keep-alive connections that turn idle during the drain are swept; HTTP/2
-        // sessions get a GOAWAY and end once their streams have.
-        const sweep = setInterval(() => server.closeIdleConnections(), 50);
-        listener.close(() => {
-          clearTimeout(force);
-          clearInterval(sweep);
-          resolve();
-        });
-        // Stops the HTTP/1.1 server's timers and closes its idle keep-alive connections.
-        server.close(() => {});
-        for (const session of sessions) session.close();
-      }),
-  };
+  return disposableServer(
+    {
+      server,
+      port: (listener.address() as AddressInfo).port,
+      close: (deadlineMs) =>
+        new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            dropped('drain_deadline', sockets.size);
+            server.closeAllConnections();
+            for (const session of sessions) session.destroy();
+            for (const socket of sockets) socket.destroy();
+          }, deadlineMs);
+          // As above: HTTP/1.1 keep-alive connections that turn idle during the drain are swept; HTTP/2
+          // sessions get a GOAWAY and end once their streams have.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          listener.close(() => {
+            clearTimeout(force);
+            clearInterval(sweep);
+            resolve();
+          });
+          // Stops the HTTP/1.1 server's timers and closes its idle keep-alive connections.
+          server.close(() => {});
+          for (const session of sessions) session.close();
+        }),
+    },
+    options.drainMs,
+  );
 }
 
 function listen(server: NetServer, at: { port: number; host: string }): Promise<void> {
@@ -352,16 +375,16 @@ function listen(server: NetServer, at: { port: number; host: string }): Promise<
 }
 
 /**
- * On SIGTERM or SIGINT: run the shutdown steps in order (stop accepting and drain first, then release
- * connections), bounded by GW_SHUTDOWN_TIMEOUT_MS, then exit.
+ * On SIGTERM or SIGINT: dispose the process's resources (the stack its start filled: servers drain first
+ * because they started last, connections are released after), bounded by GW_SHUTDOWN_TIMEOUT_MS, then exit.
  */
 export function onShutdown(options: {
   logger: Logger;
   /** GW_SHUTDOWN_TIMEOUT_MS: how long draining may take before the process is stopped. */
   deadlineMs: number;
-  steps: Array<(deadlineMs: number) => Promise<void>>;
+  resources: AsyncDisposable;
 }): void {
-  const { logger, deadlineMs, steps } = options;
+  const { logger, deadlineMs, resources } = options;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -372,9 +395,7 @@ export function onShutdown(options: {
       process.exit(1);
     }, deadlineMs + 5_000);
     hardStop.unref();
-    (async () => {
-      for (const step of steps) await step(deadlineMs);
-    })().then(
+    resources[Symbol.asyncDispose]().then(
       () => {
         logger.info('stopped');
         process.exit(0);
@@ -423,16 +444,31 @@ export function refuseStart(service: string, error: unknown): never {
   process.exit(1);
 }
 
+/** How long a start that failed may take releasing what it had started before the process exits. */
+const RELEASE_AFTER_FAILED_START_MS = 5_000;
+
 /**
- * Runs a service's start-up. A failure (a missing or bad variable, a bad config file, a port in use, Redis
- * unreachable) ends the process through refuseStart.
+ * Runs a service's start-up, which puts everything it starts on `resources` (disposed in reverse order at
+ * shutdown: `onShutdown`). A failure (a missing or bad variable, a bad config file, a port in use, Redis
+ * unreachable) releases what had started, then ends the process through refuseStart.
  */
-export async function startService(logger: Logger, start: () => Promise<void>): Promise<void> {
+export async function startService(
+  logger: Logger,
+  start: (resources: AsyncDisposableStack) => Promise<void>,
+): Promise<void> {
+  const resources = new AsyncDisposableStack();
   try {
-    await start();
+    await start(resources);
   } catch (error) {
     // The stack, for whoever runs with LOG_LEVEL=debug; stderr gets the one line.
     logger.debug({ err: error }, 'start-up failed');
+    // Bounded: a connection that hangs while closing must not keep a process that cannot start alive.
+    await Promise.race([
+      resources
+        .disposeAsync()
+        .catch((cleanup) => logger.debug({ err: cleanup }, 'release after a failed start')),
+      sleep(RELEASE_AFTER_FAILED_START_MS),
+    ]);
     refuseStart(String(logger.bindings()['service'] ?? 'gateway'), error);
   }
 }

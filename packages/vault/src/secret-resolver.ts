@@ -143,6 +143,11 @@ export class SecretResolver implements SecretLookup {
     this.closeSteps.push(step);
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

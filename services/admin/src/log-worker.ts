@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { DroppedTally, startLogRetention } from '@gw/logs';
 import { PostgresLogStore } from '@gw/logs/postgres';
 import { RedisLogConsumer, RedisLogTail } from '@gw/logs/redis';
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import { closeOnDispose, type GatewayConfig, type Logger, type Metrics } from '@gw/shared';
 import { connectRedis } from '@gw/shared/store';
 
 /**
@@ -45,7 +45,7 @@ export async function startLogWorker(options: {
       onDrop: (reason, count) => options.metrics.droppedLogRecords.inc({ reason }, count),
     });
   const tail = tailConnection && new RedisLogTail({ redis: tailConnection, prefix, onError });
-  return {
+  return closeOnDispose({
     store,
     tail,
     async close(): Promise<void> {
@@ -56,5 +56,5 @@ export async function startLogWorker(options: {
       tailConnection?.disconnect();
       await store.close();
     },
-  };
+  });
 }

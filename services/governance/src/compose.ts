@@ -1,4 +1,4 @@
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import { closeOnDispose, type GatewayConfig, type Logger, type Metrics } from '@gw/shared';
 import { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -22,7 +22,7 @@ export async function startGovernance(options: {
   tracer?: Tracer | undefined;
   /** A cluster's ingress: authorize and settle only (GovernanceCoreDependencies.admissionOnly). */
   admissionOnly?: boolean;
-}): Promise<GovernanceService & { close(): Promise<void> }> {
+}): Promise<GovernanceService & { close(): Promise<void> } & AsyncDisposable> {
   const health =
     options.health ??
     (await new HealthBoard({
@@ -41,5 +41,5 @@ export async function startGovernance(options: {
     metrics: options.metrics,
     admissionOnly: options.admissionOnly,
   });
-  return options.tracer ? new TracedGovernance(core, options.tracer) : core;
+  return closeOnDispose(options.tracer ? new TracedGovernance(core, options.tracer) : core);
 }

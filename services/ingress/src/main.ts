@@ -8,6 +8,7 @@ import { McpCatalog, McpRegistry } from '@gw/mcp-runner/control';
 import { RouterClient } from '@gw/router/client';
 import {
   ConfigError,
+  closeOnDispose,
   createLogger,
   createMetrics,
   exposureWarning,
@@ -27,100 +28,45 @@ import { startSecretResolver } from '@gw/vault';
 import { composeIngress, countServerDrops, processDroppedTally } from './compose.ts';
 
 const logger = createLogger({ service: 'ingress' });
-await startService(logger, async () => {
+// Started in the order they are needed; at shutdown the stack disposes them in reverse: the server drains, settles
+// finish and buffered records are written, then clients and connections are released, tracing last.
+await startService(logger, async (resources) => {
   const { environment, config } = await readSettings(ingressEnvironmentSchema, process.env);
   logger.level = environment.LOG_LEVEL;
   const metrics = createMetrics({ service: 'ingress' });
   // Requests refused for overload and spans or records dropped, per minute and reason (`/api/logs/dropped`).
   const tally = processDroppedTally();
-  const tracing = await startTracing({
-    config: config.tracing,
-    environmentEndpoint: otlpTracesEndpoint(environment),
-    metrics,
-    logger,
-    onDropped: (count) => tally.add('trace_buffer_full', count),
-  });
+  const tracing = resources.use(
+    await startTracing({
+      config: config.tracing,
+      environmentEndpoint: otlpTracesEndpoint(environment),
+      metrics,
+      logger,
+      onDropped: (count) => tally.add('trace_buffer_full', count),
+    }),
+  );
   const grpc = {
     ...(await grpcClientSettings(environment)),
     observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
   };
   const redisUrl = environment.REDIS_URL;
-  const store = redisUrl ? await createStore(environment) : undefined;
-  // Admission is one atomic script on the shared store wherever it runs: run here, a governed request costs
-  // no hop to a governance replica (docs/architecture.md "Admission"). Remote, requests without a virtual key
-  // are still decided here from the shared client settings.
-  const governance =
-    store && environment.GW_GOVERNANCE_ADMISSION === 'local'
-      ? await startGovernance({
-          config,
-          store,
-          logger,
-          metrics,
-          // Its spans are governance's, as in the embedded gateway, wherever admission runs.
-          tracer: tracing?.tracer('governance'),
-          admissionOnly: true,
-        })
-      : new GovernanceClient(
-          { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
-          { anonymousLocally: config.client },
-        );
-  const router = new RouterClient({
-    ...grpc,
-    address: environment.GW_ROUTER_ADDR,
-    callDeadlineMs: environment.GW_ROUTER_CALL_DEADLINE_MS,
-  });
-  // MCP in cluster mode: the catalog follows the store, calls go to mcp-runner workers through BullMQ. Ingress
-  // never connects to an MCP server itself.
-  // System settings changed through the admin API apply here without a restart.
-  const settings = store && (await followSystemSettings({ store, config, logger }));
-  const mcpCatalog = store
-    ? await McpCatalog.start({ registry: new McpRegistry({ store, logger }), logger })
-    : undefined;
-  const mcpQueue = redisUrl
-    ? await BullToolQueue.open({
-        redisUrl,
-        redisPrefix: environment.GW_REDIS_PREFIX,
-        maxQueued: config.mcp.max_queued,
-        toolTimeoutMs: config.mcp.tool_timeout_ms,
-      })
-    : undefined;
-  // Guardrails: the config file's, and (with a store) what the admin API adds, followed on every replica.
-  const useGuardrails = store || config.guardrails.rules.length > 0;
-  // Guardrail credentials written as secret-manager references (docs/vault.md).
-  const secrets = useGuardrails
-    ? await startSecretResolver({
-        config,
-        environment: process.env,
-        logger,
-        metrics,
-        store,
-        scope: 'guardrails',
-      })
-    : undefined;
-  const guardrails = useGuardrails
-    ? await GuardrailRuntime.start({
-        config: config.guardrails,
-        registry: store && new GuardrailRegistry({ store, logger }),
-        logger,
-        environment: process.env,
-        secrets,
-        outbound: outboundPolicy(config.network),
-      })
-    : undefined;
   // The response cache: entries in Redis, shared by every replica (each keeps the index in process).
   if (config.cache.enabled && !redisUrl) {
     throw new ConfigError('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
   }
   const cacheBackend =
     config.cache.enabled && redisUrl
-      ? await RedisCacheBackend.connect({
-          url: redisUrl,
-          prefix: environment.GW_REDIS_PREFIX,
-          commandTimeoutMs: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
-          maxEntriesPerScope: config.cache.max_entries_per_scope,
-          onError: (error) => logger.warn({ err: error }, 'cache: Redis'),
-        })
+      ? resources.use(
+          await RedisCacheBackend.connect({
+            url: redisUrl,
+            prefix: environment.GW_REDIS_PREFIX,
+            commandTimeoutMs: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
+            maxEntriesPerScope: config.cache.max_entries_per_scope,
+            onError: (error) => logger.warn({ err: error }, 'cache: Redis'),
+          }),
+        )
       : undefined;
+  const store = redisUrl ? resources.use(await createStore(environment)) : undefined;
   // Request logs: appended to the Redis stream the admin's log worker stores (docs/logs.md), sharing the store's
   // connection; off with GW_LOGS_STREAM=off (no log database, no worker).
   const logsConnection =
@@ -131,6 +77,81 @@ await startService(logger, async () => {
           enableAutoPipelining: true,
         })
       : undefined;
+  if (logsConnection) resources.defer(() => logsConnection.disconnect());
+  // System settings changed through the admin API apply here without a restart.
+  if (store) resources.use(await followSystemSettings({ store, config, logger }));
+  // Guardrails: the config file's, and (with a store) what the admin API adds, followed on every replica.
+  const useGuardrails = store || config.guardrails.rules.length > 0;
+  // Guardrail credentials written as secret-manager references (docs/vault.md).
+  const secrets = useGuardrails
+    ? resources.use(
+        await startSecretResolver({
+          config,
+          environment: process.env,
+          logger,
+          metrics,
+          store,
+          scope: 'guardrails',
+        }),
+      )
+    : undefined;
+  const guardrails = useGuardrails
+    ? resources.use(
+        await GuardrailRuntime.start({
+          config: config.guardrails,
+          registry: store && new GuardrailRegistry({ store, logger }),
+          logger,
+          environment: process.env,
+          secrets,
+          outbound: outboundPolicy(config.network),
+        }),
+      )
+    : undefined;
+  // MCP in cluster mode: the catalog follows the store, calls go to mcp-runner workers through BullMQ. Ingress
+  // never connects to an MCP server itself.
+  const mcpCatalog = store
+    ? resources.use(await McpCatalog.start({ registry: new McpRegistry({ store, logger }), logger }))
+    : undefined;
+  const mcpQueue = redisUrl
+    ? resources.use(
+        await BullToolQueue.open({
+          redisUrl,
+          redisPrefix: environment.GW_REDIS_PREFIX,
+          maxQueued: config.mcp.max_queued,
+          toolTimeoutMs: config.mcp.tool_timeout_ms,
+        }),
+      )
+    : undefined;
+  const router = resources.use(
+    closeOnDispose(
+      new RouterClient({
+        ...grpc,
+        address: environment.GW_ROUTER_ADDR,
+        callDeadlineMs: environment.GW_ROUTER_CALL_DEADLINE_MS,
+      }),
+    ),
+  );
+  // Admission is one atomic script on the shared store wherever it runs: run here, a governed request costs
+  // no hop to a governance replica (docs/architecture.md "Admission"). Remote, requests without a virtual key
+  // are still decided here from the shared client settings.
+  const governance = resources.use(
+    store && environment.GW_GOVERNANCE_ADMISSION === 'local'
+      ? await startGovernance({
+          config,
+          store,
+          logger,
+          metrics,
+          // Its spans are governance's, as in the embedded gateway, wherever admission runs.
+          tracer: tracing?.tracer('governance'),
+          admissionOnly: true,
+        })
+      : closeOnDispose(
+          new GovernanceClient(
+            { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
+            { anonymousLocally: config.client },
+          ),
+        ),
+  );
   let draining = false;
   const app = composeIngress({
     config,
@@ -149,42 +170,28 @@ await startService(logger, async () => {
       tally,
     },
   });
-  const http = await startHttpServer({
-    port: environment.PORT,
-    host: environment.GW_HOST,
-    handlers: [app.handle],
-    onDropped: countServerDrops(metrics, tally),
-    // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
-    http2: true,
-    limits: httpLimits(environment),
+  // Settles finish, and the records they complete are written, before the clients they use are released.
+  resources.defer(() => app.drain());
+  const http = resources.use(
+    await startHttpServer({
+      port: environment.PORT,
+      host: environment.GW_HOST,
+      handlers: [app.handle],
+      onDropped: countServerDrops(metrics, tally),
+      // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
+      http2: true,
+      limits: httpLimits(environment),
+      drainMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
+    }),
+  );
+  // First at shutdown: the health check answers 503 while the server drains.
+  resources.defer(() => {
+    draining = true;
   });
   logger.info({ port: http.port }, 'ingress listening');
   const exposed = exposureWarning(environment.GW_HOST, config.client);
   if (exposed) logger.warn(exposed);
   const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
   if (metricsExposed) logger.warn(metricsExposed);
-  onShutdown({
-    logger,
-    deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
-    steps: [
-      async (deadline) => {
-        draining = true;
-        await http.close(deadline);
-        await app.drain();
-      },
-      async () => {
-        await governance.close();
-        router.close();
-        await mcpQueue?.close();
-        await mcpCatalog?.close();
-        await guardrails?.close();
-        await secrets?.close();
-        await settings?.close();
-        logsConnection?.disconnect();
-        await store?.close();
-        await cacheBackend?.close();
-      },
-      async () => tracing?.shutdown(),
-    ],
-  });
+  onShutdown({ logger, deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS, resources });
 });

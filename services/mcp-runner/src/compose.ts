@@ -16,7 +16,7 @@ export async function startMcpRunner(options: {
   heartbeatMs?: number;
   /** Where stdio clients' `envs` values come from (the process's environment, injected by main). */
   environment: NodeJS.ProcessEnv;
-}): Promise<{ registry: McpRegistry; core: McpRunnerCore }> {
+}): Promise<{ registry: McpRegistry; core: McpRunnerCore } & AsyncDisposable> {
   const { config, logger } = options;
   const registry = new McpRegistry({ store: options.store, logger });
   await registry.seed(config.mcp.clients);
@@ -30,5 +30,6 @@ export async function startMcpRunner(options: {
     outbound: outboundPolicy(config.network),
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
   });
-  return { registry, core };
+  // Disposing the runner disconnects its MCP servers; the registry is the store's.
+  return { registry, core, [Symbol.asyncDispose]: () => core.close() };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type GatewayConfig, type Logger, type Metrics, outboundPolicy } from '@gw/shared';
+import { closeOnDispose, type GatewayConfig, type Logger, type Metrics, outboundPolicy } from '@gw/shared';
 import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -26,7 +26,7 @@ export async function startRouter(options: {
    * the router starts its own from the config, following refresh requests through the store.
    */
   secrets?: SecretResolver | undefined;
-}): Promise<RouterService & { close(): Promise<void> }> {
+}): Promise<RouterService & { close(): Promise<void> } & AsyncDisposable> {
   const { client } = options.config;
   const secrets =
     options.secrets ??
@@ -71,5 +71,5 @@ export async function startRouter(options: {
       await secrets.close();
     };
   }
-  return options.tracer ? new TracedRouter(core, options.tracer) : core;
+  return closeOnDispose(options.tracer ? new TracedRouter(core, options.tracer) : core);
 }

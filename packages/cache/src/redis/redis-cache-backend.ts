@@ -146,6 +146,11 @@ export class RedisCacheBackend implements CacheBackend {
     return count;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.sweeper);

@@ -103,6 +103,11 @@ export class GuardrailRuntime {
     }
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     await this.follower?.close();
     await this.reloading;

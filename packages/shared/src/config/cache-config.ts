@@ -12,7 +12,7 @@ const embeddingModelSchema = z
 const cacheTypeSchema = z.enum(['exact', 'semantic']);
 
 /**
- * The response cache (issue 13, docs/cache.md): off unless `enabled`. Exact matches need nothing more;
+ * The response cache (docs/cache.md): off unless `enabled`. Exact matches need nothing more;
  * semantic matches need an embedding model, which any provider gw serves embeddings for can supply.
  */
 export const cacheConfigSchema = z

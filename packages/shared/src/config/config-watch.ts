@@ -1,5 +1,6 @@
 import { watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { closeOnDispose } from '../lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import { type GatewayConfig, loadGatewayConfig } from './gateway-config.ts';
 
@@ -15,7 +16,7 @@ export function watchConfigFile(options: {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   onChange: (config: GatewayConfig) => Promise<void>;
-}): { close(): void } {
+}): { close(): void } & AsyncDisposable {
   const { path, logger } = options;
   const name = basename(path);
   let timer: NodeJS.Timeout | undefined;
@@ -33,10 +34,10 @@ export function watchConfigFile(options: {
     timer = setTimeout(reload, SETTLE_MS);
   });
   watcher.on('error', (error) => logger.warn({ err: error, path }, 'config file watch failed'));
-  return {
+  return closeOnDispose({
     close() {
       clearTimeout(timer);
       watcher.close();
     },
-  };
+  });
 }

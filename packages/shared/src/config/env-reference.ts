@@ -1,6 +1,6 @@
 import { looksLikeSecretReference, type SecretLookup } from './secret-reference.ts';
 
-/** `env.NAME` in a config value reads the environment variable NAME (DESIGN.md §5). */
+/** `env.NAME` in a config value reads the environment variable NAME (README.md "Configuration"). */
 const ENV_REFERENCE = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/;
 
 export function envReferenceName(value: string): string | undefined {

@@ -119,7 +119,7 @@ export const gatewayConfigSchema = z.strictObject({
       pricing: {},
     }),
   mcp: mcpSettingsSchema.default(mcpSettingsSchema.parse({})),
-  /** Health-aware routing (SPEC.md "Provider/key health"); `PUT /api/load-balancer/config` changes it live. */
+  /** Health-aware routing (docs/routing-health.md); `PUT /api/load-balancer/config` changes it live. */
   load_balancer: loadBalancerConfigSchema.default(loadBalancerConfigSchema.parse({})),
   /** Guardrail profiles and rules (docs/guardrails.md); the admin API adds more at run time. */
   guardrails: guardrailsConfigSchema.default({ profiles: [], rules: [] }),

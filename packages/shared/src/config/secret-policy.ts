@@ -4,7 +4,7 @@ import { envReferenceName } from './env-reference.ts';
 import { looksLikeSecretReference } from './secret-reference.ts';
 
 /**
- * The one secret policy (DESIGN.md §8): `env.NAME` and secret-manager references (`vault.…`, `aws-sm.…`,
+ * The one secret policy (docs/admin-access.md "Secret references"): `env.NAME` and secret-manager references (`vault.…`, `aws-sm.…`,
  * `gcp-sm.…`, `azure-kv.…`) make gw read a secret with its own identity and send it where the resource says.
  * The config file may name them; a resource written through an API (providers, guardrail profiles, alert
  * channels, MCP clients) may only when its caller holds this permission, which only Admin has

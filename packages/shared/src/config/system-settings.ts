@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { closeOnDispose } from '../lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import { mcpRuntimeSettingsSchema } from '../schemas/mcp.ts';
 import { followChanges } from '../store/follow-changes.ts';
@@ -109,7 +110,7 @@ export async function followSystemSettings(options: {
   store: Store;
   config: GatewayConfig;
   logger: Logger;
-}): Promise<{ close(): Promise<void> }> {
+}): Promise<{ close(): Promise<void> } & AsyncDisposable> {
   const { store, config, logger } = options;
   const fromFile = systemSettingsOf(config);
   const apply = async () => {
@@ -132,5 +133,5 @@ export async function followSystemSettings(options: {
   } else {
     applySystemSettings(config, stored.data.settings);
   }
-  return follower;
+  return closeOnDispose(follower);
 }

@@ -21,7 +21,7 @@ describe('error mappers', () => {
     retryAfter: 30,
   });
 
-  it('writes the DESIGN.md §6 body', () => {
+  it('writes the gateway error body', () => {
     expect(errorBody(budget, 'req-1')).toEqual({
       error: { type: 'budget_exceeded', message: 'team budget exhausted', code: null, param: null },
       status_code: 402,

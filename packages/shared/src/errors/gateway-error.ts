@@ -6,7 +6,7 @@ import { z } from 'zod';
  */
 
 /**
- * Every value of `error.type` in the error body (DESIGN.md §6), its HTTP status and what it means. The status
+ * Every value of `error.type` in the error body (README.md "Requests"), its HTTP status and what it means. The status
  * of an error comes from here; only errors that relay an upstream's answer (`upstream_error`,
  * `all_targets_failed`) carry the upstream's own status instead. README.md's error table is generated from
  * this list (`node scripts/error-table.ts`).
@@ -281,7 +281,7 @@ export function toGatewayError(error: unknown): GatewayError {
   return internalError('internal error', error);
 }
 
-/** Transient upstream failures are retried; everything else fails at once (SPEC.md Errors rule 2). */
+/** Transient upstream failures are retried; everything else fails at once. */
 export function isTransient(error: GatewayError): boolean {
   if (error.type === 'upstream_unreachable' || error.type === 'upstream_timeout') return true;
   if (!error.upstream) return false;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { type GatewayError, toGatewayError } from './gateway-error.ts';
 
-/** The error body of DESIGN.md §6. */
+/** The error body every gateway error answers with (README.md "Requests"). */
 export interface ErrorBody {
   error: { type: string; message: string; code: string | null; param: string | null };
   status_code: number;

@@ -10,7 +10,14 @@ import type { GatewayConfig } from '../config/gateway-config.ts';
 import { followSystemSettings } from '../config/system-settings.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
-import { type Closable, metricsHandler, onShutdown, startHttpServer, startService } from '../server.ts';
+import {
+  type Closable,
+  disposableServer,
+  metricsHandler,
+  onShutdown,
+  startHttpServer,
+  startService,
+} from '../server.ts';
 import { createStore, type Store, type StoreEnvironment } from '../store/index.ts';
 import { startTracing } from '../tracing/start-tracing.ts';
 import type { Tracer } from '../tracing/tracer.ts';
@@ -37,7 +44,9 @@ export async function startGrpcServer(options: {
   security: GrpcSecurity;
   /** GW_GRPC_MAX_CONNECTION_AGE_MS and its grace for the calls still running; unlimited when unset. */
   maxConnectionAge?: { ageMs: number; graceMs: number };
-}): Promise<Closable & { port: number }> {
+  /** How long disposing the server drains (GW_SHUTDOWN_TIMEOUT_MS); `close(deadlineMs)` names its own. */
+  drainMs?: number;
+}): Promise<Closable & AsyncDisposable & { port: number }> {
   const age = options.maxConnectionAge;
   const server = new GrpcServer({
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -57,21 +66,24 @@ export async function startGrpcServer(options: {
       (error, bound) => (error ? reject(error) : resolve(bound)),
     );
   });
-  return {
-    port,
-    close: (deadlineMs) =>
-      new Promise<void>((resolve) => {
-        draining.abort();
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, deadlineMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      }),
-  };
+  return disposableServer(
+    {
+      port,
+      close: (deadlineMs) =>
+        new Promise<void>((resolve) => {
+          draining.abort();
+          const force = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, deadlineMs);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        }),
+    },
+    options.drainMs,
+  );
 }
 
 /**
@@ -83,7 +95,7 @@ export async function runGrpcService<
   Environment extends CommonEnvironment &
     StoreEnvironment &
     GrpcServerEnvironment & { GW_METRICS_PORT: number },
-  Core extends { close(): Promise<void> },
+  Core extends AsyncDisposable,
 >(options: {
   service: string;
   environment: z.ZodType<Environment>;
@@ -103,55 +115,56 @@ export async function runGrpcService<
   register: (server: GrpcServer, core: NoInfer<Core>, context: ServerContext) => void;
 }): Promise<void> {
   const logger = createLogger({ service: options.service });
-  await startService(logger, async () => {
+  // Started in the order they are needed; the stack disposes them in reverse: the servers drain first, the
+  // core and the store are released after, tracing last so the spans of the calls drained are exported too.
+  await startService(logger, async (resources) => {
     const { environment, config } = await readSettings(options.environment, options.env);
     logger.level = environment.LOG_LEVEL;
-    const store = await createStore(environment);
-    // System settings changed through the admin API (or a newer config file) apply here without a restart.
-    const settings = await followSystemSettings({ store, config, logger });
+    const drainMs = environment.GW_SHUTDOWN_TIMEOUT_MS;
     const metrics = createMetrics({ service: options.service });
-    const tracing = await startTracing({
-      config: config.tracing,
-      environmentEndpoint: otlpTracesEndpoint(environment),
-      metrics,
-      logger,
-    });
-    const core = await options.createCore({
-      config,
-      store,
-      metrics,
-      logger,
-      environment: options.env,
-      tracer: tracing?.tracer(options.service),
-    });
-    const grpc = await startGrpcServer({
-      port: options.port(environment),
-      host: environment.GW_HOST,
-      register: (server, context) => options.register(server, core, context),
-      security: await readGrpcSecurity(environment),
-      maxConnectionAge: {
-        ageMs: environment.GW_GRPC_MAX_CONNECTION_AGE_MS,
-        graceMs: environment.GW_GRPC_MAX_CONNECTION_AGE_GRACE_MS,
-      },
-    });
-    const http = await startHttpServer({
-      port: environment.GW_METRICS_PORT,
-      host: environment.GW_HOST,
-      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
-    });
+    const tracing = resources.use(
+      await startTracing({
+        config: config.tracing,
+        environmentEndpoint: otlpTracesEndpoint(environment),
+        metrics,
+        logger,
+      }),
+    );
+    const store = resources.use(await createStore(environment));
+    // System settings changed through the admin API (or a newer config file) apply here without a restart.
+    resources.use(await followSystemSettings({ store, config, logger }));
+    const core = resources.use(
+      await options.createCore({
+        config,
+        store,
+        metrics,
+        logger,
+        environment: options.env,
+        tracer: tracing?.tracer(options.service),
+      }),
+    );
+    const http = resources.use(
+      await startHttpServer({
+        port: environment.GW_METRICS_PORT,
+        host: environment.GW_HOST,
+        handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
+        drainMs,
+      }),
+    );
+    const grpc = resources.use(
+      await startGrpcServer({
+        port: options.port(environment),
+        host: environment.GW_HOST,
+        register: (server, context) => options.register(server, core, context),
+        security: await readGrpcSecurity(environment),
+        maxConnectionAge: {
+          ageMs: environment.GW_GRPC_MAX_CONNECTION_AGE_MS,
+          graceMs: environment.GW_GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+        },
+        drainMs,
+      }),
+    );
     logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
-    onShutdown({
-      logger,
-      deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
-      steps: [
-        (deadline) => grpc.close(deadline),
-        (deadline) => http.close(deadline),
-        () => core.close(),
-        () => settings.close(),
-        () => store.close(),
-        // Last: the spans of the calls drained above are exported too.
-        async () => tracing?.shutdown(),
-      ],
-    });
+    onShutdown({ logger, deadlineMs: drainMs, resources });
   });
 }

@@ -87,7 +87,7 @@ export interface HealthBoardOptions {
 
 /**
  * Health of every target (a provider key serving a model) and of the providers, keys and models derived from
- * them (SPEC.md "Provider/key health"), and the weights that follow. Requests record their outcome in O(1) on
+ * them (docs/routing-health.md), and the weights that follow. Requests record their outcome in O(1) on
  * the replica that served them; a target that fails `consecutive_failures` times in a row is Failed at once
  * (fast ejection), and its successful probes start its recovery at once. Every `recompute_interval_ms` each
  * replica shares its window and its Failed targets through the store, merges every replica's, and recomputes
@@ -123,6 +123,11 @@ export class HealthBoard {
     await this.recompute();
     this.schedule();
     return this;
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async close(): Promise<void> {

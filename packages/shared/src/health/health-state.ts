@@ -1,7 +1,7 @@
 import type { WindowStats } from './health-window.ts';
 import type { LoadBalancerConfig } from './load-balancer-config.ts';
 
-/** SPEC.md "Provider/key health": healthy, Degraded above 2 % errors, Failed above 5 %, then recovering. */
+/** Target health (docs/routing-health.md): healthy, Degraded above 2 % errors, Failed above 5 %, then recovering. */
 export const HEALTH_STATES = ['healthy', 'degraded', 'failed', 'recovering'] as const;
 export type HealthState = (typeof HEALTH_STATES)[number];
 

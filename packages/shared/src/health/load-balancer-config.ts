@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Store } from '../store/store.ts';
 
 /**
- * Adaptive load balancing (SPEC.md "Provider/key health", Limits 5): how health is measured, when a target
+ * Adaptive load balancing (docs/routing-health.md): how health is measured, when a target
  * changes state, and how much each part of the score weighs. `load_balancer` in the config file seeds it;
  * `PUT /api/load-balancer/config` changes it on every replica without a restart.
  */
@@ -34,7 +34,7 @@ export const loadBalancerConfigSchema = z
     recovery_successes: z.number().int().min(1).max(1_000).default(3),
     /** The recovery: the penalty falls by 90 % over this time, then the target is healthy. */
     recovery_ms: z.number().int().min(1_000).max(3_600_000).default(30_000),
-    /** Parts of the score (SPEC.md: error rate 50 %, latency 20 %, utilization and momentum the rest). */
+    /** Parts of the score (by default error rate 50 %, latency 20 %, utilization and momentum the rest). */
     score_weights: z
       .strictObject({
         error_rate: z.number().min(0).max(1).default(0.5),

@@ -52,7 +52,7 @@ const toolChoiceSchema = z.union([
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
 ]);
 
-/** Params of SPEC.md; members gw does not know pass through to the provider. */
+/** The native `params` object; members gw does not know pass through to the provider. */
 export const paramsSchema = z.looseObject({
   max_tokens: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
@@ -71,7 +71,7 @@ export const paramsSchema = z.looseObject({
 const targetSchema = z.string().min(1);
 
 /**
- * ChatCompletionRequest: the SPEC shape (`params`) and OpenAI's own top-level fields, so that OpenAI SDK
+ * ChatCompletionRequest: gw's native shape (`params`) and OpenAI's own top-level fields, so that OpenAI SDK
  * calls work unchanged. Top-level fields other than the ones named here are params too.
  */
 export const chatRequestSchema = z.looseObject({
@@ -87,7 +87,7 @@ export const chatRequestSchema = z.looseObject({
 export const textRequestSchema = z.looseObject({
   model: targetSchema,
   provider: z.string().optional(),
-  /** SPEC shape; OpenAI's `prompt` is accepted too. */
+  /** The native shape; OpenAI's `prompt` is accepted too. */
   text: z.string().optional(),
   prompt: z.union([z.string(), z.array(z.string())]).optional(),
   params: paramsSchema.optional(),

@@ -42,7 +42,7 @@ const extraFieldsSchema = z.looseObject({
   raw_response: z.unknown().optional(),
 });
 
-/** CompletionResponse of SPEC.md (chat and text). */
+/** gw's completion answer, chat and text (README.md "Requests"). */
 export const completionResponseSchema = z.looseObject({
   id: z.string(),
   object: z.enum(['chat.completion', 'text.completion', 'text_completion']),

@@ -64,7 +64,7 @@ const aliasTargetModelSchema = z
   .regex(/^[^/]+\/.+$/, "must be '<provider>/<model>' (for example anthropic/claude-sonnet-4-5)");
 
 /**
- * A model name callers use, mapped to the models that serve it (issue 10): `name` is exact, or a pattern
+ * A model name callers use, mapped to the models that serve it (docs/governance.md "Model aliases"): `name` is exact, or a pattern
  * where `*` stands for any characters (`claude-*`); with a `/` it is matched against `<provider>/<model>`,
  * without against the model alone. The first target is picked by weight, the others follow by weight,
  * then `fallbacks`, then the request's own fallbacks.
@@ -121,7 +121,7 @@ export const userSchema = ownerSchema.extend({
   customer_id: z.string().optional(),
 });
 
-/** The migration sample of SPEC.md note 5: `POST /api/keys`. */
+/** The migration form of a virtual key: `POST /api/keys` (docs/governance.md). */
 export const legacyKeySchema = z.strictObject({
   name: z.string().min(1),
   budget: budgetSchema.optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Guardrails (SPEC.md "Guardrail provider profile and rule", docs/guardrails.md): profiles say which checker
+ * Guardrails (docs/guardrails.md): profiles say which checker
  * runs with which settings; rules say when (a CEL condition over request metadata), on what (input, output)
  * and what a violation does. These are the shapes of the config file and of the admin API; the CEL and the
  * providers are compiled by `@gw/guardrails`, which also refuses a condition that does not compile.
@@ -216,7 +216,7 @@ export const guardrailsConfigSchema = z
 export type GuardrailsConfig = z.infer<typeof guardrailsConfigSchema>;
 
 /**
- * SPEC.md's API form of a profile (`POST /api/enterprise/guardrails/providers`): `provider_name` is the
+ * The enterprise API form of a profile (`POST /api/enterprise/guardrails/providers`): `provider_name` is the
  * profile type, `policy_name` its id, `config` its settings; Bedrock's `guardrail_arn` and
  * `guardrail_version` are its `guardrail_id` and `version`.
  */

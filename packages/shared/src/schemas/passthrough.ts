@@ -1,5 +1,5 @@
 /**
- * The pass-through family of SPEC.md endpoint note 7: `/v1/<root>[/…]` forwarded to the provider's own API
+ * The pass-through family (docs/surfaces.md "Pass-through `/v1` family"): `/v1/<root>[/…]` forwarded to the provider's own API
  * with the gateway's provider key. `/v1/chat/completions` is not here: it is the governed, normalised path.
  * Ingress routes by it; the router's provider descriptors say which of them each provider offers.
  */

@@ -253,6 +253,11 @@ export class MemoryStore implements Store {
     };
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   close(): Promise<void> {
     this.closing ??= this.closeOnce();
     return this.closing;

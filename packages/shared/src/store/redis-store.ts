@@ -269,6 +269,11 @@ export class RedisStore implements Store {
     };
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   close(): Promise<void> {
     this.closing ??= this.closeOnce();
     return this.closing;

@@ -3,9 +3,9 @@
  * (packages/testkit/src/store-contract.ts): MemoryStore (embedded mode, persisted to a data directory) and
  * RedisStore (cluster mode). Atomic operations are plain synchronous code in memory and Lua scripts on Redis.
  *
- * Values are JSON documents; callers validate what they read back with zod.
+ * Values are JSON documents; callers validate what they read back with zod. Disposing a store closes it.
  */
-export interface Store {
+export interface Store extends AsyncDisposable {
   /** A document of a collection, or undefined. */
   get(collection: string, id: string): Promise<unknown>;
   /** Every document of a collection, in no particular order. */

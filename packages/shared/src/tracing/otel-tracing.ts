@@ -241,6 +241,9 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
       tracers.set(service, tracer);
       return tracer;
     },
+    async [Symbol.asyncDispose](): Promise<void> {
+      await this.shutdown();
+    },
     async shutdown(): Promise<void> {
       // The providers share the processor: shutting it down once flushes every service's spans.
       await processor.shutdown().catch((error: unknown) => {

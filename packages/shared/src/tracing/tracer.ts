@@ -56,9 +56,9 @@ export interface Tracer {
 }
 
 /** The tracing of one process: a tracer per service it runs, one export queue. */
-export interface Tracing {
+export interface Tracing extends AsyncDisposable {
   tracer(service: string): Tracer;
-  /** Exports what is queued (bounded by the export timeout), then stops exporting. */
+  /** Exports what is queued (bounded by the export timeout), then stops exporting; disposing does the same. */
   shutdown(): Promise<void>;
 }
 

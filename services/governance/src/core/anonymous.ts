@@ -1,7 +1,7 @@
 import { type ClientConfig, GatewayError, invalidRequest } from '@gw/shared';
 import type { AuthorizeRequest, AuthorizeResult } from './governance-service.ts';
 
-/** 400 `missing_required_header` when a configured header is absent (SPEC.md Authentication rule 3). */
+/** 400 `missing_required_header` when a configured header is absent (`client.required_headers`). */
 export function checkRequiredHeaders(client: ClientConfig, headerNames: readonly string[]): void {
   const missing = client.required_headers.filter((name) => !headerNames.includes(name));
   if (missing.length === 0) return;

@@ -47,7 +47,7 @@ export interface GovernanceCoreDependencies {
   governance?: GatewayConfig['governance'];
   now?: () => number;
   random?: () => number;
-  /** Provider health: a key's weighted provider configs follow it (SPEC.md "Provider/key health"). */
+  /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
   health?: HealthBoard | undefined;
   /** Close the board with the core (it made it for itself). */
   ownsHealth?: boolean | undefined;
@@ -149,6 +149,11 @@ export class GovernanceCore implements GovernanceService {
       core.sweepTimer.unref();
     }
     return core;
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async close(): Promise<void> {

@@ -43,7 +43,7 @@ function target(model: string): PlanTarget {
 }
 
 /**
- * The request's targets with each aliased one replaced by the alias's models (issue 10): the first target's
+ * The request's targets with each aliased one replaced by the alias's models (docs/governance.md "Model aliases"): the first target's
  * alias picks its first model by weight, every alias's others follow by weight, then its fallbacks. The key's
  * aliases are looked at before the gateway's; a target no alias names stays as it was. Duplicates are left
  * out, first place kept.

@@ -1,6 +1,6 @@
 /**
- * The status of a served answer: 246 when a guardrail changed its content (SPEC.md Errors: "guardrail warning:
- * violations found and content modified"), read from the `extra_fields.guardrails` the guardrail stage set;
+ * The status of a served answer: 246 when a guardrail changed its content (docs/guardrails.md
+ * "What the caller gets"), read from the `extra_fields.guardrails` the guardrail stage set;
  * 200 otherwise.
  */
 export function answerStatus(extraFields: unknown): 200 | 246 {

@@ -59,7 +59,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  */
 export function createIngressApp(dependencies: IngressDependencies) {
   const { governance, router, logger, metrics, client, mcp, tracer, requestLog } = dependencies;
-  // The stages after authorize, outermost first (docs/architecture.md). The SPEC chat paths add MCP's.
+  // The stages after authorize, outermost first (docs/architecture.md). The native chat paths add MCP's.
   const settler = createSettler({ governance, logger });
   // An outage (Redis, governance) fails every request alike: one line per kind of failure and 10 s, then a count.
   const requestFailed = throttledLog(logger, 'error');

@@ -16,7 +16,7 @@ function rejection(run: () => unknown): GatewayError {
 const messages = [{ role: 'user', content: 'hi' }];
 
 describe('parseChatRequest', () => {
-  it('merges OpenAI top-level fields and SPEC params, params winning, unknown ones kept', () => {
+  it('merges OpenAI top-level fields and native params, params winning, unknown ones kept', () => {
     const parsed = parseChatRequest(
       {
         model: 'openai/gpt-4o-mini',

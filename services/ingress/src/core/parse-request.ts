@@ -64,7 +64,7 @@ export function parseTarget(
 }
 
 /**
- * Params are SPEC's `params` object plus OpenAI's top-level fields (`max_tokens`, `tools`, …), so that
+ * Params are the native `params` object plus OpenAI's top-level fields (`max_tokens`, `tools`, …), so that
  * OpenAI SDK calls work unchanged; `params` wins when both name a field. Unknown members pass through.
  */
 function collectParams(body: Record<string, unknown>, envelope: Set<string>): Record<string, unknown> {

@@ -73,7 +73,7 @@ export interface RecordSink {
   flagGuardrail(id: string): void;
 }
 
-/** A route's template as the surface it belongs to (`/anthropic/*` → anthropic; SPEC.md's own paths → openai). */
+/** A route's template as the surface it belongs to (`/anthropic/*` → anthropic; gw's native paths → openai). */
 const SURFACES: ReadonlyArray<readonly [prefix: string, surface: string]> = [
   ['/anthropic', 'anthropic'],
   ['/bedrock', 'bedrock'],

@@ -35,6 +35,6 @@ export interface Route {
   path?: string;
   prefix?: string;
   handler: RouteHandler;
-  /** Answers errors in the surface's own shape (SDKs raise their usual exceptions); DESIGN.md §6 by default. */
+  /** Answers errors in the surface's own shape (SDKs raise their usual exceptions); gw's error body by default. */
   sendError?: (response: ServerResponse, error: unknown, context: RequestContext) => void;
 }

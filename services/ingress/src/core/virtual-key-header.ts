@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 const PREFIX = 'sk-gw-';
 
 /**
- * The virtual key from any of the five headers of SPEC.md "Authentication". Values that are not `sk-gw-…`
+ * The virtual key from any of the five headers docs/surfaces.md lists ("Virtual keys on each surface"). Values that are not `sk-gw-…`
  * (a provider key a caller's SDK insists on sending) are not virtual keys and are ignored.
  */
 export function findVirtualKey(headers: IncomingHttpHeaders): string | undefined {
@@ -23,7 +23,7 @@ export function findVirtualKey(headers: IncomingHttpHeaders): string | undefined
 
 /**
  * The names of the headers a request sends with a value: an empty (or blank) header is absent for
- * `client.required_headers` (SPEC.md Authentication rule 3), so `x-team:` alone does not satisfy it.
+ * `client.required_headers`, so `x-team:` alone does not satisfy it.
  */
 export function presentHeaderNames(headers: IncomingHttpHeaders): string[] {
   const names: string[] = [];

@@ -163,7 +163,7 @@ async function readCall(
 }
 
 /**
- * One pass-through call (SPEC.md endpoint note 7), from any path that maps to one (`/v1/<root>…`, and the
+ * One pass-through call (docs/surfaces.md), from any path that maps to one (`/v1/<root>…`, and the
  * `/openai` surface's audio, images, files, batches and models): governed like a completion, forwarded with
  * gw's provider key, bodies streamed both ways with back-pressure, usage read from the answer for settlement.
  */
@@ -239,7 +239,7 @@ export async function handlePassthrough(options: {
  * `/v1/<root>` and everything below it, for every root of the pass-through family. A root in `served`
  * (`/responses`, `/embeddings`) is served through the pipeline by any provider, translated where the
  * provider needs it, when it is POSTed to itself without `x-gw-provider`; a call that names its provider is
- * the pass-through it always was.
+ * forwarded to that provider as it came.
  */
 export function passthroughRoutes(
   dependencies: SurfaceDependencies,

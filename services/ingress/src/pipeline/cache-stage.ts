@@ -73,7 +73,7 @@ function keyParams(route: CompletionRoute): Readonly<Record<string, unknown>> {
 }
 
 /**
- * The response cache (issue 13, docs/cache.md), a stage inside `settle` so a hit is still recorded and
+ * The response cache (docs/cache.md), a stage inside `settle` so a hit is still recorded and
  * settled. Before the router: the exact hash, then (when eligible) the nearest conversation by its embedding;
  * a hit answers without calling `next`, in the shape asked (a stored whole answer as a stream and the other
  * way round). After a miss: the complete answer is stored once it is out, never on the request's path.

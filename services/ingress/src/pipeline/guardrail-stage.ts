@@ -196,7 +196,7 @@ export function createGuardrails(dependencies: GuardrailDependencies) {
           if (changed) response = editable.rewrite(texts);
         }
         const outcome = session.outcome();
-        // SPEC.md: "validation processing time is reported as processing_time_ms in response metadata".
+        // The checks' time is reported as processing_time_ms in the answer's metadata (docs/guardrails.md).
         const extra_fields = {
           ...response.extra_fields,
           processing_time_ms: outcome.processing_time_ms,

@@ -72,7 +72,7 @@ function injectedClients(clients: McpClientView[], access: ToolAccess): (client:
 }
 
 /**
- * MCP in chat requests (docs/mcp.md "Tools in chat requests"), as a stage of the SPEC chat paths:
+ * MCP in chat requests (docs/mcp.md "Tools in chat requests"), as a stage of the native chat paths:
  *
  * - prepare: the tools this request may use (after the three filtering levels, the key's policy read from
  *   the request's one authorization) are appended to the request's `tools`; a caller's tool of the same

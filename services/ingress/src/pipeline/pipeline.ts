@@ -44,7 +44,7 @@ export interface PipelineCall {
   log?: RequestLogDraft | undefined;
 }
 
-/** A pass-through call as a route hands it to the pipeline (SPEC.md endpoint note 7). */
+/** A pass-through call as a route hands it to the pipeline (docs/surfaces.md). */
 export interface PassthroughCall {
   requestId: string;
   headers: IncomingHttpHeaders;
@@ -98,7 +98,7 @@ function embeddingsRoute(call: PipelineCall, authorization: AuthorizeResult): Em
 }
 
 /**
- * The staged request pipeline (DESIGN.md §4a, docs/architecture.md): the route parses; authorize runs once
+ * The staged request pipeline (docs/architecture.md): the route parses; authorize runs once
  * and makes the exchange; the stages wrap the router call in list order; the route renders the result.
  */
 export function createPipeline(dependencies: PipelineDependencies) {
@@ -182,7 +182,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
     },
 
     /**
-     * A pass-through call (SPEC.md endpoint note 7): authorized like a completion; the caller reports the
+     * A pass-through call (docs/surfaces.md): authorized like a completion; the caller reports the
      * usage the answer carried (or none) through `done` once the answer's body has been relayed.
      */
     async passthrough(

@@ -34,7 +34,7 @@ export interface SettleSubject {
 const MAX_SETTLE_BACKOFF_MS = 5_000;
 
 /**
- * Settlement off the critical path (DESIGN.md §4 step 4): a settle that fails because governance or Redis is
+ * Settlement off the critical path (docs/governance.md "Exactness and settlement"): a settle that fails because governance or Redis is
  * unavailable is retried with backoff for as long as its reservation lives (until the sweeper would charge
  * the estimate instead), so a request is charged what it used whenever that is known. When the process
  * stops, retries stop too and the sweeper charges what is left at its estimate.

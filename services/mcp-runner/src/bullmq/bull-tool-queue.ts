@@ -108,6 +108,11 @@ export class BullToolQueue implements ToolExecutor {
     return this.counted.value;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     await this.events.close();
     await this.queue.close();

@@ -13,7 +13,7 @@ export function bullPrefix(redisPrefix: string): string {
 
 /**
  * A connection for BullMQ, to whatever topology REDIS_URL names: it must never give up on a command
- * (`maxRetriesPerRequest: null`, DESIGN.md §9).
+ * (`maxRetriesPerRequest: null`, which BullMQ's workers require).
  */
 export function bullConnection(redisUrl: string): RedisConnection {
   return connectRedis(redisUrl, { maxRetriesPerRequest: null });

@@ -1,4 +1,4 @@
-import { encodeGatewayError, type Logger, toGatewayError } from '@gw/shared';
+import { closeOnDispose, encodeGatewayError, type Logger, toGatewayError } from '@gw/shared';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { ToolJobFailure } from '../core/mcp-runner-service.ts';
 import { processToolJob, type ToolJobRunner } from '../core/process-tool-job.ts';
@@ -24,7 +24,9 @@ export interface ToolWorkerOptions {
  * everything else is an UnrecoverableError. Both carry the gateway error's JSON as their message, which is
  * all BullMQ keeps of a failure; the queue client validates it when it decodes it.
  */
-export function createToolWorker(options: ToolWorkerOptions): { worker: Worker; close(): Promise<void> } {
+export function createToolWorker(
+  options: ToolWorkerOptions,
+): { worker: Worker; close(): Promise<void> } & AsyncDisposable {
   const connection = bullConnection(options.redisUrl);
   const worker = new Worker(
     TOOL_QUEUE,
@@ -53,11 +55,11 @@ export function createToolWorker(options: ToolWorkerOptions): { worker: Worker; 
     },
   );
   worker.on('error', (error) => options.logger.error({ err: error }, 'tool worker error'));
-  return {
+  return closeOnDispose({
     worker,
     async close() {
       await worker.close();
       await connection.quit().catch(() => {});
     },
-  };
+  });
 }

@@ -62,6 +62,11 @@ export class InProcessToolQueue implements ToolExecutor {
     return this.waiting.length;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const [timer, item] of this.delayed) {

@@ -64,6 +64,11 @@ export class McpCatalog {
     return this.loading;
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.follower?.close();

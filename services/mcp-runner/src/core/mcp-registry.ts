@@ -27,7 +27,7 @@ export interface McpRunnerReport {
   error?: string | undefined;
 }
 
-/** A client as every runner reported it: the MCPClient of SPEC.md plus the runners' detail. */
+/** A client as every runner reported it: the MCP client of the admin API plus the runners' detail. */
 export interface McpClientView {
   name: string;
   config: McpClientConfig;

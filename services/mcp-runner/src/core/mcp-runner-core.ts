@@ -123,6 +123,11 @@ export class McpRunnerCore {
     }
   }
 
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   /** Disconnects every client and removes this runner's reports. */
   async close(): Promise<void> {
     this.closed = true;

@@ -2,7 +2,7 @@ import { GatewayError } from '@gw/shared';
 import { traceContextSchema } from '@gw/shared/tracing';
 import { z } from 'zod';
 
-/** The answer of a tool execution (SPEC.md "Tool message"). */
+/** The answer of a tool execution (docs/mcp.md "Executing a tool"). */
 export interface ToolMessage {
   role: 'tool';
   content: string;

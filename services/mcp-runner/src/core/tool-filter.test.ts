@@ -1,4 +1,4 @@
-// The three filtering levels of SPEC.md "MCP tool filtering rules" and the naming scheme, as pure functions.
+// The three filtering levels of docs/mcp.md "Filtering" and the naming scheme, as pure functions.
 import { type GatewayError, mcpClientConfigSchema } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import type { McpStatus } from './mcp-records.ts';

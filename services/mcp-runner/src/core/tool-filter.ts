@@ -41,7 +41,7 @@ export function buildSnapshot(clients: McpClientView[]): McpCatalogSnapshot {
   return { clients, tools };
 }
 
-/** The three levels of SPEC.md "MCP tool filtering rules". */
+/** The three filtering levels (docs/mcp.md "Filtering"). */
 export type FilterLevel = 'client_config' | 'virtual_key' | 'request_header';
 
 /** What a request may use: the key's policy and the request header's entries. */

@@ -102,7 +102,7 @@ function streamItem(value: ChatCompletionChunk | NativePiece): StreamItem {
 }
 
 /**
- * Executes a routing plan (DESIGN.md §4 step 3): targets in order (the first, then fallbacks), each with
+ * Executes a routing plan: targets in order (the first, then fallbacks), each with
  * key selection and retries with exponential backoff and jitter on transient errors only.
  */
 export class PlanExecution {

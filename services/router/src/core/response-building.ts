@@ -2,7 +2,7 @@ import type { ChatChoice, CompletionResponse, EmbeddingsList, TextChoice } from 
 import type { AdapterResult, EmbeddingsResult } from './providers/adapter.ts';
 import type { CompletionRoute, EmbeddingsRoute } from './router-service.ts';
 
-/** Models are answered without the provider prefix (SPEC.md Versioning 3). */
+/** Models are answered without the provider prefix. */
 function bareModel(model: string, provider: string): string {
   return model.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
 }
@@ -23,7 +23,7 @@ function extraFields(options: {
   return extra;
 }
 
-/** Text choices also carry `message` (SPEC.md's CompletionResponse), so chat-shaped readers find the text. */
+/** Text choices also carry `message` (gw's completion answer), so chat-shaped readers find the text. */
 export function withChatMessages(result: AdapterResult<TextChoice>): AdapterResult<TextChoice> {
   return {
     ...result,
@@ -45,7 +45,7 @@ function withOpenAiMembers<Choice extends ChatChoice | TextChoice>(choice: Choic
   return message ? { ...completed, message: { ...message, refusal: message.refusal ?? null } } : completed;
 }
 
-/** SPEC.md's CompletionResponse from an adapter's answer. */
+/** gw's completion answer from an adapter's answer (README.md "Requests"). */
 export function buildCompletionResponse(options: {
   request: CompletionRoute;
   provider: string;

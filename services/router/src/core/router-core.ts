@@ -65,7 +65,7 @@ export interface RouterCoreDependencies {
 
 /**
  * The router core (transport-free): completions, streams and embeddings executed along a plan
- * (plan-execution.ts), answers built as SPEC.md's shapes (response-building.ts), provider configs with hot
+ * (plan-execution.ts), answers built in gw's shapes (response-building.ts), provider configs with hot
  * reload (provider-configs.ts), and the pass-through family (passthrough.ts).
  */
 export class RouterCore implements RouterService {
@@ -123,6 +123,11 @@ export class RouterCore implements RouterService {
         metrics: dependencies.metrics,
       }).start());
     return new RouterCore(dependencies, { providers, health });
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async close(): Promise<void> {

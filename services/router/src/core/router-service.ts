@@ -123,7 +123,7 @@ export interface RouterService {
   stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem>;
   embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult>;
   /**
-   * A pass-through call (SPEC.md endpoint note 7): the body streams up as `body` yields, the answer streams
+   * A pass-through call (docs/surfaces.md): the body streams up as `body` yields, the answer streams
    * back; an upstream error is an ordinary answer (its status and body), not a thrown error.
    */
   passthrough(
@@ -145,6 +145,6 @@ export interface RouterService {
     options?: ProviderWriteOptions,
   ): Promise<Record<string, unknown>>;
   deleteProvider(name: string): Promise<void>;
-  /** Health of every provider with its keys and models (SPEC.md "Provider/key health"). */
+  /** Health of every provider with its keys and models (docs/routing-health.md). */
   health(): Promise<ProviderHealthReport[]>;
 }

@@ -22,8 +22,8 @@ export interface UpstreamRequest {
 }
 
 /**
- * HTTP to upstreams over undici pools, one per origin, reused across requests (DESIGN.md §7: undici pools,
- * not fetch). Network failures become GatewayErrors so the router can tell transient from permanent.
+ * HTTP to upstreams over undici pools, one per origin, reused across requests (undici pools, not
+ * fetch: a pool per origin keeps connections warm at a lower cost per request). Network failures become GatewayErrors so the router can tell transient from permanent.
  */
 export class UpstreamClient {
   private readonly pools = new Map<string, Pool>();

@@ -23,7 +23,7 @@ export function abortOnClose(response: import('node:http').ServerResponse): Abor
   return abort.signal;
 }
 
-/** The SPEC.md completion paths: `/v1/chat/completions`, `/chat/completions`, `/v1/text/completions`. */
+/** gw's native completion paths: `/v1/chat/completions`, `/chat/completions`, `/v1/text/completions`. */
 export function completionRoutes(dependencies: CompletionRouteDependencies): Route[] {
   const { pipeline, metrics, logger } = dependencies;
 

@@ -7,7 +7,7 @@ import { type McpRouteModuleDependencies, mcpRoutes } from './mcp-routes.ts';
 /** What every route module may use. */
 export type RouteModuleDependencies = CompletionRouteDependencies &
   Pick<McpRouteModuleDependencies, 'mcp'> & {
-    /** The SPEC chat paths' pipeline: MCP tools and the agent loop when MCP is configured (docs/mcp.md). */
+    /** The native chat paths' pipeline: MCP tools and the agent loop when MCP is configured (docs/mcp.md). */
     chatPipeline: Pipeline;
   };
 

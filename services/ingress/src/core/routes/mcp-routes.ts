@@ -10,7 +10,7 @@ export interface McpRouteModuleDependencies {
   bodyLimit: { max_request_body_bytes: number };
 }
 
-/** Set on a tool message whose tool reported a failure (`isError`); the body stays SPEC's tool message. */
+/** Set on a tool message whose tool reported a failure (`isError`); the body stays the native tool message. */
 const TOOL_ERROR_HEADER = 'x-gw-mcp-tool-error';
 
 /**

@@ -3,7 +3,7 @@ import type { ProviderEntry } from '../registry.ts';
 import { GROQ_DEFAULT_BASE_URL, groqAdapter } from './groq-adapter.ts';
 
 /**
- * The provider SPEC.md describes as supporting only models, completions, chat, responses, speech and
+ * A provider that supports only models, completions, chat, responses, speech and
  * transcriptions in pass-through (its default base URL already ends in `/openai`).
  */
 export const groqProvider: ProviderEntry = {

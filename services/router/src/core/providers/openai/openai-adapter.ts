@@ -70,7 +70,7 @@ export function bearerAuth(context: AdapterContext): Record<string, string> {
   return context.key?.value ? { authorization: `Bearer ${context.key.value}` } : {};
 }
 
-/** SPEC's `stop_sequences` is OpenAI's `stop`. */
+/** The native `stop_sequences` is OpenAI's `stop`. */
 function toOpenAiParams(params: Record<string, unknown>): Record<string, unknown> {
   if (params['stop_sequences'] === undefined) return params;
   const { stop_sequences, ...rest } = params;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { logRecord } from '../../testkit/src/log-store-fixtures.ts';
+import { logRecord } from '../../../testkit/src/log-store-fixtures.ts';
 import type { LogRecord, LogRecordInput } from './log-record.ts';
 import { type LogSink, LogWriter } from './log-writer.ts';
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { AuditVerification } from './audit-chain.ts';
-import { type AuditQueryInput, auditQuerySchema } from './audit-filter.ts';
-import { type AuditEventInput, type AuditRecord, auditEventSchema } from './audit-record.ts';
-import type { AuditPage, AuditStore } from './audit-store.ts';
+import type { AuditVerification } from '../audit/audit-chain.ts';
+import { type AuditQueryInput, auditQuerySchema } from '../audit/audit-filter.ts';
+import { type AuditEventInput, type AuditRecord, auditEventSchema } from '../audit/audit-record.ts';
+import type { AuditPage, AuditStore } from '../audit/audit-store.ts';
 import { SQLITE_AUDIT_FILE_NAME, type SqliteAuditMethods } from './sqlite-audit-database.ts';
 import { SqliteThread } from './sqlite-thread.ts';
 
@@ -52,6 +52,11 @@ export class SqliteAuditStore implements AuditStore {
 
   async ping(): Promise<void> {
     await this.#thread.call('ping');
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   close(): Promise<void> {

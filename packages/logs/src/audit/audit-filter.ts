@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { fromQueryParams } from '../requests/log-filter.ts';
 import { AUDIT_TEXT_LIMITS } from './audit-record.ts';
-import { fromQueryParams } from './log-filter.ts';
 
 const epochMs = z.number().int().nonnegative();
 const value = (field: keyof typeof AUDIT_TEXT_LIMITS) => z.string().min(1).max(AUDIT_TEXT_LIMITS[field]);

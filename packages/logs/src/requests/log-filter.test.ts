@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { logQueryParamsSchema, logStatsParamsSchema } from './index.ts';
+import { logQueryParamsSchema, logStatsParamsSchema } from '../index.ts';
 
 /** The first issue as the admin API's `validate` would name it. */
 function refusal(result: {

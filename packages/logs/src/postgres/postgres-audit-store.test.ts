@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { auditEvent, runAuditStoreContract } from '../../testkit/src/audit-store-contract.ts';
-import { createTestDatabase } from '../../testkit/src/postgres-database.ts';
+import { auditEvent, runAuditStoreContract } from '../../../testkit/src/audit-store-contract.ts';
+import { createTestDatabase } from '../../../testkit/src/postgres-database.ts';
 import { PostgresAuditStore } from './postgres-audit-store.ts';
 import { PostgresLogStore } from './postgres-log-store.ts';
 

@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { AuditChainCheck, type AuditVerification, GENESIS_HASH, sealAuditRecord } from './audit-chain.ts';
-import type { AuditQuery } from './audit-filter.ts';
-import type { AuditEvent, AuditRecord } from './audit-record.ts';
+import {
+  AuditChainCheck,
+  type AuditVerification,
+  GENESIS_HASH,
+  sealAuditRecord,
+} from '../audit/audit-chain.ts';
+import type { AuditQuery } from '../audit/audit-filter.ts';
+import type { AuditEvent, AuditRecord } from '../audit/audit-record.ts';
 import {
   AUDIT_COLUMNS,
   type AuditSqlDialect,
@@ -12,8 +17,8 @@ import {
   auditRecordFromRow,
   checkAuditRow,
   toAuditPage,
-} from './audit-sql.ts';
-import type { AuditPage } from './audit-store.ts';
+} from '../audit/audit-sql.ts';
+import type { AuditPage } from '../audit/audit-store.ts';
 
 /** The file in the data directory that holds the audit log, next to request-logs.sqlite. */
 export const SQLITE_AUDIT_FILE_NAME = 'audit-log.sqlite';

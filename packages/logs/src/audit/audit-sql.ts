@@ -1,8 +1,8 @@
+import type { Statement } from '../requests/log-sql.ts';
 import type { AuditChainCheck } from './audit-chain.ts';
 import type { AuditFilter, AuditQuery } from './audit-filter.ts';
 import { AUDIT_RECORD_FIELDS, type AuditRecord, auditRecordSchema } from './audit-record.ts';
 import type { AuditPage } from './audit-store.ts';
-import type { Statement } from './log-sql.ts';
 
 /** What differs between SQLite and PostgreSQL for the statements both audit stores share. */
 export interface AuditSqlDialect {

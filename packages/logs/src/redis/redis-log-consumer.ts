@@ -2,10 +2,10 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
-import type { DroppedRow, DroppedTally } from './dropped-counts.ts';
-import type { LogRecord } from './log-record.ts';
+import type { DroppedRow, DroppedTally } from '../requests/dropped-counts.ts';
+import type { LogRecord } from '../requests/log-record.ts';
+import type { LogSink } from '../requests/log-writer.ts';
 import { decodeEntry, logStreamKey, type StreamEntry, streamEntrySchema } from './log-stream-entry.ts';
-import type { LogSink } from './log-writer.ts';
 
 export interface RedisLogConsumerOptions {
   /**

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { DroppedRow } from './dropped-counts.ts';
-import type { LogRecord } from './log-record.ts';
+import type { DroppedRow } from '../requests/dropped-counts.ts';
+import type { LogRecord } from '../requests/log-record.ts';
+import type { LogSink } from '../requests/log-writer.ts';
 import { encodeDroppedEntry, encodeEntry, encodeFlaggedEntry, logStreamKey } from './log-stream-entry.ts';
-import type { LogSink } from './log-writer.ts';
 
 export { logStreamKey } from './log-stream-entry.ts';
 export { RedisLogConsumer } from './redis-log-consumer.ts';

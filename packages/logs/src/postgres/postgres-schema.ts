@@ -1,5 +1,5 @@
 import { escapeIdentifier, type Pool, type PoolClient } from 'pg';
-import type { LogRecord } from './log-record.ts';
+import type { LogRecord } from '../requests/log-record.ts';
 
 /** Each field's column type, and whether the column takes NULL; the insert's arrays use the same types. */
 export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, nullable: boolean]> = {

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
-import type { DroppedQuery, DroppedRow } from './dropped-counts.ts';
-import type { LogQuery, LogStatsQuery } from './log-filter.ts';
-import { LOG_RECORD_FIELDS, type LogRecord, logRecordSchema } from './log-record.ts';
+import type { DroppedQuery, DroppedRow } from '../requests/dropped-counts.ts';
+import type { LogQuery, LogStatsQuery } from '../requests/log-filter.ts';
+import { LOG_RECORD_FIELDS, type LogRecord, logRecordSchema } from '../requests/log-record.ts';
 import {
   droppedStatement,
   likePattern,
@@ -13,8 +13,8 @@ import {
   statsStatement,
   toBucket,
   toPage,
-} from './log-sql.ts';
-import { type LogPage, type LogStats, sortBuckets } from './log-store.ts';
+} from '../requests/log-sql.ts';
+import { type LogPage, type LogStats, sortBuckets } from '../requests/log-store.ts';
 
 /** The file in the data directory that holds the request log. */
 export const SQLITE_LOG_FILE_NAME = 'request-logs.sqlite';

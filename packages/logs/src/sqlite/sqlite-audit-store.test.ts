@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { auditEvent, runAuditStoreContract } from '../../testkit/src/audit-store-contract.ts';
+import { auditEvent, runAuditStoreContract } from '../../../testkit/src/audit-store-contract.ts';
 import { SQLITE_AUDIT_FILE_NAME, SqliteAuditDatabase, SqliteAuditStore } from './sqlite-audit-store.ts';
 import { SQLITE_LOG_FILE_NAME, SqliteLogStore } from './sqlite-log-store.ts';
 

@@ -4,15 +4,15 @@ import {
   type DroppedRow,
   droppedCountsOf,
   droppedQuerySchema,
-} from './dropped-counts.ts';
+} from '../requests/dropped-counts.ts';
 import {
   type LogQueryInput,
   type LogStatsQueryInput,
   logQuerySchema,
   logStatsQuerySchema,
-} from './log-filter.ts';
-import type { LogRecord } from './log-record.ts';
-import type { LogPage, LogStats, LogStore } from './log-store.ts';
+} from '../requests/log-filter.ts';
+import type { LogRecord } from '../requests/log-record.ts';
+import type { LogPage, LogStats, LogStore } from '../requests/log-store.ts';
 import type { SqliteLogDatabaseOptions, SqliteLogMethods } from './sqlite-log-database.ts';
 import { SqliteThread } from './sqlite-thread.ts';
 
@@ -87,6 +87,11 @@ export class SqliteLogStore implements LogStore {
       deleted += count;
       if (count < this.#deleteBatchSize) return deleted;
     }
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   close(): Promise<void> {

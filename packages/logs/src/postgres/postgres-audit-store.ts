@@ -1,7 +1,17 @@
 import { escapeIdentifier, Pool, type PoolClient, TypeOverrides, types } from 'pg';
-import { AuditChainCheck, type AuditVerification, GENESIS_HASH, sealAuditRecord } from './audit-chain.ts';
-import { type AuditQueryInput, auditQuerySchema } from './audit-filter.ts';
-import { type AuditEvent, type AuditEventInput, type AuditRecord, auditEventSchema } from './audit-record.ts';
+import {
+  AuditChainCheck,
+  type AuditVerification,
+  GENESIS_HASH,
+  sealAuditRecord,
+} from '../audit/audit-chain.ts';
+import { type AuditQueryInput, auditQuerySchema } from '../audit/audit-filter.ts';
+import {
+  type AuditEvent,
+  type AuditEventInput,
+  type AuditRecord,
+  auditEventSchema,
+} from '../audit/audit-record.ts';
 import {
   AUDIT_COLUMNS,
   type AuditSqlDialect,
@@ -11,8 +21,8 @@ import {
   checkAuditRow,
   toAuditPage,
   VERIFY_PAGE,
-} from './audit-sql.ts';
-import type { AuditPage, AuditStore } from './audit-store.ts';
+} from '../audit/audit-sql.ts';
+import type { AuditPage, AuditStore } from '../audit/audit-store.ts';
 
 export interface PostgresAuditStoreOptions {
   /** `postgres://user:password@host:port/database`: the request log's database (GW_LOGS_DATABASE_URL). */
@@ -237,6 +247,11 @@ export class PostgresAuditStore implements AuditStore {
 
   async ping(): Promise<void> {
     await this.#pool.query('SELECT 1');
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async close(): Promise<void> {

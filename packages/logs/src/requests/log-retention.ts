@@ -19,8 +19,9 @@ export interface LogRetentionOptions {
  */
 export function startLogRetention(options: LogRetentionOptions): {
   run(): Promise<number>;
+  /** Stops the timer and waits for a run in progress; disposing does the same. */
   stop(): Promise<void>;
-} {
+} & AsyncDisposable {
   let running: Promise<number> | undefined;
   const run = (): Promise<number> => {
     running ??= (async () => {
@@ -49,6 +50,9 @@ export function startLogRetention(options: LogRetentionOptions): {
     async stop() {
       clearInterval(timer);
       await running;
+    },
+    async [Symbol.asyncDispose]() {
+      await this.stop();
     },
   };
 }

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { logRecord } from '../../testkit/src/log-store-fixtures.ts';
-import { type DroppedRow, DroppedTally } from './dropped-counts.ts';
-import type { LogRecord } from './log-record.ts';
-import { LogWriter } from './log-writer.ts';
+import { logRecord } from '../../../testkit/src/log-store-fixtures.ts';
+import { type DroppedRow, DroppedTally } from '../requests/dropped-counts.ts';
+import type { LogRecord } from '../requests/log-record.ts';
+import { LogWriter } from '../requests/log-writer.ts';
+import { SqliteLogStore } from '../sqlite/sqlite-log-store.ts';
 import type { RedisLogConsumerOptions } from './redis-log-consumer.ts';
 import { logStreamKey, RedisLogConsumer, RedisLogProducer } from './redis-log-queue.ts';
-import { SqliteLogStore } from './sqlite-log-store.ts';
 
 /** The machine may be busy: conditions get 5 s to come true. */
 const eventually = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 5_000, interval: 20 });

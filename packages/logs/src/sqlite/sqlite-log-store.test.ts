@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runLogStoreContract } from '../../testkit/src/log-store-contract.ts';
-import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../testkit/src/log-store-fixtures.ts';
+import { runLogStoreContract } from '../../../testkit/src/log-store-contract.ts';
+import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../../testkit/src/log-store-fixtures.ts';
 import { SQLITE_LOG_FILE_NAME, SqliteLogStore } from './sqlite-log-store.ts';
 
 const root = await mkdtemp(path.join(tmpdir(), 'gw-sqlite-logs-'));

@@ -4,10 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../testkit/src/wait-for.ts';
+import { waitFor } from '../../../testkit/src/wait-for.ts';
+import { SqliteLogStore } from '../sqlite/sqlite-log-store.ts';
 import { logRecordSchema } from './log-record.ts';
 import { startLogRetention } from './log-retention.ts';
-import { SqliteLogStore } from './sqlite-log-store.ts';
 
 const DAY = 24 * 3_600_000;
 const cleanups: Array<() => Promise<void>> = [];

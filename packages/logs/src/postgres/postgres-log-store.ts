@@ -5,14 +5,14 @@ import {
   type DroppedRow,
   droppedCountsOf,
   droppedQuerySchema,
-} from './dropped-counts.ts';
+} from '../requests/dropped-counts.ts';
 import {
   type LogQueryInput,
   type LogStatsQueryInput,
   logQuerySchema,
   logStatsQuerySchema,
-} from './log-filter.ts';
-import { LOG_RECORD_FIELDS, type LogRecord, logRecordSchema } from './log-record.ts';
+} from '../requests/log-filter.ts';
+import { LOG_RECORD_FIELDS, type LogRecord, logRecordSchema } from '../requests/log-record.ts';
 import {
   droppedStatement,
   likePattern,
@@ -22,8 +22,8 @@ import {
   statsStatement,
   toBucket,
   toPage,
-} from './log-sql.ts';
-import { type LogPage, type LogStats, type LogStore, sortBuckets } from './log-store.ts';
+} from '../requests/log-sql.ts';
+import { type LogPage, type LogStats, type LogStore, sortBuckets } from '../requests/log-store.ts';
 import { migrate, POSTGRES_COLUMNS, type TextSearch } from './postgres-schema.ts';
 
 export interface PostgresLogStoreOptions {
@@ -201,6 +201,11 @@ export class PostgresLogStore implements LogStore {
       deleted += rowCount ?? 0;
       if ((rowCount ?? 0) < this.#deleteBatchSize) return deleted;
     }
+  }
+
+  /** Closes it as a resource of a composition root (its AsyncDisposableStack). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   async close(): Promise<void> {

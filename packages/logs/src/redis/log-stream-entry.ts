@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { type DroppedRow, droppedRowSchema } from './dropped-counts.ts';
-import { type LogRecord, logRecordSchema } from './log-record.ts';
+import { type DroppedRow, droppedRowSchema } from '../requests/dropped-counts.ts';
+import { type LogRecord, logRecordSchema } from '../requests/log-record.ts';
 
 /** The stream's key under a deployment's prefix (`gw:` → `gw:request-logs`). */
 export const logStreamKey = (prefix: string): string => `${prefix}request-logs`;

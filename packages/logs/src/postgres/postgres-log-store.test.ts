@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runLogStoreContract } from '../../testkit/src/log-store-contract.ts';
-import { logRecord, TEXT_CASES, TEXT_RECORDS } from '../../testkit/src/log-store-fixtures.ts';
-import { createTestDatabase } from '../../testkit/src/postgres-database.ts';
+import { runLogStoreContract } from '../../../testkit/src/log-store-contract.ts';
+import { logRecord, TEXT_CASES, TEXT_RECORDS } from '../../../testkit/src/log-store-fixtures.ts';
+import { createTestDatabase } from '../../../testkit/src/postgres-database.ts';
 import { PostgresLogStore } from './postgres-log-store.ts';
 
 const database = await createTestDatabase();

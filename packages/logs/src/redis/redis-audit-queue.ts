@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
-import { type AuditEventInput, auditEventSchema } from './audit-record.ts';
-import type { QueuedAuditEvent } from './postgres-audit-store.ts';
+import { type AuditEventInput, auditEventSchema } from '../audit/audit-record.ts';
+import type { QueuedAuditEvent } from '../postgres/postgres-audit-store.ts';
 
 /** The stream of audit records on their way to PostgreSQL (audit.on_store_failure: queue). */
 const auditQueueKey = (prefix: string): string => `${prefix}audit-queue`;
@@ -87,7 +87,9 @@ function decode(fields: string[]): AuditEventInput | undefined {
  * entry becomes exactly one record, in the stream's order; the entries are deleted from the stream after the
  * commit. A failure leaves them, to be read again after `intervalMs`.
  */
-export function startAuditQueueDrain(options: AuditQueueDrainOptions): { close(): Promise<void> } {
+export function startAuditQueueDrain(
+  options: AuditQueueDrainOptions,
+): { close(): Promise<void> } & AsyncDisposable {
   const key = auditQueueKey(options.prefix);
   const batch = options.batch ?? 200;
   const intervalMs = options.intervalMs ?? 200;
@@ -119,10 +121,9 @@ export function startAuditQueueDrain(options: AuditQueueDrainOptions): { close()
       }
     }
   })();
-  return {
-    async close() {
-      stop.abort();
-      await loop;
-    },
+  const close = async () => {
+    stop.abort();
+    await loop;
   };
+  return { close, [Symbol.asyncDispose]: close };
 }

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
-import type { LogRecord } from './log-record.ts';
+import type { LogRecord } from '../requests/log-record.ts';
+import type { LogTail } from '../requests/log-tail.ts';
 import { decodeEntry, logStreamKey, streamEntrySchema } from './log-stream-entry.ts';
-import type { LogTail } from './log-tail.ts';
 
 export interface RedisLogTailOptions {
   /** A connection of its own (XREAD BLOCK holds it), without a command timeout shorter than blockMs. */
