@@ -95,6 +95,7 @@ export class RouterCore implements RouterService {
       providers: parts.providers,
       http: this.http,
       metrics: dependencies.metrics,
+      environment: dependencies.environment,
       health,
       gates: new ProviderGates({
         metrics: dependencies.metrics,

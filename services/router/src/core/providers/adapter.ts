@@ -41,6 +41,11 @@ export interface AdapterContext {
   network: NetworkConfig;
   timeoutMs: number;
   signal: AbortSignal;
+  /**
+   * Where `env.NAME` references of key configs and a provider's own settings (Bedrock's AWS_REGION) are read:
+   * the process's environment, handed down from the composition root.
+   */
+  environment: NodeJS.ProcessEnv;
   /** The attempt's span: sent upstream as `traceparent` (and `tracestate`) when tracing is on. */
   trace?: TraceContext | undefined;
 }

@@ -39,7 +39,11 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
 
   /** The key's settings, the base URL of its region and the Bearer header of its service account. */
   async function prepare(context: AdapterContext) {
-    const settings: VertexKeySettings = readVertexKeySettings(context.provider, context.key);
+    const settings: VertexKeySettings = readVertexKeySettings(
+      context.provider,
+      context.key,
+      context.environment,
+    );
     const token = await tokens.accessToken({
       provider: context.provider,
       keyId: context.key?.id ?? '',
@@ -63,7 +67,7 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
   // already pointing at the region; the path and headers read the same key settings.
   const claude = createAnthropicAdapter({
     path: (model, context, stream) => {
-      const settings = readVertexKeySettings(context.provider, context.key);
+      const settings = readVertexKeySettings(context.provider, context.key, context.environment);
       return {
         path: `${vertexModelPath(settings, 'anthropic', model)}:${stream ? 'streamRawPredict' : 'rawPredict'}`,
       };
@@ -76,7 +80,7 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
   });
 
   function claudeContext(context: AdapterContext): AdapterContext {
-    const settings = readVertexKeySettings(context.provider, context.key);
+    const settings = readVertexKeySettings(context.provider, context.key, context.environment);
     return { ...context, baseUrl: vertexBaseUrl(context.baseUrl, settings.region) };
   }
 
