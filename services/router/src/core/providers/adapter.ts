@@ -24,6 +24,18 @@ export interface Capabilities {
   requiresBaseUrl: boolean;
 }
 
+/**
+ * What a provider offers unless its adapter says otherwise: tools and vision, a key on every call, a default
+ * base URL. `textViaChat` is set by `withTextViaChat`, which adds the text operations.
+ */
+export const DEFAULT_CAPABILITIES: Omit<Capabilities, 'operations'> = {
+  tools: true,
+  vision: true,
+  textViaChat: false,
+  authOptional: false,
+  requiresBaseUrl: false,
+};
+
 /** A provider key with its secret resolved. */
 export interface ResolvedKey {
   id: string;

@@ -1,14 +1,15 @@
 import { type ChatChoice, type ChatCompletionChunk, newId } from '@gw/shared';
 import type { NativeFormat } from '../../router-service.ts';
-import type {
-  AdapterContext,
-  AdapterResult,
-  ChatInput,
-  EmbeddingsInput,
-  EmbeddingsResult,
-  NativeChatInput,
-  NativePiece,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type EmbeddingsResult,
+  type NativeChatInput,
+  type NativePiece,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { relayMappedStream } from '../native-relay.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -152,14 +153,7 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
   }
 
   return withTextViaChat({
-    capabilities: {
-      operations: ['chat', 'chat_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: false,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
     chat,
     chatStream,
     embeddings,

@@ -1,9 +1,10 @@
-import type {
-  AdapterContext,
-  ChatInput,
-  EmbeddingsInput,
-  NativeChatInput,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type NativeChatInput,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { type AnthropicRequestBody, createAnthropicAdapter } from '../anthropic/index.ts';
 import { createGeminiAdapter } from '../gemini/gemini-adapter.ts';
@@ -85,14 +86,7 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
   }
 
   return withTextViaChat({
-    capabilities: {
-      operations: ['chat', 'chat_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: false,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
     async chat(input: ChatInput, context: AdapterContext) {
       if (isClaude(input.model)) return claude.chat(input, claudeContext(context));
       return gemini.chat(input, context);
