@@ -3,7 +3,7 @@
  * (packages/testkit/src/store-contract.ts): MemoryStore (embedded mode, persisted to a data directory) and
  * RedisStore (cluster mode). Atomic operations are plain synchronous code in memory and Lua scripts on Redis.
  *
- * Values are JSON documents; callers validate what they read back with zod.
+ * Values are JSON documents; callers read them back through a schema (`defineCollection`, collection.ts).
  */
 export interface Store {
   /** A document of a collection, or undefined. */
