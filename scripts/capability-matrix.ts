@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Operation, PROVIDER_NAMES } from '@gw/shared';
 import type { Capabilities } from '../services/router/src/core/providers/adapter.ts';
-import { BUILT_IN_PROVIDERS, type ProviderEntry } from '../services/router/src/core/providers/registry.ts';
+import type { ProviderEntry } from '../services/router/src/core/providers/provider-entry.ts';
+import { BUILT_IN_PROVIDERS } from '../services/router/src/core/providers/registry.ts';
 
 const MATRIX_START = '<!-- capability-matrix:start -->';
 const MATRIX_END = '<!-- capability-matrix:end -->';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Store } from '@gw/shared/store';
+import type { Logger } from '@gw/shared';
+import { type Collection, defineCollection, logInvalidDocuments, type Store } from '@gw/shared/store';
 import { z } from 'zod';
 import {
   type AlertChannel,
@@ -10,10 +11,6 @@ import {
   alertRuleSchema,
 } from './alert-schemas.ts';
 
-const RULES = 'alert-rules';
-const CHANNELS = 'alert-channels';
-const HISTORY = 'alert-history';
-const STATE = 'alert-state';
 /** History entries kept by default: the oldest go past it. */
 const DEFAULT_HISTORY_LIMIT = 1_000;
 
@@ -37,71 +34,73 @@ export interface HistoryPage {
 
 /**
  * Rules, channels, dedup state and send history of alerts, all as documents of the store: every admin replica
- * and the evaluator (whichever replica holds the lease) read the same ones. A document that no longer parses
- * (written by another version) is skipped, never fatal.
+ * and the evaluator (whichever replica holds the lease) read the same ones (a document written by another
+ * version: `defineCollection`).
  */
 export class AlertRegistry {
-  private readonly store: Store;
+  private readonly rules: Collection<AlertRule>;
+  private readonly channels: Collection<AlertChannel>;
+  private readonly states: Collection<AlertState>;
+  private readonly entries: Collection<AlertHistoryEntry>;
   private readonly historyLimit: number;
   private appendsSinceTrim = 0;
 
-  constructor(options: { store: Store; historyLimit?: number }) {
-    this.store = options.store;
+  constructor(options: { store: Store; historyLimit?: number; logger?: Logger | undefined }) {
+    const invalid = options.logger && logInvalidDocuments(options.logger);
+    this.rules = defineCollection(options.store, 'alert-rules', alertRuleSchema, { invalid });
+    this.channels = defineCollection(options.store, 'alert-channels', alertChannelSchema, { invalid });
+    this.states = defineCollection(options.store, 'alert-state', alertStateSchema, { invalid });
+    this.entries = defineCollection(options.store, 'alert-history', alertHistoryEntrySchema, { invalid });
     this.historyLimit = options.historyLimit ?? DEFAULT_HISTORY_LIMIT;
   }
 
   async listRules(): Promise<AlertRule[]> {
-    return this.listOf(RULES, alertRuleSchema);
+    return this.rules.values();
   }
 
   async getRule(id: string): Promise<AlertRule | undefined> {
-    return parsed(alertRuleSchema, await this.store.get(RULES, id));
+    return this.rules.get(id);
   }
 
   async putRule(rule: AlertRule): Promise<void> {
-    await this.store.put(RULES, rule.id, rule);
+    await this.rules.put(rule.id, rule);
   }
 
   async deleteRule(id: string): Promise<boolean> {
-    return this.store.delete(RULES, id);
+    return this.rules.delete(id);
   }
 
   async listChannels(): Promise<AlertChannel[]> {
-    return this.listOf(CHANNELS, alertChannelSchema);
+    return this.channels.values();
   }
 
   async getChannel(id: string): Promise<AlertChannel | undefined> {
-    return parsed(alertChannelSchema, await this.store.get(CHANNELS, id));
+    return this.channels.get(id);
   }
 
   async putChannel(channel: AlertChannel): Promise<void> {
-    await this.store.put(CHANNELS, channel.id, channel);
+    await this.channels.put(channel.id, channel);
   }
 
   async deleteChannel(id: string): Promise<boolean> {
-    return this.store.delete(CHANNELS, id);
+    return this.channels.delete(id);
   }
 
   async readState(key: string): Promise<AlertState | undefined> {
-    return parsed(alertStateSchema, await this.store.get(STATE, key));
+    return this.states.get(key);
   }
 
   async writeState(key: string, state: AlertState): Promise<void> {
-    await this.store.put(STATE, key, state);
+    await this.states.put(key, state);
   }
 
   /** Every state key with its document (the evaluator resolves subjects that stopped appearing). */
   async listStates(): Promise<Array<{ key: string; state: AlertState }>> {
-    const states: Array<{ key: string; state: AlertState }> = [];
-    for (const { id, value } of await this.store.list(STATE)) {
-      const state = parsed(alertStateSchema, value);
-      if (state) states.push({ key: id, state });
-    }
-    return states;
+    return (await this.states.list()).map(({ id, value }) => ({ key: id, state: value }));
   }
 
   async deleteState(key: string): Promise<void> {
-    await this.store.delete(STATE, key);
+    await this.states.delete(key);
   }
 
   /** Adds an entry; past the limit the oldest are deleted (checked every few appends, so the list stays bounded). */
@@ -111,7 +110,7 @@ export class AlertRegistry {
       id: `${String(entry.time).padStart(15, '0')}-${randomBytes(4).toString('hex')}`,
       ...entry,
     };
-    await this.store.put(HISTORY, stored.id, stored);
+    await this.entries.put(stored.id, stored);
     this.appendsSinceTrim += 1;
     if (this.appendsSinceTrim >= Math.max(1, Math.floor(this.historyLimit / 10))) {
       this.appendsSinceTrim = 0;
@@ -121,37 +120,19 @@ export class AlertRegistry {
   }
 
   async trimHistory(): Promise<void> {
-    const ids = (await this.store.list(HISTORY)).map((document) => document.id).sort();
+    const ids = (await this.entries.ids()).sort();
     for (const id of ids.slice(0, Math.max(0, ids.length - this.historyLimit))) {
-      await this.store.delete(HISTORY, id);
+      await this.entries.delete(id);
     }
   }
 
   /** Newest first; `cursor` is the `next_cursor` of the previous page. */
   async history(options: { limit: number; cursor?: string | undefined }): Promise<HistoryPage> {
-    const entries = (await this.listOf(HISTORY, alertHistoryEntrySchema))
+    const entries = (await this.entries.values())
       .filter((entry) => options.cursor === undefined || entry.id < options.cursor)
       .sort((left, right) => (left.id < right.id ? 1 : -1));
     const page = entries.slice(0, options.limit);
     const more = entries.length > options.limit;
     return { entries: page, next_cursor: more ? (page.at(-1)?.id ?? null) : null };
   }
-
-  private async listOf<Schema extends z.ZodType>(
-    collection: string,
-    schema: Schema,
-  ): Promise<z.infer<Schema>[]> {
-    const values: z.infer<Schema>[] = [];
-    for (const { value } of await this.store.list(collection)) {
-      const item = parsed(schema, value);
-      if (item !== undefined) values.push(item);
-    }
-    return values;
-  }
-}
-
-function parsed<Schema extends z.ZodType>(schema: Schema, value: unknown): z.infer<Schema> | undefined {
-  if (value === undefined) return undefined;
-  const result = schema.safeParse(value);
-  return result.success ? result.data : undefined;
 }

@@ -48,7 +48,11 @@ export function startAlerts(options: {
   readSecret?: DispatcherOptions['readSecret'];
 }) {
   const { config, logger } = options;
-  const registry = new AlertRegistry({ store: options.store, historyLimit: config.history_limit });
+  const registry = new AlertRegistry({
+    store: options.store,
+    historyLimit: config.history_limit,
+    logger,
+  });
   const dispatcher = new AlertDispatcher({
     registry,
     logger,

@@ -8,7 +8,8 @@ import {
 import { ConditionError, compileCondition, type RequestMetadata } from './cel-condition.ts';
 import type { GuardrailProvider } from './guardrail-types.ts';
 import { createBuiltinProvider } from './providers/builtin/builtin-provider.ts';
-import { createProvider, type ProviderOptions } from './providers/provider-factory.ts';
+import { createProvider } from './providers/provider-factory.ts';
+import type { ProviderOptions } from './providers/provider-options.ts';
 import type { CompiledProfile, CompiledRule } from './rule-runner.ts';
 
 /**

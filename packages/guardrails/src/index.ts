@@ -11,4 +11,5 @@ export {
   GuardrailConfigError,
   GuardrailSet,
 } from './guardrail-set.ts';
+export { type CheckRequest, type GuardrailProvider, GuardrailProviderError } from './guardrail-types.ts';
 export type { SideTexts } from './rule-runner.ts';

@@ -1,8 +1,8 @@
 import { azureContentSafetyProfileSchema } from '@gw/shared';
 import { startFakeAzureContentSafety } from '@gw/testkit';
+import { runGuardrailProviderContract } from '@gw/testkit/guardrail-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAzureContentSafetyProvider } from './azure-content-safety-provider.ts';
-import { runProviderContract } from './provider-contract.ts';
 
 describe('Azure AI Content Safety provider (text:analyze against a fake)', () => {
   let fake: Awaited<ReturnType<typeof startFakeAzureContentSafety>>;
@@ -32,7 +32,7 @@ describe('Azure AI Content Safety provider (text:analyze against a fake)', () =>
       signal: new AbortController().signal,
     });
 
-  runProviderContract({
+  runGuardrailProviderContract({
     create: () => ({ provider: provider('env.AZURE_KEY'), refused: provider('wrong-key') }),
     emails: 'ignores',
     remote: true,

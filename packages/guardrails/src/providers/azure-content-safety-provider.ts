@@ -2,7 +2,7 @@ import { type AzureContentSafetyProfile, type GuardrailSeverity, resolveSecret }
 import { request as send } from 'undici';
 import { z } from 'zod';
 import { type Detection, type GuardrailProvider, GuardrailProviderError } from '../guardrail-types.ts';
-import type { ProviderOptions } from './provider-factory.ts';
+import type { ProviderOptions } from './provider-options.ts';
 
 /** `text:analyze` takes at most 10k characters a call; longer texts are checked in pieces. */
 const MOST_CHARACTERS = 10_000;

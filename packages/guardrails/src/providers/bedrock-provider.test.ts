@@ -1,8 +1,8 @@
 import { bedrockProfileSchema } from '@gw/shared';
 import { applyGuardrailAnswer, startFakeBedrock } from '@gw/testkit';
+import { runGuardrailProviderContract } from '@gw/testkit/guardrail-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBedrockProvider } from './bedrock-provider.ts';
-import { runProviderContract } from './provider-contract.ts';
 
 describe('Bedrock Guardrails provider (ApplyGuardrail against a SigV4-checking fake)', () => {
   let fake: Awaited<ReturnType<typeof startFakeBedrock>>;
@@ -32,7 +32,7 @@ describe('Bedrock Guardrails provider (ApplyGuardrail against a SigV4-checking f
       { environment: { GUARD_SECRET: 'guard-secret' } },
     );
 
-  runProviderContract({
+  runGuardrailProviderContract({
     create: () => ({ provider: provider('env.GUARD_SECRET'), refused: provider('wrong-secret') }),
     emails: 'rewrites',
     remote: true,

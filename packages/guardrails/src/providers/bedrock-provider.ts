@@ -17,7 +17,7 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { maskValue } from '../apply-detections.ts';
 import { type Detection, type GuardrailProvider, GuardrailProviderError } from '../guardrail-types.ts';
-import type { ProviderOptions } from './provider-factory.ts';
+import type { ProviderOptions } from './provider-options.ts';
 
 const CONFIDENCE: Record<string, GuardrailSeverity> = {
   HIGH: 'high',

@@ -11,7 +11,8 @@ import {
 } from '@gw/shared';
 import { outboundAgent } from '@gw/shared/outbound';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProvider, type ProviderOptions } from './provider-factory.ts';
+import { createProvider } from './provider-factory.ts';
+import type { ProviderOptions } from './provider-options.ts';
 
 let server: Server;
 let port: number;

@@ -1,19 +1,7 @@
-import type { GuardrailProfile, OutboundPolicy, SecretLookup } from '@gw/shared';
-import type { Dispatcher } from 'undici';
+import type { GuardrailProfile } from '@gw/shared';
 import type { GuardrailProvider } from '../guardrail-types.ts';
 import { createBuiltinProvider } from './builtin/builtin-provider.ts';
-
-export interface ProviderOptions {
-  /** Where `env.NAME` credentials of profiles resolve (the process's environment, injected by main). */
-  environment: NodeJS.ProcessEnv;
-  /** Where secret-manager references (`vault.…`: docs/vault.md) resolve: the process's resolver, read at use. */
-  secrets?: SecretLookup | undefined;
-  /**
-   * Where remote profiles may send (the config file's outbound address policy, docs/network.md) and an agent
-   * that applies it at every connection; without it (unit tests) they send anywhere.
-   */
-  outbound?: { policy: OutboundPolicy; dispatcher: Dispatcher } | undefined;
-}
+import type { ProviderOptions } from './provider-options.ts';
 
 /**
  * The provider of a profile. The remote ones are loaded on first use, so a gateway without a Bedrock profile

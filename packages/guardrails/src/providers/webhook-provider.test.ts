@@ -1,7 +1,7 @@
 import { webhookProfileSchema } from '@gw/shared';
 import { startFakeGuardrailWebhook } from '@gw/testkit';
+import { runGuardrailProviderContract } from '@gw/testkit/guardrail-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProviderContract } from './provider-contract.ts';
 import { createWebhookProvider } from './webhook-provider.ts';
 
 describe('webhook provider (HMAC-signed POST against a fake)', () => {
@@ -23,7 +23,7 @@ describe('webhook provider (HMAC-signed POST against a fake)', () => {
       { environment: { HOOK_SECRET: 'hook-secret', HOOK_AUTH: 'receiver-auth-value' } },
     );
 
-  runProviderContract({
+  runGuardrailProviderContract({
     create: () => ({ provider: provider('env.HOOK_SECRET'), refused: provider('wrong-secret') }),
     emails: 'rewrites',
     remote: true,

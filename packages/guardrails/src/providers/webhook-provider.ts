@@ -3,7 +3,7 @@ import { GUARDRAIL_SEVERITIES, resolveSecret, type WebhookProfile } from '@gw/sh
 import { request as send } from 'undici';
 import { z } from 'zod';
 import { type Detection, type GuardrailProvider, GuardrailProviderError } from '../guardrail-types.ts';
-import type { ProviderOptions } from './provider-factory.ts';
+import type { ProviderOptions } from './provider-options.ts';
 
 /** The webhook's answer (docs/guardrails.md "Webhook"). */
 const webhookVerdictSchema = z.object({

@@ -7,7 +7,14 @@ import {
   guardrailRuleSchema,
   type Logger,
 } from '@gw/shared';
-import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
+import {
+  type ChangeFollower,
+  type Collection,
+  defineCollection,
+  followChanges,
+  logInvalidDocuments,
+  type Store,
+} from '@gw/shared/store';
 import { z } from 'zod';
 
 /**
@@ -15,38 +22,37 @@ import { z } from 'zod';
  * and per rule, by id, and a channel that tells every ingress to recompile. Rules keep a position, the order
  * they run in (the config file's order, then the order of creation).
  */
-const GUARDRAIL_PROFILES_COLLECTION = 'guardrail-profiles';
-const GUARDRAIL_RULES_COLLECTION = 'guardrail-rules';
 const GUARDRAILS_CHANNEL = 'guardrails-changed';
 
 const storedRuleSchema = z.object({ position: z.number(), rule: guardrailRuleSchema });
+type StoredRule = z.infer<typeof storedRuleSchema>;
 
 export class GuardrailRegistry {
   private readonly store: Store;
   private readonly logger: Logger;
+  private readonly profiles: Collection<GuardrailProfile>;
+  private readonly rules: Collection<StoredRule>;
 
   constructor(options: { store: Store; logger: Logger }) {
     this.store = options.store;
     this.logger = options.logger;
+    const invalid = logInvalidDocuments(options.logger);
+    this.profiles = defineCollection(options.store, 'guardrail-profiles', guardrailProfileSchema, {
+      invalid,
+    });
+    this.rules = defineCollection(options.store, 'guardrail-rules', storedRuleSchema, { invalid });
   }
 
   async listProfiles(): Promise<GuardrailProfile[]> {
-    const profiles: GuardrailProfile[] = [];
-    for (const { id, value } of await this.store.list(GUARDRAIL_PROFILES_COLLECTION)) {
-      const parsed = guardrailProfileSchema.safeParse(value);
-      if (parsed.success) profiles.push(parsed.data);
-      else this.logger.error({ profile: id }, 'stored guardrail profile is invalid; ignored');
-    }
-    return profiles.sort((left, right) => left.id.localeCompare(right.id));
+    return (await this.profiles.values()).sort((left, right) => left.id.localeCompare(right.id));
   }
 
   async getProfile(id: string): Promise<GuardrailProfile | undefined> {
-    const parsed = guardrailProfileSchema.safeParse(await this.store.get(GUARDRAIL_PROFILES_COLLECTION, id));
-    return parsed.success ? parsed.data : undefined;
+    return this.profiles.get(id);
   }
 
   async putProfile(profile: GuardrailProfile): Promise<void> {
-    await this.store.put(GUARDRAIL_PROFILES_COLLECTION, profile.id, profile);
+    await this.profiles.put(profile.id, profile);
     await this.changed();
   }
 
@@ -61,7 +67,7 @@ export class GuardrailRegistry {
         message: `guardrail profile '${id}' is used by the rules ${users.map((rule) => `'${rule.id}'`).join(', ')}`,
       });
     }
-    const existed = await this.store.delete(GUARDRAIL_PROFILES_COLLECTION, id);
+    const existed = await this.profiles.delete(id);
     if (existed) await this.changed();
     return existed;
   }
@@ -80,12 +86,12 @@ export class GuardrailRegistry {
     const stored = await this.storedRules();
     const existing = stored.find((entry) => entry.rule.id === rule.id);
     const place = position ?? existing?.position ?? Math.max(0, ...stored.map((entry) => entry.position + 1));
-    await this.store.put(GUARDRAIL_RULES_COLLECTION, rule.id, { position: place, rule });
+    await this.rules.put(rule.id, { position: place, rule });
     await this.changed();
   }
 
   async deleteRule(id: string): Promise<boolean> {
-    const existed = await this.store.delete(GUARDRAIL_RULES_COLLECTION, id);
+    const existed = await this.rules.delete(id);
     if (existed) await this.changed();
     return existed;
   }
@@ -99,10 +105,9 @@ export class GuardrailRegistry {
   /** Writes the config file's profiles and rules (they win over stored ones of the same id, as for MCP). */
   async seed(config: GuardrailsConfig): Promise<void> {
     if (config.profiles.length === 0 && config.rules.length === 0) return;
-    for (const profile of config.profiles)
-      await this.store.put(GUARDRAIL_PROFILES_COLLECTION, profile.id, profile);
+    for (const profile of config.profiles) await this.profiles.put(profile.id, profile);
     for (const [position, rule] of config.rules.entries())
-      await this.store.put(GUARDRAIL_RULES_COLLECTION, rule.id, { position: position - 1_000_000, rule });
+      await this.rules.put(rule.id, { position: position - 1_000_000, rule });
     await this.changed();
   }
 
@@ -122,14 +127,8 @@ export class GuardrailRegistry {
     });
   }
 
-  private async storedRules(): Promise<Array<z.infer<typeof storedRuleSchema>>> {
-    const rules: Array<z.infer<typeof storedRuleSchema>> = [];
-    for (const { id, value } of await this.store.list(GUARDRAIL_RULES_COLLECTION)) {
-      const parsed = storedRuleSchema.safeParse(value);
-      if (parsed.success) rules.push(parsed.data);
-      else this.logger.error({ rule: id }, 'stored guardrail rule is invalid; ignored');
-    }
-    return rules.sort(
+  private async storedRules(): Promise<StoredRule[]> {
+    return (await this.rules.values()).sort(
       (left, right) => left.position - right.position || left.rule.id.localeCompare(right.rule.id),
     );
   }

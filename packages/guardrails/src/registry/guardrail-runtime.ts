@@ -2,7 +2,7 @@ import type { GuardrailsConfig, Logger, OutboundPolicy, SecretLookup } from '@gw
 import { outboundAgent } from '@gw/shared/outbound';
 import type { ChangeFollower } from '@gw/shared/store';
 import { compileGuardrails, GuardrailSet } from '../guardrail-set.ts';
-import type { ProviderOptions } from '../providers/provider-factory.ts';
+import type { ProviderOptions } from '../providers/provider-options.ts';
 import type { GuardrailRegistry } from './guardrail-registry.ts';
 
 export interface GuardrailRuntimeOptions {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseRedisTopology } from '../store/redis-connection.ts';
+import { parseRedisTopology } from '../store/redis-topology.ts';
 import { ConfigError, type GatewayConfig, loadGatewayConfig } from './gateway-config.ts';
 
 /**

@@ -98,6 +98,7 @@ export function createHarness(options: ProviderContractOptions) {
         network: networkConfigSchema.parse({}),
         timeoutMs: 5_000,
         signal: state.controller.signal,
+        environment: {},
       };
     },
     lastRequest(): RecordedUpstreamRequest {

@@ -1,5 +1,12 @@
 import { type Logger, notFound } from '@gw/shared';
-import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
+import {
+  type ChangeFollower,
+  defineCollection,
+  followChanges,
+  logInvalidDocuments,
+  type Store,
+  type Collection as StoreCollection,
+} from '@gw/shared/store';
 import { z } from 'zod';
 import type { ResourceView } from './governance-messages.ts';
 import {
@@ -16,17 +23,13 @@ import { hashVirtualKey } from './virtual-key-hash.ts';
 const CHANGED_CHANNEL = 'governance.changed';
 const HASH_INDEX = 'gov:virtual-key-hashes';
 
-/** One collection in memory, with the schema that parsed every resource of it read from the store. */
+/** One collection in memory, and the store's collection every resource of it is read from. */
 interface Table<Resource> {
-  schema: z.ZodType<Resource>;
+  documents: StoreCollection<Resource>;
   resources: Map<string, Resource>;
 }
 
 type Tables = { [C in Collection]: Table<StoredOf<C>> };
-
-function table<Resource>(schema: z.ZodType<Resource>): Table<Resource> {
-  return { schema, resources: new Map() };
-}
 
 /** What a replica announces after a write: the collection and id to read again. */
 const changeSchema = z.tuple([z.enum(COLLECTIONS), z.string().min(1)]);
@@ -50,14 +53,7 @@ const MAX_REMEMBERED_HASHES = 10_000;
 export class GovernanceRepository {
   private readonly store: Store;
   private readonly logger: Logger;
-  private readonly tables: Tables = {
-    'virtual-keys': table(storedSchemas['virtual-keys']),
-    customers: table(storedSchemas.customers),
-    teams: table(storedSchemas.teams),
-    users: table(storedSchemas.users),
-    'business-units': table(storedSchemas['business-units']),
-    'model-aliases': table(storedSchemas['model-aliases']),
-  };
+  private readonly tables: Tables;
   private readonly byHash = new Map<string, StoredVirtualKey>();
   /** The gateway's model aliases as one list, made again after a change to them. */
   private aliasList: ReadonlyArray<StoredOf<'model-aliases'>> | undefined;
@@ -67,6 +63,19 @@ export class GovernanceRepository {
   constructor(options: { store: Store; logger: Logger }) {
     this.store = options.store;
     this.logger = options.logger;
+    const invalid = logInvalidDocuments(options.logger);
+    const table = <Resource>(collection: Collection, schema: z.ZodType<Resource>): Table<Resource> => ({
+      documents: defineCollection(options.store, collectionKey(collection), schema, { invalid }),
+      resources: new Map(),
+    });
+    this.tables = {
+      'virtual-keys': table('virtual-keys', storedSchemas['virtual-keys']),
+      customers: table('customers', storedSchemas.customers),
+      teams: table('teams', storedSchemas.teams),
+      users: table('users', storedSchemas.users),
+      'business-units': table('business-units', storedSchemas['business-units']),
+      'model-aliases': table('model-aliases', storedSchemas['model-aliases']),
+    };
   }
 
   /**
@@ -104,9 +113,10 @@ export class GovernanceRepository {
   }
 
   private async resyncCollection(collection: Collection): Promise<void> {
-    const stored = await this.store.list(collectionKey(collection));
+    const { documents, resources } = this.tables[collection];
+    const stored = await documents.list();
     const ids = new Set(stored.map(({ id }) => id));
-    for (const id of this.tables[collection].resources.keys()) {
+    for (const id of resources.keys()) {
       if (!ids.has(id)) this.apply(collection, id, undefined);
     }
     for (const { id, value } of stored) this.apply(collection, id, value);
@@ -145,30 +155,21 @@ export class GovernanceRepository {
 
   /** Reads a resource back from the store through its collection's schema (what fails it is ignored). */
   private async reload(collection: Collection, id: string): Promise<void> {
-    this.apply(collection, id, await this.store.get(collectionKey(collection), id));
+    this.apply(collection, id, await this.tables[collection].documents.get(id));
   }
 
   /** Replaces (or, with undefined, forgets) a resource in memory with what the store holds. */
-  private apply<C extends Collection>(collection: C, id: string, value: unknown): void {
-    const { schema, resources } = this.tables[collection];
+  private apply<C extends Collection>(collection: C, id: string, resource: StoredOf<C> | undefined): void {
+    const { resources } = this.tables[collection];
     if (collection === 'model-aliases') this.aliasList = undefined;
     const previous = resources.get(id);
     if (previous && isVirtualKey(previous)) this.byHash.delete(previous.value_hash);
-    if (value === undefined) {
+    if (resource === undefined) {
       resources.delete(id);
       return;
     }
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      this.logger.error(
-        { collection, id, issue: parsed.error.issues[0]?.message },
-        'stored governance resource is invalid; ignored',
-      );
-      resources.delete(id);
-      return;
-    }
-    resources.set(id, parsed.data);
-    if (isVirtualKey(parsed.data)) this.byHash.set(parsed.data.value_hash, parsed.data);
+    resources.set(id, resource);
+    if (isVirtualKey(resource)) this.byHash.set(resource.value_hash, resource);
   }
 
   /**

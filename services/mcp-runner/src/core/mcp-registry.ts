@@ -6,7 +6,14 @@ import {
   mcpClientConfigSchema,
   notFound,
 } from '@gw/shared';
-import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
+import {
+  type ChangeFollower,
+  type Collection,
+  defineCollection,
+  followChanges,
+  logInvalidDocuments,
+  type Store,
+} from '@gw/shared/store';
 import {
   MCP_CHANNEL,
   MCP_CLIENTS_COLLECTION,
@@ -85,39 +92,37 @@ export class McpRegistry {
   private readonly logger: Logger;
   private readonly now: () => number;
 
+  private readonly configs: Collection<McpClientConfig>;
+  private readonly statuses: Collection<McpStatus>;
+
   constructor(options: { store: Store; logger: Logger; now?: () => number }) {
     this.store = options.store;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
+    this.configs = defineCollection(options.store, MCP_CLIENTS_COLLECTION, mcpClientConfigSchema, {
+      invalid: logInvalidDocuments(options.logger),
+    });
+    // A runner of another version keeps reporting in its own shape until it stops; its reports expire unread.
+    this.statuses = defineCollection(options.store, MCP_STATUS_COLLECTION, mcpStatusSchema);
   }
 
   async listConfigs(): Promise<McpClientConfig[]> {
-    const documents = await this.store.list(MCP_CLIENTS_COLLECTION);
-    const configs: McpClientConfig[] = [];
-    for (const { id, value } of documents) {
-      const parsed = mcpClientConfigSchema.safeParse(value);
-      if (parsed.success) configs.push(parsed.data);
-      else this.logger.error({ client: id }, 'stored MCP client config is invalid; ignored');
-    }
-    return configs.sort((left, right) => left.name.localeCompare(right.name));
+    return (await this.configs.values()).sort((left, right) => left.name.localeCompare(right.name));
   }
 
   async getConfig(name: string): Promise<McpClientConfig | undefined> {
-    const value = await this.store.get(MCP_CLIENTS_COLLECTION, name);
-    if (value === undefined) return undefined;
-    const parsed = mcpClientConfigSchema.safeParse(value);
-    return parsed.success ? parsed.data : undefined;
+    return this.configs.get(name);
   }
 
   /** Stores the config and tells every runner (which connect or reconnect) and every reader. */
   async putConfig(config: McpClientConfig): Promise<void> {
-    await this.store.put(MCP_CLIENTS_COLLECTION, config.name, config);
+    await this.configs.put(config.name, config);
     await this.publish({ kind: 'config', name: config.name });
   }
 
   /** True when the client existed; runners disconnect it. */
   async deleteConfig(name: string): Promise<boolean> {
-    const existed = await this.store.delete(MCP_CLIENTS_COLLECTION, name);
+    const existed = await this.configs.delete(name);
     if (existed) await this.publish({ kind: 'config', name });
     return existed;
   }
@@ -127,12 +132,12 @@ export class McpRegistry {
   }
 
   async writeStatus(status: McpStatus): Promise<void> {
-    await this.store.put(MCP_STATUS_COLLECTION, statusId(status.client, status.runner), status);
+    await this.statuses.put(statusId(status.client, status.runner), status);
     await this.publish({ kind: 'status', name: status.client });
   }
 
   async deleteStatus(client: string, runner: string): Promise<void> {
-    if (await this.store.delete(MCP_STATUS_COLLECTION, statusId(client, runner))) {
+    if (await this.statuses.delete(statusId(client, runner))) {
       await this.publish({ kind: 'status', name: client });
     }
   }
@@ -141,12 +146,10 @@ export class McpRegistry {
   async listStatuses(options: { pruneAfterMs?: number } = {}): Promise<McpStatus[]> {
     const now = this.now();
     const live: McpStatus[] = [];
-    for (const { id, value } of await this.store.list(MCP_STATUS_COLLECTION)) {
-      const parsed = mcpStatusSchema.safeParse(value);
-      if (!parsed.success) continue;
-      if (parsed.data.expires_at > now) live.push(parsed.data);
-      else if (options.pruneAfterMs !== undefined && parsed.data.expires_at + options.pruneAfterMs < now) {
-        await this.store.delete(MCP_STATUS_COLLECTION, id);
+    for (const { id, value: status } of await this.statuses.list()) {
+      if (status.expires_at > now) live.push(status);
+      else if (options.pruneAfterMs !== undefined && status.expires_at + options.pruneAfterMs < now) {
+        await this.statuses.delete(id);
       }
     }
     return live;

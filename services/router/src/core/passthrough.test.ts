@@ -6,8 +6,8 @@ import { createMetrics, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { PassthroughRequest } from './passthrough.ts';
 import { RouterCore } from './router-core.ts';
+import type { PassthroughRequest } from './router-service.ts';
 
 let fake: FakeOpenAi;
 let core: RouterCore;

@@ -4,7 +4,6 @@ import {
   type BuiltInProvider,
   GatewayError,
   PASSTHROUGH_ROUTES,
-  type PassthroughOperation,
   redactText,
   requestTargetProblem,
   unsupportedOperation,
@@ -16,30 +15,8 @@ import { selectKey } from './key-selector.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import type { PassthroughDescriptor } from './providers/passthrough-descriptor.ts';
 import { BUILT_IN_PROVIDERS } from './providers/registry.ts';
-import type { CallOptions, RouteTarget } from './router-service.ts';
+import type { CallOptions, PassthroughRequest, PassthroughResponse } from './router-service.ts';
 import { readBounded, type UpstreamClient } from './upstream-client.ts';
-
-/** A pass-through call as ingress hands it over (the body travels beside it, as a stream). */
-export interface PassthroughRequest {
-  requestId: string;
-  operation: PassthroughOperation;
-  /** The provider, the model (empty when the call names none) and the provider keys the virtual key allows. */
-  target: RouteTarget;
-  method: string;
-  /** The path below gw's `/v1` (`/files/file-abc/content`), with the query string when there is one. */
-  path: string;
-  /** Headers to forward, lowercase; the caller's credentials and hop-by-hop headers are already removed. */
-  headers: Record<string, string>;
-  /** True when a request body follows. */
-  hasBody: boolean;
-}
-
-/** The provider's answer, status and headers as sent (hop-by-hop removed), the body as it streams in. */
-export interface PassthroughResponse {
-  status: number;
-  headers: Record<string, string | string[]>;
-  body: AsyncIterable<Uint8Array>;
-}
 
 /** The descriptor of a provider: its own, or (custom providers) that of the wire format it is built on. */
 function descriptorOf(provider: LoadedProvider): PassthroughDescriptor | undefined {

@@ -61,6 +61,8 @@ export interface PlanExecutionDependencies {
   providers: ProviderConfigs;
   http: UpstreamClient;
   metrics: Metrics;
+  /** The process's environment, handed to adapters in each attempt's context. */
+  environment: NodeJS.ProcessEnv;
   health: HealthBoard;
   gates: ProviderGates;
   limits: PlanLimits;
@@ -273,6 +275,7 @@ export class PlanExecution {
         network,
         timeoutMs: network.model_timeouts_ms[target.model] ?? network.timeout_ms,
         signal,
+        environment: this.dependencies.environment,
       };
       const release = await gates.acquire(provider.name, network, signal);
       const startedAt = performance.now();

@@ -13,7 +13,14 @@ import {
   refuseSecretReferences,
   type SecretLookup,
 } from '@gw/shared';
-import { type ChangeFollower, followChanges, type Store } from '@gw/shared/store';
+import {
+  type ChangeFollower,
+  type Collection,
+  defineCollection,
+  followChanges,
+  logInvalidDocuments,
+  type Store,
+} from '@gw/shared/store';
 import { patchProviderConfig } from './provider-patch.ts';
 import {
   isBuiltInProvider,
@@ -86,9 +93,17 @@ export class ProviderConfigs {
   private follower: ChangeFollower | undefined;
 
   private readonly dependencies: ProviderConfigsDependencies;
+  /**
+   * The configs as the admin API reads them. Loading (`apply`) validates more than the schema and keeps the
+   * provider it had when a stored config fails, so a replica goes on serving it.
+   */
+  private readonly documents: Collection<ProviderConfig>;
 
   private constructor(dependencies: ProviderConfigsDependencies) {
     this.dependencies = dependencies;
+    this.documents = defineCollection(dependencies.store, PROVIDERS_COLLECTION, providerConfigSchema, {
+      invalid: logInvalidDocuments(dependencies.logger),
+    });
   }
 
   /** Writes the config file's providers (the file wins for the names it lists), loads all, follows changes. */
@@ -100,7 +115,7 @@ export class ProviderConfigs {
     const seed = async () => {
       for (const [name, config] of Object.entries(dependencies.seed ?? {})) {
         loadProvider(name, config, dependencies);
-        await store.put(PROVIDERS_COLLECTION, name, withKeyIds(name, config));
+        await configs.documents.put(name, withKeyIds(name, config));
       }
     };
     await seed();
@@ -170,25 +185,14 @@ export class ProviderConfigs {
     }
   }
 
-  private async stored(name: string): Promise<ProviderConfig | undefined> {
-    const value = await this.dependencies.store.get(PROVIDERS_COLLECTION, name);
-    if (value === undefined) return undefined;
-    const parsed = providerConfigSchema.safeParse(value);
-    return parsed.success ? parsed.data : undefined;
-  }
-
   async list(): Promise<Array<Record<string, unknown>>> {
-    const stored = await this.dependencies.store.list(PROVIDERS_COLLECTION);
-    return stored
-      .flatMap(({ id, value }) => {
-        const parsed = providerConfigSchema.safeParse(value);
-        return parsed.success ? [redactProvider(id, parsed.data)] : [];
-      })
+    return (await this.documents.list())
+      .map(({ id, value }) => redactProvider(id, value))
       .sort((left, right) => String(left['name']).localeCompare(String(right['name'])));
   }
 
   async get(name: string): Promise<Record<string, unknown>> {
-    const config = await this.stored(name);
+    const config = await this.documents.get(name);
     if (!config) throw notFound(`provider '${name}'`);
     return redactProvider(name, config);
   }
@@ -206,7 +210,7 @@ export class ProviderConfigs {
         param: 'name',
       });
     }
-    const stored = await this.stored(name);
+    const stored = await this.documents.get(name);
     if (options.create && stored) {
       throw new GatewayError({
         type: 'conflict',
@@ -230,7 +234,7 @@ export class ProviderConfigs {
     patch: Record<string, unknown>,
     options: ProviderWriteOptions = {},
   ): Promise<Record<string, unknown>> {
-    const stored = await this.stored(name);
+    const stored = await this.documents.get(name);
     if (!stored) throw notFound(`provider '${name}'`);
     return this.write(name, patchProviderConfig(stored, patch), stored, options);
   }
@@ -252,15 +256,14 @@ export class ProviderConfigs {
     const config = keepRedactedSecrets(loaded.config, stored);
     refuseMovedSecrets(config, { mayReference: options.allowSecretReferences === true, stored });
     const final = loadProvider(name, config, this.dependencies);
-    await this.dependencies.store.put(PROVIDERS_COLLECTION, name, final.config);
+    await this.documents.put(name, final.config);
     this.loaded.set(name, final);
     await this.dependencies.store.publish(PROVIDERS_CHANGED_CHANNEL, name);
     return redactProvider(name, final.config);
   }
 
   async delete(name: string): Promise<void> {
-    if (!(await this.dependencies.store.delete(PROVIDERS_COLLECTION, name)))
-      throw notFound(`provider '${name}'`);
+    if (!(await this.documents.delete(name))) throw notFound(`provider '${name}'`);
     this.loaded.delete(name);
     await this.dependencies.store.publish(PROVIDERS_CHANGED_CHANNEL, name);
   }

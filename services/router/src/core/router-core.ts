@@ -10,7 +10,7 @@ import {
 import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
-import { type PassthroughRequest, type PassthroughResponse, runPassthrough } from './passthrough.ts';
+import { runPassthrough } from './passthrough.ts';
 import { DEFAULT_PLAN_LIMITS, PlanExecution, type PlanLimits } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
 import { ProviderGates } from './provider-gate.ts';
@@ -23,6 +23,8 @@ import type {
   CompletionRoute,
   EmbeddingsResult,
   EmbeddingsRoute,
+  PassthroughRequest,
+  PassthroughResponse,
   ProviderWriteOptions,
   RouterService,
   RouteTarget,
@@ -93,6 +95,7 @@ export class RouterCore implements RouterService {
       providers: parts.providers,
       http: this.http,
       metrics: dependencies.metrics,
+      environment: dependencies.environment,
       health,
       gates: new ProviderGates({
         metrics: dependencies.metrics,

@@ -1,9 +1,12 @@
-import type { ChatCompletionChunk, CompletionResponse, EmbeddingsList, Message } from '@gw/shared';
+import type {
+  ChatCompletionChunk,
+  CompletionResponse,
+  EmbeddingsList,
+  Message,
+  PassthroughOperation,
+} from '@gw/shared';
 import type { ProviderHealthReport } from '@gw/shared/health';
 import type { TraceContext } from '@gw/shared/tracing';
-import type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
-
-export type { PassthroughRequest, PassthroughResponse } from './passthrough.ts';
 
 /** One place a request may be served: a provider, its model, and the provider keys it may use. */
 export interface RouteTarget {
@@ -103,6 +106,28 @@ export interface StreamItem {
    * event carries nothing chat can say), for usage and the stages.
    */
   native?: string | undefined;
+}
+
+/** A pass-through call as ingress hands it over (the body travels beside it, as a stream). */
+export interface PassthroughRequest {
+  requestId: string;
+  operation: PassthroughOperation;
+  /** The provider, the model (empty when the call names none) and the provider keys the virtual key allows. */
+  target: RouteTarget;
+  method: string;
+  /** The path below gw's `/v1` (`/files/file-abc/content`), with the query string when there is one. */
+  path: string;
+  /** Headers to forward, lowercase; the caller's credentials and hop-by-hop headers are already removed. */
+  headers: Record<string, string>;
+  /** True when a request body follows. */
+  hasBody: boolean;
+}
+
+/** The provider's answer, status and headers as sent (hop-by-hop removed), the body as it streams in. */
+export interface PassthroughResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: AsyncIterable<Uint8Array>;
 }
 
 export interface CallOptions {

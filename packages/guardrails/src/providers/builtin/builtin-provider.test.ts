@@ -1,8 +1,8 @@
 import { builtinProfileSchema } from '@gw/shared';
+import { runGuardrailProviderContract } from '@gw/testkit/guardrail-contract';
 import { describe, expect, it } from 'vitest';
 import type { RequestMetadata } from '../../cel-condition.ts';
 import type { CheckRequest } from '../../guardrail-types.ts';
-import { runProviderContract } from '../provider-contract.ts';
 import { createBuiltinProvider } from './builtin-provider.ts';
 
 const profile = (fields: Record<string, unknown>) =>
@@ -28,7 +28,7 @@ function check(
 }
 
 describe('built-in provider', () => {
-  runProviderContract({
+  runGuardrailProviderContract({
     create: () => ({ provider: createBuiltinProvider(profile({ keywords: ['forbidden'], pii: ['email'] })) }),
     emails: 'rewrites',
     remote: false,

@@ -24,6 +24,18 @@ export interface Capabilities {
   requiresBaseUrl: boolean;
 }
 
+/**
+ * What a provider offers unless its adapter says otherwise: tools and vision, a key on every call, a default
+ * base URL. `textViaChat` is set by `withTextViaChat`, which adds the text operations.
+ */
+export const DEFAULT_CAPABILITIES: Omit<Capabilities, 'operations'> = {
+  tools: true,
+  vision: true,
+  textViaChat: false,
+  authOptional: false,
+  requiresBaseUrl: false,
+};
+
 /** A provider key with its secret resolved. */
 export interface ResolvedKey {
   id: string;
@@ -41,6 +53,11 @@ export interface AdapterContext {
   network: NetworkConfig;
   timeoutMs: number;
   signal: AbortSignal;
+  /**
+   * Where `env.NAME` references of key configs and a provider's own settings (Bedrock's AWS_REGION) are read:
+   * the process's environment, handed down from the composition root.
+   */
+  environment: NodeJS.ProcessEnv;
   /** The attempt's span: sent upstream as `traceparent` (and `tracestate`) when tracing is on. */
   trace?: TraceContext | undefined;
 }

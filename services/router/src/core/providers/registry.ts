@@ -9,17 +9,9 @@ import { groqProvider } from './groq/index.ts';
 import { mistralProvider } from './mistral/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
 import { openAiProvider } from './openai/index.ts';
-import type { PassthroughDescriptor } from './passthrough-descriptor.ts';
+import type { ProviderEntry } from './provider-entry.ts';
 import { sglProvider } from './sgl/index.ts';
 import { vertexProvider } from './vertex/index.ts';
-
-export interface ProviderEntry {
-  adapter: ProviderAdapter;
-  /** Used when `network_config.base_url` is not set (absent when the provider requires one). */
-  defaultBaseUrl?: string;
-  /** The pass-through operations it offers and how (none when absent). */
-  passthrough?: PassthroughDescriptor;
-}
 
 /**
  * The adapters of gw by provider name. A provider plugs in here and in the contract suite

@@ -8,6 +8,20 @@ import type { AdapterContext } from './adapter.ts';
 /** Pulls a human message out of a provider's error body; each adapter knows its own shape. */
 export type ErrorMessageReader = (body: unknown) => string | undefined;
 
+/**
+ * The reader of a provider's error bodies from the shapes it answers them in, each a schema that yields the
+ * message: the first shape the body matches names it.
+ */
+export function errorMessageReader(...shapes: ReadonlyArray<z.ZodType<string>>): ErrorMessageReader {
+  return (body) => {
+    for (const shape of shapes) {
+      const parsed = shape.safeParse(body);
+      if (parsed.success) return parsed.data;
+    }
+    return undefined;
+  };
+}
+
 export interface UpstreamCall {
   path: string;
   headers: Record<string, string>;

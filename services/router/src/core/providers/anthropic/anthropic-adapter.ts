@@ -1,13 +1,14 @@
 import type { ChatChoice, ChatCompletionChunk } from '@gw/shared';
 import type { NativeFormat } from '../../router-service.ts';
-import type {
-  AdapterContext,
-  AdapterResult,
-  Capabilities,
-  ChatInput,
-  NativeChatInput,
-  NativePiece,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type Capabilities,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type NativeChatInput,
+  type NativePiece,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
 import { callJson, callSse, type UpstreamCall } from '../upstream-call.ts';
@@ -41,14 +42,7 @@ function anthropicHeaders(context: AdapterContext): Record<string, string> {
   };
 }
 
-const ANTHROPIC_CAPABILITIES: Capabilities = {
-  operations: ['chat', 'chat_stream'],
-  tools: true,
-  vision: true,
-  textViaChat: false,
-  authOptional: false,
-  requiresBaseUrl: false,
-};
+const ANTHROPIC_CAPABILITIES: Capabilities = { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream'] };
 
 /**
  * The Anthropic Messages wire format. Anthropic itself is this adapter with its defaults; Claude on Vertex

@@ -1,17 +1,12 @@
 import { GatewayError } from '@gw/shared';
-import type { ErrorMessageReader } from '../upstream-call.ts';
+import { z } from 'zod';
+import { errorMessageReader } from '../upstream-call.ts';
 
 /** Anthropic answers errors as `{ "type": "error", "error": { "type": "…", "message": "…" } }`. */
-export const readAnthropicErrorMessage: ErrorMessageReader = (body) => {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const error = (body as { error?: unknown }).error;
-  if (typeof error === 'object' && error !== null) {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === 'string') return message;
-  }
-  const message = (body as { message?: unknown }).message;
-  return typeof message === 'string' ? message : undefined;
-};
+export const readAnthropicErrorMessage = errorMessageReader(
+  z.object({ error: z.object({ message: z.string() }) }).transform((body) => body.error.message),
+  z.object({ message: z.string() }).transform((body) => body.message),
+);
 
 /**
  * The HTTP status Anthropic documents for each error type. An error event inside a stream arrives after a

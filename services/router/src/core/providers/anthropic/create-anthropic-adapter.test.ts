@@ -35,6 +35,7 @@ describe('createAnthropicAdapter overrides', () => {
     network: networkConfigSchema.parse({}),
     timeoutMs: 5_000,
     signal: new AbortController().signal,
+    environment: {},
   });
   const input = {
     model: 'claude-sonnet-4-5@20250929',

@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { anthropicAdapter } from './anthropic-adapter.ts';
 import { anthropicPassthrough } from './anthropic-passthrough.ts';
 

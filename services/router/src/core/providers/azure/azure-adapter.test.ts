@@ -63,6 +63,7 @@ describe('azure adapter', () => {
       network: networkConfigSchema.parse({}),
       timeoutMs: 5_000,
       signal: new AbortController().signal,
+      environment: {},
     };
     return azureAdapter.chat!({ model: 'gpt-4o-mini', ...PROVIDER_CONTRACT_INPUTS.chat }, context);
   };
@@ -102,6 +103,7 @@ describe('azure adapter', () => {
       network: networkConfigSchema.parse({}),
       timeoutMs: 5_000,
       signal: new AbortController().signal,
+      environment: {},
     };
     expect(azureAdapter.nativeFormat!('gpt-5')).toBe('openai-responses');
     const body = { input: 'Hi', tools: [{ type: 'web_search' }], store: false };

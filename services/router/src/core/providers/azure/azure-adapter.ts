@@ -1,4 +1,4 @@
-import type { AdapterContext } from '../adapter.ts';
+import { type AdapterContext, DEFAULT_CAPABILITIES } from '../adapter.ts';
 import { createOpenAiCompatibleAdapter, type OpenAiOperation } from '../openai/openai-adapter.ts';
 import { readAzureKeyConfig } from './azure-config.ts';
 
@@ -23,12 +23,8 @@ function azureAuthHeaders(context: AdapterContext): Record<string, string> {
  */
 export const azureAdapter = createOpenAiCompatibleAdapter({
   capabilities: {
+    ...DEFAULT_CAPABILITIES,
     operations: ['chat', 'chat_stream', 'text', 'text_stream', 'embeddings'],
-    tools: true,
-    vision: true,
-    textViaChat: false,
-    authOptional: false,
-    requiresBaseUrl: false,
   },
   paths: AZURE_OPERATION_PATHS,
   authHeaders: azureAuthHeaders,

@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { azureAdapter } from './azure-adapter.ts';
 import { azurePassthrough } from './azure-passthrough.ts';
 

@@ -29,7 +29,6 @@ runProviderContract({
   // No credential chain: every call here must sign with the key's own credentials.
   adapter: createBedrockAdapter({
     credentialChain: () => Promise.reject(new Error('the contract key has static credentials')),
-    env: {},
   }),
   model: MODEL_ID,
   key: {

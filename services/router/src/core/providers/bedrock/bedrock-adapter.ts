@@ -1,14 +1,15 @@
 import { type ChatChoice, type ChatCompletionChunk, newId } from '@gw/shared';
 import type { NativeFormat } from '../../router-service.ts';
-import type {
-  AdapterContext,
-  AdapterResult,
-  ChatInput,
-  EmbeddingsInput,
-  EmbeddingsResult,
-  NativeChatInput,
-  NativePiece,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type EmbeddingsResult,
+  type NativeChatInput,
+  type NativePiece,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { relayMappedStream } from '../native-relay.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -31,8 +32,6 @@ import { readEventStream } from './read-event-stream.ts';
 export interface BedrockAdapterOptions {
   /** Credentials for keys without their own (default: the standard AWS chain, kept per adapter). */
   credentialChain?: CredentialSource;
-  /** Where AWS_REGION and `env.NAME` references of key configs are read (default: process.env). */
-  env?: NodeJS.ProcessEnv;
 }
 
 type BedrockAction = 'converse' | 'converse-stream' | 'invoke';
@@ -50,7 +49,6 @@ const ACCEPT: Record<BedrockAction, string> = {
  */
 export function createBedrockAdapter(options: BedrockAdapterOptions = {}): ProviderAdapter {
   const credentialChain = options.credentialChain ?? standardCredentialChain();
-  const env = options.env ?? process.env;
 
   /** One signed call: where it goes (the key's region unless a base URL was configured) and what it sends. */
   async function prepare(
@@ -59,7 +57,7 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
     body: unknown,
     context: AdapterContext,
   ): Promise<{ context: AdapterContext; call: UpstreamCall }> {
-    const settings = readBedrockKeySettings(context.provider, context.key, env);
+    const settings = readBedrockKeySettings(context.provider, context.key, context.environment);
     const baseUrl = bedrockBaseUrl(context.baseUrl, settings.region);
     const path = bedrockModelPath(bedrockModelId(model, settings.deployments), action);
     const text = JSON.stringify(body);
@@ -155,14 +153,7 @@ export function createBedrockAdapter(options: BedrockAdapterOptions = {}): Provi
   }
 
   return withTextViaChat({
-    capabilities: {
-      operations: ['chat', 'chat_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: false,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
     chat,
     chatStream,
     embeddings,

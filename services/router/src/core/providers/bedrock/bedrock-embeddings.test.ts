@@ -17,7 +17,6 @@ describe('bedrock embeddings (Titan over InvokeModel)', () => {
   let http: UpstreamClient;
   const adapter = createBedrockAdapter({
     credentialChain: () => Promise.reject(new Error('unused')),
-    env: {},
   });
 
   beforeAll(async () => {
@@ -53,6 +52,7 @@ describe('bedrock embeddings (Titan over InvokeModel)', () => {
     network: networkConfigSchema.parse({}),
     timeoutMs: 5_000,
     signal: new AbortController().signal,
+    environment: {},
   });
 
   it('embeds each input with one signed call and answers them in input order', async () => {

@@ -1,12 +1,12 @@
 import { GatewayError } from '@gw/shared';
-import type { ErrorMessageReader } from '../upstream-call.ts';
+import { z } from 'zod';
+import { errorMessageReader } from '../upstream-call.ts';
 
 /** Bedrock answers `{ "message": … }`; some AWS front ends (auth failures) spell it `Message`. */
-export const readBedrockErrorMessage: ErrorMessageReader = (body) => {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const message = (body as { message?: unknown }).message ?? (body as { Message?: unknown }).Message;
-  return typeof message === 'string' ? message : undefined;
-};
+export const readBedrockErrorMessage = errorMessageReader(
+  z.object({ message: z.string() }).transform((body) => body.message),
+  z.object({ message: z.null().optional(), Message: z.string() }).transform((body) => body.Message),
+);
 
 /** HTTP statuses Bedrock gives these exceptions when they are not inside a stream. */
 const EXCEPTION_STATUS: Record<string, number> = {

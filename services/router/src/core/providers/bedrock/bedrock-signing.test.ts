@@ -63,6 +63,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
     network: networkConfigSchema.parse(network),
     timeoutMs: 5_000,
     signal: new AbortController().signal,
+    environment: {},
   });
   const staticKey = (config: Record<string, unknown> = {}): ResolvedKey => ({
     id: 'k1',
@@ -83,7 +84,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   };
 
   it('signs with static credentials; the model id goes out with ":" as %3A and verifies', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     const result = await adapter.chat!(chatInput, context(staticKey()));
     expect(result.choices[0]!.message.content).toBe('Hello there');
     const request = accepted();
@@ -97,7 +98,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('is refused with 403 when the secret is wrong (the fake really checks)', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     const failure = await adapter.chat!(
       chatInput,
       context(staticKey({ secret_key: 'not-the-secret' })),
@@ -110,7 +111,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('signs the stream call too, and the signed stream decodes', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     let text = '';
     for await (const chunk of adapter.chatStream!(chatInput, context(staticKey()))) {
       text += chunk.choices[0]?.delta?.content ?? '';
@@ -120,7 +121,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('sends and signs the session token of temporary credentials', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     await adapter.chat!(
       chatInput,
       context(
@@ -137,7 +138,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('resolves a deployment alias to an inference-profile ARN, encoded as one path segment', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     const result = await adapter.chat!(
       { ...chatInput, model: 'sonnet' },
       context(staticKey({ deployments: { sonnet: PROFILE_ARN } })),
@@ -148,7 +149,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('sends a Bedrock API key as a bearer token, unsigned', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     await adapter.chat!(
       chatInput,
       context({ id: 'k2', value: API_KEY, config: { region: 'us-west-2', auth: 'api_key' } }),
@@ -170,7 +171,11 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
     vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', '/nonexistent/aws-credentials');
     vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
     const adapter = createBedrockAdapter();
-    await adapter.chat!(chatInput, context({ id: 'k3', value: '', config: {} }));
+    // The region comes from the environment the composition root hands down (main's is the process's).
+    await adapter.chat!(chatInput, {
+      ...context({ id: 'k3', value: '', config: {} }),
+      environment: process.env,
+    });
     expect(accepted().auth).toMatchObject({
       kind: 'sigv4',
       accessKeyId: FROM_ENV.accessKeyId,
@@ -179,7 +184,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('leaves extra headers of the network config unsigned, so they cannot break the signature', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     await adapter.chat!(chatInput, context(staticKey(), { extra_headers: { 'x-team': 'search' } }));
     const request = accepted();
     expect(request.headers['x-team']).toBe('search');
@@ -187,7 +192,7 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   });
 
   it('fails as not configured when neither the key nor the chain has credentials', async () => {
-    const adapter = createBedrockAdapter({ credentialChain: noChain, env: {} });
+    const adapter = createBedrockAdapter({ credentialChain: noChain });
     const failure = await adapter.chat!(
       chatInput,
       context({ id: 'k4', value: '', config: { region: 'us-west-2' } }),

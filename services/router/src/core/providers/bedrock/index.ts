@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { bedrockAdapter } from './bedrock-adapter.ts';
 import { BEDROCK_DEFAULT_BASE_URL } from './bedrock-config.ts';
 

@@ -15,6 +15,7 @@ const context: AdapterContext = {
   network: networkConfigSchema.parse({}),
   timeoutMs: 1_000,
   signal: new AbortController().signal,
+  environment: {},
 };
 
 /** The bytes as a network body delivering `size` bytes per read. */

@@ -1,11 +1,12 @@
 import type { ChatChoice } from '@gw/shared';
-import type {
-  AdapterContext,
-  AdapterResult,
-  ChatInput,
-  EmbeddingsInput,
-  EmbeddingsResult,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type EmbeddingsResult,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { bearerAuth } from '../openai/openai-adapter.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -111,14 +112,7 @@ async function embeddings(input: EmbeddingsInput, context: AdapterContext): Prom
  * completions endpoint: text and text_stream are served by chat through the shared helper.
  */
 export const cohereAdapter: ProviderAdapter = withTextViaChat({
-  capabilities: {
-    operations: ['chat', 'chat_stream', 'embeddings'],
-    tools: true,
-    vision: true,
-    textViaChat: false,
-    authOptional: false,
-    requiresBaseUrl: false,
-  },
+  capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
   chat,
   chatStream,
   embeddings,

@@ -17,6 +17,7 @@ describe('cohere adapter details', () => {
     network: networkConfigSchema.parse({}),
     timeoutMs: 5_000,
     signal: new AbortController().signal,
+    environment: {},
   });
   const chat = () =>
     cohereAdapter.chat!(

@@ -1,12 +1,11 @@
 import { GatewayError } from '@gw/shared';
-import type { ErrorMessageReader } from '../upstream-call.ts';
+import { z } from 'zod';
+import { errorMessageReader } from '../upstream-call.ts';
 
 /** Cohere answers errors as `{ "message": … }`, sometimes with an `id`. */
-export const readCohereErrorMessage: ErrorMessageReader = (body) => {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const message = (body as { message?: unknown }).message;
-  return typeof message === 'string' && message ? message : undefined;
-};
+export const readCohereErrorMessage = errorMessageReader(
+  z.object({ message: z.string().min(1) }).transform((body) => body.message),
+);
 
 /**
  * A generation Cohere itself reports as failed after answering 200: a stream's error event, or a

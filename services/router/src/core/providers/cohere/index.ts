@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { cohereAdapter } from './cohere-adapter.ts';
 
 export const cohereProvider: ProviderEntry = {

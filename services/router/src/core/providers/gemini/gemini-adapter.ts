@@ -1,15 +1,16 @@
 import type { ChatChoice } from '@gw/shared';
 import type { NativeFormat } from '../../router-service.ts';
-import type {
-  AdapterContext,
-  AdapterResult,
-  Capabilities,
-  ChatInput,
-  EmbeddingsInput,
-  EmbeddingsResult,
-  NativeChatInput,
-  NativePiece,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type Capabilities,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type EmbeddingsResult,
+  type NativeChatInput,
+  type NativePiece,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { relayMappedStream } from '../native-relay.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -42,12 +43,8 @@ export interface GeminiAdapterOptions {
 }
 
 const GEMINI_CAPABILITIES: Capabilities = {
+  ...DEFAULT_CAPABILITIES,
   operations: ['chat', 'chat_stream', 'embeddings'],
-  tools: true,
-  vision: true,
-  textViaChat: false,
-  authOptional: false,
-  requiresBaseUrl: false,
 };
 
 /** `models/gemini-2.5-pro` (as Google's own SDKs name models) and `gemini-2.5-pro` are the same model. */

@@ -1,5 +1,6 @@
 import { GatewayError } from '@gw/shared';
-import type { ErrorMessageReader } from '../upstream-call.ts';
+import { z } from 'zod';
+import { errorMessageReader } from '../upstream-call.ts';
 
 function errorObject(body: unknown): { code?: unknown; message?: unknown } | undefined {
   // A failed stream request without `alt=sse` answers the error inside a one-element array.
@@ -9,11 +10,18 @@ function errorObject(body: unknown): { code?: unknown; message?: unknown } | und
   return typeof error === 'object' && error !== null ? error : undefined;
 }
 
-/** Google APIs answer `{ "error": { "code": 400, "message": …, "status": "INVALID_ARGUMENT" } }`. */
-export const readGeminiErrorMessage: ErrorMessageReader = (body) => {
-  const message = errorObject(body)?.message;
-  return typeof message === 'string' ? message : undefined;
-};
+const googleErrorMessage = z
+  .object({ error: z.object({ message: z.string() }) })
+  .transform((body) => body.error.message);
+
+/**
+ * Google APIs answer `{ "error": { "code": 400, "message": …, "status": "INVALID_ARGUMENT" } }`; a failed
+ * stream request without `alt=sse`, the same inside a one-element array.
+ */
+export const readGeminiErrorMessage = errorMessageReader(
+  googleErrorMessage,
+  z.tuple([googleErrorMessage], z.unknown()).transform(([message]) => message),
+);
 
 /** True when a stream event carries an error instead of a GenerateContentResponse. */
 export function isGeminiErrorEvent(payload: unknown): boolean {

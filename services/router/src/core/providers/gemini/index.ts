@@ -1,5 +1,5 @@
 import { joinUrl } from '../passthrough-descriptor.ts';
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { GEMINI_DEFAULT_BASE_URL, geminiAdapter } from './gemini-adapter.ts';
 
 export const geminiProvider: ProviderEntry = {

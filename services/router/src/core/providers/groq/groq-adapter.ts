@@ -1,3 +1,4 @@
+import { DEFAULT_CAPABILITIES } from '../adapter.ts';
 import { createOpenAiCompatibleAdapter } from '../openai/openai-adapter.ts';
 import { openAiUsageSchema } from '../openai/openai-schemas.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
@@ -12,14 +13,7 @@ export const GROQ_DEFAULT_BASE_URL = 'https://api.groq.com/openai';
  */
 export const groqAdapter = withTextViaChat(
   createOpenAiCompatibleAdapter({
-    capabilities: {
-      operations: ['chat', 'chat_stream'],
-      tools: true,
-      vision: true,
-      textViaChat: true,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream'] },
     adjustBody: (body) => convertToGroqBody(body),
     readChunkUsage: (chunk) => {
       const xGroq = chunk['x_groq'];

@@ -1,5 +1,5 @@
 import { openAiStylePassthrough } from '../passthrough-descriptor.ts';
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { GROQ_DEFAULT_BASE_URL, groqAdapter } from './groq-adapter.ts';
 
 /**

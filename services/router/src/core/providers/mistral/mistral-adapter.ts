@@ -1,3 +1,4 @@
+import { DEFAULT_CAPABILITIES } from '../adapter.ts';
 import { createOpenAiCompatibleAdapter } from '../openai/openai-adapter.ts';
 import { withTextViaChat } from '../text-via-chat.ts';
 import { convertToMistralBody } from './convert-to-mistral-body.ts';
@@ -11,14 +12,7 @@ export const MISTRAL_DEFAULT_BASE_URL = 'https://api.mistral.ai';
  */
 export const mistralAdapter = withTextViaChat(
   createOpenAiCompatibleAdapter({
-    capabilities: {
-      operations: ['chat', 'chat_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: true,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
     adjustBody: (body, _context, operation) => convertToMistralBody(body, operation),
     readErrorMessage: readMistralErrorMessage,
   }),

@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { ollamaAdapter } from './ollama-adapter.ts';
 
 /** No default base URL: `network_config.base_url` says where the Ollama server runs. */

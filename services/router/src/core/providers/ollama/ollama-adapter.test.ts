@@ -48,6 +48,7 @@ describe('ollama adapter', () => {
           network: networkConfigSchema.parse({}),
           timeoutMs: 5_000,
           signal: new AbortController().signal,
+          environment: {},
         },
       );
       expect(fake.last().headers['authorization']).toBe('Bearer proxy-token');

@@ -1,6 +1,6 @@
 import { PASSTHROUGH_OPERATIONS } from '@gw/shared';
 import { openAiStylePassthrough } from '../passthrough-descriptor.ts';
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { openAiAdapter } from './openai-adapter.ts';
 
 /** OpenAI offers the whole pass-through family. */

@@ -1,5 +1,5 @@
 import type { Message } from '@gw/shared';
-import type { ProviderAdapter } from '../adapter.ts';
+import { DEFAULT_CAPABILITIES, type ProviderAdapter } from '../adapter.ts';
 import { mapDeveloperToSystem } from './map-developer-to-system.ts';
 import { createOpenAiCompatibleAdapter } from './openai-adapter.ts';
 
@@ -11,10 +11,8 @@ import { createOpenAiCompatibleAdapter } from './openai-adapter.ts';
 export function createLocalOpenAiServerAdapter(): ProviderAdapter {
   return createOpenAiCompatibleAdapter({
     capabilities: {
+      ...DEFAULT_CAPABILITIES,
       operations: ['chat', 'chat_stream', 'text', 'text_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: false,
       authOptional: true,
       requiresBaseUrl: true,
     },

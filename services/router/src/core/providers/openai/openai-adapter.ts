@@ -1,14 +1,15 @@
 import type { ChatChoice, TextChoice } from '@gw/shared';
-import type {
-  AdapterContext,
-  AdapterResult,
-  Capabilities,
-  ChatInput,
-  EmbeddingsInput,
-  EmbeddingsResult,
-  NativeChatInput,
-  ProviderAdapter,
-  TextInput,
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type Capabilities,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type EmbeddingsResult,
+  type NativeChatInput,
+  type ProviderAdapter,
+  type TextInput,
 } from '../adapter.ts';
 import { withoutCacheControl } from '../message-parts.ts';
 import { callJson, callSse, type ErrorMessageReader, type UpstreamCall } from '../upstream-call.ts';
@@ -246,12 +247,8 @@ function onlyDeclaredOperations(adapter: ProviderAdapter): ProviderAdapter {
 
 export const openAiAdapter = createOpenAiCompatibleAdapter({
   capabilities: {
+    ...DEFAULT_CAPABILITIES,
     operations: ['chat', 'chat_stream', 'text', 'text_stream', 'embeddings'],
-    tools: true,
-    vision: true,
-    textViaChat: false,
-    authOptional: false,
-    requiresBaseUrl: false,
   },
   responses: { path: '/v1/responses' },
 });

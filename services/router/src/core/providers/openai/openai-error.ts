@@ -1,15 +1,13 @@
-import type { ErrorMessageReader } from '../upstream-call.ts';
+import { z } from 'zod';
+import { errorMessageReader } from '../upstream-call.ts';
 
-/** OpenAI (and compatible servers) answer `{ "error": { "message": … } }`, sometimes a bare string. */
-export const readOpenAiErrorMessage: ErrorMessageReader = (body) => {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const error = (body as { error?: unknown }).error;
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object' && error !== null) {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === 'string') return message;
-  }
-  const detail =
-    (body as { detail?: unknown; message?: unknown }).detail ?? (body as { message?: unknown }).message;
-  return typeof detail === 'string' ? detail : undefined;
-};
+/**
+ * OpenAI answers `{ "error": { "message": … } }`; compatible servers sometimes `{ "error": "…" }`, or a
+ * FastAPI-style `{ "detail": "…" }` or `{ "message": "…" }`.
+ */
+export const readOpenAiErrorMessage = errorMessageReader(
+  z.object({ error: z.string() }).transform((body) => body.error),
+  z.object({ error: z.object({ message: z.string() }) }).transform((body) => body.error.message),
+  z.object({ detail: z.string() }).transform((body) => body.detail),
+  z.object({ detail: z.null().optional(), message: z.string() }).transform((body) => body.message),
+);

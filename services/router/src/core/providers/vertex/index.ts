@@ -1,4 +1,4 @@
-import type { ProviderEntry } from '../registry.ts';
+import type { ProviderEntry } from '../provider-entry.ts';
 import { vertexAdapter } from './vertex-adapter.ts';
 import { VERTEX_DEFAULT_BASE_URL } from './vertex-config.ts';
 

@@ -1,9 +1,10 @@
-import type {
-  AdapterContext,
-  ChatInput,
-  EmbeddingsInput,
-  NativeChatInput,
-  ProviderAdapter,
+import {
+  type AdapterContext,
+  type ChatInput,
+  DEFAULT_CAPABILITIES,
+  type EmbeddingsInput,
+  type NativeChatInput,
+  type ProviderAdapter,
 } from '../adapter.ts';
 import { type AnthropicRequestBody, createAnthropicAdapter } from '../anthropic/index.ts';
 import { createGeminiAdapter } from '../gemini/gemini-adapter.ts';
@@ -39,7 +40,11 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
 
   /** The key's settings, the base URL of its region and the Bearer header of its service account. */
   async function prepare(context: AdapterContext) {
-    const settings: VertexKeySettings = readVertexKeySettings(context.provider, context.key);
+    const settings: VertexKeySettings = readVertexKeySettings(
+      context.provider,
+      context.key,
+      context.environment,
+    );
     const token = await tokens.accessToken({
       provider: context.provider,
       keyId: context.key?.id ?? '',
@@ -63,7 +68,7 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
   // already pointing at the region; the path and headers read the same key settings.
   const claude = createAnthropicAdapter({
     path: (model, context, stream) => {
-      const settings = readVertexKeySettings(context.provider, context.key);
+      const settings = readVertexKeySettings(context.provider, context.key, context.environment);
       return {
         path: `${vertexModelPath(settings, 'anthropic', model)}:${stream ? 'streamRawPredict' : 'rawPredict'}`,
       };
@@ -76,19 +81,12 @@ export function createVertexAdapter(options: VertexAdapterOptions = {}): Provide
   });
 
   function claudeContext(context: AdapterContext): AdapterContext {
-    const settings = readVertexKeySettings(context.provider, context.key);
+    const settings = readVertexKeySettings(context.provider, context.key, context.environment);
     return { ...context, baseUrl: vertexBaseUrl(context.baseUrl, settings.region) };
   }
 
   return withTextViaChat({
-    capabilities: {
-      operations: ['chat', 'chat_stream', 'embeddings'],
-      tools: true,
-      vision: true,
-      textViaChat: false,
-      authOptional: false,
-      requiresBaseUrl: false,
-    },
+    capabilities: { ...DEFAULT_CAPABILITIES, operations: ['chat', 'chat_stream', 'embeddings'] },
     async chat(input: ChatInput, context: AdapterContext) {
       if (isClaude(input.model)) return claude.chat(input, claudeContext(context));
       return gemini.chat(input, context);

@@ -30,6 +30,7 @@ describe('vertex adapter routing', () => {
     network: networkConfigSchema.parse({}),
     timeoutMs: 1_000,
     signal: new AbortController().signal,
+    environment: {},
   });
   const chat = (model: string) => ({
     model,

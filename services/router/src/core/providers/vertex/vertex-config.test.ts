@@ -18,6 +18,7 @@ describe('readVertexKeySettings', () => {
     const settings = readVertexKeySettings(
       'vertex',
       key(JSON.stringify(account), { project_id: 'my-project' }),
+      {},
     );
     expect(settings).toMatchObject({
       projectId: 'my-project',
@@ -27,7 +28,7 @@ describe('readVertexKeySettings', () => {
   });
 
   it("falls back to the service account's project", () => {
-    expect(readVertexKeySettings('vertex', key(JSON.stringify(account))).projectId).toBe('sa-project');
+    expect(readVertexKeySettings('vertex', key(JSON.stringify(account)), {}).projectId).toBe('sa-project');
   });
 
   it('prefers auth_credentials, reading env.NAME from the environment', () => {

@@ -71,7 +71,7 @@ function parseServiceAccount(provider: string, text: string): ServiceAccount {
 export function readVertexKeySettings(
   provider: string,
   key: ResolvedKey | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
 ): VertexKeySettings {
   const config = parseKeyConfig(vertexKeyConfigSchema, { provider, key });
   const credentialsText =

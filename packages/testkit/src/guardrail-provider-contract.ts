@@ -1,16 +1,20 @@
+import {
+  type CheckRequest,
+  type GuardrailProvider,
+  GuardrailProviderError,
+  type RequestMetadata,
+} from '@gw/guardrails';
 import { expect, it } from 'vitest';
-import type { RequestMetadata } from '../cel-condition.ts';
-import { type CheckRequest, type GuardrailProvider, GuardrailProviderError } from '../guardrail-types.ts';
 
 /** A provider under contract, and its fake (testkit's guardrail fakes: `FORBIDDEN` blocks, `SLOW` is slow). */
-export interface ContractSubject {
+export interface GuardrailContractSubject {
   provider: GuardrailProvider;
   /** The same provider with credentials the service refuses; none for providers that need no service. */
   refused?: GuardrailProvider;
 }
 
-export interface ContractOptions {
-  create(): ContractSubject;
+export interface GuardrailContractOptions {
+  create(): GuardrailContractSubject;
   /** How the provider treats an e-mail address: rewrites it, or does not see it as a violation. */
   emails: 'rewrites' | 'ignores';
   /** Needs a service: it must fail as GuardrailProviderError when refused, and stop when aborted. */
@@ -41,7 +45,7 @@ function request(texts: string[], signal = new AbortController().signal): CheckR
  * a clean text passes, a violation is found in the right text with a category and a severity, an e-mail is
  * rewritten where the provider rewrites, and a remote one fails typed when refused and stops when aborted.
  */
-export function runProviderContract(options: ContractOptions): void {
+export function runGuardrailProviderContract(options: GuardrailContractOptions): void {
   it('passes clean texts with no detection', async () => {
     const verdict = await options
       .create()
