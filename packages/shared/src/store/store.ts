@@ -3,7 +3,8 @@
  * (packages/testkit/src/store-contract.ts): MemoryStore (embedded mode, persisted to a data directory) and
  * RedisStore (cluster mode). Atomic operations are plain synchronous code in memory and Lua scripts on Redis.
  *
- * Values are JSON documents; callers read them back through a schema (`defineCollection`, collection.ts). Disposing a store closes it.
+ * Values are JSON documents; callers read them back through a schema (`defineCollection`, collection.ts).
+ * Disposing a store closes it.
  */
 export interface Store extends AsyncDisposable {
   /** A document of a collection, or undefined. */
