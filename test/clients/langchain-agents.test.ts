@@ -2,9 +2,9 @@
 // (issue 27), answered by fake upstreams that record what they got: invoke, stream, bound tools, structured
 // output, and an agent's tool run, whole and streamed, served by Anthropic and by Gemini.
 
-import { anthropicMessage, type LaunchedGateway } from '@gw/testkit';
+import { anthropicMessage, chatStreamEvents, type LaunchedGateway } from '@gw/testkit';
 import { ChatAnthropic } from '@langchain/anthropic';
-import { HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { type AIMessageChunk, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
@@ -101,6 +101,30 @@ describe.each(MODES)('LangChain and the OpenAI Agents SDK → gw (%s)', (_mode, 
     ]);
     await bound.invoke('Weather in Paris?');
     expect((fakes.openai.last().body as Sent).tools?.[0]?.function?.name).toBe('weather');
+  });
+
+  it("ChatAnthropic: a stream served by OpenAI sums the prompt's tokens (gw's estimate, the provider's comes last)", async () => {
+    // OpenAI's count of these two turns; it reports it only after the answer.
+    const promptTokens = 16;
+    fakes.openai.enqueue({
+      events: chatStreamEvents({
+        model: 'gpt-4o',
+        usage: { prompt_tokens: promptTokens, completion_tokens: 3, total_tokens: promptTokens + 3 },
+      }),
+    });
+    let summed: AIMessageChunk | undefined;
+    for await (const chunk of await chatAnthropic('openai/gpt-4o').stream([
+      new SystemMessage('Be brief.'),
+      new HumanMessage('Say hello'),
+    ])) {
+      summed = summed ? summed.concat(chunk) : chunk;
+    }
+    expect(summed?.content).toBe('Hello wörld');
+    const usage = summed?.usage_metadata;
+    expect(usage?.output_tokens).toBe(3);
+    // ChatAnthropic reads input tokens from message_start alone, where gw puts its estimate of the prompt.
+    expect(usage?.input_tokens).toBeGreaterThan(0);
+    expect(Math.abs((usage?.input_tokens ?? 0) - promptTokens)).toBeLessThanOrEqual(promptTokens / 4);
   });
 
   it('ChatOpenAI: invoke, stream and withStructuredOutput, served by Anthropic', async () => {

@@ -207,7 +207,15 @@ describe.each(MODES)('Anthropic SDK → /anthropic → OpenAI (%s)', (_mode, sta
         messages: [{ role: 'user', content: 'Weather in Paris?' }],
         stream: true,
       });
-      for await (const event of raw) events.push(event.type);
+      let announced: unknown;
+      for await (const event of raw) {
+        events.push(event.type);
+        if (event.type === 'message_start') announced = event.message.usage;
+      }
+      // gw's estimate of the prompt, tools included, above the provider's 20: the SDK's final 20 (below) is
+      // message_delta's figure taken over message_start's.
+      expect(announced).toEqual({ input_tokens: expect.any(Number), output_tokens: 0 });
+      expect((announced as { input_tokens: number }).input_tokens).toBeGreaterThan(20);
       expect(events).toEqual([
         'message_start',
         'content_block_start',

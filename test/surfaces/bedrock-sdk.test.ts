@@ -225,11 +225,16 @@ describe.each(MODES)('AWS SDK (Bedrock Runtime) → /bedrock (%s)', (_mode, star
         body: JSON.stringify(body),
       }),
     );
-    const events: Array<{ type: string; delta?: { text?: string } }> = [];
+    const events: Array<{ type: string; delta?: { text?: string }; message?: { usage?: unknown } }> = [];
     for await (const part of streamed.body!) {
       events.push(JSON.parse(Buffer.from(part.chunk!.bytes!).toString('utf8')));
     }
-    expect(events[0]!.type).toBe('message_start');
+    // gw's estimate of the prompt first (the provider reports its count at the end, in the metrics).
+    expect(events[0]).toMatchObject({
+      type: 'message_start',
+      message: { usage: { input_tokens: expect.any(Number), output_tokens: 0 } },
+    });
+    expect((events[0]!.message!.usage as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     expect(events[events.length - 1]).toMatchObject({
       type: 'message_stop',
       'amazon-bedrock-invocationMetrics': { inputTokenCount: 9, outputTokenCount: 3 },

@@ -48,7 +48,13 @@ export function chatCompletion(
 }
 
 /** The chunks OpenAI streams for a short answer, with `include_usage`: role, content pieces, finish, usage. */
-export function chatStreamEvents(options: { pieces?: string[]; model?: string } = {}): string[] {
+export function chatStreamEvents(
+  options: {
+    pieces?: string[];
+    model?: string;
+    usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  } = {},
+): string[] {
   const base = {
     id: 'chatcmpl-fake-2',
     object: 'chat.completion.chunk',
@@ -73,7 +79,7 @@ export function chatStreamEvents(options: { pieces?: string[]; model?: string } 
     JSON.stringify({
       ...base,
       choices: [],
-      usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+      usage: options.usage ?? { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
     }),
     '[DONE]',
   ];

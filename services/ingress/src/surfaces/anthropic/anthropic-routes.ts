@@ -44,7 +44,8 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
       render: (result) => ({
         json: result.native ?? chatToAnthropic(result.response, context.requestId),
       }),
-      framing: () => relayingNative(chatChunksToAnthropicEvents(context.requestId)),
+      framing: () =>
+        relayingNative(chatChunksToAnthropicEvents({ requestId: context.requestId, prompt: parsed })),
     });
   };
 

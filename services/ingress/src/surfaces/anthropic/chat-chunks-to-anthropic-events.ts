@@ -1,7 +1,9 @@
 import type { StreamItem } from '@gw/router';
 import type { GatewayError } from '@gw/shared';
+import type { ParsedCompletion } from '../../core/parse-request.ts';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
+import { estimateTokens } from '../shared/estimate-tokens.ts';
 import { anthropicErrorType } from './anthropic-error.ts';
 import { anthropicStopReason, anthropicUsage } from './chat-to-anthropic.ts';
 
@@ -37,27 +39,47 @@ function translate(blockEvent: BlockEvent): AnthropicEvent {
   }
 }
 
+/** What a translated Anthropic stream needs besides the chunks. */
+export interface AnthropicStreamOptions {
+  requestId: string;
+  /**
+   * The prompt as sent to the provider, which `message_start` announces gw's estimate of: most providers
+   * report the prompt's tokens only at the end, after the last chunk.
+   */
+  prompt: Pick<ParsedCompletion, 'messages' | 'params'>;
+}
+
 /**
  * Anthropic's stream events (`message_start`, content blocks with `text_delta` / `input_json_delta`,
  * `message_delta` with the stop reason and usage, `message_stop`) from chat chunks, as objects: the
  * Messages surface frames them as SSE, Bedrock's InvokeModelWithResponseStream as event-stream chunks.
+ * `message_start` announces gw's estimate of the input tokens, as Anthropic announces its count there (some
+ * clients read input tokens nowhere else); `message_delta` carries the provider's figures, which Anthropic's
+ * SDK takes over the first.
  */
-export function chatChunksToAnthropicObjects(requestId: string) {
+export function chatChunksToAnthropicObjects(options: AnthropicStreamOptions) {
   const blocks = new ChatChunksToBlocks();
   let started = false;
-  const start = (model: string): AnthropicEvent => ({
-    type: 'message_start',
-    message: {
-      id: `msg_${requestId}`,
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0 },
-    },
-  });
+  let estimatedInputTokens = 0;
+  const start = (model: string): AnthropicEvent => {
+    estimatedInputTokens = estimateTokens(options.prompt.messages ?? [], options.prompt.params['tools']);
+    return {
+      type: 'message_start',
+      message: {
+        id: `msg_${options.requestId}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: estimatedInputTokens, output_tokens: 0 },
+      },
+    };
+  };
+  // A provider that reported no usage leaves the estimate standing rather than a count of zero.
+  const finalUsage = () =>
+    blocks.usage ? anthropicUsage(blocks.usage) : { input_tokens: estimatedInputTokens, output_tokens: 0 };
   return {
     blocks,
     push(item: StreamItem): AnthropicEvent[] {
@@ -78,7 +100,7 @@ export function chatChunksToAnthropicObjects(requestId: string) {
         {
           type: 'message_delta',
           delta: { stop_reason: anthropicStopReason(blocks.finishReason), stop_sequence: null },
-          usage: anthropicUsage(blocks.usage),
+          usage: finalUsage(),
         },
         { type: 'message_stop' },
       );
@@ -91,8 +113,8 @@ export function chatChunksToAnthropicObjects(requestId: string) {
 }
 
 /** The Messages surface's stream framing: Anthropic's events as SSE (`event:` + `data:`; no `[DONE]`). */
-export function chatChunksToAnthropicEvents(requestId: string): SseFraming {
-  const objects = chatChunksToAnthropicObjects(requestId);
+export function chatChunksToAnthropicEvents(options: AnthropicStreamOptions): SseFraming {
+  const objects = chatChunksToAnthropicObjects(options);
   return {
     event: (item: StreamItem) => objects.push(item).map(sse).join(''),
     end: () => objects.end().map(sse).join(''),

@@ -81,15 +81,16 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
         });
         return;
       case 'invoke':
-      case 'invoke-with-response-stream':
+      case 'invoke-with-response-stream': {
+        const parsed = invokeToChat({
+          body,
+          bodyBytes: bytes,
+          target,
+          stream: parsedPath.operation === 'invoke-with-response-stream',
+        });
         await answerCompletion({
           ...common,
-          parsed: invokeToChat({
-            body,
-            bodyBytes: bytes,
-            target,
-            stream: parsedPath.operation === 'invoke-with-response-stream',
-          }),
+          parsed,
           render: (result) => ({
             json: chatToAnthropic(result.response, context.requestId),
             headers: {
@@ -97,9 +98,10 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
               'x-amzn-bedrock-output-token-count': result.response.usage.completion_tokens,
             },
           }),
-          framing: () => chatChunksToInvokeEvents(context.requestId),
+          framing: () => chatChunksToInvokeEvents({ requestId: context.requestId, prompt: parsed }),
         });
         return;
+      }
     }
   };
 

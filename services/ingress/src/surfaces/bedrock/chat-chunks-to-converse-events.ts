@@ -28,6 +28,9 @@ function translate(blockEvent: BlockEvent): Uint8Array | undefined {
   }
 }
 
+/** The same for every stream: encoded once. */
+const MESSAGE_START = eventFrame('messageStart', { role: 'assistant' });
+
 /**
  * ConverseStream's binary event stream from chat chunks: `messageStart`, `contentBlockStart` (tool use),
  * `contentBlockDelta`, `contentBlockStop`, `messageStop` with the stop reason, `metadata` with usage; a
@@ -39,7 +42,7 @@ export function chatChunksToConverseEvents(): SseFraming {
   let started = false;
   const frames = (events: BlockEvent[], first: boolean): Uint8Array => {
     const out: Uint8Array[] = [];
-    if (first) out.push(eventFrame('messageStart', { role: 'assistant' }));
+    if (first) out.push(MESSAGE_START);
     for (const event of events) {
       const frame = translate(event);
       if (frame) out.push(frame);

@@ -3,7 +3,10 @@ import { type GatewayError, invalidRequest } from '@gw/shared';
 import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
 import type { SseFraming } from '../../core/sse-writer.ts';
 import { anthropicToChat } from '../anthropic/anthropic-to-chat.ts';
-import { chatChunksToAnthropicObjects } from '../anthropic/chat-chunks-to-anthropic-events.ts';
+import {
+  type AnthropicStreamOptions,
+  chatChunksToAnthropicObjects,
+} from '../anthropic/chat-chunks-to-anthropic-events.ts';
 import { bedrockStreamExceptionType } from './bedrock-error.ts';
 import { concatFrames, eventFrame, exceptionFrame } from './event-stream-frame.ts';
 
@@ -37,8 +40,8 @@ export function invokeToChat(options: {
  * InvokeModelWithResponseStream's framing: each Anthropic stream event, JSON, base64-encoded in the
  * `bytes` of a `chunk` event; the last one carries Bedrock's invocation metrics.
  */
-export function chatChunksToInvokeEvents(requestId: string): SseFraming {
-  const objects = chatChunksToAnthropicObjects(requestId);
+export function chatChunksToInvokeEvents(options: AnthropicStreamOptions): SseFraming {
+  const objects = chatChunksToAnthropicObjects(options);
   const startedAt = performance.now();
   let firstByteLatency: number | undefined;
   const chunk = (event: Record<string, unknown>) =>
