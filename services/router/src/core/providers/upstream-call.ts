@@ -161,15 +161,41 @@ export async function callStream(
   return (await send(context, call, readMessage)).body;
 }
 
-async function* parseSse(body: AsyncIterable<Uint8Array>, context: AdapterContext): AsyncGenerator<SseEvent> {
+/** How long the rest of an answer may take once its reader stopped at its end mark (a stream's `[DONE]`). */
+const DRAIN_AFTER_READER_MS = 1_000;
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+async function* parseSse(body: ResponseBody, context: AdapterContext): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
+  let read = false;
   try {
-    for await (const bytes of body) yield* parser.push(bytes);
+    for await (const bytes of body.iterator({ destroyOnReturn: false })) yield* parser.push(bytes);
+    read = true;
     yield* parser.end();
   } catch (error) {
+    read = true;
     if (error instanceof SseEventTooLong) throw invalidUpstreamBody(context.provider, error.message);
     throw networkError(error, { url: new URL(context.baseUrl), signal: context.signal });
+  } finally {
+    if (!read) release(body, context.signal);
   }
+}
+
+/**
+ * The reader stopped before the body's end: mostly at a stream's `[DONE]`, whose end is already on its way.
+ * The rest is read and dropped, so the connection serves the next call and no abort error is made for an
+ * answer that was whole; a caller that went away, or an end that does not come in time, destroys the body.
+ */
+function release(body: ResponseBody, signal: AbortSignal): void {
+  if (signal.aborted || body.destroyed) {
+    body.destroy();
+    return;
+  }
+  const timer = setTimeout(() => body.destroy(), DRAIN_AFTER_READER_MS);
+  body.once('close', () => clearTimeout(timer));
+  body.on('error', () => {});
+  body.resume();
 }
 
 export function invalidUpstreamBody(provider: string, what: string): GatewayError {
