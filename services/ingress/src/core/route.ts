@@ -5,10 +5,12 @@ import type { RequestLogDraft } from './request-log.ts';
 /** Per-request state shared by the route handler and the ingress's metrics. */
 export interface RequestContext {
   requestId: string;
-  /** The route's template (bounded metric label), never the raw path. */
+  /** The route's pattern (bounded metric label), never the raw path. */
   route: string;
   /** The path as received, without the query string. */
   path: string;
+  /** What the route pattern's `*` matched (a model id, a file id); '' for a pattern without one. */
+  wildcard: string;
   startedAt: number;
   /** The provider that served, once known (bounded metric label). */
   provider: string;
@@ -26,15 +28,30 @@ export type RouteHandler = (
   context: RequestContext,
 ) => Promise<void>;
 
+export type RouteMethod = 'GET' | 'POST' | 'DELETE';
+
 /**
- * One HTTP route of ingress. `path` matches exactly; `prefix` matches the path and everything under it
- * (surfaces whose paths carry a model or an id).
+ * One row of ingress's route table (route-table.ts): methods, path and handler. `path` is a path
+ * (`/v1/chat/completions`) or a pattern with one `*` that matches one or more characters, `/` included:
+ * `/v1/files/*` is everything below `/v1/files/`, `/genai/v1beta/models/*:generateContent` a model then a
+ * method. The handler reads what the `*` matched as `context.wildcard`.
  */
 export interface Route {
-  method: string | readonly string[];
-  path?: string;
-  prefix?: string;
+  method: RouteMethod | readonly RouteMethod[];
+  path: string;
   handler: RouteHandler;
-  /** Answers errors in the surface's own shape (SDKs raise their usual exceptions); DESIGN.md §6 by default. */
-  sendError?: (response: ServerResponse, error: unknown, context: RequestContext) => void;
+}
+
+/** Answers an error in a surface's own shape (SDKs raise their usual exceptions). */
+export type SendError = (response: ServerResponse, error: unknown, context: RequestContext) => void;
+
+/**
+ * The rows of one surface. With a `prefix` (one segment: `/anthropic`) the surface owns every path below it:
+ * one that no row declares is its 404, in its error shape, rather than another service's.
+ */
+export interface RouteGroup {
+  prefix?: string;
+  /** DESIGN.md §6's error body when absent. */
+  sendError?: SendError | undefined;
+  routes: readonly Route[];
 }
