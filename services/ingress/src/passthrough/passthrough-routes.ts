@@ -7,8 +7,8 @@ import {
   parseJson,
   readBody,
 } from '@gw/shared';
+import { abortOnClose } from '../core/abort-on-close.ts';
 import type { RequestContext, Route, RouteHandler } from '../core/route.ts';
-import { abortOnClose } from '../core/routes/completion-routes.ts';
 import type { PassthroughContent } from '../pipeline/guardrail-stage.ts';
 import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
 import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';

@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
 import { type Logger, type Metrics, parseJson, readBody, throttledLog, toGatewayError } from '@gw/shared';
+import { abortOnClose } from '../../core/abort-on-close.ts';
 import { answerStatus } from '../../core/answer-status.ts';
 import type { ParsedCompletion } from '../../core/parse-request.ts';
 import type { RequestContext } from '../../core/route.ts';
-import { abortOnClose } from '../../core/routes/completion-routes.ts';
 import { type SseFraming, writeSse } from '../../core/sse-writer.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
 
