@@ -4,9 +4,9 @@
 // each. Both find the handler the request runs, or the 404/405 answer. `node bench/route-match.ts`.
 import { createLogger, PASSTHROUGH_ROUTES } from '@gw/shared';
 // The table's internals, not the package's API: what ingress compiles at start-up, with nothing behind it.
-import type { RouteHandler } from '../services/ingress/src/core/route.ts';
-import { compileRoutes, wildcardOf } from '../services/ingress/src/core/route-table.ts';
-import { buildRoutes, type RouteModuleDependencies } from '../services/ingress/src/core/routes/index.ts';
+import type { RouteHandler } from '../services/ingress/src/http/route.ts';
+import { compileRoutes, wildcardOf } from '../services/ingress/src/http/route-table.ts';
+import { buildRoutes, type RouteModuleDependencies } from '../services/ingress/src/routes/index.ts';
 
 const ROUNDS = 1_000_000;
 

@@ -9,7 +9,7 @@ import {
 } from '@gw/guardrails';
 import type { CompletionResult } from '@gw/router';
 import { GatewayError, type Logger, type Metrics } from '@gw/shared';
-import { noteAsyncFinding, type RequestLogDraft } from '../core/request-log.ts';
+import { noteAsyncFinding, type RequestLogDraft } from '../request/request-log.ts';
 import { BlockedAnswerError } from './blocked-answer-error.ts';
 import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
 import { guardStream } from './guardrail-stream.ts';

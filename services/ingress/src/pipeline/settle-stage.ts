@@ -10,7 +10,7 @@ import {
   type Usage,
 } from '@gw/shared';
 import type { TraceContext, TraceSpan } from '@gw/shared/tracing';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
+import { tokensOfLength } from '../request/estimate-tokens.ts';
 import { BlockedAnswerError } from './blocked-answer-error.ts';
 import { type CompletionExchange, type Exchange, observeStream, type Stage } from './stage.ts';
 

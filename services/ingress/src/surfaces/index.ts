@@ -1,10 +1,10 @@
-import type { RouteGroup } from '../core/route.ts';
-import { passthroughRoutes } from '../passthrough/passthrough-routes.ts';
+import type { RouteGroup } from '../http/route.ts';
 import { anthropicRoutes } from './anthropic/anthropic-routes.ts';
 import { bedrockRoutes } from './bedrock/bedrock-routes.ts';
 import { genAiRoutes } from './genai/genai-routes.ts';
 import { liteLlmRoutes } from './litellm/litellm-routes.ts';
 import { openAiOperations, openAiRoutes } from './openai/openai-routes.ts';
+import { passthroughRoutes } from './passthrough/passthrough-routes.ts';
 import type { SurfaceDependencies } from './shared/surface-call.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { validate } from '@gw/shared';
-import type { RouteGroup, RouteHandler } from '../../core/route.ts';
-import { relayingNative } from '../../core/sse-writer.ts';
-import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { estimateTokens } from '../shared/estimate-tokens.ts';
+import type { RouteGroup, RouteHandler } from '../../http/route.ts';
+import { relayingNative } from '../../http/sse-writer.ts';
+import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   loggingErrors,

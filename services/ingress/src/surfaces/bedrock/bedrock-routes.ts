@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalidRequest } from '@gw/shared';
-import type { RouteGroup, RouteHandler } from '../../core/route.ts';
+import type { RouteGroup, RouteHandler } from '../../http/route.ts';
 import { chatToAnthropic } from '../anthropic/chat-to-anthropic.ts';
 import {
   answerCompletion,

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, validate } from '@gw/shared';
-import type { Route, RouteGroup, RouteHandler } from '../../core/route.ts';
-import { relayingNative } from '../../core/sse-writer.ts';
-import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { estimateTokens } from '../shared/estimate-tokens.ts';
+import type { Route, RouteGroup, RouteHandler } from '../../http/route.ts';
+import { relayingNative } from '../../http/sse-writer.ts';
+import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   answerEmbeddings,

@@ -1,4 +1,4 @@
-import type { RouteGroup } from '../../core/route.ts';
+import type { RouteGroup } from '../../http/route.ts';
 import { openAiOperations } from '../openai/openai-routes.ts';
 import type { SurfaceDependencies } from '../shared/surface-call.ts';
 

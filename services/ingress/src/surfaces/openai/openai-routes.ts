@@ -1,13 +1,13 @@
 import { type CompletionResponse, PASSTHROUGH_ROUTES, type TextChoice } from '@gw/shared';
+import type { Route, RouteGroup, RouteHandler } from '../../http/route.ts';
+import { OPENAI_SSE, relayingNative } from '../../http/sse-writer.ts';
 import {
   type ParsedCompletion,
   parseChatRequest,
   parseTextRequest,
   type Target,
-} from '../../core/parse-request.ts';
-import type { Route, RouteGroup, RouteHandler } from '../../core/route.ts';
-import { OPENAI_SSE, relayingNative } from '../../core/sse-writer.ts';
-import { forwarding, PASSTHROUGH_METHODS } from '../../passthrough/passthrough-routes.ts';
+} from '../../request/parse-request.ts';
+import { forwarding, PASSTHROUGH_METHODS } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   answerEmbeddings,

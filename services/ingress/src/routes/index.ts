@@ -1,6 +1,6 @@
-import type { Pipeline } from '../../pipeline/pipeline.ts';
-import { surfaceRoutes } from '../../surfaces/index.ts';
-import type { RouteGroup } from '../route.ts';
+import type { RouteGroup } from '../http/route.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { surfaceRoutes } from '../surfaces/index.ts';
 import { type CompletionRouteDependencies, completionRoutes } from './completion-routes.ts';
 import { type McpRouteModuleDependencies, mcpRoutes } from './mcp-routes.ts';
 

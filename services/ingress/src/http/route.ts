@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TraceSpan } from '@gw/shared/tracing';
-import type { RequestLogDraft } from './request-log.ts';
+import type { RequestLogDraft } from '../request/request-log.ts';
 
 /** Per-request state shared by the route handler and the ingress's metrics. */
 export interface RequestContext {

@@ -1,11 +1,11 @@
 import type { Logger, Metrics } from '@gw/shared';
 import { parseJson, readBody } from '@gw/shared';
-import type { Pipeline } from '../../pipeline/pipeline.ts';
-import { abortOnClose } from '../abort-on-close.ts';
-import { answerStatus } from '../answer-status.ts';
-import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../parse-request.ts';
-import type { Route, RouteHandler } from '../route.ts';
-import { OPENAI_SSE, writeSse } from '../sse-writer.ts';
+import { abortOnClose } from '../http/abort-on-close.ts';
+import { answerStatus } from '../http/answer-status.ts';
+import type { Route, RouteHandler } from '../http/route.ts';
+import { OPENAI_SSE, writeSse } from '../http/sse-writer.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../request/parse-request.ts';
 
 export interface CompletionRouteDependencies {
   pipeline: Pipeline;

@@ -17,18 +17,18 @@ import {
 } from '@gw/shared';
 import { HEALTH_STATE_VALUE } from '@gw/shared/health';
 import type { Tracer } from '@gw/shared/tracing';
-import { type CacheStageOptions, cacheStage } from '../pipeline/cache-stage.ts';
-import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
-import { mcpStage } from '../pipeline/mcp-stage.ts';
-import { createPipeline } from '../pipeline/pipeline.ts';
-import { recordStage } from '../pipeline/record-stage.ts';
-import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
-import { traceStage } from '../pipeline/trace-stage.ts';
-import type { McpIngress } from './mcp-tools.ts';
-import { noteFailedTarget, type RequestLog } from './request-log.ts';
-import { endRequestSpan, startRequestSpan } from './request-span.ts';
-import type { RequestContext, RouteHandler } from './route.ts';
-import { compileRoutes, wildcardOf } from './route-table.ts';
+import { endRequestSpan, startRequestSpan } from './http/request-span.ts';
+import type { RequestContext, RouteHandler } from './http/route.ts';
+import { compileRoutes, wildcardOf } from './http/route-table.ts';
+import { type CacheStageOptions, cacheStage } from './pipeline/cache-stage.ts';
+import type { IngressGuardrails } from './pipeline/guardrail-stage.ts';
+import { mcpStage } from './pipeline/mcp-stage.ts';
+import type { McpIngress } from './pipeline/mcp-tools.ts';
+import { createPipeline } from './pipeline/pipeline.ts';
+import { recordStage } from './pipeline/record-stage.ts';
+import { createSettler, settleStage } from './pipeline/settle-stage.ts';
+import { traceStage } from './pipeline/trace-stage.ts';
+import { noteFailedTarget, type RequestLog } from './request/request-log.ts';
 import { buildRoutes } from './routes/index.ts';
 
 export interface IngressDependencies {

@@ -7,12 +7,12 @@ import {
   parseJson,
   readBody,
 } from '@gw/shared';
-import { abortOnClose } from '../core/abort-on-close.ts';
-import type { RequestContext, Route, RouteHandler } from '../core/route.ts';
-import type { PassthroughContent } from '../pipeline/guardrail-stage.ts';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
-import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
-import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
+import { abortOnClose } from '../../http/abort-on-close.ts';
+import type { RequestContext, Route, RouteHandler } from '../../http/route.ts';
+import type { PassthroughContent } from '../../pipeline/guardrail-stage.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import type { SurfaceDependencies } from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
 import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
 import { createUsageSniffer } from './passthrough-usage.ts';
 
