@@ -96,5 +96,8 @@ describe('compileRoutes', () => {
       "two '*'",
     );
     expect(() => compileRoutes([{ prefix: '/a/b', routes: [] }])).toThrow('one segment');
+    expect(() => compileRoutes([{ prefix: '/a', routes: [{ method: 'GET', path: '/b', handler }] }])).toThrow(
+      "outside its group's prefix '/a'",
+    );
   });
 });

@@ -36,11 +36,25 @@ function refuse(message: string): never {
   throw new Error(`route table: ${message}`);
 }
 
+function entry(group: RouteGroup, pattern: string, star: number): RouteMatch {
+  const wildcard = star !== -1;
+  return {
+    pattern,
+    group,
+    routes: new Map(),
+    allowed: [],
+    allow: '',
+    before: wildcard ? pattern.slice(0, star) : pattern,
+    after: wildcard ? pattern.slice(star + 1) : '',
+    wildcard,
+  };
+}
+
 /**
  * Compiles the route table into the matcher of the hot path: exact paths in one Map; patterns with a `*`
  * bucketed by their first segment, the longest literal head first (then the longest tail), so a path meets
- * only the few patterns of its own surface. A pattern, method pair declared twice is refused, as is a `*`
- * in a first segment or a group prefix of more than one segment.
+ * only the few patterns of its own surface. Refused: a pattern and method declared twice, a pattern of two
+ * groups, a `*` in a first segment, a group prefix of more than one segment, a row outside its group's prefix.
  */
 export function compileRoutes(groups: readonly RouteGroup[]): (path: string) => RouteMatch | undefined {
   const exact = new Map<string, RouteMatch>();
@@ -62,17 +76,8 @@ export function compileRoutes(groups: readonly RouteGroup[]): (path: string) => 
         refuse(`group prefix '${group.prefix}' is not one segment`);
       const segment = segmentOf(group.prefix);
       if (segment.owner) refuse(`two groups own '${group.prefix}'`);
-      const pattern = `${group.prefix}/*`;
-      segment.owner = {
-        pattern,
-        group,
-        routes: new Map(),
-        allowed: [],
-        allow: '',
-        before: group.prefix,
-        after: '',
-        wildcard: false,
-      };
+      // Matches nothing by itself: found when no row of the segment does.
+      segment.owner = { ...entry(group, `${group.prefix}/*`, -1), before: group.prefix };
     }
     for (const route of group.routes) {
       let match = byPattern.get(route.path);
@@ -81,19 +86,11 @@ export function compileRoutes(groups: readonly RouteGroup[]): (path: string) => 
         if (star !== -1 && route.path.indexOf('*', star + 1) !== -1) refuse(`'${route.path}' has two '*'`);
         if (star !== -1 && star < firstSegment(route.path).length)
           refuse(`'${route.path}' has '*' in its first segment`);
-        const wildcard = star !== -1;
-        match = {
-          pattern: route.path,
-          group,
-          routes: new Map(),
-          allowed: [],
-          allow: '',
-          before: wildcard ? route.path.slice(0, star) : route.path,
-          after: wildcard ? route.path.slice(star + 1) : '',
-          wildcard,
-        };
+        if (group.prefix !== undefined && !route.path.startsWith(`${group.prefix}/`))
+          refuse(`'${route.path}' is outside its group's prefix '${group.prefix}'`);
+        match = entry(group, route.path, star);
         byPattern.set(route.path, match);
-        if (wildcard) segmentOf(firstSegment(route.path)).patterns.push(match);
+        if (match.wildcard) segmentOf(firstSegment(route.path)).patterns.push(match);
         else exact.set(route.path, match);
       } else if (match.group !== group) refuse(`'${route.path}' is declared by two groups`);
       const routes = match.routes as Map<string, Route>;
