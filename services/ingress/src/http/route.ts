@@ -51,7 +51,7 @@ export type SendError = (response: ServerResponse, error: unknown, context: Requ
  */
 export interface RouteGroup {
   prefix?: string;
-  /** DESIGN.md §6's error body when absent. */
+  /** gw's error body when absent. */
   sendError?: SendError | undefined;
   routes: readonly Route[];
 }
