@@ -123,4 +123,34 @@ describe.each(MODES)('/genai: same format forwarded as it came (%s)', (_mode, st
     expect(JSON.stringify(refused.body)).toContain("tools[1]: a 'googleSearch' tool cannot be translated");
     expect(fakes.openai.requests.length).toBe(before);
   });
+
+  it('answers a method a path does not take with 405 and Allow from the route table, in Gemini’s shape', async () => {
+    const before = fakes.gemini.requests.length;
+    const call = (method: string, path: string) =>
+      fetch(`${gateway.url}/genai/v1beta/${path}`, {
+        method,
+        headers: { 'x-goog-api-key': VIRTUAL_KEY, 'content-type': 'application/json' },
+        ...(method === 'GET' ? {} : { body: JSON.stringify(REQUEST) }),
+      });
+    for (const [method, path, allowed] of [
+      ['POST', 'models', 'GET'],
+      ['POST', 'models/gemini-2.5-pro', 'GET'],
+      ['DELETE', 'models/gemini-2.5-pro', 'GET'],
+      ['GET', 'models/gemini-2.5-pro:generateContent', 'POST'],
+      ['GET', 'openai/gpt-4o-mini:countTokens', 'POST'],
+    ] as const) {
+      const answer = await call(method, path);
+      expect(answer.status, `${method} ${path}`).toBe(405);
+      expect(answer.headers.get('allow'), `${method} ${path}`).toBe(allowed);
+      const body = (await answer.json()) as {
+        error: { message: string; details: Array<{ reason: string }> };
+      };
+      expect(body.error.message).toBe(`${method} is not allowed on /genai/v1beta/${path}; use ${allowed}`);
+      expect(body.error.details[0]!.reason).toBe('method_not_allowed');
+    }
+    const unknown = await call('GET', 'tunedModels');
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { status: string } }).error.status).toBe('NOT_FOUND');
+    expect(fakes.gemini.requests.length).toBe(before);
+  });
 });

@@ -7,9 +7,9 @@ import type { McpCatalog, ToolExecutor } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
 import { type GatewayConfig, type Logger, type Metrics, throttledLog } from '@gw/shared';
 import type { Tracer } from '@gw/shared/tracing';
-import { createIngressApp } from './core/ingress-app.ts';
-import { createRequestLog } from './core/request-log.ts';
+import { createIngressApp } from './ingress-app.ts';
 import { createGuardrails } from './pipeline/guardrail-stage.ts';
+import { createRequestLog } from './request/request-log.ts';
 
 /** Ingress of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeIngress(options: {

@@ -4,8 +4,8 @@
 import { GatewayError, type Message } from '@gw/shared';
 import { chunkAnswer, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
+import { completion, cacheStageHarness as setup, USAGE } from '../testing/cache-stage-harness.ts';
 import { cacheScope } from './cache-stage.ts';
-import { completion, cacheStageHarness as setup, USAGE } from './cache-stage-harness.ts';
 
 const ask = (content: string): Message[] => [{ role: 'user', content }];
 

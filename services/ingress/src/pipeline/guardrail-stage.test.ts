@@ -5,7 +5,8 @@ import { GuardrailRuntime } from '@gw/guardrails/registry';
 import type { CompletionResult, StreamItem } from '@gw/router';
 import { createMetrics, GatewayError, guardrailsConfigSchema, silentLogger } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { BlockedAnswerError, createGuardrails } from './guardrail-stage.ts';
+import { BlockedAnswerError } from './blocked-answer-error.ts';
+import { createGuardrails } from './guardrail-stage.ts';
 import type { CompletionExchange } from './stage.ts';
 
 async function guardrailsOf(config: Record<string, unknown>) {

@@ -8,8 +8,9 @@ import {
   type Violation,
 } from '@gw/guardrails';
 import type { CompletionResult } from '@gw/router';
-import { GatewayError, type Logger, type Metrics, type Usage } from '@gw/shared';
-import { noteAsyncFinding, type RequestLogDraft } from '../core/request-log.ts';
+import { GatewayError, type Logger, type Metrics } from '@gw/shared';
+import { noteAsyncFinding, type RequestLogDraft } from '../request/request-log.ts';
+import { BlockedAnswerError } from './blocked-answer-error.ts';
 import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
 import { guardStream } from './guardrail-stream.ts';
 import { embeddingsInputTexts, inputTexts, outputTexts, requestMetadata } from './guardrail-texts.ts';
@@ -20,19 +21,6 @@ const RULE_HEADER = 'x-gw-guardrail-id';
 
 /** Distinct rule ids one process labels metrics with; past it they count as `other`. */
 const RULE_LABELS = 100;
-
-/**
- * A 446 for an answer that was generated: it carries what was served, so the settle stage charges its usage
- * (a caller cannot get tokens for free by making an answer fail its checks).
- */
-export class BlockedAnswerError extends GatewayError {
-  readonly served: { provider: string; model: string; usage: Usage };
-
-  constructor(error: GatewayError, served: { provider: string; model: string; usage: Usage }) {
-    super({ ...error.toJSON(), cause: error.cause });
-    this.served = served;
-  }
-}
 
 export interface GuardrailDependencies {
   /** The set in force (the runtime swaps it when the admin API changes guardrails). */

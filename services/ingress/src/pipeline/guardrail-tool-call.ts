@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthorizeResult } from '@gw/governance';
 import type { CatalogTool, ToolMessage } from '@gw/mcp-runner/control';
 import type { ToolCall } from '@gw/shared';
-import { parseArguments } from '../core/mcp-tools.ts';
 import type { IngressGuardrails } from './guardrail-stage.ts';
+import { parseArguments } from './mcp-tools.ts';
 
 interface ToolRun {
   message: ToolMessage;

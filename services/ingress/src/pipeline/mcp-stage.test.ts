@@ -6,8 +6,8 @@ import { aggregateView, buildSnapshot, type McpCatalog, type ToolJob } from '@gw
 import type { CompletionResult, CompletionRoute, RouterService } from '@gw/router';
 import { createLogger, GatewayError, mcpClientConfigSchema } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import type { McpIngress } from '../core/mcp-tools.ts';
 import { mcpStage } from './mcp-stage.ts';
+import type { McpIngress } from './mcp-tools.ts';
 import { createPipeline, type PipelineCall } from './pipeline.ts';
 import { createSettler, settleStage } from './settle-stage.ts';
 

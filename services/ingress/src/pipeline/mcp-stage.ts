@@ -14,7 +14,7 @@ import {
   type ToolCall,
   type Usage,
 } from '@gw/shared';
-import { accessOf, type McpIngress, runToolCall } from '../core/mcp-tools.ts';
+import { accessOf, type McpIngress, runToolCall } from './mcp-tools.ts';
 import { type CompletionExchange, type Stage, translatedRoute } from './stage.ts';
 
 /** An OpenAI-style function tool, as chat requests carry them in `tools`. */

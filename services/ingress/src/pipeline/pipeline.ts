@@ -13,9 +13,9 @@ import type {
 } from '@gw/router';
 import { internalError, type Usage } from '@gw/shared';
 import type { TraceSpan } from '@gw/shared/tracing';
-import { estimateOf, type ParsedCompletion } from '../core/parse-request.ts';
-import type { RequestLogDraft } from '../core/request-log.ts';
-import { findVirtualKey, presentHeaderNames } from '../core/virtual-key-header.ts';
+import { estimateOf, type ParsedCompletion } from '../request/parse-request.ts';
+import type { RequestLogDraft } from '../request/request-log.ts';
+import { findVirtualKey, presentHeaderNames } from '../request/virtual-key-header.ts';
 import type { IngressGuardrails, PassthroughContent } from './guardrail-stage.ts';
 import type { Settler } from './settle-stage.ts';
 import { type AnswerHeaders, compose, type Exchange, type Stage } from './stage.ts';

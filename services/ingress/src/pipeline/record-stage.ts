@@ -1,7 +1,7 @@
 import type { AuthorizeResult } from '@gw/governance';
 import type { RouteRequest, StreamItem } from '@gw/router';
 import { type Metrics, modelLabel, type Usage } from '@gw/shared';
-import { type RequestLog, type RequestLogDraft, traceIdOf } from '../core/request-log.ts';
+import { type RequestLog, type RequestLogDraft, traceIdOf } from '../request/request-log.ts';
 import { type Exchange, observeStream, type Stage } from './stage.ts';
 
 /** The request as the gateway routes it (messages, prompt or input, and parameters), for content logging. */

@@ -10,8 +10,8 @@ import {
   type Usage,
 } from '@gw/shared';
 import type { TraceContext, TraceSpan } from '@gw/shared/tracing';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
-import { BlockedAnswerError } from './guardrail-stage.ts';
+import { tokensOfLength } from '../request/estimate-tokens.ts';
+import { BlockedAnswerError } from './blocked-answer-error.ts';
 import { type CompletionExchange, type Exchange, observeStream, type Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */

@@ -11,7 +11,7 @@ import type {
 } from '@gw/router';
 import { invalidRequest } from '@gw/shared';
 import type { TraceSpan } from '@gw/shared/tracing';
-import type { RequestLogDraft } from '../core/request-log.ts';
+import type { RequestLogDraft } from '../request/request-log.ts';
 
 /**
  * One request between authorize and the answer (docs/architecture.md "The pipeline"). Authorize makes it;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { toGatewayError } from '@gw/shared';
-import type { RequestContext } from '../../core/route.ts';
+import type { RequestContext } from '../../http/route.ts';
 
 /** Anthropic's error types by HTTP status (https://docs.anthropic.com/en/api/errors). */
 export function anthropicErrorType(status: number): string {

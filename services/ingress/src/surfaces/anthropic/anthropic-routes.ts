@@ -1,8 +1,8 @@
-import { methodNotAllowed, noEndpoint, validate } from '@gw/shared';
-import type { Route, RouteHandler } from '../../core/route.ts';
-import { relayingNative } from '../../core/sse-writer.ts';
-import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { estimateTokens } from '../shared/estimate-tokens.ts';
+import { validate } from '@gw/shared';
+import type { RouteGroup, RouteHandler } from '../../http/route.ts';
+import { relayingNative } from '../../http/sse-writer.ts';
+import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   loggingErrors,
@@ -24,7 +24,7 @@ const target = (model: string) => surfaceTarget(model, 'anthropic');
  * Anthropic-shaped request answered by OpenAI). The virtual key may come as `x-api-key` (SDK 0.x) or
  * `Authorization: Bearer` (SDK 1.x); any `anthropic-version` is accepted.
  */
-export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
+export function anthropicRoutes(dependencies: SurfaceDependencies): RouteGroup {
   const sendError = loggingErrors(sendAnthropicError, dependencies.logger);
 
   const messages: RouteHandler = async (request, response, context) => {
@@ -80,31 +80,25 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): Route[] {
     });
   };
 
-  const handler: RouteHandler = async (request, response, context) => {
-    const path = context.path.slice('/anthropic'.length);
-    if (path === '/v1/messages') {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-      return messages(request, response, context);
-    }
-    if (path === '/v1/messages/count_tokens') {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-      return countTokens(request, response, context);
-    }
-    if (path === '/v1/models' || path.startsWith('/v1/models/')) {
-      return handlePassthrough({
-        dependencies,
-        request,
-        response,
-        context,
-        operation: 'models',
-        path: (request.url ?? '').slice('/anthropic/v1'.length),
-        defaultProvider: 'anthropic',
-      });
-    }
-    throw noEndpoint(request.method, context.path);
-  };
+  const models: RouteHandler = (request, response, context) =>
+    handlePassthrough({
+      dependencies,
+      request,
+      response,
+      context,
+      operation: 'models',
+      path: (request.url ?? '').slice('/anthropic/v1'.length),
+      defaultProvider: 'anthropic',
+    });
 
-  return [{ method: ['GET', 'POST'], prefix: '/anthropic', handler, sendError }];
+  return {
+    prefix: '/anthropic',
+    sendError,
+    routes: [
+      { method: 'POST', path: '/anthropic/v1/messages', handler: messages },
+      { method: 'POST', path: '/anthropic/v1/messages/count_tokens', handler: countTokens },
+      { method: 'GET', path: '/anthropic/v1/models', handler: models },
+      { method: 'GET', path: '/anthropic/v1/models/*', handler: models },
+    ],
+  };
 }

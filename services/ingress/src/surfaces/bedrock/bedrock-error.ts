@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { toGatewayError } from '@gw/shared';
-import type { RequestContext } from '../../core/route.ts';
+import type { RequestContext } from '../../http/route.ts';
 
 /** Bedrock Runtime's modelled exceptions by HTTP status: the name the SDK turns into its exception class. */
 function bedrockErrorType(status: number): string {

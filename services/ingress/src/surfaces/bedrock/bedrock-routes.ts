@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { invalidRequest, methodNotAllowed, noEndpoint } from '@gw/shared';
-import type { Route, RouteHandler } from '../../core/route.ts';
+import { invalidRequest } from '@gw/shared';
+import type { RouteGroup, RouteHandler } from '../../http/route.ts';
 import { chatToAnthropic } from '../anthropic/chat-to-anthropic.ts';
 import {
   answerCompletion,
@@ -18,17 +18,13 @@ import { chatChunksToInvokeEvents, invokeToChat } from './invoke-anthropic.ts';
 const OPERATIONS = ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream'] as const;
 type BedrockOperation = (typeof OPERATIONS)[number];
 
-/** `/bedrock/model/{modelId}/{operation}`; the id arrives percent-encoded (`%3A`, `%2F`) or with a bare `/`. */
-function parsePath(path: string): { modelId: string; operation: BedrockOperation } | undefined {
-  const match = /^\/bedrock\/model\/(.+)\/([a-z-]+)$/.exec(path);
-  if (!match || !(OPERATIONS as readonly string[]).includes(match[2]!)) return undefined;
-  let modelId: string;
+/** The model id of a path; it arrives percent-encoded (`%3A`, `%2F`) or with a bare `/`. */
+function modelIdOf(encoded: string): string {
   try {
-    modelId = decodeURIComponent(match[1]!);
+    return decodeURIComponent(encoded);
   } catch {
-    throw invalidRequest(`model id '${match[1]}' is badly encoded`);
+    throw invalidRequest(`model id '${encoded}' is badly encoded`);
   }
-  return { modelId, operation: match[2] as BedrockOperation };
 }
 
 const SIGV4_CREDENTIAL = /Credential=([^/,\s]+)\//;
@@ -52,58 +48,64 @@ function withSigV4Key(headers: IncomingHttpHeaders): IncomingHttpHeaders {
  * the SDK's default HTTP/2 handler is served). A Bedrock model id (`anthropic.claude-…`, an ARN) goes to
  * the bedrock provider, `<provider>/<model>` to that provider.
  */
-export function bedrockRoutes(dependencies: SurfaceDependencies): Route[] {
+export function bedrockRoutes(dependencies: SurfaceDependencies): RouteGroup {
   const sendError = loggingErrors(sendBedrockError, dependencies.logger);
 
-  const handler: RouteHandler = async (request, response, context) => {
-    const parsedPath = parsePath(context.path);
-    if (!parsedPath) throw noEndpoint(request.method, context.path);
-    if (request.method !== 'POST')
-      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-    const target = surfaceTarget(parsedPath.modelId, 'bedrock');
-    const headers = withSigV4Key(request.headers);
-    const { body, bytes } = await readJsonBody(request, dependencies);
-    const common = { dependencies, request, response, context, headers };
-    switch (parsedPath.operation) {
-      case 'converse':
-      case 'converse-stream':
-        await answerCompletion({
-          ...common,
-          parsed: converseToChat({
+  const serve =
+    (operation: BedrockOperation): RouteHandler =>
+    async (request, response, context) => {
+      const target = surfaceTarget(modelIdOf(context.wildcard), 'bedrock');
+      const headers = withSigV4Key(request.headers);
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      const common = { dependencies, request, response, context, headers };
+      switch (operation) {
+        case 'converse':
+        case 'converse-stream':
+          await answerCompletion({
+            ...common,
+            parsed: converseToChat({
+              body,
+              bodyBytes: bytes,
+              target,
+              stream: operation === 'converse-stream',
+            }),
+            // Bedrock answered the request as it came: its answer goes back as it came.
+            render: (result) => ({ json: result.native ?? chatToConverse(result.response) }),
+            framing: () => relayingConverseEvents(chatChunksToConverseEvents()),
+          });
+          return;
+        case 'invoke':
+        case 'invoke-with-response-stream': {
+          const parsed = invokeToChat({
             body,
             bodyBytes: bytes,
             target,
-            stream: parsedPath.operation === 'converse-stream',
-          }),
-          // Bedrock answered the request as it came: its answer goes back as it came.
-          render: (result) => ({ json: result.native ?? chatToConverse(result.response) }),
-          framing: () => relayingConverseEvents(chatChunksToConverseEvents()),
-        });
-        return;
-      case 'invoke':
-      case 'invoke-with-response-stream': {
-        const parsed = invokeToChat({
-          body,
-          bodyBytes: bytes,
-          target,
-          stream: parsedPath.operation === 'invoke-with-response-stream',
-        });
-        await answerCompletion({
-          ...common,
-          parsed,
-          render: (result) => ({
-            json: chatToAnthropic(result.response, context.requestId),
-            headers: {
-              'x-amzn-bedrock-input-token-count': result.response.usage.prompt_tokens,
-              'x-amzn-bedrock-output-token-count': result.response.usage.completion_tokens,
-            },
-          }),
-          framing: () => chatChunksToInvokeEvents({ requestId: context.requestId, prompt: parsed }),
-        });
-        return;
+            stream: operation === 'invoke-with-response-stream',
+          });
+          await answerCompletion({
+            ...common,
+            parsed,
+            render: (result) => ({
+              json: chatToAnthropic(result.response, context.requestId),
+              headers: {
+                'x-amzn-bedrock-input-token-count': result.response.usage.prompt_tokens,
+                'x-amzn-bedrock-output-token-count': result.response.usage.completion_tokens,
+              },
+            }),
+            framing: () => chatChunksToInvokeEvents({ requestId: context.requestId, prompt: parsed }),
+          });
+          return;
+        }
       }
-    }
-  };
+    };
 
-  return [{ method: ['GET', 'POST'], prefix: '/bedrock', handler, sendError }];
+  return {
+    prefix: '/bedrock',
+    sendError,
+    routes: OPERATIONS.map((operation) => ({
+      method: 'POST',
+      path: `/bedrock/model/*/${operation}`,
+      handler: serve(operation),
+    })),
+  };
 }

@@ -1,7 +1,7 @@
 import type { StreamItem } from '@gw/router';
 import { type GatewayError, invalidRequest } from '@gw/shared';
-import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
-import type { SseFraming } from '../../core/sse-writer.ts';
+import type { SseFraming } from '../../http/sse-writer.ts';
+import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { anthropicToChat } from '../anthropic/anthropic-to-chat.ts';
 import {
   type AnthropicStreamOptions,

@@ -1,7 +1,7 @@
 import { type EmbeddingsList, invalidRequest, validate } from '@gw/shared';
 import { z } from 'zod';
-import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
-import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 
 const embedContentSchema = z.looseObject({
   content: z.looseObject({ parts: z.array(z.looseObject({ text: z.string().optional() })) }),

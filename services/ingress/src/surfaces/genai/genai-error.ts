@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type GatewayError, toGatewayError } from '@gw/shared';
-import type { RequestContext } from '../../core/route.ts';
+import type { RequestContext } from '../../http/route.ts';
 
 /** Google's canonical status names by HTTP status (google.rpc.Code). */
 function genAiStatus(status: number): string {

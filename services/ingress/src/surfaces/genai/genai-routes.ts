@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError, methodNotAllowed, noEndpoint, validate } from '@gw/shared';
-import type { Route, RouteHandler } from '../../core/route.ts';
-import { relayingNative } from '../../core/sse-writer.ts';
-import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
-import { estimateTokens } from '../shared/estimate-tokens.ts';
+import { GatewayError, validate } from '@gw/shared';
+import type { Route, RouteGroup, RouteHandler } from '../../http/route.ts';
+import { relayingNative } from '../../http/sse-writer.ts';
+import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   answerEmbeddings,
@@ -19,12 +19,15 @@ import { embeddingsToGenAi, genAiToEmbeddings } from './genai-embeddings.ts';
 import { sendGenAiError } from './genai-error.ts';
 import { genAiMessages, genAiToChat, generateContentSchema } from './genai-to-chat.ts';
 
-const PATH = /^\/genai\/(v1beta|v1)\/models(?:\/(.*))?$/;
-/**
- * `/genai/v1beta/{provider}/{model}:{method}`: @ai-sdk/google puts a model id that holds a slash in the path
- * as it is, without `models/` (it takes it for a resource name such as `tunedModels/…`).
- */
-const BARE_PATH = /^\/genai\/(v1beta|v1)\/()([^/]+\/[^:]+:[A-Za-z]+)$/;
+const VERSIONS = ['v1beta', 'v1'] as const;
+const METHODS = [
+  'generateContent',
+  'streamGenerateContent',
+  'embedContent',
+  'batchEmbedContents',
+  'countTokens',
+] as const;
+type GenAiMethod = (typeof METHODS)[number];
 
 /** The model of a path: `gemini-…`, or `<provider>/<model>` (sent as is or URL-encoded). */
 function modelTarget(encoded: string) {
@@ -54,90 +57,94 @@ function withQueryKey(headers: IncomingHttpHeaders, url: string): IncomingHttpHe
  * `embedContent`, `batchEmbedContents`). `gemini-…` goes to Gemini, `<provider>/<model>` to that
  * provider. The virtual key comes as `x-goog-api-key` (what the SDK sends) or `?key=`.
  */
-export function genAiRoutes(dependencies: SurfaceDependencies): Route[] {
+export function genAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
   const sendError = loggingErrors(sendGenAiError, dependencies.logger);
 
-  const handler: RouteHandler = async (request, response, context) => {
-    const match = PATH.exec(context.path) ?? BARE_PATH.exec(context.path);
-    if (!match) throw noEndpoint(request.method, context.path);
-    const rest = match[2] || match[3] || '';
-    const colon = rest.lastIndexOf(':');
+  /** `GET models` and `GET models/{model}`: Gemini's own catalogue, forwarded. */
+  const models: RouteHandler = async (request, response, context) => {
     const url = request.url ?? '';
-    const headers = withQueryKey(request.headers, url);
-    if (colon === -1) {
-      // `GET models` and `GET models/{model}`: Gemini's own catalogue, forwarded.
-      if (request.method !== 'GET')
-        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-      const query = url.indexOf('?');
-      const search = query === -1 ? '' : url.slice(query);
-      await handlePassthrough({
-        dependencies,
-        request,
-        response,
-        context,
-        operation: 'models',
-        path: `/models${rest ? `/${rest}` : ''}${search}`,
-        defaultProvider: 'gemini',
-      });
-      return;
-    }
-    if (request.method !== 'POST')
-      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-    const target = modelTarget(rest.slice(0, colon));
-    const method = rest.slice(colon + 1);
-    const { body, bytes } = await readJsonBody(request, dependencies);
-    switch (method) {
-      case 'generateContent':
-      case 'streamGenerateContent': {
-        const stream = method === 'streamGenerateContent';
-        const sse = new URLSearchParams(url.slice(url.indexOf('?') + 1)).get('alt') === 'sse';
-        await answerCompletion({
-          dependencies,
-          request,
-          response,
-          context,
-          headers,
-          parsed: genAiToChat({ body, bodyBytes: bytes, target, stream, sse }),
-          // A provider of Gemini's format answered the request as it came: its answer goes back as it came.
-          render: (result) => ({ json: result.native ?? chatToGenAi(result.response, context.requestId) }),
-          framing: () => relayingNative(chatChunksToGenAiEvents({ requestId: context.requestId, sse })),
-        });
-        return;
-      }
-      case 'embedContent':
-      case 'batchEmbedContents': {
-        const batch = method === 'batchEmbedContents';
-        await answerEmbeddings({
-          dependencies,
-          request,
-          response,
-          context,
-          headers,
-          parsed: genAiToEmbeddings({ body, bodyBytes: bytes, target, batch }),
-          render: (result) => ({ json: embeddingsToGenAi(result.response, batch) }),
-        });
-        return;
-      }
-      case 'countTokens': {
-        // gw's estimate whoever serves the model (Gemini's own counter is reachable through pass-through).
-        const wrapped = (body as { generateContentRequest?: unknown }).generateContentRequest;
-        const counted = validate(
-          generateContentSchema,
-          wrapped ?? body,
-          wrapped ? 'generateContentRequest' : '',
-        );
-        await dependencies.pipeline.checkCaller({
-          requestId: context.requestId,
-          headers,
-          span: context.span,
-        });
-        writeJson(response, context, { totalTokens: estimateTokens(genAiMessages(counted), counted.tools) });
-        return;
-      }
-      default:
-        throw noEndpoint(request.method, context.path);
-    }
+    const query = url.indexOf('?');
+    const search = query === -1 ? '' : url.slice(query);
+    await handlePassthrough({
+      dependencies,
+      request,
+      response,
+      context,
+      operation: 'models',
+      path: `/models${context.wildcard ? `/${context.wildcard}` : ''}${search}`,
+      defaultProvider: 'gemini',
+    });
   };
 
-  return [{ method: ['GET', 'POST'], prefix: '/genai', handler, sendError }];
+  const serve =
+    (method: GenAiMethod): RouteHandler =>
+    async (request, response, context) => {
+      const url = request.url ?? '';
+      const headers = withQueryKey(request.headers, url);
+      const target = modelTarget(context.wildcard);
+      const { body, bytes } = await readJsonBody(request, dependencies);
+      switch (method) {
+        case 'generateContent':
+        case 'streamGenerateContent': {
+          const stream = method === 'streamGenerateContent';
+          const sse = new URLSearchParams(url.slice(url.indexOf('?') + 1)).get('alt') === 'sse';
+          await answerCompletion({
+            dependencies,
+            request,
+            response,
+            context,
+            headers,
+            parsed: genAiToChat({ body, bodyBytes: bytes, target, stream, sse }),
+            // A provider of Gemini's format answered the request as it came: its answer goes back as it came.
+            render: (result) => ({ json: result.native ?? chatToGenAi(result.response, context.requestId) }),
+            framing: () => relayingNative(chatChunksToGenAiEvents({ requestId: context.requestId, sse })),
+          });
+          return;
+        }
+        case 'embedContent':
+        case 'batchEmbedContents': {
+          const batch = method === 'batchEmbedContents';
+          await answerEmbeddings({
+            dependencies,
+            request,
+            response,
+            context,
+            headers,
+            parsed: genAiToEmbeddings({ body, bodyBytes: bytes, target, batch }),
+            render: (result) => ({ json: embeddingsToGenAi(result.response, batch) }),
+          });
+          return;
+        }
+        case 'countTokens': {
+          // gw's estimate whoever serves the model (Gemini's own counter is reachable through pass-through).
+          const wrapped = (body as { generateContentRequest?: unknown }).generateContentRequest;
+          const counted = validate(
+            generateContentSchema,
+            wrapped ?? body,
+            wrapped ? 'generateContentRequest' : '',
+          );
+          await dependencies.pipeline.checkCaller({
+            requestId: context.requestId,
+            headers,
+            span: context.span,
+          });
+          writeJson(response, context, {
+            totalTokens: estimateTokens(genAiMessages(counted), counted.tools),
+          });
+          return;
+        }
+      }
+    };
+
+  const routes = VERSIONS.flatMap((version): Route[] => [
+    { method: 'GET', path: `/genai/${version}/models`, handler: models },
+    { method: 'GET', path: `/genai/${version}/models/*`, handler: models },
+    ...METHODS.flatMap((method): Route[] => [
+      { method: 'POST', path: `/genai/${version}/models/*:${method}`, handler: serve(method) },
+      // `{provider}/{model}` without `models/`: @ai-sdk/google puts a model id that holds a slash in the path
+      // as it is (it takes it for a resource name such as `tunedModels/…`).
+      { method: 'POST', path: `/genai/${version}/*:${method}`, handler: serve(method) },
+    ]),
+  ]);
+  return { prefix: '/genai', sendError, routes };
 }

@@ -1,8 +1,8 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
-import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { userMessage } from '../shared/chat-parts.ts';
-import { tokensOfLength } from '../shared/estimate-tokens.ts';
 import { Untranslatable } from '../shared/untranslatable.ts';
 
 const partSchema = z.looseObject({

@@ -1,5 +1,4 @@
-import { methodNotAllowed, noEndpoint } from '@gw/shared';
-import type { Route, RouteHandler } from '../../core/route.ts';
+import type { RouteGroup } from '../../http/route.ts';
 import { openAiOperations } from '../openai/openai-routes.ts';
 import type { SurfaceDependencies } from '../shared/surface-call.ts';
 
@@ -19,19 +18,16 @@ const LITELLM_PROVIDER_ALIASES: Readonly<Record<string, string>> = {
  * without `/v1`): OpenAI's shapes, the provider named by the model's prefix as LiteLLM names them
  * (`anthropic/claude-…`, `vertex_ai/gemini-…`); a model without a prefix is OpenAI's, as in LiteLLM.
  */
-export function liteLlmRoutes(dependencies: SurfaceDependencies): Route[] {
+export function liteLlmRoutes(dependencies: SurfaceDependencies): RouteGroup {
   const operations = openAiOperations(dependencies, {
     defaultProvider: 'openai',
     aliases: LITELLM_PROVIDER_ALIASES,
   });
-  const handler: RouteHandler = async (request, response, context) => {
-    let path = context.path.slice('/litellm'.length);
-    if (path.startsWith('/v1/')) path = path.slice(3);
-    const operation = path === '/responses' ? undefined : operations[path];
-    if (!operation) throw noEndpoint(request.method, context.path);
-    if (request.method !== 'POST')
-      throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-    await operation(request, response, context);
-  };
-  return [{ method: ['GET', 'POST', 'DELETE'], prefix: '/litellm', handler }];
+  const routes = ['/litellm', '/litellm/v1'].flatMap((base) =>
+    Object.entries(operations)
+      // LiteLLM's proxy has no Responses API.
+      .filter(([path]) => path !== '/responses')
+      .map(([path, handler]) => ({ method: 'POST' as const, path: `${base}${path}`, handler })),
+  );
+  return { prefix: '/litellm', routes };
 }

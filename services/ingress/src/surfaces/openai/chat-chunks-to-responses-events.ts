@@ -1,6 +1,6 @@
 import type { StreamItem } from '@gw/router';
 import type { GatewayError } from '@gw/shared';
-import type { SseFraming } from '../../core/sse-writer.ts';
+import type { SseFraming } from '../../http/sse-writer.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import {
   functionCallItem,

@@ -1,8 +1,8 @@
 import type { EmbeddingsResult } from '@gw/router';
 import { validate } from '@gw/shared';
 import { z } from 'zod';
-import type { ParsedCompletion, Target } from '../../core/parse-request.ts';
-import { tokensOfLength } from '../shared/estimate-tokens.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 
 const embeddingsRequestSchema = z.looseObject({
   model: z.string().min(1),

@@ -1,19 +1,13 @@
-import {
-  type CompletionResponse,
-  methodNotAllowed,
-  noEndpoint,
-  PASSTHROUGH_ROUTES,
-  type TextChoice,
-} from '@gw/shared';
+import { type CompletionResponse, PASSTHROUGH_ROUTES, type TextChoice } from '@gw/shared';
+import type { Route, RouteGroup, RouteHandler } from '../../http/route.ts';
+import { OPENAI_SSE, relayingNative } from '../../http/sse-writer.ts';
 import {
   type ParsedCompletion,
   parseChatRequest,
   parseTextRequest,
   type Target,
-} from '../../core/parse-request.ts';
-import type { Route, RouteHandler } from '../../core/route.ts';
-import { OPENAI_SSE, relayingNative } from '../../core/sse-writer.ts';
-import { handlePassthrough } from '../../passthrough/passthrough-routes.ts';
+} from '../../request/parse-request.ts';
+import { forwarding, PASSTHROUGH_METHODS } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
   answerEmbeddings,
@@ -133,30 +127,20 @@ export function openAiOperations(
  * OpenAI's); the rest (models, audio, images, files, batches…) is the pass-through family. Errors are
  * DESIGN.md §6's body, whose `error` member is OpenAI's own error object.
  */
-export function openAiRoutes(dependencies: SurfaceDependencies): Route[] {
-  const flavour: OpenAiFlavour = { defaultProvider: 'openai' };
-  const operations = openAiOperations(dependencies, flavour);
-  const handler: RouteHandler = async (request, response, context) => {
-    let path = (request.url ?? '').slice('/openai'.length);
-    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1?')) path = path.slice(3);
-    const bare = path.split('?')[0]!;
-    const operation = operations[bare];
-    if (operation) {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path: context.path, allowed: 'POST' });
-      await operation(request, response, context);
-      return;
-    }
-    const forwarded = PASSTHROUGH_ROUTES.find(({ root }) => bare === root || bare.startsWith(`${root}/`));
-    if (!forwarded) throw noEndpoint(request.method, context.path);
-    await handlePassthrough({
-      dependencies,
-      request,
-      response,
-      context,
-      operation: forwarded.operation,
-      path,
-    });
-  };
-  return [{ method: ['GET', 'POST', 'DELETE'], prefix: '/openai', handler }];
+export function openAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
+  const operations = openAiOperations(dependencies, { defaultProvider: 'openai' });
+  const routes = ['/openai/v1', '/openai'].flatMap((base): Route[] => [
+    ...Object.entries(operations).map(([path, handler]) => ({
+      method: 'POST' as const,
+      path: `${base}${path}`,
+      handler,
+    })),
+    ...PASSTHROUGH_ROUTES.flatMap(({ root, operation }) => {
+      const handler = forwarding(dependencies, base, operation);
+      const below = { method: PASSTHROUGH_METHODS, path: `${base}${root}/*`, handler };
+      // A root gw translates (`/embeddings`) is that operation; only the paths below it are forwarded.
+      return operations[root] ? [below] : [{ ...below, path: `${base}${root}` }, below];
+    }),
+  ]);
+  return { prefix: '/openai', routes };
 }

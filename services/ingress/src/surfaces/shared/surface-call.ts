@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
 import { type Logger, type Metrics, parseJson, readBody, throttledLog, toGatewayError } from '@gw/shared';
-import { answerStatus } from '../../core/answer-status.ts';
-import type { ParsedCompletion } from '../../core/parse-request.ts';
-import type { RequestContext } from '../../core/route.ts';
-import { abortOnClose } from '../../core/routes/completion-routes.ts';
-import { type SseFraming, writeSse } from '../../core/sse-writer.ts';
+import { abortOnClose } from '../../http/abort-on-close.ts';
+import { answerStatus } from '../../http/answer-status.ts';
+import type { RequestContext } from '../../http/route.ts';
+import { type SseFraming, writeSse } from '../../http/sse-writer.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
+import type { ParsedCompletion } from '../../request/parse-request.ts';
 
 /** What a surface's routes use: the same dependencies as every route module. */
 export interface SurfaceDependencies {

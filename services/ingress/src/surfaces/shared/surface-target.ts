@@ -1,5 +1,5 @@
 import { invalidRequest } from '@gw/shared';
-import type { Target } from '../../core/parse-request.ts';
+import type { Target } from '../../request/parse-request.ts';
 
 const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 

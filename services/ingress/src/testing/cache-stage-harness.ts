@@ -18,9 +18,9 @@ import {
   parseGatewayConfig,
 } from '@gw/shared';
 import { chunkAnswer, waitFor } from '@gw/testkit';
-import { cacheStage } from './cache-stage.ts';
-import { createPipeline, type PipelineCall } from './pipeline.ts';
-import { createSettler, settleStage } from './settle-stage.ts';
+import { cacheStage } from '../pipeline/cache-stage.ts';
+import { createPipeline, type PipelineCall } from '../pipeline/pipeline.ts';
+import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
 
 export const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 const EMBEDDING_USAGE = { prompt_tokens: 4, total_tokens: 4 };

@@ -1,7 +1,7 @@
 import { GatewayError, parseJson, readBody, toolCallSchema, validate } from '@gw/shared';
-import { guardedToolCall } from '../../pipeline/guardrail-tool-call.ts';
-import { type McpRouteDependencies, resolveAccess, resolveTool, runToolCall } from '../mcp-tools.ts';
-import type { Route, RouteHandler } from '../route.ts';
+import type { Route, RouteHandler } from '../http/route.ts';
+import { guardedToolCall } from '../pipeline/guardrail-tool-call.ts';
+import { type McpRouteDependencies, resolveAccess, resolveTool, runToolCall } from '../pipeline/mcp-tools.ts';
 
 export interface McpRouteModuleDependencies {
   /** Absent when this ingress has no MCP (every call answers 400 mcp_not_configured). */

@@ -7,12 +7,12 @@ import {
   parseJson,
   readBody,
 } from '@gw/shared';
-import type { RequestContext, Route, RouteHandler } from '../core/route.ts';
-import { abortOnClose } from '../core/routes/completion-routes.ts';
-import type { PassthroughContent } from '../pipeline/guardrail-stage.ts';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
-import type { SurfaceDependencies } from '../surfaces/shared/surface-call.ts';
-import { surfaceTarget } from '../surfaces/shared/surface-target.ts';
+import { abortOnClose } from '../../http/abort-on-close.ts';
+import type { RequestContext, Route, RouteHandler } from '../../http/route.ts';
+import type { PassthroughContent } from '../../pipeline/guardrail-stage.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import type { SurfaceDependencies } from '../shared/surface-call.ts';
+import { surfaceTarget } from '../shared/surface-target.ts';
 import { multipartBoundary, replaceModel, scanMultipartModel } from './multipart-model.ts';
 import { createUsageSniffer } from './passthrough-usage.ts';
 
@@ -235,6 +235,26 @@ export async function handlePassthrough(options: {
   }
 }
 
+/** The methods of every pass-through path: what the providers' APIs take there. */
+export const PASSTHROUGH_METHODS = ['GET', 'POST', 'DELETE'] as const;
+
+/** Forwards a pass-through call whose path below `base` (`/v1`, `/openai`…) is the provider's path. */
+export function forwarding(
+  dependencies: SurfaceDependencies,
+  base: string,
+  operation: PassthroughOperation,
+): RouteHandler {
+  return (request, response, context) =>
+    handlePassthrough({
+      dependencies,
+      request,
+      response,
+      context,
+      operation,
+      path: (request.url ?? '').slice(base.length),
+    });
+}
+
 /**
  * `/v1/<root>` and everything below it, for every root of the pass-through family. A root in `served`
  * (`/responses`, `/embeddings`) is served through the pipeline by any provider, translated where the
@@ -245,27 +265,18 @@ export function passthroughRoutes(
   dependencies: SurfaceDependencies,
   served: Partial<Record<string, RouteHandler>> = {},
 ): Route[] {
-  return PASSTHROUGH_ROUTES.map(({ root, operation }) => ({
-    method: ['GET', 'POST', 'DELETE'],
-    prefix: `/v1${root}`,
-    handler: (request, response, context) => {
-      const serve = served[root];
-      if (
-        serve &&
-        request.method === 'POST' &&
-        context.path === `/v1${root}` &&
-        request.headers['x-gw-provider'] === undefined
-      ) {
-        return serve(request, response, context);
-      }
-      return handlePassthrough({
-        dependencies,
-        request,
-        response,
-        context,
-        operation,
-        path: (request.url ?? '').slice('/v1'.length),
-      });
-    },
-  }));
+  return PASSTHROUGH_ROUTES.flatMap(({ root, operation }) => {
+    const forward = forwarding(dependencies, '/v1', operation);
+    const serve = served[root];
+    const handler: RouteHandler = serve
+      ? (request, response, context) =>
+          request.method === 'POST' && request.headers['x-gw-provider'] === undefined
+            ? serve(request, response, context)
+            : forward(request, response, context)
+      : forward;
+    return [
+      { method: PASSTHROUGH_METHODS, path: `/v1${root}`, handler },
+      { method: PASSTHROUGH_METHODS, path: `/v1${root}/*`, handler: forward },
+    ];
+  });
 }

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamItem } from '@gw/router';
 import { drained, GatewayError, type Logger, type Metrics } from '@gw/shared';
+import { noteFailedTarget } from '../request/request-log.ts';
 import { answerStatus } from './answer-status.ts';
-import { noteFailedTarget } from './request-log.ts';
 import type { RequestContext } from './route.ts';
 
 /**

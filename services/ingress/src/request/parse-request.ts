@@ -7,7 +7,7 @@ import {
   textRequestSchema,
   validate,
 } from '@gw/shared';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
+import { tokensOfLength } from './estimate-tokens.ts';
 
 export interface Target {
   provider: string;

@@ -9,6 +9,7 @@ import {
   methodNotAllowed,
   metricsTokenRequired,
   newRequestId,
+  noEndpoint,
   sendError,
   sendJson,
   throttledLog,
@@ -16,17 +17,18 @@ import {
 } from '@gw/shared';
 import { HEALTH_STATE_VALUE } from '@gw/shared/health';
 import type { Tracer } from '@gw/shared/tracing';
-import { type CacheStageOptions, cacheStage } from '../pipeline/cache-stage.ts';
-import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
-import { mcpStage } from '../pipeline/mcp-stage.ts';
-import { createPipeline } from '../pipeline/pipeline.ts';
-import { recordStage } from '../pipeline/record-stage.ts';
-import { createSettler, settleStage } from '../pipeline/settle-stage.ts';
-import { traceStage } from '../pipeline/trace-stage.ts';
-import type { McpIngress } from './mcp-tools.ts';
-import { noteFailedTarget, type RequestLog } from './request-log.ts';
-import { endRequestSpan, startRequestSpan } from './request-span.ts';
-import type { RequestContext, Route, RouteHandler } from './route.ts';
+import { endRequestSpan, startRequestSpan } from './http/request-span.ts';
+import type { RequestContext, RouteHandler } from './http/route.ts';
+import { compileRoutes, wildcardOf } from './http/route-table.ts';
+import { type CacheStageOptions, cacheStage } from './pipeline/cache-stage.ts';
+import type { IngressGuardrails } from './pipeline/guardrail-stage.ts';
+import { mcpStage } from './pipeline/mcp-stage.ts';
+import type { McpIngress } from './pipeline/mcp-tools.ts';
+import { createPipeline } from './pipeline/pipeline.ts';
+import { recordStage } from './pipeline/record-stage.ts';
+import { createSettler, settleStage } from './pipeline/settle-stage.ts';
+import { traceStage } from './pipeline/trace-stage.ts';
+import { noteFailedTarget, type RequestLog } from './request/request-log.ts';
 import { buildRoutes } from './routes/index.ts';
 
 export interface IngressDependencies {
@@ -101,7 +103,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     response.end(text);
   };
 
-  const routes: Route[] = [
+  const match = compileRoutes([
     ...buildRoutes({
       pipeline,
       chatPipeline,
@@ -110,46 +112,37 @@ export function createIngressApp(dependencies: IngressDependencies) {
       bodyLimit: client,
       mcp: mcp && { ...mcp, governance, guardrails: dependencies.guardrails },
     }),
-    { method: 'GET', path: '/health', handler: health },
-    { method: 'GET', path: '/metrics', handler: metricsHandler },
-  ];
-  const exact = new Map(routes.filter((route) => route.path).map((route) => [route.path!, route]));
-  const prefixed = routes
-    .filter((route) => route.prefix)
-    .sort((left, right) => right.prefix!.length - left.prefix!.length);
-
-  function find(path: string): Route | undefined {
-    return (
-      exact.get(path) ??
-      prefixed.find((route) => path === route.prefix || path.startsWith(`${route.prefix}/`))
-    );
-  }
-
-  function allows(route: Route, method: string | undefined): boolean {
-    return typeof route.method === 'string' ? route.method === method : route.method.includes(method ?? '');
-  }
+    {
+      routes: [
+        { method: 'GET', path: '/health', handler: health },
+        { method: 'GET', path: '/metrics', handler: metricsHandler },
+      ],
+    },
+  ]);
 
   /** Answers the request when the path is an ingress route; false when it is not (embedded mode falls through to admin). */
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    const route = find(path);
-    if (!route) return false;
+    const matched = match(path);
+    if (!matched) return false;
     const incomingId = request.headers['x-request-id'];
     const context: RequestContext = {
       requestId: typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : newRequestId(),
-      route: route.path ?? `${route.prefix}/*`,
+      route: matched.pattern,
       path,
+      wildcard: wildcardOf(matched, path),
       startedAt: performance.now(),
       provider: '',
     };
+    const { sendError: sendGroupError } = matched.group;
     const fail = (error: unknown) => {
       const failure = toGatewayError(error);
       context.errorType = failure.type;
       noteFailedTarget(context.log, failure);
       if (failure.type === 'request_dropped') requestLog?.dropped(failure.code);
-      if (route.sendError && !response.headersSent) route.sendError(response, error, context);
+      if (sendGroupError && !response.headersSent) sendGroupError(response, error, context);
       else {
         sendError(response, failure, context.requestId);
         if (failure.status >= 500)
@@ -160,8 +153,14 @@ export function createIngressApp(dependencies: IngressDependencies) {
           );
       }
     };
-    if (!allows(route, request.method)) {
-      fail(methodNotAllowed({ method: request.method, path, allowed: route.method }));
+    const route = matched.routes.get(request.method ?? '');
+    if (!route) {
+      if (matched.allow) response.setHeader('allow', matched.allow);
+      fail(
+        matched.allow
+          ? methodNotAllowed({ method: request.method, path, allowed: matched.allowed })
+          : noEndpoint(request.method, path),
+      );
       return true;
     }
     metrics.inflight.inc();

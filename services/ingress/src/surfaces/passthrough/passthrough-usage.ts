@@ -2,7 +2,7 @@ import type { Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
 import { type PassthroughOperation, SseParser, type Usage } from '@gw/shared';
-import { tokensOfLength } from '../surfaces/shared/estimate-tokens.ts';
+import { tokensOfLength } from '../../request/estimate-tokens.ts';
 
 /** Decoded JSON answers larger than this are relayed without looking for usage (they are files, not completions). */
 const JSON_SNIFF_LIMIT = 1024 * 1024;

@@ -1,10 +1,11 @@
 import type { Logger, Metrics } from '@gw/shared';
 import { parseJson, readBody } from '@gw/shared';
-import type { Pipeline } from '../../pipeline/pipeline.ts';
-import { answerStatus } from '../answer-status.ts';
-import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../parse-request.ts';
-import type { Route, RouteHandler } from '../route.ts';
-import { OPENAI_SSE, writeSse } from '../sse-writer.ts';
+import { abortOnClose } from '../http/abort-on-close.ts';
+import { answerStatus } from '../http/answer-status.ts';
+import type { Route, RouteHandler } from '../http/route.ts';
+import { OPENAI_SSE, writeSse } from '../http/sse-writer.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../request/parse-request.ts';
 
 export interface CompletionRouteDependencies {
   pipeline: Pipeline;
@@ -12,15 +13,6 @@ export interface CompletionRouteDependencies {
   logger: Logger;
   /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
   bodyLimit: { max_request_body_bytes: number };
-}
-
-/** Aborts when the client goes away before the answer is complete (cancels the upstream call). */
-export function abortOnClose(response: import('node:http').ServerResponse): AbortSignal {
-  const abort = new AbortController();
-  response.on('close', () => {
-    if (!response.writableFinished) abort.abort();
-  });
-  return abort.signal;
 }
 
 /** gw's native completion paths: `/v1/chat/completions`, `/chat/completions`, `/v1/text/completions`. */

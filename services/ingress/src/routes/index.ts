@@ -1,6 +1,6 @@
-import type { Pipeline } from '../../pipeline/pipeline.ts';
-import { surfaceRoutes } from '../../surfaces/index.ts';
-import type { Route } from '../route.ts';
+import type { RouteGroup } from '../http/route.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { surfaceRoutes } from '../surfaces/index.ts';
 import { type CompletionRouteDependencies, completionRoutes } from './completion-routes.ts';
 import { type McpRouteModuleDependencies, mcpRoutes } from './mcp-routes.ts';
 
@@ -12,10 +12,10 @@ export type RouteModuleDependencies = CompletionRouteDependencies &
   };
 
 /** Every inference route of ingress: each module adds its own here. */
-export function buildRoutes(dependencies: RouteModuleDependencies): Route[] {
+export function buildRoutes(dependencies: RouteModuleDependencies): RouteGroup[] {
   return [
-    ...completionRoutes({ ...dependencies, pipeline: dependencies.chatPipeline }),
+    { routes: completionRoutes({ ...dependencies, pipeline: dependencies.chatPipeline }) },
     ...surfaceRoutes(dependencies),
-    ...mcpRoutes(dependencies),
+    { routes: mcpRoutes(dependencies) },
   ];
 }

@@ -11,8 +11,8 @@ import {
 } from '@gw/mcp-runner/control';
 import { GatewayError, invalidRequest, type McpSettings, type ToolCall } from '@gw/shared';
 import type { TraceContext } from '@gw/shared/tracing';
-import type { IngressGuardrails } from '../pipeline/guardrail-stage.ts';
-import { findVirtualKey, presentHeaderNames } from './virtual-key-header.ts';
+import { findVirtualKey, presentHeaderNames } from '../request/virtual-key-header.ts';
+import type { IngressGuardrails } from './guardrail-stage.ts';
 
 /** What ingress needs for MCP: the catalog of clients and tools, and the queue that runs calls on runners. */
 export interface McpIngress {

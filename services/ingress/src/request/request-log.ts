@@ -3,7 +3,6 @@ import type { GuardrailOutcome } from '@gw/guardrails';
 import { type DroppedTally, type LogRecord, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
 import { type GatewayError, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
-import type { RequestContext } from './route.ts';
 
 /**
  * What the pipeline learns of one request for its log record: the record stage and settle fill it, the
@@ -64,6 +63,18 @@ export function noteAsyncFinding(draft: RequestLogDraft | undefined): void {
   if (!draft || draft.asyncFlagged) return;
   draft.asyncFlagged = true;
   draft.amend?.();
+}
+
+/** What a request's record takes besides its draft (the ingress's RequestContext carries it). */
+export interface LoggedRequest {
+  requestId: string;
+  /** The route's pattern: the record's `route`, and its surface. */
+  route: string;
+  /** performance.now() when the request came in. */
+  startedAt: number;
+  /** The provider that served, when the draft does not name one. */
+  provider: string;
+  log?: RequestLogDraft | undefined;
 }
 
 /** Where records go: the LogWriter (synchronous, never throws). */
@@ -145,7 +156,7 @@ export function createRequestLog(options: {
     },
 
     /** The answer is over: its record, with the status the caller got. */
-    finish(context: RequestContext, status: number, errorType: string | null): void {
+    finish(context: LoggedRequest, status: number, errorType: string | null): void {
       const draft = context.log;
       if (!draft) return;
       const now = performance.now();
