@@ -1,9 +1,9 @@
 import type { StreamItem } from '@gw/router';
 import type { GatewayError } from '@gw/shared';
-import type { ParsedCompletion } from '../../request/parse-request.ts';
 import type { SseFraming } from '../../http/sse-writer.ts';
-import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { estimateTokens } from '../../request/estimate-tokens.ts';
+import type { ParsedCompletion } from '../../request/parse-request.ts';
+import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { anthropicErrorType } from './anthropic-error.ts';
 import { anthropicStopReason, anthropicUsage } from './chat-to-anthropic.ts';
 
