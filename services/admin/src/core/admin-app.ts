@@ -1,27 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GovernanceService, ManageRequest } from '@gw/governance';
+import type { GovernanceService } from '@gw/governance';
 import type { LogTail } from '@gw/logs';
 import type { RouterService } from '@gw/router';
-import {
-  GatewayError,
-  invalidRequest,
-  type Logger,
-  legacyKeySchema,
-  methodNotAllowed,
-  newRequestId,
-  noEndpoint,
-  sendError,
-  validate,
-} from '@gw/shared';
+import { GatewayError, invalidRequest, type Logger, newRequestId, sendError } from '@gw/shared';
 import type { Router as ExpressRouter } from 'express';
 import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
-import { type AdminModule, createAdminExpress } from './admin-express.ts';
+import { createAdminExpress } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
 import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './audit-logs-admin.ts';
 import type { AuditGate } from './audit-sink.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './config-admin.ts';
+import { createGovernanceAdmin } from './governance-admin.ts';
 import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './guardrails-admin.ts';
 import { createIdentityAdmin } from './identity-admin.ts';
 import type { IdentityStore } from './identity-store.ts';
@@ -30,8 +21,8 @@ import { createLogsAdmin, type LogsAdminOptions } from './logs-admin.ts';
 import { createLogsStream } from './logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './mcp-admin.ts';
 import { createOriginPolicy } from './origin-check.ts';
-import { mayReferenceSecrets } from './permissions.ts';
-import { testProviderKey } from './provider-key-test.ts';
+import { createProvidersAdmin } from './providers-admin.ts';
+import { createRouteTable } from './route-table.ts';
 import { createScimRouter, type ScimSettings } from './scim-router.ts';
 import { createSso, type SsoOptions } from './sso-router.ts';
 import { createUiRouter, redirectToUi } from './ui-static.ts';
@@ -82,14 +73,19 @@ export interface AdminDependencies {
   uiDir?: string | undefined;
 }
 
-export interface AdminRequest {
+/** A request as a route's handler sees it; `Params` are its path's parameters (route-table.ts PathParams). */
+export interface AdminRequest<Params = unknown> {
   method: string;
   /** Who is calling, as a module needs it: only `admin` may run commands (stdio MCP clients). */
   role: AdminRole;
   /** The caller in full (role, permissions, teams); set for every request the admin app dispatches. */
   principal?: Principal | undefined;
-  /** Path segments after /api/. */
+  /** Path segments after /api/, decoded. */
   segments: string[];
+  /** The route's path parameters, decoded. */
+  params: Params;
+  /** The path as sent, for error messages. */
+  path: string;
   /** The query string's parameters (always set by `handle`; handlers' unit tests may leave it out). */
   query?: URLSearchParams;
   body: () => Promise<Record<string, unknown>>;
@@ -106,164 +102,10 @@ export type AdminResult = {
   stream?: { contentType: string; chunks: AsyncIterable<string> } | undefined;
 };
 
-/** `/api/*`: provider configuration CRUD (DESIGN.md §5); other resources join as their services grow. */
+/** The admin process's HTTP side: `/api/*` from the route rows, single sign-on, SCIM and the web UI. */
 export function createAdminApp(dependencies: AdminDependencies) {
   const { router } = dependencies;
   const maxBodyBytes = dependencies.maxBodyBytes ?? 1024 * 1024;
-
-  async function providers(request: AdminRequest, path: string): Promise<AdminResult> {
-    const name = request.segments[1];
-    if (name === undefined) {
-      if (request.method === 'GET') return { status: 200, body: await router.listProviders() };
-      if (request.method === 'POST') {
-        const { name: bodyName, provider, ...config } = await request.body();
-        const providerName = bodyName ?? provider;
-        if (typeof providerName !== 'string' || providerName === '') {
-          throw invalidRequest('name: is required (the provider name, e.g. openai)', 'name');
-        }
-        return {
-          status: 201,
-          body: await router.putProvider(providerName, config, {
-            create: true,
-            allowSecretReferences: mayReferenceSecrets(request),
-          }),
-        };
-      }
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-    }
-    if (request.segments.length > 2) {
-      // `/api/providers/{name}/keys/{id}/test`: one real call on that key alone (provider-key-test.ts).
-      const [, , keys, keyId, test, ...rest] = request.segments;
-      if (keys !== 'keys' || keyId === undefined || test !== 'test' || rest.length > 0)
-        throw noEndpoint(request.method, path);
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
-      const body = await request.body().catch((error: unknown) => {
-        // An empty body is no body: the key's own model is tested.
-        if (error instanceof GatewayError && error.message.startsWith('request body is empty')) return {};
-        throw error;
-      });
-      return { status: 200, body: await testProviderKey(router, { provider: name, keyId, body }) };
-    }
-    if (request.method === 'GET') return { status: 200, body: await router.getProvider(name) };
-    // A read sent back carries the provider's name: the path names it.
-    if (request.method === 'PUT') {
-      const { name: _ignored, provider: _alsoIgnored, ...config } = await request.body();
-      return {
-        status: 200,
-        body: await router.putProvider(name, config, {
-          create: false,
-          allowSecretReferences: mayReferenceSecrets(request),
-        }),
-      };
-    }
-    if (request.method === 'PATCH') {
-      const { name: _ignored, provider: _alsoIgnored, ...patch } = await request.body();
-      return {
-        status: 200,
-        body: await router.patchProvider(name, patch, {
-          allowSecretReferences: mayReferenceSecrets(request),
-        }),
-      };
-    }
-    if (request.method === 'DELETE') {
-      await router.deleteProvider(name);
-      return { status: 200, body: { deleted: name } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
-  }
-
-  /**
-   * `/api/governance/{collection}[/{id}[/usage|/rotate]]` for virtual-keys, customers, teams, users,
-   * business-units and model-aliases. Create answers 201; a virtual key's value is in the create and rotate
-   * answers only. PUT replaces a resource, PATCH merges into it (RFC 7396); DELETE of an owner that others
-   * still name is a 409 unless `?cascade=true` (docs/governance.md "Updates and deletes").
-   */
-  async function governanceResources(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, collection, id, action, ...rest] = request.segments;
-    if (!collection || rest.length > 0) throw noEndpoint(request.method, path);
-    const manage = (manageRequest: ManageRequest) => dependencies.governance.manage(manageRequest);
-    if (id === undefined) {
-      if (request.method === 'GET')
-        return { status: 200, body: await manage({ action: 'list', collection }) };
-      if (request.method === 'POST') {
-        return {
-          status: 201,
-          body: await manage({ action: 'create', collection, body: await request.body() }),
-        };
-      }
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-    }
-    if (action === 'usage') {
-      if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
-      return { status: 200, body: await manage({ action: 'usage', collection, id }) };
-    }
-    if (action === 'rotate') {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
-      return { status: 200, body: await manage({ action: 'rotate', collection, id }) };
-    }
-    if (action !== undefined) throw noEndpoint(request.method, path);
-    if (request.method === 'GET')
-      return { status: 200, body: await manage({ action: 'get', collection, id }) };
-    if (request.method === 'PUT') {
-      return {
-        status: 200,
-        body: await manage({ action: 'update', collection, id, body: await request.body() }),
-      };
-    }
-    if (request.method === 'PATCH') {
-      return {
-        status: 200,
-        body: await manage({ action: 'patch', collection, id, body: await request.body() }),
-      };
-    }
-    if (request.method === 'DELETE') {
-      const cascade = request.query?.get('cascade') ?? null;
-      if (cascade !== null && cascade !== 'true' && cascade !== 'false')
-        throw invalidRequest(`cascade: must be true or false, not '${cascade.slice(0, 40)}'`, 'cascade');
-      return {
-        status: 200,
-        body: await manage({ action: 'delete', collection, id, cascade: cascade === 'true' }),
-      };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
-  }
-
-  /**
-   * `/api/keys`: the migration sample of SPEC.md note 5 (`name`, `budget`, `rate_limit`, `models`), the same
-   * resource as a virtual key. `models` entries `<provider>/<model>` allow that model on that provider; bare
-   * entries allow the model on every configured provider; no `models` allows everything.
-   */
-  async function legacyKeys(request: AdminRequest, path: string): Promise<AdminResult> {
-    const asVirtualKeys = {
-      ...request,
-      segments: ['governance', 'virtual-keys', ...request.segments.slice(1)],
-    };
-    if (request.segments.length > 1 || request.method === 'GET')
-      return governanceResources(asVirtualKeys, path);
-    if (request.method !== 'POST')
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-    const input = validate(legacyKeySchema, await request.body());
-    const providers = (await router.listProviders()).map((provider) => String(provider['name']));
-    const byProvider = new Map<string, string[]>();
-    for (const model of input.models ?? ['*']) {
-      const slash = model.indexOf('/');
-      const targets = slash > 0 ? [model.slice(0, slash)] : providers;
-      const name = slash > 0 ? model.slice(slash + 1) : model;
-      for (const provider of targets) byProvider.set(provider, [...(byProvider.get(provider) ?? []), name]);
-    }
-    const body = {
-      name: input.name,
-      ...(input.budget ? { budget: input.budget } : {}),
-      ...(input.rate_limit ? { rate_limit: input.rate_limit } : {}),
-      provider_configs: [...byProvider].map(([provider, allowed]) => ({ provider, allowed_models: allowed })),
-    };
-    return {
-      status: 201,
-      body: await dependencies.governance.manage({ action: 'create', collection: 'virtual-keys', body }),
-    };
-  }
 
   async function teamExists(id: string): Promise<boolean> {
     try {
@@ -275,17 +117,13 @@ export function createAdminApp(dependencies: AdminDependencies) {
     }
   }
 
-  /**
-   * The modules by the first segment of their paths, one express Router each (admin-express.ts). A module
-   * added here adds its rows to the permission table (route-permissions.ts).
-   */
-  const modules: Record<string, AdminModule> = {
-    providers,
-    governance: governanceResources,
-    keys: legacyKeys,
-    mcp: createMcpAdmin(dependencies.mcp ?? {}),
+  /** Every route of `/api`, one row each (route-table.ts): express mounts them, permissions are read from them. */
+  const routes = createRouteTable([
+    ...createProvidersAdmin(router),
+    ...createGovernanceAdmin({ governance: dependencies.governance, router }),
+    ...createMcpAdmin(dependencies.mcp ?? {}),
     ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
-    config: createConfigAdmin(dependencies.systemConfig),
+    ...createConfigAdmin(dependencies.systemConfig),
     ...createGuardrailsAdmin(dependencies.guardrails ?? {}),
     ...createCacheAdmin(dependencies.cache ?? {}),
     ...createAlertsAdmin(dependencies.alerts ?? {}),
@@ -293,8 +131,8 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
     ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
-    whoami: createWhoami(),
-  };
+    ...createWhoami(),
+  ]);
   /**
    * Routers outside `/api` by mount path: they authenticate their own callers (single sign-on's `/auth`,
    * SCIM's `/scim/v2` with its bearer token).
@@ -327,7 +165,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
   });
   if (dependencies.uiDir) routers['/ui'] = createUiRouter(dependencies.uiDir);
   const app = createAdminExpress({
-    modules,
+    routes,
     routers,
     governance: dependencies.governance,
     logger: dependencies.logger,
@@ -385,8 +223,8 @@ export function createAdminApp(dependencies: AdminDependencies) {
      * by the server's `upgrade` event).
      */
     authorizeUpgrade: app.authorizeUpgrade,
-    /** The first path segments of the modules (the role matrix test checks each has permission rows). */
-    mounts: Object.keys(modules),
+    /** The rows of `/api` (the role matrix test runs each against every role). */
+    routes: routes.routes,
     /** Resolves once every audit record under way is stored (shutdown, before the audit store closes). */
     drainAudit: app.drainAudit,
   };

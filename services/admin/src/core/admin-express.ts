@@ -14,18 +14,15 @@ import {
   throttledLog,
 } from '@gw/shared';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
 import type { AuditGate } from './audit-sink.ts';
-import { createAuditTrail } from './audit-trail.ts';
+import { type AuditTrail, createAuditTrail } from './audit-trail.ts';
 import type { OriginPolicy } from './origin-check.ts';
 import { ADMIN_ONLY_PERMISSIONS, PERMISSIONS } from './permissions.ts';
-import { isOpenRoute, routePermission } from './route-permissions.ts';
+import type { AdminRoute, RouteTable } from './route-table.ts';
 import { checkTeamScope } from './team-scope.ts';
 import { redactForViewer } from './viewer-redaction.ts';
-
-/** A module of the admin API: answers the requests of its first path segment (`/api/{name}/…`). */
-export type AdminModule = (request: AdminRequest, path: string) => Promise<AdminResult>;
 
 /** What the middleware learns about a request, kept in `response.locals.admin`. */
 interface AdminContext {
@@ -49,8 +46,8 @@ interface AdminContext {
 const contextOf = (response: Response) => response.locals['admin'] as AdminContext;
 
 export interface AdminExpressOptions extends AuthenticateOptions {
-  /** The modules by their first path segment: one express Router each. */
-  modules: Record<string, AdminModule>;
+  /** The rows of `/api`, mounted on one express Router. */
+  routes: RouteTable;
   /**
    * Routers outside `/api` by their mount path (`/auth`, `/scim/v2`): mounted before the `/api` chain, so
    * they authenticate their callers themselves (single sign-on, SCIM's own bearer token).
@@ -84,7 +81,7 @@ function assertJsonContentType(request: IncomingMessage): void {
   );
 }
 
-/** One request's body, read once (a scope check and the module may both want it), up to the limit. */
+/** One request's body, read once (a scope check and the handler may both want it), up to the limit. */
 function bodyReader(request: IncomingMessage, maxBodyBytes: number) {
   let read: Promise<Record<string, unknown>> | undefined;
   return () => {
@@ -136,48 +133,78 @@ function missingPermission(principal: Principal, method: string, path: string, p
 }
 
 /**
- * Throws 403 naming the permission unless the principal may make the request; answers its row (undefined for a
- * request no row declares, which only a holder of every permission passes).
+ * Throws 403 naming the permission unless the principal may call the route. A request no row takes (a method a
+ * path does not take, a path that does not exist) needs every permission: only Admin learns it is a 404 or 405.
  */
-function permitted(principal: Principal, method: string, path: string, segments: string[]) {
-  if (isOpenRoute(method, segments)) return undefined;
-  const row = routePermission(method, segments);
-  if (!row) {
+function permitted(principal: Principal, method: string, path: string, route: AdminRoute | undefined) {
+  if (!route) {
     const needed = PERMISSIONS.filter((permission) => !ADMIN_ONLY_PERMISSIONS.has(permission));
     if (!needed.every((permission) => principal.permissions.has(permission)))
       throw missingPermission(principal, method, path);
-    return undefined;
+    return;
   }
-  if (!principal.permissions.has(row.permission))
-    throw missingPermission(principal, method, path, row.permission);
-  return row;
+  if (route.permission !== 'open' && !principal.permissions.has(route.permission))
+    throw missingPermission(principal, method, path, route.permission);
 }
 
-/** The router of one module: every method and sub-path of `/api/{name}` goes to it. */
-function moduleRouter(module: AdminModule): Router {
+/**
+ * The router of `/api`: each row mounted at its method and path, behind its permission and team scope check
+ * and the audit trail; a request no row takes is answered 404 or 405 (with `Allow`) from the table.
+ */
+function apiRouter(options: AdminExpressOptions, trail: AuditTrail | undefined): Router {
   const router = Router({ caseSensitive: true });
-  router.all('/{*rest}', async (request: Request, response: Response) => {
-    const context = contextOf(response);
-    const result = await module(
-      {
+  const changes = trail ? [trail.changes] : [];
+  for (const route of options.routes.routes) {
+    const authorize = async (request: Request, response: Response, next: NextFunction) => {
+      const context = contextOf(response);
+      const principal = context.principal!;
+      permitted(principal, request.method, context.path, route);
+      context.filter = await checkTeamScope({
+        route,
+        principal,
+        request: { method: request.method, segments: context.segments!, body: context.body },
+        governance: options.governance,
+      });
+      next();
+    };
+    const answer = async (request: Request, response: Response) => {
+      const context = contextOf(response);
+      const result = await route.handle({
         method: request.method,
         role: context.principal!.role,
         principal: context.principal,
         segments: context.segments!,
+        params: request.params as Record<string, string>,
+        path: context.path,
         query: context.query,
         body: context.body,
-      },
-      context.path,
-    );
-    if (result.stream) return writeStream(response, result, context.requestId);
-    let body = context.filter ? context.filter(result.body) : result.body;
-    if (request.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
-      body = redactForViewer(body);
-    context.answer = body;
-    // A change is answered once its audit record is held (audit-trail.ts); a failure to hold it is the 503.
-    if (context.hold) await context.hold(result.status, body);
-    sendJson(response, result.status, body, { 'x-request-id': context.requestId });
-  });
+      });
+      if (result.stream) return writeStream(response, result, context.requestId);
+      let body = context.filter ? context.filter(result.body) : result.body;
+      if (route.method === 'GET' && !context.principal!.permissions.has('secrets:read'))
+        body = redactForViewer(body);
+      context.answer = body;
+      // A change is answered once its audit record is held (audit-trail.ts); a failure to hold it is the 503.
+      if (context.hold) await context.hold(result.status, body);
+      sendJson(response, result.status, body, { 'x-request-id': context.requestId });
+    };
+    const mount = route.method.toLowerCase() as Lowercase<typeof route.method>;
+    router[mount](route.path, authorize, ...changes, answer);
+  }
+  router.use(
+    (request: Request, response: Response, next: NextFunction) => {
+      const context = contextOf(response);
+      permitted(context.principal!, request.method, context.path, undefined);
+      next();
+    },
+    ...changes,
+    (request: Request, response: Response) => {
+      const context = contextOf(response);
+      const { error, allow } = options.routes.refusal(request.method, context.path, context.segments!);
+      if (allow) response.setHeader('allow', allow);
+      throw error;
+    },
+  );
   return router;
 }
 
@@ -205,14 +232,14 @@ async function writeStream(response: Response, result: AdminResult, requestId: s
 }
 
 /**
- * The admin API on express 5 (DESIGN.md §2): context, authentication, path, authorization (the permission
- * table, route-permissions.ts, and team scoping), one router per module, then errors in gw's one error body.
- * Bodies are read by the modules themselves, lazily, under the same limit as before.
+ * The admin API on express 5 (DESIGN.md §2): context, authentication, path, then the route rows (each behind its
+ * permission and team scope), then errors in gw's one error body. Bodies are read by the handlers themselves,
+ * lazily, under one limit.
  */
 export function createAdminExpress(options: AdminExpressOptions) {
   const app = express();
   const trail =
-    options.audit && createAuditTrail({ sink: options.audit, modules: options.modules, context: contextOf });
+    options.audit && createAuditTrail({ sink: options.audit, routes: options.routes, context: contextOf });
   // An outage (the store, Redis, the audit log) fails every request alike: one line per kind and 10 s, then a count.
   const requestFailed = throttledLog(options.logger, 'error');
   app.disable('x-powered-by');
@@ -245,39 +272,19 @@ export function createAdminExpress(options: AdminExpressOptions) {
     next();
   });
 
-  // The path as segments, decoded once; the URL is rewritten to its canonical form so that routers match
-  // exactly the resource the segments name (a request to a path no module owns is a 404 here).
+  // The path as segments, decoded once; the URL is rewritten to its canonical form so that the router matches
+  // exactly the resource the segments name (a request under a first segment no row has is a 404 here).
   app.use((request: Request, response: Response, next: NextFunction) => {
     const context = contextOf(response);
     const segments = pathSegments(context.path);
     const name = segments[0];
-    if (name === undefined || !Object.hasOwn(options.modules, name))
-      throw noEndpoint(request.method, context.path);
+    if (!options.routes.serves(name)) throw noEndpoint(request.method, context.path);
     context.segments = segments;
     request.url = `/api/${segments.map(encodeURIComponent).join('/')}`;
     next();
   });
 
-  // Authorization: one check for every route, from the one permission table.
-  app.use(async (request: Request, response: Response, next: NextFunction) => {
-    const context = contextOf(response);
-    const principal = context.principal!;
-    const row = permitted(principal, request.method, context.path, context.segments!);
-    if (row) {
-      context.filter = await checkTeamScope({
-        row,
-        principal,
-        request: { method: request.method, segments: context.segments!, body: context.body },
-        governance: options.governance,
-      });
-    }
-    next();
-  });
-
-  // Changes are recorded once answered; reads pass straight through (audit-trail.ts).
-  if (trail) app.use(trail.changes);
-
-  for (const [name, module] of Object.entries(options.modules)) app.use(`/api/${name}`, moduleRouter(module));
+  app.use('/api', apiRouter(options, trail));
 
   app.use((request: Request, response: Response) => {
     throw noEndpoint(request.method, contextOf(response).path);
@@ -308,7 +315,7 @@ export function createAdminExpress(options: AdminExpressOptions) {
       options.origins?.check(request);
       const path = (request.url ?? '/').split('?')[0]!;
       const principal = await authenticate(withProtocolBearer(request.headers), options, { method: 'GET' });
-      permitted(principal, 'GET', path, pathSegments(path));
+      permitted(principal, 'GET', path, options.routes.match('GET', pathSegments(path))?.route);
       return principal;
     },
     /** Resolves once every audit record under way is stored: call before closing the audit store. */

@@ -1,13 +1,14 @@
 // A test harness of the admin app over stub services and a memory store: tokens of every role, served on a
-// loopback port (route-permissions.test.ts, admin-access.test.ts).
+// loopback port (route-table.test.ts, admin-access.test.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import { type Logger, parseGatewayConfig } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
-import { createAdminApp } from './admin-app.ts';
+import { type AdminRequest, type AdminResult, createAdminApp } from './admin-app.ts';
 import { IdentityStore } from './identity-store.ts';
+import { type AdminRoute, createRouteTable } from './route-table.ts';
 
 export const BOOTSTRAP_TOKEN = 'bootstrap-admin-token';
 
@@ -133,4 +134,31 @@ export async function adminCall(
   // biome-ignore lint/suspicious/noExplicitAny: answers are asserted field by field
   const body: any = text ? JSON.parse(text) : undefined;
   return { status: response.status, body };
+}
+
+/**
+ * Calls rows as the admin app does, without HTTP or a permission check: the row of the method and path (`/api/…`),
+ * or the 404 or 405 the table answers. For handlers' unit tests.
+ */
+export function routeCaller(routes: readonly AdminRoute[]) {
+  const table = createRouteTable(routes);
+  return (
+    method: string,
+    path: string,
+    request: Partial<Pick<AdminRequest, 'role' | 'principal' | 'query'>> & { body?: unknown } = {},
+  ): Promise<AdminResult> => {
+    const segments = path.slice('/api/'.length).split('/').filter(Boolean).map(decodeURIComponent);
+    const found = table.match(method, segments);
+    if (!found) return Promise.reject(table.refusal(method, path, segments).error);
+    return found.route.handle({
+      method,
+      role: request.role ?? 'admin',
+      principal: request.principal,
+      segments,
+      params: found.params,
+      path,
+      query: request.query ?? new URLSearchParams(),
+      body: async () => (request.body ?? {}) as Record<string, unknown>,
+    });
+  };
 }

@@ -3,35 +3,29 @@ import { AlertDispatcher, AlertRegistry } from '@gw/alerts';
 import { MemoryStore } from '@gw/shared/store';
 import { startFakeSlackWebhook, startFakeWebhookReceiver } from '@gw/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { AdminRequest } from './admin-app.ts';
+import { routeCaller } from './admin-harness.ts';
 import { createAlertsAdmin } from './alerts-admin.ts';
 
 const SECRET = 'webhook-secret-0123456789';
-let admin: ReturnType<typeof createAlertsAdmin>;
+let admin: ReturnType<typeof routeCaller>;
 let registry: AlertRegistry;
 
 beforeEach(async () => {
   registry = new AlertRegistry({ store: await MemoryStore.open() });
-  admin = createAlertsAdmin({
-    registry,
-    dispatcher: new AlertDispatcher({ registry, backoffMs: 1 }),
-    unsupported: (kind) =>
-      kind === 'dropped_requests'
-        ? 'needs the dropped-request counts, which this gateway does not have'
-        : undefined,
-  });
+  admin = routeCaller(
+    createAlertsAdmin({
+      registry,
+      dispatcher: new AlertDispatcher({ registry, backoffMs: 1 }),
+      unsupported: (kind) =>
+        kind === 'dropped_requests'
+          ? 'needs the dropped-request counts, which this gateway does not have'
+          : undefined,
+    }),
+  );
 });
 
 function call(method: string, path: string, body: unknown = {}, query = '') {
-  const segments = path.slice('/api/'.length).split('/').map(decodeURIComponent);
-  const request: AdminRequest = {
-    method,
-    role: 'admin',
-    segments,
-    query: new URLSearchParams(query),
-    body: async () => body as Record<string, unknown>,
-  };
-  return admin.alerts(request, path);
+  return admin(method, path, { body, query: new URLSearchParams(query) });
 }
 
 /** The error a call throws, as the admin app would answer it. */
@@ -301,12 +295,9 @@ describe('alert rules', () => {
 describe('without a store', () => {
   it('answers 503 saying why', async () => {
     const bare = createAlertsAdmin({});
-    const error = await bare
-      .alerts(
-        { method: 'GET', role: 'admin', segments: ['alerts', 'rules'], body: async () => ({}) },
-        '/api/alerts/rules',
-      )
-      .catch((thrown: unknown) => thrown as { status: number; message: string });
+    const error = await routeCaller(bare)('GET', '/api/alerts/rules').catch(
+      (thrown: unknown) => thrown as { status: number; message: string },
+    );
     expect(error).toMatchObject({
       status: 503,
       message: expect.stringMatching(/alerts live in the state store/),

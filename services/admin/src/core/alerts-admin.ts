@@ -15,8 +15,6 @@ import {
   isPlainObject,
   maskSecret,
   mergePatch,
-  methodNotAllowed,
-  noEndpoint,
   notFound,
   type OutboundPolicy,
   outboundPolicy,
@@ -28,6 +26,7 @@ import {
 } from '@gw/shared';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { mayReferenceSecrets } from './permissions.ts';
+import { type AdminRoute, route } from './route-table.ts';
 
 export interface AlertsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
@@ -96,7 +95,7 @@ const conflict = (message: string, param: string) => new GatewayError({ type: 'c
  * channels live in the store, where the evaluator (whichever replica holds the lease) reads them each interval.
  * A rule naming a channel that does not exist, or a channel still named by a rule being deleted, is refused.
  */
-export function createAlertsAdmin(options: AlertsAdminOptions) {
+export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
   function registryOf(): AlertRegistry {
     if (options.registry) return options.registry;
     throw new GatewayError({
@@ -123,86 +122,76 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
     return isPlainObject(merged) ? { ...merged, id } : merged;
   }
 
-  async function rules(request: AdminRequest, path: string, id: string | undefined): Promise<AdminResult> {
-    const registry = registryOf();
-    if (id === undefined) {
-      if (request.method === 'GET') return { status: 200, body: await registry.listRules() };
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const rule = await checkedRule(registry, await request.body());
-      if (await registry.getRule(rule.id)) throw conflict(`alert rule '${rule.id}' already exists`, 'id');
-      await registry.putRule(rule);
-      return { status: 201, body: rule };
-    }
-    const stored = await registry.getRule(id);
+  async function storedRule(id: string): Promise<AlertRule> {
+    const stored = await registryOf().getRule(id);
     if (!stored) throw notFound(`alert rule '${id}'`);
-    if (request.method === 'GET') return { status: 200, body: stored };
-    if (request.method === 'PUT' || request.method === 'PATCH') {
-      const body = await request.body();
-      const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
-      const rule = await checkedRule(registry, next);
-      await registry.putRule(rule);
-      return { status: 200, body: rule };
-    }
-    if (request.method === 'DELETE') {
-      await registry.deleteRule(id);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+    return stored;
   }
 
-  async function channels(
-    request: AdminRequest,
-    path: string,
-    id: string | undefined,
-    action: string | undefined,
-  ): Promise<AdminResult> {
-    const registry = registryOf();
-    if (id === undefined) {
-      if (request.method === 'GET')
-        return { status: 200, body: (await registry.listChannels()).map(shownChannel) };
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const body = await request.body();
-      refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
-      const channel = await allowedChannel(validate(alertChannelSchema, body));
-      if (await registry.getChannel(channel.id))
-        throw conflict(`alert channel '${channel.id}' already exists`, 'id');
-      await registry.putChannel(channel);
-      return { status: 201, body: shownChannel(channel) };
-    }
-    const stored = await registry.getChannel(id);
+  async function storedChannel(id: string): Promise<AlertChannel> {
+    const stored = await registryOf().getChannel(id);
     if (!stored) throw notFound(`alert channel '${id}'`);
-    if (action === 'test') {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
-      return { status: 200, body: await sendTest(stored) };
+    return stored;
+  }
+
+  async function createRule(request: AdminRequest): Promise<AdminResult> {
+    const registry = registryOf();
+    const rule = await checkedRule(registry, await request.body());
+    if (await registry.getRule(rule.id)) throw conflict(`alert rule '${rule.id}' already exists`, 'id');
+    await registry.putRule(rule);
+    return { status: 201, body: rule };
+  }
+
+  /** PUT replaces a rule, PATCH merges into it (RFC 7396). */
+  async function changeRule(request: AdminRequest<{ id: string }>): Promise<AdminResult> {
+    const { id } = request.params;
+    const registry = registryOf();
+    const stored = await storedRule(id);
+    const body = await request.body();
+    const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
+    const rule = await checkedRule(registry, next);
+    await registry.putRule(rule);
+    return { status: 200, body: rule };
+  }
+
+  async function createChannel(request: AdminRequest): Promise<AdminResult> {
+    const registry = registryOf();
+    const body = await request.body();
+    refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
+    const channel = await allowedChannel(validate(alertChannelSchema, body));
+    if (await registry.getChannel(channel.id))
+      throw conflict(`alert channel '${channel.id}' already exists`, 'id');
+    await registry.putChannel(channel);
+    return { status: 201, body: shownChannel(channel) };
+  }
+
+  /** PUT replaces a channel, PATCH merges into it; masked secrets sent back keep the stored ones. */
+  async function changeChannel(request: AdminRequest<{ id: string }>): Promise<AdminResult> {
+    const { id } = request.params;
+    const stored = await storedChannel(id);
+    const body = keepMasked(await request.body(), stored);
+    const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
+    refuseSecretReferences(next, { mayReference: mayReferenceSecrets(request), stored });
+    const channel = await allowedChannel(validate(alertChannelSchema, next));
+    refuseMovedSecrets(channel, { mayReference: mayReferenceSecrets(request), stored });
+    await registryOf().putChannel(channel);
+    return { status: 200, body: shownChannel(channel) };
+  }
+
+  async function deleteChannel(id: string): Promise<AdminResult> {
+    const registry = registryOf();
+    await storedChannel(id);
+    const users = (await registry.listRules())
+      .filter((rule) => rule.channels.includes(id))
+      .map((rule) => rule.id);
+    if (users.length > 0) {
+      throw conflict(
+        `alert channel '${id}' is still used by the rules ${users.map((rule) => `'${rule}'`).join(', ')}`,
+        'id',
+      );
     }
-    if (action !== undefined) throw noEndpoint(request.method, path);
-    if (request.method === 'GET') return { status: 200, body: shownChannel(stored) };
-    if (request.method === 'PUT' || request.method === 'PATCH') {
-      const body = keepMasked(await request.body(), stored);
-      const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
-      refuseSecretReferences(next, { mayReference: mayReferenceSecrets(request), stored });
-      const channel = await allowedChannel(validate(alertChannelSchema, next));
-      refuseMovedSecrets(channel, { mayReference: mayReferenceSecrets(request), stored });
-      await registry.putChannel(channel);
-      return { status: 200, body: shownChannel(channel) };
-    }
-    if (request.method === 'DELETE') {
-      const users = (await registry.listRules())
-        .filter((rule) => rule.channels.includes(id))
-        .map((rule) => rule.id);
-      if (users.length > 0) {
-        throw conflict(
-          `alert channel '${id}' is still used by the rules ${users.map((rule) => `'${rule}'`).join(', ')}`,
-          'id',
-        );
-      }
-      await registry.deleteChannel(id);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+    await registry.deleteChannel(id);
+    return { status: 200, body: { deleted: id } };
   }
 
   /** A channel whose receiver the outbound address policy allows (the dispatcher checks again at connect). */
@@ -240,8 +229,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
     );
   }
 
-  async function history(request: AdminRequest, path: string): Promise<AdminResult> {
-    if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
+  async function history(request: AdminRequest): Promise<AdminResult> {
     const query = request.query ?? new URLSearchParams();
     const limitText = query.get('limit') ?? '50';
     const limit = Number(limitText);
@@ -255,14 +243,61 @@ export function createAlertsAdmin(options: AlertsAdminOptions) {
     return { status: 200, body: await registryOf().history({ limit, cursor }) };
   }
 
-  async function alerts(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, collection, id, action, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    if (collection === 'rules' && action === undefined) return rules(request, path, id);
-    if (collection === 'channels') return channels(request, path, id, action);
-    if (collection === 'history' && id === undefined) return history(request, path);
-    throw noEndpoint(request.method, path);
-  }
-
-  return { alerts };
+  const read = 'alerts:read';
+  const write = 'alerts:write';
+  return [
+    {
+      method: 'GET',
+      path: '/alerts/rules',
+      permission: read,
+      handle: async () => ({ status: 200, body: await registryOf().listRules() }),
+    },
+    { method: 'POST', path: '/alerts/rules', permission: write, handle: createRule },
+    route({
+      method: 'GET',
+      path: '/alerts/rules/:id',
+      permission: read,
+      handle: async ({ params: { id } }) => ({ status: 200, body: await storedRule(id) }),
+    }),
+    route({ method: 'PUT', path: '/alerts/rules/:id', permission: write, handle: changeRule }),
+    route({ method: 'PATCH', path: '/alerts/rules/:id', permission: write, handle: changeRule }),
+    route({
+      method: 'DELETE',
+      path: '/alerts/rules/:id',
+      permission: write,
+      handle: async ({ params: { id } }) => {
+        await storedRule(id);
+        await registryOf().deleteRule(id);
+        return { status: 200, body: { deleted: id } };
+      },
+    }),
+    {
+      method: 'GET',
+      path: '/alerts/channels',
+      permission: read,
+      handle: async () => ({ status: 200, body: (await registryOf().listChannels()).map(shownChannel) }),
+    },
+    { method: 'POST', path: '/alerts/channels', permission: write, handle: createChannel },
+    route({
+      method: 'GET',
+      path: '/alerts/channels/:id',
+      permission: read,
+      handle: async ({ params: { id } }) => ({ status: 200, body: shownChannel(await storedChannel(id)) }),
+    }),
+    route({ method: 'PUT', path: '/alerts/channels/:id', permission: write, handle: changeChannel }),
+    route({ method: 'PATCH', path: '/alerts/channels/:id', permission: write, handle: changeChannel }),
+    route({
+      method: 'DELETE',
+      path: '/alerts/channels/:id',
+      permission: write,
+      handle: async ({ params: { id } }) => deleteChannel(id),
+    }),
+    route({
+      method: 'POST',
+      path: '/alerts/channels/:id/test',
+      permission: write,
+      handle: async ({ params: { id } }) => ({ status: 200, body: await sendTest(await storedChannel(id)) }),
+    }),
+    { method: 'GET', path: '/alerts/history', permission: read, handle: history },
+  ];
 }

@@ -5,15 +5,8 @@ import {
   auditQueryParamsSchema,
   auditRecords,
 } from '@gw/logs';
-import {
-  invalidRequest,
-  methodNotAllowed,
-  noEndpoint,
-  notFound,
-  serviceUnavailable,
-  validate,
-} from '@gw/shared';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { invalidRequest, notFound, serviceUnavailable, validate } from '@gw/shared';
+import { type AdminRoute, route } from './route-table.ts';
 
 export interface AuditLogsAdminOptions {
   /** Where audit records are kept (SQLite embedded, PostgreSQL in a cluster); none when there is no database. */
@@ -35,43 +28,59 @@ async function* jsonLines(store: AuditStore, filter: ReturnType<typeof auditFilt
  * streamed) and `/api/audit-logs/verify` (the chain check) (docs/admin-access.md "Audit log"). Read-only:
  * nothing in the API changes or deletes an audit record.
  */
-export function createAuditLogsAdmin(options: AuditLogsAdminOptions) {
+export function createAuditLogsAdmin(options: AuditLogsAdminOptions): AdminRoute[] {
   // One chain check at a time per process: callers that ask meanwhile share its answer.
   let verifying: Promise<AuditVerification> | undefined;
+  function storeOf(): AuditStore {
+    if (options.store) return options.store;
+    throw serviceUnavailable(options.unavailable ?? 'the audit log is off on this gateway');
+  }
+  const read = (path: string, handle: AdminRoute['handle']): AdminRoute => ({
+    method: 'GET',
+    path,
+    permission: 'audit:read',
+    handle,
+  });
 
-  async function auditLogs(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, item, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
-    const { store } = options;
-    if (!store) throw serviceUnavailable(options.unavailable ?? 'the audit log is off on this gateway');
-    const query = request.query ?? new URLSearchParams();
-    if (item === undefined)
+  return [
+    read('/audit-logs', async (request) => {
+      const store = storeOf();
+      const query = request.query ?? new URLSearchParams();
       return { status: 200, body: await store.query(validate(auditQueryParamsSchema, query)) };
-    if (item === 'export') {
-      const filter = validate(auditFilterParamsSchema, query);
+    }),
+    read('/audit-logs/export', async (request) => {
+      const store = storeOf();
+      const filter = validate(auditFilterParamsSchema, request.query ?? new URLSearchParams());
       return {
         status: 200,
         body: undefined,
         stream: { contentType: JSON_LINES, chunks: jsonLines(store, filter) },
       };
-    }
-    if (item === 'verify') {
+    }),
+    read('/audit-logs/verify', async () => {
+      const store = storeOf();
       verifying ??= store.verify().finally(() => {
         verifying = undefined;
       });
       return { status: 200, body: await verifying };
-    }
-    if (!/^[1-9]\d{0,15}$/.test(item)) {
-      throw invalidRequest(
-        `${path}: '${item.slice(0, 40)}' is not a record's seq (a positive integer)`,
-        'seq',
-      );
-    }
-    const record = await store.get(Number(item));
-    if (!record) throw notFound(`audit record ${item}`);
-    return { status: 200, body: record };
-  }
-
-  return { 'audit-logs': auditLogs };
+    }),
+    route({
+      method: 'GET',
+      path: '/audit-logs/:seq',
+      permission: 'audit:read',
+      handle: async (request) => {
+        const store = storeOf();
+        const { seq } = request.params;
+        if (!/^[1-9]\d{0,15}$/.test(seq)) {
+          throw invalidRequest(
+            `${request.path}: '${seq.slice(0, 40)}' is not a record's seq (a positive integer)`,
+            'seq',
+          );
+        }
+        const record = await store.get(Number(seq));
+        if (!record) throw notFound(`audit record ${seq}`);
+        return { status: 200, body: record };
+      },
+    }),
+  ];
 }

@@ -1,8 +1,8 @@
 import type { GatewayError } from '@gw/shared';
 import type { NextFunction, Request, Response } from 'express';
-import type { AdminModule } from './admin-express.ts';
 import type { Principal } from './admin-principal.ts';
 import type { AuditEvent, AuditGate } from './audit-sink.ts';
+import type { RouteTable } from './route-table.ts';
 
 /** What the trail learns of a request from the admin chain (admin-express.ts keeps it in response.locals). */
 export interface AuditedRequest {
@@ -19,7 +19,7 @@ export interface AuditedRequest {
   /** Set when the request was recorded as refused, so that it is not recorded twice. */
   refused?: boolean | undefined;
   /**
-   * Set for a change: the module router calls it with the status and body it is about to answer, and sends
+   * Set for a change: the route's answer calls it with the status and body it is about to answer, and sends
    * them only once it resolves (the record is held); it throws the 503 when the record could not be held.
    */
   hold?: ((status: number, answer: unknown) => Promise<void>) | undefined;
@@ -52,8 +52,8 @@ function targetOf(method: string, request: AuditedRequest): string {
 
 export interface AuditTrailOptions {
   sink: AuditGate;
-  /** The admin API's modules: a change's resource is read through its own module, before and after. */
-  modules: Record<string, AdminModule>;
+  /** The rows of `/api`: a change's resource is read through the GET row of its path, before and after. */
+  routes: RouteTable;
   /** The request's context as the admin chain keeps it. */
   context: (response: Response) => AuditedRequest;
 }
@@ -61,12 +61,14 @@ export interface AuditTrailOptions {
 /**
  * The audit log's view of the `/api` chain (docs/admin-access.md "Audit log"). `changes` is a middleware placed
  * after authorization: a request that is not a read is admitted only while the audit log can hold a record
- * (else 503 before anything is changed), has its resource read before the change (a GET of the same path
- * through the same module, when that answers 200), and its answer is sent only once its record is held, with
+ * (else 503 before anything is changed), has its resource read before the change (the GET row of the same
+ * path, when there is one and it answers 200), and its answer is sent only once its record is held, with
  * the resource read again (or, for a create, the answer's body). A change that fails (an error answer) is
  * recorded after its answer. `failed` is called by the error handler and records a 401 or 403 of `/api` as
  * `access_denied`. Reads are never recorded and never wait.
  */
+export type AuditTrail = ReturnType<typeof createAuditTrail>;
+
 export function createAuditTrail(options: AuditTrailOptions) {
   const pending = new Set<Promise<void>>();
   const track = (work: Promise<void>) => {
@@ -74,22 +76,21 @@ export function createAuditTrail(options: AuditTrailOptions) {
     void work.finally(() => pending.delete(work));
   };
 
-  /** The resource at a path as its module answers a GET, or undefined when that is not a 200. */
+  /** The resource at a path as its GET row answers it, or undefined when that is not a 200. */
   async function read(principal: Principal, segments: string[], path: string): Promise<unknown> {
-    const module = options.modules[segments[0]!];
-    if (!module) return undefined;
+    const found = options.routes.match('GET', segments);
+    if (!found) return undefined;
     try {
-      const result = await module(
-        {
-          method: 'GET',
-          role: principal.role,
-          principal,
-          segments,
-          query: new URLSearchParams(),
-          body: async () => ({}),
-        },
+      const result = await found.route.handle({
+        method: 'GET',
+        role: principal.role,
+        principal,
+        segments,
+        params: found.params,
         path,
-      );
+        query: new URLSearchParams(),
+        body: async () => ({}),
+      });
       return result.status === 200 && result.stream === undefined ? result.body : undefined;
     } catch {
       return undefined;

@@ -2,13 +2,8 @@
 import { callerKeyHash, MemoryCacheBackend, SemanticCache } from '@gw/cache';
 import { wholeAnswer } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
-import type { AdminRequest } from './admin-app.ts';
+import { routeCaller } from './admin-harness.ts';
 import { createCacheAdmin } from './cache-admin.ts';
-
-function request(method: string, path: string): [AdminRequest, string] {
-  const segments = path.slice('/api/'.length).split('/').map(decodeURIComponent);
-  return [{ method, role: 'admin', segments, body: async () => ({}) }, path];
-}
 
 async function setup() {
   const backend = new MemoryCacheBackend();
@@ -24,7 +19,7 @@ async function setup() {
     if (!outcome.stored) throw new Error(outcome.detail);
     return outcome.id;
   };
-  return { admin: createCacheAdmin({ backend }), store, cache };
+  return { admin: routeCaller(createCacheAdmin({ backend })), store, cache };
 }
 
 describe('cache admin', () => {
@@ -35,18 +30,20 @@ describe('cache admin', () => {
     await store('vk:a', 'b'.repeat(64));
     await store('vk:a', 'c'.repeat(64));
     await store('vk:b', 'c'.repeat(64));
-    expect(await admin.cache(...request('DELETE', `/api/cache/scopes/vk%3Aa/entries/${id}`))).toEqual({
+    expect(await admin('DELETE', `/api/cache/scopes/vk%3Aa/entries/${id}`)).toEqual({
       status: 200,
       body: { scope: 'vk:a', id, removed: 1 },
     });
-    expect(await admin.cache(...request('DELETE', '/api/cache/scopes/vk:a/keys/report-2026'))).toEqual({
+    expect(await admin('DELETE', '/api/cache/scopes/vk:a/keys/report-2026')).toEqual({
       status: 200,
       body: { scope: 'vk:a', key: 'report-2026', removed: 1 },
     });
-    expect(
-      (await admin.cache(...request('DELETE', `/api/cache/scopes/vk:a/keys/${'b'.repeat(64)}`))).body,
-    ).toEqual({ scope: 'vk:a', key: 'b'.repeat(64), removed: 1 });
-    expect(await admin.cache(...request('DELETE', '/api/cache/scopes/vk:a'))).toEqual({
+    expect((await admin('DELETE', `/api/cache/scopes/vk:a/keys/${'b'.repeat(64)}`)).body).toEqual({
+      scope: 'vk:a',
+      key: 'b'.repeat(64),
+      removed: 1,
+    });
+    expect(await admin('DELETE', '/api/cache/scopes/vk:a')).toEqual({
       status: 200,
       body: { scope: 'vk:a', removed: 1 },
     });
@@ -56,23 +53,19 @@ describe('cache admin', () => {
 
   it('answers 404 for what is not there, 405 for other methods, and says when the cache is off', async () => {
     const { admin } = await setup();
-    await expect(
-      admin.cache(...request('DELETE', '/api/cache/scopes/vk:a/entries/nope')),
-    ).rejects.toMatchObject({
+    await expect(admin('DELETE', '/api/cache/scopes/vk:a/entries/nope')).rejects.toMatchObject({
       type: 'not_found',
     });
-    await expect(admin.cache(...request('DELETE', '/api/cache/scopes/vk:a/keys/nope'))).rejects.toMatchObject(
-      {
-        type: 'not_found',
-      },
-    );
-    await expect(admin.cache(...request('GET', '/api/cache/scopes/vk:a'))).rejects.toMatchObject({
+    await expect(admin('DELETE', '/api/cache/scopes/vk:a/keys/nope')).rejects.toMatchObject({
+      type: 'not_found',
+    });
+    await expect(admin('GET', '/api/cache/scopes/vk:a')).rejects.toMatchObject({
       type: 'method_not_allowed',
     });
     for (const path of ['/api/cache', '/api/cache/scopes/vk:a/entries', '/api/cache/scopes/vk:a/other/x']) {
-      await expect(admin.cache(...request('DELETE', path))).rejects.toMatchObject({ type: 'not_found' });
+      await expect(admin('DELETE', path)).rejects.toMatchObject({ type: 'not_found' });
     }
-    const off = createCacheAdmin({});
-    await expect(off.cache(...request('DELETE', '/api/cache/scopes/vk:a'))).rejects.toThrow(/cache\.enabled/);
+    const off = routeCaller(createCacheAdmin({}));
+    await expect(off('DELETE', '/api/cache/scopes/vk:a')).rejects.toThrow(/cache\.enabled/);
   });
 });

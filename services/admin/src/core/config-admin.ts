@@ -2,8 +2,6 @@ import {
   applySystemSettings,
   type GatewayConfig,
   invalidRequest,
-  methodNotAllowed,
-  noEndpoint,
   RESTART_REQUIRED,
   readSystemSettings,
   systemSettingsSchema,
@@ -13,6 +11,7 @@ import {
 import type { Store } from '@gw/shared/store';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { requireStore } from './require-store.ts';
+import type { AdminRoute } from './route-table.ts';
 
 export interface ConfigAdminOptions {
   /** Where the settings live (every process follows them); absent in a cluster admin without REDIS_URL. */
@@ -31,15 +30,27 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * changes the fields it names; the result is validated whole (an error names the field), stored, and applied by
  * every process without a restart, except the settings listed in `restart_required`.
  */
-export function createConfigAdmin(options: ConfigAdminOptions) {
-  return async function config(request: AdminRequest, path: string): Promise<AdminResult> {
-    if (request.segments.length !== 1) throw noEndpoint(request.method, path);
-    const store = requireStore(options.store, 'the system settings');
+export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
+  const storeOf = () => requireStore(options.store, 'the system settings');
+  return [
+    {
+      method: 'GET',
+      path: '/config',
+      permission: 'config:read',
+      handle: async () => ({
+        status: 200,
+        body: {
+          ...(await readSystemSettings(storeOf(), options.config)),
+          restart_required: RESTART_REQUIRED,
+        },
+      }),
+    },
+    { method: 'PUT', path: '/config', permission: 'config:write', handle: change },
+  ];
+
+  async function change(request: AdminRequest): Promise<AdminResult> {
+    const store = storeOf();
     const current = await readSystemSettings(store, options.config);
-    if (request.method === 'GET')
-      return { status: 200, body: { ...current, restart_required: RESTART_REQUIRED } };
-    if (request.method !== 'PUT')
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or PUT' });
     const changes = await request.body();
     for (const key of Object.keys(changes)) {
       if (!(SECTIONS as readonly string[]).includes(key)) {
@@ -66,5 +77,5 @@ export function createConfigAdmin(options: ConfigAdminOptions) {
     await writeSystemSettings(store, settings);
     applySystemSettings(options.config, settings);
     return { status: 200, body: { ...settings, restart_required: RESTART_REQUIRED } };
-  };
+  }
 }

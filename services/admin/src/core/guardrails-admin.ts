@@ -11,8 +11,6 @@ import {
   guardrailRuleSchema,
   invalidRequest,
   maskSecret,
-  methodNotAllowed,
-  noEndpoint,
   notFound,
   type OutboundPolicy,
   outboundPolicy,
@@ -24,6 +22,7 @@ import {
 } from '@gw/shared';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { mayReferenceSecrets } from './permissions.ts';
+import { type AdminRoute, route } from './route-table.ts';
 
 export interface GuardrailsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
@@ -94,7 +93,7 @@ function asBadRequest<Value>(work: () => Value): Value {
  * ingress recompiles on the change notice. A rule whose condition does not compile, or that names a profile
  * that does not exist, is a 400 naming the field.
  */
-export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
+export function createGuardrailsAdmin(options: GuardrailsAdminOptions): AdminRoute[] {
   function registryOf(): GuardrailRegistry {
     if (options.registry) return options.registry;
     throw new GatewayError({
@@ -147,83 +146,123 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     return rule;
   }
 
-  async function profiles(request: AdminRequest, path: string, id: string | undefined): Promise<AdminResult> {
-    const registry = registryOf();
-    if (id === undefined) {
-      if (request.method === 'GET')
-        return { status: 200, body: (await registry.listProfiles()).map(shownProfile) };
-      if (request.method === 'POST') return saveProfile(registry, await request.body(), { request });
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-    }
-    const stored = await registry.getProfile(id);
-    if (request.method === 'GET') {
-      if (!stored) throw notFound(`guardrail profile '${id}'`);
-      return { status: 200, body: shownProfile(stored) };
-    }
-    if (request.method === 'PUT') {
-      if (!stored) throw notFound(`guardrail profile '${id}'`);
-      return saveProfile(
-        registry,
-        { ...keepMaskedSecrets(await request.body(), stored), id },
-        { request, stored },
-      );
-    }
-    if (request.method === 'DELETE') {
-      if (!(await registry.deleteProfile(id))) throw notFound(`guardrail profile '${id}'`);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
-  }
+  const profileRoutes: AdminRoute[] = [
+    {
+      method: 'GET',
+      path: '/guardrails/profiles',
+      permission: 'guardrails:read',
+      handle: async () => ({ status: 200, body: (await registryOf().listProfiles()).map(shownProfile) }),
+    },
+    {
+      method: 'POST',
+      path: '/guardrails/profiles',
+      permission: 'guardrails:write',
+      handle: async (request) => saveProfile(registryOf(), await request.body(), { request }),
+    },
+    route({
+      method: 'GET',
+      path: '/guardrails/profiles/:id',
+      permission: 'guardrails:read',
+      handle: async ({ params: { id } }) => {
+        const stored = await registryOf().getProfile(id);
+        if (!stored) throw notFound(`guardrail profile '${id}'`);
+        return { status: 200, body: shownProfile(stored) };
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/guardrails/profiles/:id',
+      permission: 'guardrails:write',
+      handle: async (request) => {
+        const { id } = request.params;
+        const registry = registryOf();
+        const stored = await registry.getProfile(id);
+        if (!stored) throw notFound(`guardrail profile '${id}'`);
+        return saveProfile(
+          registry,
+          { ...keepMaskedSecrets(await request.body(), stored), id },
+          { request, stored },
+        );
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/guardrails/profiles/:id',
+      permission: 'guardrails:write',
+      handle: async ({ params: { id } }) => {
+        if (!(await registryOf().deleteProfile(id))) throw notFound(`guardrail profile '${id}'`);
+        return { status: 200, body: { deleted: id } };
+      },
+    }),
+  ];
 
-  async function rules(request: AdminRequest, path: string, id: string | undefined): Promise<AdminResult> {
-    const registry = registryOf();
-    if (id === undefined) {
-      if (request.method === 'GET') return { status: 200, body: await registry.listRules() };
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const rule = await checkedRule(registry, await request.body());
-      if (await registry.getRule(rule.id)) {
-        throw new GatewayError({
-          type: 'conflict',
-          message: `guardrail rule '${rule.id}' already exists`,
-          param: 'id',
-        });
-      }
-      await registry.putRule(rule);
-      return { status: 201, body: rule };
-    }
+  /** The stored rule, or the 404. */
+  async function storedRule(registry: GuardrailRegistry, id: string): Promise<GuardrailRule> {
     const stored = await registry.getRule(id);
     if (!stored) throw notFound(`guardrail rule '${id}'`);
-    if (request.method === 'GET') return { status: 200, body: stored };
-    if (request.method === 'PUT') {
-      const rule = await checkedRule(registry, { ...(await request.body()), id });
-      await registry.putRule(rule);
-      return { status: 200, body: rule };
-    }
-    if (request.method === 'DELETE') {
-      await registry.deleteRule(id);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT or DELETE' });
+    return stored;
   }
 
-  async function guardrails(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, collection, id, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    if (collection === 'profiles') return profiles(request, path, id);
-    if (collection === 'rules') return rules(request, path, id);
-    throw noEndpoint(request.method, path);
-  }
+  const ruleRoutes: AdminRoute[] = [
+    {
+      method: 'GET',
+      path: '/guardrails/rules',
+      permission: 'guardrails:read',
+      handle: async () => ({ status: 200, body: await registryOf().listRules() }),
+    },
+    {
+      method: 'POST',
+      path: '/guardrails/rules',
+      permission: 'guardrails:write',
+      handle: async (request) => {
+        const registry = registryOf();
+        const rule = await checkedRule(registry, await request.body());
+        if (await registry.getRule(rule.id)) {
+          throw new GatewayError({
+            type: 'conflict',
+            message: `guardrail rule '${rule.id}' already exists`,
+            param: 'id',
+          });
+        }
+        await registry.putRule(rule);
+        return { status: 201, body: rule };
+      },
+    },
+    route({
+      method: 'GET',
+      path: '/guardrails/rules/:id',
+      permission: 'guardrails:read',
+      handle: async ({ params: { id } }) => ({ status: 200, body: await storedRule(registryOf(), id) }),
+    }),
+    route({
+      method: 'PUT',
+      path: '/guardrails/rules/:id',
+      permission: 'guardrails:write',
+      handle: async (request) => {
+        const { id } = request.params;
+        const registry = registryOf();
+        await storedRule(registry, id);
+        const rule = await checkedRule(registry, { ...(await request.body()), id });
+        await registry.putRule(rule);
+        return { status: 200, body: rule };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/guardrails/rules/:id',
+      permission: 'guardrails:write',
+      handle: async ({ params: { id } }) => {
+        const registry = registryOf();
+        await storedRule(registry, id);
+        await registry.deleteRule(id);
+        return { status: 200, body: { deleted: id } };
+      },
+    }),
+  ];
 
   /** SPEC.md's API form: `provider_name`, `policy_name`, `enabled`, `config` (Bedrock: `guardrail_arn`, …). */
-  async function enterprise(request: AdminRequest, path: string): Promise<AdminResult> {
-    if (request.segments.join('/') !== 'enterprise/guardrails/providers')
-      throw noEndpoint(request.method, path);
+  async function enterprise(request: AdminRequest): Promise<AdminResult> {
     const registry = registryOf();
-    if (request.method === 'GET')
-      return { status: 200, body: (await registry.listProfiles()).map(shownProfile) };
-    if (request.method !== 'POST')
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
     const form = validate(guardrailProviderFormSchema, await request.body());
     refuseSecretReferences(form.config, { mayReference: mayReferenceSecrets(request), prefix: 'config.' });
     const { guardrail_arn, guardrail_version, ...config } = form.config;
@@ -246,5 +285,15 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions) {
     return saveProfile(registry, profile.data, { request });
   }
 
-  return { guardrails, enterprise };
+  return [
+    ...profileRoutes,
+    ...ruleRoutes,
+    { ...profileRoutes[0]!, path: '/enterprise/guardrails/providers' },
+    {
+      method: 'POST',
+      path: '/enterprise/guardrails/providers',
+      permission: 'guardrails:write',
+      handle: enterprise,
+    },
+  ];
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GatewayError, invalidRequest, methodNotAllowed, noEndpoint, notFound, validate } from '@gw/shared';
+import { GatewayError, invalidRequest, notFound, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import type { Principal } from './admin-principal.ts';
@@ -11,6 +11,7 @@ import {
   PERMISSIONS,
   type RoleDefinition,
 } from './permissions.ts';
+import { type AdminRoute, route } from './route-table.ts';
 
 export interface IdentityAdminOptions {
   /** Absent in a cluster admin without a store: every call answers 503. */
@@ -123,7 +124,7 @@ function refuseOtherTeams(principal: Principal, teamIds: readonly string[], fiel
  * `/api/users`, `/api/tokens` and `/api/roles` (docs/admin-access.md): people, their admin API tokens and the
  * roles that say what they may do. A token's value is in its create answer only; DELETE revokes it at once.
  */
-export function createIdentityAdmin(options: IdentityAdminOptions) {
+export function createIdentityAdmin(options: IdentityAdminOptions): AdminRoute[] {
   function identitiesOf(): IdentityStore {
     if (options.identities) return options.identities;
     throw new GatewayError({
@@ -193,33 +194,58 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     };
   }
 
-  async function users(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, id, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    const identities = identitiesOf();
-    if (id === undefined) {
-      if (request.method === 'GET') return { status: 200, body: await identities.listUsers() };
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const user = await checkedUser(request, undefined);
-      await identities.putUser(user);
-      return { status: 201, body: user };
-    }
-    const existing = await identities.getUser(id);
+  async function storedUser(id: string): Promise<AdminUser> {
+    const existing = await identitiesOf().getUser(id);
     if (!existing) throw notFound(`user '${id}'`);
-    if (request.method === 'GET') return { status: 200, body: existing };
-    if (request.method === 'PUT' || request.method === 'PATCH') {
-      const user = await checkedUser(request, existing);
-      await identities.putUser(user);
-      return { status: 200, body: user };
-    }
-    if (request.method === 'DELETE') {
-      refuseOtherTeams(principalOf(request), existing.team_ids, 'team_ids');
-      await identities.deleteUser(id);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+    return existing;
   }
+
+  /** PUT replaces a user, PATCH changes what it names. */
+  async function changeUser(request: AdminRequest<{ id: string }>): Promise<AdminResult> {
+    const user = await checkedUser(request, await storedUser(request.params.id));
+    await identitiesOf().putUser(user);
+    return { status: 200, body: user };
+  }
+
+  const userRoutes: AdminRoute[] = [
+    {
+      method: 'GET',
+      path: '/users',
+      permission: 'users:read',
+      handle: async () => ({ status: 200, body: await identitiesOf().listUsers() }),
+    },
+    {
+      method: 'POST',
+      path: '/users',
+      permission: 'users:write',
+      handle: async (request) => {
+        const identities = identitiesOf();
+        const user = await checkedUser(request, undefined);
+        await identities.putUser(user);
+        return { status: 201, body: user };
+      },
+    },
+    route({
+      method: 'GET',
+      path: '/users/:id',
+      permission: 'users:read',
+      handle: async ({ params: { id } }) => ({ status: 200, body: await storedUser(id) }),
+    }),
+    route({ method: 'PUT', path: '/users/:id', permission: 'users:write', handle: changeUser }),
+    route({ method: 'PATCH', path: '/users/:id', permission: 'users:write', handle: changeUser }),
+    route({
+      method: 'DELETE',
+      path: '/users/:id',
+      permission: 'users:write',
+      handle: async (request) => {
+        const { id } = request.params;
+        const existing = await storedUser(id);
+        refuseOtherTeams(principalOf(request), existing.team_ids, 'team_ids');
+        await identitiesOf().deleteUser(id);
+        return { status: 200, body: { deleted: id } };
+      },
+    }),
+  ];
 
   async function createToken(request: AdminRequest): Promise<AdminResult> {
     const identities = identitiesOf();
@@ -259,26 +285,34 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     return { status: 201, body: { ...token, token: value } };
   }
 
-  async function tokens(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, id, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    const identities = identitiesOf();
-    if (id === undefined) {
-      if (request.method === 'GET') return { status: 200, body: await identities.listTokens() };
-      if (request.method === 'POST') return createToken(request);
-      throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-    }
-    if (request.method === 'GET') {
-      const token = (await identities.listTokens()).find((candidate) => candidate.id === id);
-      if (!token) throw notFound(`admin token '${id}'`);
-      return { status: 200, body: token };
-    }
-    if (request.method === 'DELETE') {
-      if (!(await identities.revokeToken(id))) throw notFound(`admin token '${id}'`);
-      return { status: 200, body: { revoked: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET or DELETE' });
-  }
+  const tokenRoutes: AdminRoute[] = [
+    {
+      method: 'GET',
+      path: '/tokens',
+      permission: 'tokens:read',
+      handle: async () => ({ status: 200, body: await identitiesOf().listTokens() }),
+    },
+    { method: 'POST', path: '/tokens', permission: 'tokens:write', handle: createToken },
+    route({
+      method: 'GET',
+      path: '/tokens/:id',
+      permission: 'tokens:read',
+      handle: async ({ params: { id } }) => {
+        const token = (await identitiesOf().listTokens()).find((candidate) => candidate.id === id);
+        if (!token) throw notFound(`admin token '${id}'`);
+        return { status: 200, body: token };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/tokens/:id',
+      permission: 'tokens:write',
+      handle: async ({ params: { id } }) => {
+        if (!(await identitiesOf().revokeToken(id))) throw notFound(`admin token '${id}'`);
+        return { status: 200, body: { revoked: id } };
+      },
+    }),
+  ];
 
   /** A custom role from a create or PUT body, or a PATCH merged onto `existing`. */
   async function checkedCustomRole(
@@ -313,57 +347,90 @@ export function createIdentityAdmin(options: IdentityAdminOptions) {
     return role;
   }
 
-  async function roles(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, id, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    const identities = identitiesOf();
-    if (id === undefined) {
-      if (request.method === 'GET')
-        return { status: 200, body: [...BUILT_IN_ROLES, ...(await identities.listCustomRoles())] };
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'GET or POST' });
-      const role = await checkedCustomRole(request, undefined);
-      if (await identities.getRole(role.id))
-        throw new GatewayError({
-          type: 'conflict',
-          message: `role '${role.id}' already exists`,
-          param: 'id',
-        });
-      await identities.putRole(role);
-      return { status: 201, body: role };
-    }
-    const existing = await identities.getRole(id);
+  async function storedRole(id: string): Promise<RoleDefinition> {
+    const existing = await identitiesOf().getRole(id);
     if (!existing) throw notFound(`role '${id}'`);
-    if (request.method === 'GET') return { status: 200, body: existing };
-    if (existing.built_in && request.method !== 'GET')
+    return existing;
+  }
+
+  /** A custom role, for a change: a built-in one cannot be changed. */
+  async function customRole(id: string): Promise<RoleDefinition> {
+    const existing = await storedRole(id);
+    if (existing.built_in)
       throw invalidRequest(
         `role '${id}' is built in and cannot be changed; make a custom role instead`,
         'id',
       );
-    if (request.method === 'PUT' || request.method === 'PATCH') {
-      const role = await checkedCustomRole(request, existing);
-      await identities.putRole(role);
-      return { status: 200, body: role };
-    }
-    if (request.method === 'DELETE') {
-      const holders = [
-        ...(await identities.listUsers())
-          .filter((user) => user.roles.includes(id))
-          .map((user) => `user ${user.id}`),
-        ...(await identities.listTokens())
-          .filter((token) => token.role === id)
-          .map((token) => `token ${token.id}`),
-      ];
-      if (holders.length > 0)
-        throw new GatewayError({
-          type: 'conflict',
-          message: `role '${id}' is still held by ${holders.slice(0, 5).join(', ')}; change or delete them first`,
-        });
-      await identities.deleteRole(id);
-      return { status: 200, body: { deleted: id } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
+    return existing;
   }
 
-  return { users, tokens, roles };
+  /** PUT replaces a custom role, PATCH merges into it. */
+  async function changeRole(request: AdminRequest<{ id: string }>): Promise<AdminResult> {
+    const role = await checkedCustomRole(request, await customRole(request.params.id));
+    await identitiesOf().putRole(role);
+    return { status: 200, body: role };
+  }
+
+  const roleRoutes: AdminRoute[] = [
+    {
+      method: 'GET',
+      path: '/roles',
+      permission: 'roles:read',
+      handle: async () => ({
+        status: 200,
+        body: [...BUILT_IN_ROLES, ...(await identitiesOf().listCustomRoles())],
+      }),
+    },
+    {
+      method: 'POST',
+      path: '/roles',
+      permission: 'roles:write',
+      handle: async (request) => {
+        const identities = identitiesOf();
+        const role = await checkedCustomRole(request, undefined);
+        if (await identities.getRole(role.id))
+          throw new GatewayError({
+            type: 'conflict',
+            message: `role '${role.id}' already exists`,
+            param: 'id',
+          });
+        await identities.putRole(role);
+        return { status: 201, body: role };
+      },
+    },
+    route({
+      method: 'GET',
+      path: '/roles/:id',
+      permission: 'roles:read',
+      handle: async ({ params: { id } }) => ({ status: 200, body: await storedRole(id) }),
+    }),
+    route({ method: 'PUT', path: '/roles/:id', permission: 'roles:write', handle: changeRole }),
+    route({ method: 'PATCH', path: '/roles/:id', permission: 'roles:write', handle: changeRole }),
+    route({
+      method: 'DELETE',
+      path: '/roles/:id',
+      permission: 'roles:write',
+      handle: async ({ params: { id } }) => {
+        const identities = identitiesOf();
+        await customRole(id);
+        const holders = [
+          ...(await identities.listUsers())
+            .filter((user) => user.roles.includes(id))
+            .map((user) => `user ${user.id}`),
+          ...(await identities.listTokens())
+            .filter((token) => token.role === id)
+            .map((token) => `token ${token.id}`),
+        ];
+        if (holders.length > 0)
+          throw new GatewayError({
+            type: 'conflict',
+            message: `role '${id}' is still held by ${holders.slice(0, 5).join(', ')}; change or delete them first`,
+          });
+        await identities.deleteRole(id);
+        return { status: 200, body: { deleted: id } };
+      },
+    }),
+  ];
+
+  return [...userRoutes, ...tokenRoutes, ...roleRoutes];
 }

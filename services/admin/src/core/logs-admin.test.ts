@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type LogRecord, logRecordSchema } from '@gw/logs';
 import { SqliteLogStore } from '@gw/logs/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeCaller } from './admin-harness.ts';
 import type { Principal } from './admin-principal.ts';
 import { createLogsAdmin } from './logs-admin.ts';
 
@@ -31,19 +32,13 @@ const principal = (teamIds: string[], teamScoped = true): Principal => ({
 describe('request logs of a team-scoped role', () => {
   let directory: string;
   let store: SqliteLogStore;
-  let logs: ReturnType<typeof createLogsAdmin>['logs'];
+  let logs: ReturnType<typeof routeCaller>;
   const ask = (who: Principal, segments: string[], query = '') =>
-    logs(
-      {
-        method: 'GET',
-        role: who.role,
-        principal: who,
-        segments: ['logs', ...segments],
-        query: new URLSearchParams(query),
-        body: async () => ({}),
-      },
-      `/api/logs/${segments.join('/')}`,
-    );
+    logs('GET', `/api/logs/${segments.join('/')}`, {
+      role: who.role,
+      principal: who,
+      query: new URLSearchParams(query),
+    });
   const ids = (answer: { body: unknown }) =>
     (answer.body as { records: LogRecord[] }).records.map((r) => r.id);
 
@@ -55,7 +50,7 @@ describe('request logs of a team-scoped role', () => {
       logRecord({ id: 'blue-1', team_id: 'blue' }),
       logRecord({ id: 'none-1' }),
     ]);
-    logs = createLogsAdmin({ store }).logs;
+    logs = routeCaller(createLogsAdmin({ store }));
   });
   afterAll(async () => {
     await store.close();

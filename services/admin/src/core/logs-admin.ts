@@ -1,15 +1,7 @@
 import { droppedQuerySchema, type LogStore, logQueryParamsSchema, logStatsParamsSchema } from '@gw/logs';
-import {
-  GatewayError,
-  invalidRequest,
-  methodNotAllowed,
-  noEndpoint,
-  notFound,
-  serviceUnavailable,
-  validate,
-} from '@gw/shared';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import { GatewayError, invalidRequest, notFound, serviceUnavailable, validate } from '@gw/shared';
 import type { Principal } from './admin-principal.ts';
+import { type AdminRoute, route } from './route-table.ts';
 
 /**
  * A team-scoped role (Developer) reads the logs of its teams only: the query's `team_id` must be one of them,
@@ -53,39 +45,57 @@ export interface LogsAdminOptions {
  * `GET /api/logs` (filters, keyset pages, sort), `/api/logs/{id}`, `/api/logs/stats` and `/api/logs/dropped`
  * (docs/logs.md). A bad parameter is a 400 naming it; `/api/logs/stream` is the WebSocket of logs-stream.ts.
  */
-export function createLogsAdmin(options: LogsAdminOptions) {
-  async function logs(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, id, ...rest] = request.segments;
-    if (rest.length > 0) throw noEndpoint(request.method, path);
-    if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
-    const { store } = options;
-    if (!store) throw serviceUnavailable(options.unavailable ?? 'request logs are off on this gateway');
-    const principal = request.principal;
+export function createLogsAdmin(options: LogsAdminOptions): AdminRoute[] {
+  function storeOf(): LogStore {
+    if (options.store) return options.store;
+    throw serviceUnavailable(options.unavailable ?? 'request logs are off on this gateway');
+  }
+  const read = (path: string, handle: AdminRoute['handle']): AdminRoute => ({
+    method: 'GET',
+    path,
+    permission: 'logs:read',
+    handle,
+  });
+
+  return [
+    read('/logs', async (request) => {
+      const store = storeOf();
+      const query = teamScopedLogFilter(request.principal, request.query ?? new URLSearchParams());
+      return { status: 200, body: await store.query(validate(logQueryParamsSchema, query)) };
+    }),
     // Dropped counts name no owner, key or content (a reason and a minute): every `logs:read` reads them, a
     // Developer too, to see why its requests were refused for overload.
-    if (id === 'dropped')
-      return {
-        status: 200,
-        body: await store.dropped(
-          validate(droppedQuerySchema, Object.fromEntries(request.query ?? new URLSearchParams())),
-        ),
-      };
-    const query = teamScopedLogFilter(principal, request.query ?? new URLSearchParams());
-    if (id === undefined)
-      return { status: 200, body: await store.query(validate(logQueryParamsSchema, query)) };
-    if (id === 'stats')
+    read('/logs/dropped', async (request) => ({
+      status: 200,
+      body: await storeOf().dropped(
+        validate(droppedQuerySchema, Object.fromEntries(request.query ?? new URLSearchParams())),
+      ),
+    })),
+    read('/logs/stats', async (request) => {
+      const store = storeOf();
+      const query = teamScopedLogFilter(request.principal, request.query ?? new URLSearchParams());
       return { status: 200, body: await store.stats(validate(logStatsParamsSchema, query)) };
-    if (id === 'stream') {
+    }),
+    read('/logs/stream', async (request) => {
       throw invalidRequest(
-        `${path} is a WebSocket: connect with Upgrade: websocket (the same filters as /api/logs)`,
+        `${request.path} is a WebSocket: connect with Upgrade: websocket (the same filters as /api/logs)`,
       );
-    }
-    const record = await store.get(id);
-    // Another team's record is not there, for a team-scoped caller.
-    if (!record || (principal?.teamScoped && !principal.teamIds.includes(record.team_id ?? '')))
-      throw notFound(`request log ${id}`);
-    return { status: 200, body: record };
-  }
-
-  return { logs };
+    }),
+    route({
+      method: 'GET',
+      path: '/logs/:id',
+      permission: 'logs:read',
+      handle: async (request) => {
+        const { id } = request.params;
+        const store = storeOf();
+        const principal = request.principal;
+        teamScopedLogFilter(principal, request.query ?? new URLSearchParams());
+        const record = await store.get(id);
+        // Another team's record is not there, for a team-scoped caller.
+        if (!record || (principal?.teamScoped && !principal.teamIds.includes(record.team_id ?? '')))
+          throw notFound(`request log ${id}`);
+        return { status: 200, body: record };
+      },
+    }),
+  ];
 }

@@ -6,6 +6,7 @@ import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminRequest } from './admin-app.ts';
 import { authorizeAdmin } from './admin-auth.ts';
+import { routeCaller } from './admin-harness.ts';
 import { createMcpAdmin } from './mcp-admin.ts';
 
 const STDIO = {
@@ -17,27 +18,21 @@ const HTTP = { name: 'remote', connection_type: 'http', connection_string: 'http
 
 describe('MCP admin', () => {
   let store: MemoryStore;
-  let handle: ReturnType<typeof createMcpAdmin>;
+  let handle: ReturnType<typeof routeCaller>;
 
   beforeAll(async () => {
     store = await MemoryStore.open();
-    handle = createMcpAdmin({
-      registry: new McpRegistry({ store, logger: silentLogger() }),
-      reportWaitMs: 50,
-    });
+    handle = routeCaller(
+      createMcpAdmin({
+        registry: new McpRegistry({ store, logger: silentLogger() }),
+        reportWaitMs: 50,
+      }),
+    );
   });
   afterAll(() => store.close());
 
   const request = (method: string, path: string, body?: unknown, role: AdminRequest['role'] = 'admin') =>
-    handle(
-      {
-        method,
-        role,
-        segments: path.split('/').filter(Boolean),
-        body: async () => body as Record<string, unknown>,
-      },
-      `/api/${path}`,
-    );
+    handle(method, `/api/${path}`, { role, body });
   const failure = async (promise: Promise<unknown>) => {
     try {
       await promise;
@@ -161,16 +156,8 @@ describe('MCP admin: remote clients', () => {
   });
   afterAll(() => store.close());
 
-  const add = (handle: ReturnType<typeof createMcpAdmin>, body: unknown, role: AdminRequest['role']) =>
-    handle(
-      {
-        method: 'POST',
-        role,
-        segments: ['mcp', 'client'],
-        body: async () => body as Record<string, unknown>,
-      },
-      '/api/mcp/client',
-    );
+  const add = (routes: ReturnType<typeof createMcpAdmin>, body: unknown, role: AdminRequest['role']) =>
+    routeCaller(routes)('POST', '/api/mcp/client', { role, body });
 
   it('lets mcp:write alone add an http client under a listed prefix, and nowhere else', async () => {
     const handle = createMcpAdmin({

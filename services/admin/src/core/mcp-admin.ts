@@ -5,8 +5,6 @@ import {
   invalidRequest,
   type McpClientConfig,
   mcpClientConfigSchema,
-  methodNotAllowed,
-  noEndpoint,
   type OutboundPolicy,
   outboundPolicy,
   redactUrl,
@@ -16,6 +14,7 @@ import {
 import { z } from 'zod';
 import type { AdminRequest, AdminResult } from './admin-app.ts';
 import { mayReferenceSecrets } from './permissions.ts';
+import { type AdminRoute, route } from './route-table.ts';
 
 export interface McpAdminOptions {
   /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */
@@ -94,7 +93,7 @@ function shown(view: McpClientView) {
  * - `DELETE /api/mcp/client/{name}` → 200 `{status: 'success', deleted: name}`; runners disconnect it
  * - `POST /api/mcp/client/{name}/reconnect` → 200 `{status: 'success', message, client}`
  */
-export function createMcpAdmin(options: McpAdminOptions) {
+export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
   const reportWaitMs = options.reportWaitMs ?? 5_000;
 
   /** Polls until a runner reported on the client after `since` with a settled state, or the wait ends. */
@@ -162,46 +161,69 @@ export function createMcpAdmin(options: McpAdminOptions) {
     };
   }
 
-  return async function mcp(request: AdminRequest, path: string): Promise<AdminResult> {
-    const registry = options.registry;
-    if (!registry) {
-      throw new GatewayError({
-        type: 'mcp_not_configured',
-        message: 'MCP is not available on this admin',
-      });
-    }
-    const [, resource, name, action, ...rest] = request.segments;
-    if (resource === 'clients' && name === undefined) {
-      if (request.method !== 'GET') throw methodNotAllowed({ method: request.method, path, allowed: 'GET' });
-      return { status: 200, body: (await registry.views()).map(shown) };
-    }
-    if (resource !== 'client' || rest.length > 0) {
-      throw noEndpoint(request.method, path);
-    }
-    if (name === undefined) {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
-      return add(registry, request);
-    }
-    if (action === 'reconnect') {
-      if (request.method !== 'POST')
-        throw methodNotAllowed({ method: request.method, path, allowed: 'POST' });
-      if (!(await registry.getConfig(name))) throw mcpClientNotFound(name);
-      const since = Date.now();
-      await registry.requestReconnect(name);
-      const client = await settled(registry, name, since);
-      return {
-        status: 200,
-        body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
-      };
-    }
-    if (action !== undefined) throw noEndpoint(request.method, path);
-    if (request.method === 'GET') return { status: 200, body: shown(await registry.view(name)) };
-    if (request.method === 'PUT' || request.method === 'PATCH') return edit(registry, name, request);
-    if (request.method === 'DELETE') {
-      if (!(await registry.deleteConfig(name))) throw mcpClientNotFound(name);
-      return { status: 200, body: { status: 'success', deleted: name } };
-    }
-    throw methodNotAllowed({ method: request.method, path, allowed: 'GET, PUT, PATCH or DELETE' });
-  };
+  function registryOf(): McpRegistry {
+    if (options.registry) return options.registry;
+    throw new GatewayError({
+      type: 'mcp_not_configured',
+      message: 'MCP is not available on this admin',
+    });
+  }
+
+  const editRow = (method: 'PUT' | 'PATCH') =>
+    route({
+      method,
+      path: '/mcp/client/:name',
+      permission: 'mcp:write',
+      handle: async (request) => edit(registryOf(), request.params.name, request),
+    });
+
+  return [
+    {
+      method: 'GET',
+      path: '/mcp/clients',
+      permission: 'mcp:read',
+      handle: async () => ({ status: 200, body: (await registryOf().views()).map(shown) }),
+    },
+    {
+      method: 'POST',
+      path: '/mcp/client',
+      permission: 'mcp:write',
+      handle: async (request) => add(registryOf(), request),
+    },
+    route({
+      method: 'GET',
+      path: '/mcp/client/:name',
+      permission: 'mcp:read',
+      handle: async (request) => ({ status: 200, body: shown(await registryOf().view(request.params.name)) }),
+    }),
+    editRow('PUT'),
+    editRow('PATCH'),
+    route({
+      method: 'DELETE',
+      path: '/mcp/client/:name',
+      permission: 'mcp:write',
+      handle: async (request) => {
+        const { name } = request.params;
+        if (!(await registryOf().deleteConfig(name))) throw mcpClientNotFound(name);
+        return { status: 200, body: { status: 'success', deleted: name } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/mcp/client/:name/reconnect',
+      permission: 'mcp:write',
+      handle: async (request) => {
+        const registry = registryOf();
+        const { name } = request.params;
+        if (!(await registry.getConfig(name))) throw mcpClientNotFound(name);
+        const since = Date.now();
+        await registry.requestReconnect(name);
+        const client = await settled(registry, name, since);
+        return {
+          status: 200,
+          body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
+        };
+      },
+    }),
+  ];
 }

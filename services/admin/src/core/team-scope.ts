@@ -2,7 +2,7 @@ import type { GovernanceService } from '@gw/governance';
 import { GatewayError } from '@gw/shared';
 import type { Principal } from './admin-principal.ts';
 import { checkOwners } from './owner-scope.ts';
-import type { RoutePermission } from './route-permissions.ts';
+import type { AdminRoute } from './route-table.ts';
 
 interface ScopedRequest {
   method: string;
@@ -29,26 +29,27 @@ function outsideTeams(principal: Principal, what: string): GatewayError {
  * Other roles pass unchanged.
  */
 export async function checkTeamScope(options: {
-  row: RoutePermission;
+  route: Pick<AdminRoute, 'scope'>;
   principal: Principal;
   request: ScopedRequest;
   governance: GovernanceService;
 }): Promise<((body: unknown) => unknown) | undefined> {
-  const { row, principal, request } = options;
-  if (!row.scope || !principal.teamScoped) return undefined;
+  const { principal, request } = options;
+  const { scope } = options.route;
+  if (!scope || !principal.teamScoped) return undefined;
   const mine = (team: unknown) => typeof team === 'string' && principal.teamIds.includes(team);
   const ownerCheck = { principal, governance: options.governance, method: request.method };
-  if (row.scope === 'owner') {
+  if (scope === 'owner') {
     const [, collection = '', id] = request.segments;
     const body = request.method === 'DELETE' ? undefined : await request.body();
     await checkOwners({ ...ownerCheck, collection, id, body });
     return undefined;
   }
-  if (row.scope === 'virtual-key-list') {
+  if (scope === 'virtual-key-list') {
     return (body) => (Array.isArray(body) ? body.filter((key) => mine(teamOf(key))) : body);
   }
   const legacy = request.segments[0] === 'keys';
-  if (row.scope === 'virtual-key-create') {
+  if (scope === 'virtual-key-create') {
     if (legacy) {
       throw outsideTeams(
         principal,

@@ -1,6 +1,6 @@
-import { GatewayError, methodNotAllowed, noEndpoint } from '@gw/shared';
+import { GatewayError } from '@gw/shared';
 import type { SecretResolver } from '@gw/vault';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { AdminRoute } from './route-table.ts';
 
 export interface VaultAdminOptions {
   /** This process's secret resolver (docs/vault.md): the one of the whole gateway in embedded mode. */
@@ -14,21 +14,28 @@ export interface VaultAdminOptions {
  * success and last error (never a value). `POST /api/vault/refresh`: reads them all again now (every process of
  * a cluster), answering the status after this process's read.
  */
-export function createVaultAdmin(options: VaultAdminOptions) {
-  async function vault(request: AdminRequest, path: string): Promise<AdminResult> {
-    const [, action, ...rest] = request.segments;
-    if (rest.length > 0 || (action !== 'secrets' && action !== 'refresh'))
-      throw noEndpoint(request.method, path);
-    const allowed = action === 'secrets' ? 'GET' : 'POST';
-    if (request.method !== allowed) throw methodNotAllowed({ method: request.method, path, allowed });
-    const { resolver } = options;
-    if (!resolver) {
-      throw new GatewayError({ type: 'not_found', message: 'this admin process has no secret resolver' });
-    }
-    if (action === 'secrets') return { status: 200, body: { secrets: resolver.status() } };
-    await options.publishRefresh?.();
-    return { status: 200, body: { secrets: await resolver.refresh() } };
+export function createVaultAdmin(options: VaultAdminOptions): AdminRoute[] {
+  function resolverOf() {
+    if (options.resolver) return options.resolver;
+    throw new GatewayError({ type: 'not_found', message: 'this admin process has no secret resolver' });
   }
 
-  return { vault };
+  return [
+    {
+      method: 'GET',
+      path: '/vault/secrets',
+      permission: 'vault:read',
+      handle: async () => ({ status: 200, body: { secrets: resolverOf().status() } }),
+    },
+    {
+      method: 'POST',
+      path: '/vault/refresh',
+      permission: 'vault:write',
+      handle: async () => {
+        const resolver = resolverOf();
+        await options.publishRefresh?.();
+        return { status: 200, body: { secrets: await resolver.refresh() } };
+      },
+    },
+  ];
 }

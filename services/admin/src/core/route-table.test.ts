@@ -1,17 +1,12 @@
-// The role matrix: every row of the permission table × every method it names × every role (and no credential),
-// through the real express app. A module mounted without rows fails here.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The role matrix: every row of the route table × every role (and no credential), through the real express app;
+// what the table refuses when it is built; and 404, 405 and `Allow` as the table derives them.
+import { afterAll, describe, expect, it } from 'vitest';
 import { adminCall, startAdminHarness } from './admin-harness.ts';
 import { BUILT_IN_ROLES, PERMISSIONS } from './permissions.ts';
-import { OPEN_ROUTES, ROUTE_PERMISSIONS, routePermission } from './route-permissions.ts';
+import { type AdminRoute, createRouteTable, ROUTE_METHODS } from './route-table.ts';
 
-type Harness = Awaited<ReturnType<typeof startAdminHarness>>;
-let harness: Harness;
-
-beforeAll(async () => {
-  harness = await startAdminHarness();
-});
-afterAll(async () => harness?.close());
+const harness = await startAdminHarness();
+afterAll(async () => harness.close());
 
 const AUDITOR = ['config:read', 'providers:read', 'tokens:read'];
 const GRANTS: Record<string, readonly string[]> = {
@@ -19,25 +14,79 @@ const GRANTS: Record<string, readonly string[]> = {
   auditor: AUDITOR,
 };
 
-/** Every (method, concrete path, row) of the table; virtual keys are the developer's own (team-a). */
-const CASES = ROUTE_PERMISSIONS.flatMap((row) => {
-  const [methods = '', path = ''] = row.route.split(' ');
-  const concrete = path.replace(/:id/g, 'key-a').replace(/:[a-z]+/g, 'x');
-  return methods.split('|').map((method) => ({ method, path: concrete, row }));
+/** A concrete path of a row's pattern; virtual keys are the developer's own (team-a). */
+const concrete = (path: string) => path.replace(/:id/g, 'key-a').replace(/:[a-z]+/g, 'x');
+
+/** Every row the app mounts, with a concrete path; `open` rows are checked apart (whoami). */
+const CASES = harness.app.routes
+  .filter((row) => row.permission !== 'open')
+  .map((row) => ({ method: row.method, path: concrete(row.path), row }));
+
+describe('the route table', () => {
+  const handle = async () => ({ status: 200, body: {} });
+
+  it('refuses, when built, a row without a permission, with an unknown one, declared twice, or a path express would read otherwise', () => {
+    // @ts-expect-error: a row names its permission (or 'open'); the compiler refuses one that does not
+    const bare: AdminRoute = { method: 'GET', path: '/things', handle };
+    expect(() => createRouteTable([bare])).toThrow(/GET \/things declares no permission/);
+    expect(() => createRouteTable([{ ...bare, permission: 'things:read' as never }])).toThrow(
+      /declares no permission/,
+    );
+    const row: AdminRoute = { method: 'GET', path: '/things/:id', permission: 'config:read', handle };
+    expect(() => createRouteTable([row, { ...row, path: '/things/:name' }])).toThrow(/declared twice/);
+    for (const path of ['things', '/things/*rest', '/Things', '/things/{:id}'])
+      expect(() => createRouteTable([{ ...row, path }]), path).toThrow(/lowercase words and :parameters/);
+  });
+
+  it('has every mounted row with a known permission, and whoami the only open one', () => {
+    for (const row of harness.app.routes)
+      expect([...PERMISSIONS, 'open'], `${row.method} ${row.path}`).toContain(row.permission);
+    const open = harness.app.routes.filter((row) => row.permission === 'open');
+    expect(open.map((row) => `${row.method} ${row.path}`)).toEqual(['GET /whoami']);
+  });
+
+  it('answers 405 with Allow naming exactly the methods the table has for the path, and 404 where it has none', async () => {
+    const table = createRouteTable(harness.app.routes);
+    const paths = [...new Set(harness.app.routes.map((row) => concrete(row.path)))];
+    for (const path of paths) {
+      const segments = path.split('/').filter(Boolean);
+      const declared = ROUTE_METHODS.filter((method) => table.match(method, segments));
+      const absent = ROUTE_METHODS.find((method) => !declared.includes(method)) ?? 'OPTIONS';
+      const response = await fetch(`${harness.url}/api${path}`, {
+        method: absent,
+        headers: { authorization: `Bearer ${harness.tokens.admin}`, 'content-type': 'application/json' },
+        ...(absent !== 'GET' && absent !== 'DELETE' && { body: '{}' }),
+      });
+      const what = `${absent} ${path}`;
+      expect(response.status, what).toBe(405);
+      const allow = declared.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+      expect(response.headers.get('allow'), what).toBe(allow.join(', '));
+      const body = await response.json();
+      expect(body.error.type, what).toBe('method_not_allowed');
+      expect(body.error.message, what).toContain(`${absent} is not allowed on /api${path}; use `);
+    }
+    const put = await adminCall(`${harness.url}/api/providers`, 'PUT', {
+      token: harness.tokens.admin,
+      body: {},
+    });
+    expect(put.body.error.message).toBe('PUT is not allowed on /api/providers; use GET or POST');
+    const missing = await adminCall(`${harness.url}/api/providers/openai/extra`, 'GET', {
+      token: harness.tokens.admin,
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.message).toBe('no endpoint at GET /api/providers/openai/extra');
+  });
+
+  it('serves HEAD where the table has GET', async () => {
+    const head = await fetch(`${harness.url}/api/config`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${harness.tokens.viewer}` },
+    });
+    expect(head.status).toBe(200);
+  });
 });
 
 describe('role matrix', () => {
-  it('has permission rows for every mounted module, and only known permissions', () => {
-    const covered = new Set(
-      [...ROUTE_PERMISSIONS.map((row) => row.route), ...OPEN_ROUTES].map(
-        (route) => route.split(' ')[1]!.split('/')[1],
-      ),
-    );
-    const bare = harness.app.mounts.filter((mount) => !covered.has(mount));
-    expect(bare, 'modules mounted without permission rows').toEqual([]);
-    for (const row of ROUTE_PERMISSIONS) expect(PERMISSIONS).toContain(row.permission);
-  });
-
   it.each(CASES)('$method /api$path: 401 without a credential', async ({ method, path }) => {
     const answer = await adminCall(`${harness.url}/api${path}`, method);
     expect(answer.status).toBe(401);
@@ -67,8 +116,7 @@ describe('role matrix', () => {
     },
   );
 
-  it('lets only Admin reach a method or path no row declares (the module answers its own 405 or 404)', async () => {
-    expect(routePermission('OPTIONS', ['providers'])).toBeUndefined();
+  it('lets only Admin reach a method or path no row declares (and learn it is a 405 or 404)', async () => {
     const admin = await adminCall(`${harness.url}/api/providers`, 'OPTIONS', { token: harness.tokens.admin });
     expect(admin.status).toBe(405);
     const viewer = await adminCall(`${harness.url}/api/providers`, 'OPTIONS', {
