@@ -4,9 +4,8 @@ import type { LogTail } from '@gw/logs';
 import type { RouterService } from '@gw/router';
 import { GatewayError, invalidRequest, type Logger, newRequestId, sendError } from '@gw/shared';
 import type { Router as ExpressRouter } from 'express';
-import type { AdminAuthOptions, AdminRole } from './admin-auth.ts';
+import type { AdminAuthOptions } from './admin-auth.ts';
 import { createAdminExpress } from './admin-express.ts';
-import type { Principal } from './admin-principal.ts';
 import { type AlertsAdminOptions, createAlertsAdmin } from './alerts-admin.ts';
 import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './audit-logs-admin.ts';
 import type { AuditGate } from './audit-sink.ts';
@@ -72,35 +71,6 @@ export interface AdminDependencies {
   /** `/ui/*`: the built web UI's folder (packages/ui's dist); absent, `/ui` is not served (and `/` not redirected). */
   uiDir?: string | undefined;
 }
-
-/** A request as a route's handler sees it; `Params` are its path's parameters (route-table.ts PathParams). */
-export interface AdminRequest<Params = unknown> {
-  method: string;
-  /** Who is calling, as a module needs it: only `admin` may run commands (stdio MCP clients). */
-  role: AdminRole;
-  /** The caller in full (role, permissions, teams); set for every request the admin app dispatches. */
-  principal?: Principal | undefined;
-  /** Path segments after /api/, decoded. */
-  segments: string[];
-  /** The route's path parameters, decoded. */
-  params: Params;
-  /** The path as sent, for error messages. */
-  path: string;
-  /** The query string's parameters (always set by `handle`; handlers' unit tests may leave it out). */
-  query?: URLSearchParams;
-  body: () => Promise<Record<string, unknown>>;
-}
-
-export type AdminResult = {
-  status: number;
-  body: unknown;
-  /**
-   * An answer written as it is produced instead of `body` (an export's JSON lines), never held whole. It is not
-   * redacted for Viewers as JSON bodies are: a module streams only what every holder of the route's permission
-   * may read.
-   */
-  stream?: { contentType: string; chunks: AsyncIterable<string> } | undefined;
-};
 
 /** The admin process's HTTP side: `/api/*` from the route rows, single sign-on, SCIM and the web UI. */
 export function createAdminApp(dependencies: AdminDependencies) {

@@ -14,13 +14,13 @@ import {
   throttledLog,
 } from '@gw/shared';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { AdminResult } from './admin-app.ts';
 import { type AuthenticateOptions, authenticate, type Principal } from './admin-principal.ts';
+import type { AdminResult, AdminRoute } from './admin-route.ts';
 import type { AuditGate } from './audit-sink.ts';
 import { type AuditTrail, createAuditTrail } from './audit-trail.ts';
 import type { OriginPolicy } from './origin-check.ts';
 import { ADMIN_ONLY_PERMISSIONS, PERMISSIONS } from './permissions.ts';
-import type { AdminRoute, RouteTable } from './route-table.ts';
+import type { RouteTable } from './route-table.ts';
 import { checkTeamScope } from './team-scope.ts';
 import { redactForViewer } from './viewer-redaction.ts';
 
@@ -160,7 +160,7 @@ function apiRouter(options: AdminExpressOptions, trail: AuditTrail | undefined):
       const principal = context.principal!;
       permitted(principal, request.method, context.path, route);
       context.filter = await checkTeamScope({
-        route,
+        scope: route.scope,
         principal,
         request: { method: request.method, segments: context.segments!, body: context.body },
         governance: options.governance,

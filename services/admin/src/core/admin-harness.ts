@@ -6,9 +6,10 @@ import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import { type Logger, parseGatewayConfig } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
-import { type AdminRequest, type AdminResult, createAdminApp } from './admin-app.ts';
+import { createAdminApp } from './admin-app.ts';
+import type { AdminRequest, AdminResult, AdminRoute } from './admin-route.ts';
 import { IdentityStore } from './identity-store.ts';
-import { type AdminRoute, createRouteTable } from './route-table.ts';
+import { createRouteTable } from './route-table.ts';
 
 export const BOOTSTRAP_TOKEN = 'bootstrap-admin-token';
 

@@ -24,9 +24,9 @@ import {
   urlSecrets,
   validate,
 } from '@gw/shared';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { AdminRequest, AdminResult } from './admin-route.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 import { mayReferenceSecrets } from './permissions.ts';
-import { type AdminRoute, route } from './route-table.ts';
 
 export interface AlertsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */

@@ -6,7 +6,7 @@ import {
   auditRecords,
 } from '@gw/logs';
 import { invalidRequest, notFound, serviceUnavailable, validate } from '@gw/shared';
-import { type AdminRoute, route } from './route-table.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 
 export interface AuditLogsAdminOptions {
   /** Where audit records are kept (SQLite embedded, PostgreSQL in a cluster); none when there is no database. */

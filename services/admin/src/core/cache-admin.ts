@@ -1,6 +1,6 @@
 import { type CacheBackend, callerKeyHash } from '@gw/cache';
 import { GatewayError, notFound } from '@gw/shared';
-import { type AdminRoute, route } from './route-table.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 
 export interface CacheAdminOptions {
   /** Where the cache's entries live (the ingress's in embedded mode, Redis in a cluster); none when it is off. */

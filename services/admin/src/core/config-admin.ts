@@ -9,9 +9,8 @@ import {
   writeSystemSettings,
 } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { AdminRequest, AdminResult, AdminRoute } from './admin-route.ts';
 import { requireStore } from './require-store.ts';
-import type { AdminRoute } from './route-table.ts';
 
 export interface ConfigAdminOptions {
   /** Where the settings live (every process follows them); absent in a cluster admin without REDIS_URL. */

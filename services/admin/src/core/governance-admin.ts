@@ -1,8 +1,8 @@
 import type { GovernanceService, ManageRequest } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import { invalidRequest, legacyKeySchema, validate } from '@gw/shared';
+import { type AdminRoute, route } from './admin-route.ts';
 import type { Permission } from './permissions.ts';
-import { type AdminRoute, route } from './route-table.ts';
 
 /** The governance collections of `/api/governance/{collection}`, with the resource whose permissions they need. */
 const COLLECTIONS = [

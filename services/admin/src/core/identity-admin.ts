@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError, invalidRequest, notFound, validate } from '@gw/shared';
 import { z } from 'zod';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
 import type { Principal } from './admin-principal.ts';
+import type { AdminRequest, AdminResult } from './admin-route.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 import type { AdminUser, IdentityStore } from './identity-store.ts';
 import {
   ADMIN_ONLY_PERMISSIONS,
@@ -11,7 +12,6 @@ import {
   PERMISSIONS,
   type RoleDefinition,
 } from './permissions.ts';
-import { type AdminRoute, route } from './route-table.ts';
 
 export interface IdentityAdminOptions {
   /** Absent in a cluster admin without a store: every call answers 503. */

@@ -7,8 +7,8 @@ import {
   writeLoadBalancerConfig,
 } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
+import type { AdminRoute } from './admin-route.ts';
 import { requireStore } from './require-store.ts';
-import type { AdminRoute } from './route-table.ts';
 
 export interface LoadBalancerAdminOptions {
   router: RouterService;

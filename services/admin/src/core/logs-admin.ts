@@ -1,7 +1,7 @@
 import { droppedQuerySchema, type LogStore, logQueryParamsSchema, logStatsParamsSchema } from '@gw/logs';
 import { GatewayError, invalidRequest, notFound, serviceUnavailable, validate } from '@gw/shared';
 import type { Principal } from './admin-principal.ts';
-import { type AdminRoute, route } from './route-table.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 
 /**
  * A team-scoped role (Developer) reads the logs of its teams only: the query's `team_id` must be one of them,

@@ -4,9 +4,9 @@ import { McpRegistry } from '@gw/mcp-runner/control';
 import { silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminRequest } from './admin-app.ts';
 import { authorizeAdmin } from './admin-auth.ts';
 import { routeCaller } from './admin-harness.ts';
+import type { AdminRequest } from './admin-route.ts';
 import { createMcpAdmin } from './mcp-admin.ts';
 
 const STDIO = {

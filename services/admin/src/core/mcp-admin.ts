@@ -12,9 +12,9 @@ import {
   validate,
 } from '@gw/shared';
 import { z } from 'zod';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
+import type { AdminRequest, AdminResult } from './admin-route.ts';
+import { type AdminRoute, route } from './admin-route.ts';
 import { mayReferenceSecrets } from './permissions.ts';
-import { type AdminRoute, route } from './route-table.ts';
 
 export interface McpAdminOptions {
   /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */

@@ -1,8 +1,8 @@
 import type { RouterService } from '@gw/router';
 import { GatewayError, invalidRequest } from '@gw/shared';
+import { type AdminRoute, route } from './admin-route.ts';
 import { mayReferenceSecrets } from './permissions.ts';
 import { testProviderKey } from './provider-key-test.ts';
-import { type AdminRoute, route } from './route-table.ts';
 
 /** `/api/providers[/{name}]`: provider configuration CRUD (DESIGN.md §5), and one key's test call. */
 export function createProvidersAdmin(router: RouterService): AdminRoute[] {

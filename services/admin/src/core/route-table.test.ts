@@ -2,8 +2,9 @@
 // what the table refuses when it is built; and 404, 405 and `Allow` as the table derives them.
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminCall, startAdminHarness } from './admin-harness.ts';
+import { type AdminRoute, ROUTE_METHODS } from './admin-route.ts';
 import { BUILT_IN_ROLES, PERMISSIONS } from './permissions.ts';
-import { type AdminRoute, createRouteTable, ROUTE_METHODS } from './route-table.ts';
+import { createRouteTable } from './route-table.ts';
 
 const harness = await startAdminHarness();
 afterAll(async () => harness.close());
@@ -61,7 +62,7 @@ describe('the route table', () => {
       expect(response.status, what).toBe(405);
       const allow = declared.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
       expect(response.headers.get('allow'), what).toBe(allow.join(', '));
-      const body = await response.json();
+      const body = (await response.json()) as { error: { type: string; message: string } };
       expect(body.error.type, what).toBe('method_not_allowed');
       expect(body.error.message, what).toContain(`${absent} is not allowed on /api${path}; use `);
     }

@@ -1,42 +1,6 @@
 import { type GatewayError, methodNotAllowed, noEndpoint } from '@gw/shared';
-import type { AdminRequest, AdminResult } from './admin-app.ts';
-import { isPermission, type Permission } from './permissions.ts';
-
-/** The methods an admin route may take; a route that answers GET answers HEAD too (express does). */
-export const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type RouteMethod = (typeof ROUTE_METHODS)[number];
-
-/**
- * Team scoping of a route for a team-scoped role (Developer), checked before the handler runs (team-scope.ts):
- * virtual-key routes act on keys of the caller's teams only; `owner`: a write of another governance owner
- * (team, customer, business unit, user), kept within its teams (owner-scope.ts).
- */
-export type TeamScope = 'virtual-key-list' | 'virtual-key-create' | 'virtual-key' | 'owner';
-
-/** The parameters a path pattern names: `{ id: string }` of `/keys/:id`. */
-export type PathParams<Path extends string> = Path extends `${infer Head}/${infer Tail}`
-  ? PathParams<Head> & PathParams<Tail>
-  : Path extends `:${infer Name}`
-    ? Record<Name, string>
-    : unknown;
-
-/**
- * One route of `/api`: everything the admin app needs to serve it, authorize it and say what it is. The rows are
- * the one declaration: express mounts them, the permission check reads them, 404, 405 and `Allow` come from them,
- * and the role matrix test (route-table.test.ts) runs every row against every role.
- */
-export interface AdminRoute<Path extends string = string> {
-  method: RouteMethod;
-  /** The path after `/api`: literal segments and `:name` parameters (one segment each), as express reads it. */
-  path: Path;
-  /** The permission a caller needs; `open`: every authenticated caller, whatever their role (`GET /whoami`). */
-  permission: Permission | 'open';
-  scope?: TeamScope | undefined;
-  handle(request: AdminRequest<PathParams<Path>>): Promise<AdminResult>;
-}
-
-/** A row, its handler's `params` typed from its path. */
-export const route = <const Path extends string>(row: AdminRoute<Path>): AdminRoute => row;
+import { type AdminRoute, ROUTE_METHODS, type RouteMethod } from './admin-route.ts';
+import { isPermission } from './permissions.ts';
 
 export interface RouteMatch {
   route: AdminRoute;

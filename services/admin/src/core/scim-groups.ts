@@ -2,9 +2,8 @@ import type { Store } from '@gw/shared/store';
 import { z } from 'zod';
 import type { AdminUser } from './identity-store.ts';
 import { invalidValue } from './scim-errors.ts';
-import { isObject, type ScimResource } from './scim-resource.ts';
+import { isObject, type ScimResource, withMeta } from './scim-resource.ts';
 import { SCHEMA } from './scim-schema.ts';
-import { withMeta } from './scim-users.ts';
 
 /**
  * SCIM groups in the state store (the data directory in embedded mode, Redis in a cluster: every admin replica

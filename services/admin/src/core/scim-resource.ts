@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { invalidSyntax, invalidValue } from './scim-errors.ts';
 import {
   type AttributeDefinition,
@@ -117,4 +118,17 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const keys = Object.keys(a).filter((key) => a[key] !== undefined);
   if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
   return keys.every((key) => sameJson(a[key], b[key]));
+}
+
+/** The version of a resource: a hash of what the client reads, so any change (a group's too) changes it. */
+function versionOf(resource: ScimResource): string {
+  return `W/"${createHash('sha256').update(JSON.stringify(resource)).digest('hex').slice(0, 20)}"`;
+}
+
+/** `meta` (RFC 7643 §3.1) added to a resource. */
+export function withMeta(
+  resource: ScimResource,
+  meta: { resourceType: 'User' | 'Group'; created: string; lastModified: string; location: string },
+): ScimResource {
+  return { ...resource, meta: { ...meta, version: versionOf(resource) } };
 }

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AdminUser } from './identity-store.ts';
 import { invalidValue } from './scim-errors.ts';
 import type { ScimGroup } from './scim-groups.ts';
-import { isObject, type ScimResource } from './scim-resource.ts';
+import { isObject, type ScimResource, withMeta } from './scim-resource.ts';
 import { SCHEMA } from './scim-schema.ts';
 
 /**
@@ -31,19 +30,6 @@ const MAX_ATTRIBUTE_BYTES = 16 * 1024;
 const MAX_NAME = 200;
 
 const isEmail = (value: string) => z.email().safeParse(value).success;
-
-/** The version of a resource: a hash of what the client reads, so any change (a group's too) changes it. */
-function versionOf(resource: ScimResource): string {
-  return `W/"${createHash('sha256').update(JSON.stringify(resource)).digest('hex').slice(0, 20)}"`;
-}
-
-/** `meta` (RFC 7643 §3.1) added to a resource. */
-export function withMeta(
-  resource: ScimResource,
-  meta: { resourceType: 'User' | 'Group'; created: string; lastModified: string; location: string },
-): ScimResource {
-  return { ...resource, meta: { ...meta, version: versionOf(resource) } };
-}
 
 /** The userName of a user: their email unless SCIM gave another one. */
 export const userNameOf = (user: AdminUser) => user.user_name ?? user.email;

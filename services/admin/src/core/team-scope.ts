@@ -2,7 +2,13 @@ import type { GovernanceService } from '@gw/governance';
 import { GatewayError } from '@gw/shared';
 import type { Principal } from './admin-principal.ts';
 import { checkOwners } from './owner-scope.ts';
-import type { AdminRoute } from './route-table.ts';
+
+/**
+ * Team scoping of a route for a team-scoped role (Developer), checked before the handler runs: virtual-key
+ * routes act on keys of the caller's teams only; `owner`: a write of another governance owner (team, customer,
+ * business unit, user), kept within its teams (owner-scope.ts).
+ */
+export type TeamScope = 'virtual-key-list' | 'virtual-key-create' | 'virtual-key' | 'owner';
 
 interface ScopedRequest {
   method: string;
@@ -29,13 +35,12 @@ function outsideTeams(principal: Principal, what: string): GatewayError {
  * Other roles pass unchanged.
  */
 export async function checkTeamScope(options: {
-  route: Pick<AdminRoute, 'scope'>;
+  scope: TeamScope | undefined;
   principal: Principal;
   request: ScopedRequest;
   governance: GovernanceService;
 }): Promise<((body: unknown) => unknown) | undefined> {
-  const { principal, request } = options;
-  const { scope } = options.route;
+  const { principal, request, scope } = options;
   if (!scope || !principal.teamScoped) return undefined;
   const mine = (team: unknown) => typeof team === 'string' && principal.teamIds.includes(team);
   const ownerCheck = { principal, governance: options.governance, method: request.method };

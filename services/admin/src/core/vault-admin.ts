@@ -1,6 +1,6 @@
 import { GatewayError } from '@gw/shared';
 import type { SecretResolver } from '@gw/vault';
-import type { AdminRoute } from './route-table.ts';
+import type { AdminRoute } from './admin-route.ts';
 
 export interface VaultAdminOptions {
   /** This process's secret resolver (docs/vault.md): the one of the whole gateway in embedded mode. */

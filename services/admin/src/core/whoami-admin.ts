@@ -1,4 +1,4 @@
-import type { AdminRoute } from './route-table.ts';
+import type { AdminRoute } from './admin-route.ts';
 
 /**
  * `GET /api/whoami`: the caller as the admin API sees them (what authenticated them, role, permissions, teams),
