@@ -29,6 +29,8 @@ function collectionRoutes(options: {
   collection: string;
   resource: 'keys' | 'teams' | 'customers' | 'providers';
   governance: GovernanceService;
+  /** The create's handler, when the collection's body is not the resource itself (`/api/keys`). */
+  create?: AdminRoute['handle'] | undefined;
 }): AdminRoute[] {
   const { base, collection } = options;
   const manage = (request: ManageRequest) => options.governance.manage(request);
@@ -61,10 +63,12 @@ function collectionRoutes(options: {
       path: base,
       permission: write,
       scope: keyed ? 'virtual-key-create' : change,
-      handle: async (request) => ({
-        status: 201,
-        body: await manage({ action: 'create', collection, body: await request.body() }),
-      }),
+      handle:
+        options.create ??
+        (async (request) => ({
+          status: 201,
+          body: await manage({ action: 'create', collection, body: await request.body() }),
+        })),
     },
     route({
       method: 'GET',
@@ -133,41 +137,40 @@ export function createGovernanceAdmin(options: {
   router: RouterService;
 }): AdminRoute[] {
   const { governance, router } = options;
-  const keys = collectionRoutes({ base: '/keys', collection: 'virtual-keys', resource: 'keys', governance });
-  const legacyCreate: AdminRoute = {
-    method: 'POST',
-    path: '/keys',
-    permission: 'keys:write',
-    scope: 'virtual-key-create',
-    handle: async (request) => {
-      const input = validate(legacyKeySchema, await request.body());
-      const providers = (await router.listProviders()).map((provider) => String(provider['name']));
-      const byProvider = new Map<string, string[]>();
-      for (const model of input.models ?? ['*']) {
-        const slash = model.indexOf('/');
-        const targets = slash > 0 ? [model.slice(0, slash)] : providers;
-        const name = slash > 0 ? model.slice(slash + 1) : model;
-        for (const provider of targets) byProvider.set(provider, [...(byProvider.get(provider) ?? []), name]);
-      }
-      const body = {
-        name: input.name,
-        ...(input.budget ? { budget: input.budget } : {}),
-        ...(input.rate_limit ? { rate_limit: input.rate_limit } : {}),
-        provider_configs: [...byProvider].map(([provider, allowed]) => ({
-          provider,
-          allowed_models: allowed,
-        })),
-      };
-      return {
-        status: 201,
-        body: await governance.manage({ action: 'create', collection: 'virtual-keys', body }),
-      };
-    },
+  const legacyCreate: AdminRoute['handle'] = async (request) => {
+    const input = validate(legacyKeySchema, await request.body());
+    const providers = (await router.listProviders()).map((provider) => String(provider['name']));
+    const byProvider = new Map<string, string[]>();
+    for (const model of input.models ?? ['*']) {
+      const slash = model.indexOf('/');
+      const targets = slash > 0 ? [model.slice(0, slash)] : providers;
+      const name = slash > 0 ? model.slice(slash + 1) : model;
+      for (const provider of targets) byProvider.set(provider, [...(byProvider.get(provider) ?? []), name]);
+    }
+    const body = {
+      name: input.name,
+      ...(input.budget ? { budget: input.budget } : {}),
+      ...(input.rate_limit ? { rate_limit: input.rate_limit } : {}),
+      provider_configs: [...byProvider].map(([provider, allowed]) => ({
+        provider,
+        allowed_models: allowed,
+      })),
+    };
+    return {
+      status: 201,
+      body: await governance.manage({ action: 'create', collection: 'virtual-keys', body }),
+    };
   };
   return [
     ...COLLECTIONS.flatMap(({ collection, resource }) =>
       collectionRoutes({ base: `/governance/${collection}`, collection, resource, governance }),
     ),
-    ...keys.map((row) => (row.method === 'POST' && row.path === '/keys' ? legacyCreate : row)),
+    ...collectionRoutes({
+      base: '/keys',
+      collection: 'virtual-keys',
+      resource: 'keys',
+      governance,
+      create: legacyCreate,
+    }),
   ];
 }
