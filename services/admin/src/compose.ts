@@ -7,13 +7,13 @@ import type { RouterService } from '@gw/router';
 import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { uiDistDir } from '@gw/ui';
+import { IdentityStore } from './core/access/identity-store.ts';
 import { createAdminApp } from './core/admin-app.ts';
-import type { AlertsAdminOptions } from './core/alerts-admin.ts';
-import type { AuditLogsAdminOptions } from './core/audit-logs-admin.ts';
-import { type AuditHolder, createAuditStoreSink, storeHolder } from './core/audit-store-sink.ts';
-import { IdentityStore } from './core/identity-store.ts';
-import { ScimGroupStore } from './core/scim-groups.ts';
-import type { VaultAdminOptions } from './core/vault-admin.ts';
+import { type AuditHolder, createAuditStoreSink, storeHolder } from './core/audit/audit-store-sink.ts';
+import type { AlertsAdminOptions } from './core/modules/alerts-admin.ts';
+import type { AuditLogsAdminOptions } from './core/modules/audit-logs-admin.ts';
+import type { VaultAdminOptions } from './core/modules/vault-admin.ts';
+import { ScimGroupStore } from './core/scim/scim-groups.ts';
 
 /** The admin API of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeAdmin(options: {

@@ -1,3 +1,3 @@
 export * from './compose.ts';
+export * from './core/access/admin-auth.ts';
 export * from './core/admin-app.ts';
-export * from './core/admin-auth.ts';
