@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decodeCursor, LOG_SORT_FIELDS } from './log-cursor.ts';
+import { CACHE_OUTCOMES, GUARDRAIL_OUTCOMES } from './log-record.ts';
 
 /** Status classes a filter can name; `4xx` is 400 to 499. */
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
@@ -26,6 +27,9 @@ const filterShape = {
   status: z.number().int().min(100).max(599).optional(),
   error_type: value.optional(),
   virtual_key_id: value.optional(),
+  virtual_key_name: value.optional(),
+  cache_outcome: z.enum(CACHE_OUTCOMES).optional(),
+  guardrail_outcome: z.enum(GUARDRAIL_OUTCOMES).optional(),
   team_id: value.optional(),
   customer_id: value.optional(),
   user_id: value.optional(),

@@ -33,7 +33,7 @@ import { manageResources } from './management.ts';
 import { resolveAliases } from './model-aliases.ts';
 import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
-import { admissionRefusal, assertKeyUsable } from './refusal-errors.ts';
+import { admissionRefusal, assertKeyUsable, refusedFor } from './refusal-errors.ts';
 import { ResourceWrites } from './resource-writes.ts';
 import type { StoredVirtualKey } from './resources.ts';
 import { seedGovernance } from './seeding.ts';
@@ -179,11 +179,15 @@ export class GovernanceCore implements GovernanceService {
       ...chargedOwners(this.repository, key),
     };
     if (request.kind !== 'llm') return { targets: [], ...identity };
-    const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
-      random: this.random,
-      health: this.dependencies.health,
-    });
-    return { ...(await this.admit(key, targets, request, now)), ...identity };
+    try {
+      const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
+        random: this.random,
+        health: this.dependencies.health,
+      });
+      return { ...(await this.admit(key, targets, request, now)), ...identity };
+    } catch (error) {
+      throw refusedFor(error, identity);
+    }
   }
 
   /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */
