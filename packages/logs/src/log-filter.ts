@@ -6,7 +6,14 @@ import { CACHE_OUTCOMES, GUARDRAIL_OUTCOMES } from './log-record.ts';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 /** The dimensions stats can be grouped by. */
-export const LOG_GROUP_FIELDS = ['provider', 'model', 'virtual_key_id'] as const;
+export const LOG_GROUP_FIELDS = [
+  'provider',
+  'model',
+  'virtual_key_id',
+  'virtual_key_name',
+  'team_id',
+  'error_type',
+] as const;
 export type LogGroupField = (typeof LOG_GROUP_FIELDS)[number];
 
 /** Most buckets one stats call may ask for (per group), so a 1 s bucket over a year is refused up front. */
