@@ -12,6 +12,7 @@ import { mkdir } from 'node:fs/promises';
 import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
+  chatCompletion,
   type FakeOpenAi,
   type LaunchedGateway,
   type RunningMcpServer,
@@ -21,6 +22,7 @@ import {
   startFakeOpenAi,
   waitFor,
 } from '@gw/testkit';
+import { createTestDatabase } from '@gw/testkit/postgres';
 import { type Browser, chromium, type Dialog, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
@@ -28,13 +30,32 @@ const ADMIN_TOKEN = 'admin-token-for-the-web-ui';
 const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const CONFIG = { client: { allow_anonymous_admin: false }, logs: { content: true } };
 
+/** A cluster keeps request logs in PostgreSQL: each run its own database, dropped on close. */
 const MODES = [
-  ['embedded', () => startEmbedded({ config: CONFIG, adminToken: ADMIN_TOKEN })],
+  ['embedded', async () => startEmbedded({ config: CONFIG, adminToken: ADMIN_TOKEN })],
   [
     'cluster',
-    () => startCluster({ config: CONFIG, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 }),
+    async () => {
+      const database = await createTestDatabase();
+      const cluster = await startCluster({
+        config: CONFIG,
+        adminToken: ADMIN_TOKEN,
+        readyTimeoutMs: 60_000,
+        env: { GW_LOGS_DATABASE_URL: database.url },
+      }).catch(async (error: unknown) => {
+        await database.drop();
+        throw error;
+      });
+      return {
+        ...cluster,
+        async close() {
+          await cluster.close();
+          await database.drop();
+        },
+      };
+    },
   ],
-] as const;
+] as const satisfies ReadonlyArray<readonly [string, () => Promise<LaunchedGateway>]>;
 
 /**
  * A TCP proxy in front of the admin port that can be stopped (its port closed, its connections cut: the browser
@@ -295,6 +316,56 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     expect(await page.getByTestId('record-cost').textContent()).toMatch(/^\$0\.0000\d+/);
     expect(await page.getByTestId('record-key').textContent()).toBe('ui-key');
     await shot(page, '04-log-detail');
+  });
+
+  it("shows a request's tool calls and tool results in the conversation", async () => {
+    fake.enqueue({
+      json: chatCompletion({
+        content: null,
+        toolCalls: [
+          { id: 'call_2', type: 'function', function: { name: 'forecast', arguments: '{"city":"Paris"}' } },
+        ],
+      }),
+    });
+    const answer = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keyValue}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'openai/gpt-4o-mini',
+        tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+        messages: [
+          { role: 'system', content: 'You answer about the weather.' },
+          { role: 'user', content: 'What is the weather in Paris?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 °C' },
+        ],
+      }),
+    });
+    expect(answer.status, await answer.clone().text()).toBe(200);
+    await goTo(page, 'Logs');
+    await page.getByLabel('Text').fill('weather in Paris');
+    await findLogRow(/ui-key/);
+    await page
+      .getByRole('row', { name: /ui-key/ })
+      .first()
+      .getByRole('link')
+      .click();
+    const conversation = page.getByRole('list', { name: 'Conversation' });
+    await conversation.waitFor();
+    expect(await conversation.textContent()).toMatch(
+      /system.*You answer about the weather.*user.*weather in Paris.*assistant.*tool · result of call_1.*sunny, 21 °C.*assistant/s,
+    );
+    expect(await page.getByTestId('tool-call').allTextContents()).toEqual([
+      'calls weather({"city":"Paris"}) · call_1',
+      'calls forecast({"city":"Paris"}) · call_2',
+    ]);
+    await shot(page, '16-tool-calls');
   });
 
   it("shows a failed request's error, the upstream's status and body, and the content it sent", async () => {

@@ -9,7 +9,8 @@ const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490'
 
 export interface Series {
   label: string;
-  values: number[];
+  /** One value per time; null where nothing was measured (a line's gap). */
+  values: (number | null)[];
 }
 
 /**
@@ -75,8 +76,10 @@ export function TimeChart(props: {
               width: kind === 'bars' ? 1 : 2,
               ...(kind === 'bars' && { fill: `${color}cc`, paths: bars, points: { show: false } }),
               // The legend shows the series' own value, not the stacked sum it is drawn at.
-              value: (_: uPlot, __: number | null, ___: number, at: number | null) =>
-                at == null ? '—' : format(series.values[at] ?? 0),
+              value: (_: uPlot, __: number | null, ___: number, at: number | null) => {
+                const value = at == null ? null : series.values[at];
+                return value == null ? '—' : format(value);
+              },
             };
           }),
         ],

@@ -63,6 +63,8 @@ interface Turn {
   text: string;
   toolCalls: ToolCall[];
   toolCallId?: string | undefined;
+  /** A turn of the answer (not of the request it answered). */
+  answer?: boolean;
 }
 
 function parseJson(text: string | null): unknown {
@@ -165,6 +167,7 @@ function Conversation({ turns }: { turns: Turn[] }) {
           <span className="role-name">
             {turn.role}
             {turn.toolCallId && ` · result of ${turn.toolCallId}`}
+            {turn.answer && ' · the answer'}
           </span>
           {turn.text && <pre>{turn.text}</pre>}
           {turn.toolCalls.map((call, callIndex) => (
@@ -357,7 +360,12 @@ export default function LogDetail() {
                     {row.content_truncated && (
                       <p className="muted">Cut to logs.content_max_bytes: the end is not kept.</p>
                     )}
-                    <Conversation turns={[...(asked ?? []), ...(answered ?? [])]} />
+                    <Conversation
+                      turns={[
+                        ...(asked ?? []),
+                        ...(answered ?? []).map((turn) => ({ ...turn, answer: true })),
+                      ]}
+                    />
                     {row.response_content === null && row.status >= 400 && (
                       <p className="muted">No answer: the request failed (above).</p>
                     )}

@@ -96,7 +96,7 @@ function Totals({ buckets, keyless }: { buckets: Bucket[]; keyless: number | und
       <div>
         <dt>Cost of governed traffic</dt>
         <dd data-testid="total-cost">{formatUsd(total.cost)}</dd>
-        <dd className="muted" data-testid="keyless">
+        <dd className="note" data-testid="keyless">
           {keyless === undefined
             ? 'What governance charged to virtual keys.'
             : `What governance charged to virtual keys; ${formatCount(keyless)} keyless ${keyless === 1 ? 'request is' : 'requests are'} not priced ($0 counted).`}
@@ -112,13 +112,19 @@ function Charts({ buckets, range }: { buckets: Bucket[]; range: Range }) {
       label,
       values: zeroFilled(buckets, range, pick).values,
     });
+    const served = new Set(buckets.filter((bucket) => bucket.count > 0).map((bucket) => bucket.start));
+    const measured = (label: string, pick: (bucket: Bucket) => number): Series => {
+      const { times, values } = zeroFilled(buckets, range, pick);
+      return { label, values: values.map((value, at) => (served.has(times[at]!) ? value : null)) };
+    };
     return {
       times: zeroFilled([], range, () => 0).times,
       requests: [series('served', (b) => b.count - b.errors), series('errors', (b) => b.errors)],
+      // A bucket without requests has no latency: a gap in the line, not a 0.
       latency: [
-        series('p50', (b) => b.latency_p50_ms),
-        series('p95', (b) => b.latency_p95_ms),
-        series('p99', (b) => b.latency_p99_ms),
+        measured('p50', (b) => b.latency_p50_ms),
+        measured('p95', (b) => b.latency_p95_ms),
+        measured('p99', (b) => b.latency_p99_ms),
       ],
       tokens: [series('input', (b) => b.input_tokens), series('output', (b) => b.output_tokens)],
       cost: [series('cost', (b) => b.cost)],
