@@ -190,7 +190,9 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
   // A failed case leaves the page it failed on, to see why.
   afterEach(async (context) => {
     if (context.task.result?.state === 'fail' && page)
-      await shot(page, `failed-${context.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => undefined);
+      await shot(page, `failed-${context.task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(
+        () => undefined,
+      );
   });
 
   afterAll(async () => {
@@ -340,7 +342,11 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
             role: 'assistant',
             content: null,
             tool_calls: [
-              { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+              {
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'weather', arguments: '{"city":"Paris"}' },
+              },
             ],
           },
           { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 °C' },
@@ -427,11 +433,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await page.getByLabel('Status').selectOption('4xx');
     await findLogRow(/429 request_limit_exceeded/);
     expect(await page.getByRole('row', { name: /limited-key/ }).count()).toBe(1);
-    await page
-      .getByRole('row', { name: /429/ })
-      .first()
-      .getByRole('link')
-      .click();
+    await page.getByRole('row', { name: /429/ }).first().getByRole('link').click();
     await page.getByTestId('failure').waitFor();
     expect(await page.getByTestId('record-key').textContent()).toBe('limited-key');
     expect(await page.locator('main').textContent()).toContain(teamId);
@@ -484,7 +486,9 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     const keys = await page.getByRole('table', { name: 'Top virtual keys by spend' }).textContent();
     expect(keys).toMatch(/ui-key.*limited-key/s);
     expect(await page.getByRole('table', { name: 'Top teams by spend' }).textContent()).toContain('ui-team');
-    expect(await page.getByRole('region', { name: 'Error types over time' }).locator('canvas').count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'Error types over time' }).locator('canvas').count()).toBe(
+      1,
+    );
     expect(await page.locator('figure[data-kind="bars"]').count()).toBeGreaterThanOrEqual(4);
     expect(await page.getByRole('heading', { name: 'Provider health' }).count()).toBe(1);
     await shot(page, '06-overview');
@@ -639,7 +643,10 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
   });
 
   it('returns to sign-in with the reason when the token is revoked mid-session', async () => {
-    const created = await admin('/api/tokens', { method: 'POST', body: { name: 'ui-revoked', role: 'admin' } });
+    const created = await admin('/api/tokens', {
+      method: 'POST',
+      body: { name: 'ui-revoked', role: 'admin' },
+    });
     expect(created.status).toBe(201);
     const { id, token } = (await created.json()) as { id: string; token: string };
     const other = await browser.newPage({ viewport: { width: 1280, height: 900 } });
