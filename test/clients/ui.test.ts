@@ -436,7 +436,8 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await page.getByRole('row', { name: /429/ }).first().getByRole('link').click();
     await page.getByTestId('failure').waitFor();
     expect(await page.getByTestId('record-key').textContent()).toBe('limited-key');
-    expect(await page.locator('main').textContent()).toContain(teamId);
+    expect(await page.locator('main').textContent()).toContain(`ui-team (${teamId})`);
+    expect(await page.getByTestId('no-content').textContent()).toContain('Refused before it was admitted');
     await shot(page, '12-refused-request');
   });
 
@@ -482,7 +483,9 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
       .toBe(String(records.length));
     const main = await page.locator('main').textContent();
     expect(main).toContain('gpt-4o-mini');
-    expect(await page.getByTestId('keyless').textContent()).toContain(`; ${keyless} keyless request`);
+    await expect
+      .poll(() => page.getByTestId('keyless').textContent())
+      .toContain(`; ${keyless} keyless request`);
     const keys = await page.getByRole('table', { name: 'Top virtual keys by spend' }).textContent();
     expect(keys).toMatch(/ui-key.*limited-key/s);
     expect(await page.getByRole('table', { name: 'Top teams by spend' }).textContent()).toContain('ui-team');
@@ -663,10 +666,13 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
       expect(await other.getByLabel('Admin token').isVisible()).toBe(true);
       expect(await other.evaluate(() => sessionStorage.getItem('gw.admin-token'))).toBeNull();
       await shot(other, '15-session-ended');
+    } catch (error) {
+      await shot(other, 'failed-session-ended');
+      throw error;
     } finally {
       await other.close();
     }
-  });
+  }, 60_000);
 
   it('signs out', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -193,6 +193,10 @@ function Raw({ title, text }: { title: string; text: string | null }) {
   );
 }
 
+/** A request refused by gw itself (the key, its limits, its models): no target was tried. */
+const refusedBeforeRouting = (record: Detail) =>
+  record.status >= 400 && record.provider === null && record.upstream_status === null;
+
 /** Why a record holds no content: said from the setting, never guessed. */
 function NoContent({ record }: { record: Detail }) {
   const { can } = useAuth();
@@ -202,10 +206,10 @@ function NoContent({ record }: { record: Detail }) {
   const on = config.data?.logs?.content;
   let why: string;
   if (on === false) why = 'Content logging is off (logs.content in System config).';
+  else if (refusedBeforeRouting(record))
+    why = 'Refused before it was admitted: nothing was routed, and no content is kept for a refusal.';
   else if (on === true)
-    why = record.virtual_key_id
-      ? `Content logging is on, but not for this request: its key ${record.virtual_key_name ?? record.virtual_key_id} opts out (log_content: false), or it was refused before governance admitted it.`
-      : 'Content logging is on, but this request was refused before it was admitted (no key or an unknown one): there was nothing routed to keep.';
+    why = `Content logging is on, but not for this request's key ${record.virtual_key_name ?? record.virtual_key_id ?? ''}: it opts out (log_content: false).`;
   else why = 'Not kept: content logging is off, or the key opts out of it.';
   return (
     <p className="muted" data-testid="no-content">
@@ -247,7 +251,11 @@ function Routing({ record }: { record: Detail }) {
         <Item name="Asked for" value={display(record.requested_model)} />
         <Item
           name={served ? 'Served by' : 'Last tried'}
-          value={`${display(record.provider)} / ${display(record.model)}`}
+          value={
+            refusedBeforeRouting(record)
+              ? 'none: refused before routing'
+              : `${display(record.provider)} / ${display(record.model)}`
+          }
         />
         {record.fallback_index !== null && (
           <Item
@@ -297,6 +305,17 @@ function Item({ name, value }: { name: string; value: ReactNode }) {
   );
 }
 
+/** An owner by name where the caller may read its collection (its id otherwise, and beside the name). */
+function OwnerName({ collection, id }: { collection: 'teams' | 'customers'; id: string | null }) {
+  const { can } = useAuth();
+  const list = useApiQuery<{ id: string; name: string }[]>(
+    id && can(`${collection}:read`) ? `/api/governance/${collection}` : undefined,
+  );
+  if (!id) return '—';
+  const name = list.data?.find((owner) => owner.id === id)?.name;
+  return name ? `${name} (${id})` : id;
+}
+
 function Summary({ record }: { record: Detail }) {
   return (
     <dl className="details">
@@ -318,8 +337,8 @@ function Summary({ record }: { record: Detail }) {
           )
         }
       />
-      <Item name="Team" value={display(record.team_id)} />
-      <Item name="Customer" value={display(record.customer_id)} />
+      <Item name="Team" value={<OwnerName collection="teams" id={record.team_id} />} />
+      <Item name="Customer" value={<OwnerName collection="customers" id={record.customer_id} />} />
       <Item name="User" value={display(record.user_id)} />
       <Item name="Business unit" value={display(record.business_unit_id)} />
       <Item name="Cost" value={<span data-testid="record-cost">{formatUsd(record.cost)}</span>} />
