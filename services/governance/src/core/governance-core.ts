@@ -170,24 +170,30 @@ export class GovernanceCore implements GovernanceService {
     checkRequiredHeaders(this.dependencies.client, request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
     const now = this.now();
-    assertKeyUsable(key, now);
-    const identity = {
-      virtualKeyId: key.id,
-      virtualKeyName: key.name,
-      mcpTools: key.mcp_tools ?? [],
-      ...(key.log_content === false ? { logContent: false } : {}),
-      ...chargedOwners(this.repository, key),
-    };
-    if (request.kind !== 'llm') return { targets: [], ...identity };
     try {
+      assertKeyUsable(key, now);
+      const identity = this.identityOf(key);
+      if (request.kind !== 'llm') return { targets: [], ...identity };
       const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
         random: this.random,
         health: this.dependencies.health,
       });
       return { ...(await this.admit(key, targets, request, now)), ...identity };
     } catch (error) {
-      throw refusedFor(error, identity);
+      // A known key refused (inactive, expired, a model, a limit): the refusal names it and its owners.
+      throw key ? refusedFor(error, this.identityOf(key)) : error;
     }
+  }
+
+  /** What an authorization says of the key: its id and name, MCP tools, content opt-out and charged owners. */
+  private identityOf(key: StoredVirtualKey) {
+    return {
+      virtualKeyId: key.id,
+      virtualKeyName: key.name,
+      mcpTools: key.mcp_tools ?? [],
+      ...(key.log_content === false ? { logContent: false } : {}),
+      ...chargedOwners(this.repository, key),
+    };
   }
 
   /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */
