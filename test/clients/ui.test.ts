@@ -549,6 +549,9 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     const open = async (given: 'accept' | 'dismiss') => {
       answer = given;
       await page.getByRole('button', { name: 'Edit' }).click();
+      // The JSON form, behind its tab where the settings also have sections.
+      const advanced = page.getByRole('tab', { name: 'Advanced (JSON)' });
+      if ((await advanced.count()) > 0) await advanced.click();
       const form = page.getByRole('form', { name: 'Change system settings' });
       await form.getByLabel('Body (JSON)').fill('{"client": {"allow_anonymous_admin": true}}');
       const before = asked.length;
