@@ -19,9 +19,9 @@ export class ApiError extends Error {
 let csrfToken: string | undefined;
 
 /**
- * What every call learns of the session and of the gateway, for the one place that acts on it (main.tsx): a
- * 401 on a signed-in call ends the session with the API's reason; no answer (or a proxy's 502–504) means the
- * gateway does not answer, and any answer that it does again.
+ * What every call learns of the session and of the gateway, for the one place that acts on each: a 401 on a
+ * signed-in call ends the session with the API's reason (auth.tsx); no answer (or a proxy's 502–504) means the
+ * gateway does not answer, and any answer that it does again (banners.tsx).
  */
 export interface ApiEvents {
   unauthorized(reason: string): void;
