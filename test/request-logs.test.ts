@@ -315,13 +315,35 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
         message: expect.stringContaining('second is overloaded'),
       }),
     ]);
-    // A refusal that names a provider reached none: it lists no attempt.
-    const refused = await chat({
-      model: 'openai/gpt-unpriced',
-      messages: [{ role: 'user', content: 'no price' }],
+    // What the caller was told, what the last upstream answered, and the request as it was sent.
+    expect(record['error_message']).toContain('all 2 targets failed');
+    expect(record['upstream_status']).toBe(503);
+    expect(JSON.parse(String(record['upstream_body']))).toEqual({
+      error: { message: 'second is overloaded', type: 'server_error' },
     });
+    expect(record['request_content']).toContain('every target fails');
+    expect(record['response_content']).toBeNull();
+    // A refusal that names a provider reached none: it lists no attempt, and names the key and owners refused.
+    const refused = await chat(
+      { model: 'openai/gpt-unpriced', messages: [{ role: 'user', content: 'no price' }] },
+      TEAM_KEY,
+    );
     expect(refused.status).toBe(403);
-    expect((await recordOf(refused.headers.get('x-request-id')!))['attempts']).toBeNull();
+    const refusal = await recordOf(refused.headers.get('x-request-id')!);
+    expect(refusal).toMatchObject({
+      attempts: null,
+      error_type: 'model_not_allowed',
+      upstream_status: null,
+      upstream_body: null,
+      virtual_key_id: 'vk-team',
+      virtual_key_name: 'team-key',
+      team_id: 'team-t',
+      customer_id: 'customer-c',
+      user_id: 'user-u',
+    });
+    expect(refusal['error_message']).toContain('gpt-unpriced');
+    const byName = await logs('virtual_key_name=team-key&status_class=4xx');
+    expect(byName.body.records.map((record: LogRecord) => record.id)).toContain(refusal.id);
     const served = await chat({ messages: [{ role: 'user', content: 'served, no attempts' }] });
     expect((await recordOf(served.headers.get('x-request-id')!))['attempts']).toBeNull();
   });

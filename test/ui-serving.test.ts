@@ -1,8 +1,9 @@
 // The web UI as each mode serves it (docs/ui.md): embedded on the main port beside the inference routes, in a
 // cluster on the admin's own port only. `/` redirects to `/ui/` where the admin answers, hashed assets are
-// immutable, client routes answer index.html, `/ui/../` never leaves the folder, and the inference paths and
-// the ingress's `/` are untouched. The build itself is the workspace's postinstall (packages/ui).
-import { readdir } from 'node:fs/promises';
+// immutable, client routes answer index.html, `/ui/../` never leaves the folder, text files go precompressed
+// (brotli or gzip, as Accept-Encoding takes), and the inference paths and the ingress's `/` are untouched. The build itself is the workspace's postinstall (packages/ui).
+import { readdir, readFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
 import { uiDistDir } from '@gw/ui';
@@ -39,7 +40,8 @@ describe.each(MODES)('web UI serving (%s)', (mode, start) => {
   });
 
   it('serves every built asset with its type, immutable', async () => {
-    const assets = await readdir(join(uiDistDir, 'assets'));
+    // The precompressed copies are not assets of their own: the negotiation below serves them.
+    const assets = (await readdir(join(uiDistDir, 'assets'))).filter((name) => !/\.(?:br|gz)$/.test(name));
     expect(assets.some((name) => name.endsWith('.js'))).toBe(true);
     for (const name of assets) {
       const answer = await fetch(`${gateway.adminUrl}/ui/assets/${name}`);
@@ -48,6 +50,35 @@ describe.each(MODES)('web UI serving (%s)', (mode, start) => {
       expect(answer.headers.get('content-type')).toMatch(
         name.endsWith('.js') ? /^text\/javascript/ : /^text\/css/,
       );
+    }
+  });
+
+  it('sends the precompressed copy Accept-Encoding takes, with Vary, and the file itself otherwise', async () => {
+    // The first load: the page and the script and stylesheet it names.
+    const html = await readFile(join(uiDistDir, 'index.html'), 'utf8');
+    const first = [...html.matchAll(/\/ui\/(assets\/[^"]+\.(?:js|css))/g)].map((match) => match[1]!);
+    expect(first.length).toBeGreaterThanOrEqual(2);
+    for (const name of first) {
+      const plain = await readFile(join(uiDistDir, name));
+      const cases = [
+        ['br, gzip', 'br', '.br'],
+        ['gzip, deflate', 'gzip', '.gz'],
+        ['gzip;q=1, br;q=0', 'gzip', '.gz'],
+        ['identity', undefined, ''],
+        [undefined, undefined, ''],
+      ] as const;
+      for (const [acceptEncoding, coding, suffix] of cases) {
+        const answer = await raw(`${gateway.adminUrl}/ui/${name}`, acceptEncoding);
+        expect(answer.headers['content-encoding'], `${name} for ${acceptEncoding}`).toBe(coding);
+        expect(answer.headers.vary).toBe('Accept-Encoding');
+        expect(answer.headers['content-type']).toMatch(
+          name.endsWith('.js') ? /^text\/javascript/ : /^text\/css/,
+        );
+        expect(answer.body.equals(suffix ? await readFile(join(uiDistDir, name + suffix)) : plain)).toBe(
+          true,
+        );
+        if (suffix) expect(answer.body.length).toBeLessThan(plain.length);
+      }
     }
   });
 
@@ -77,3 +108,20 @@ describe.each(MODES)('web UI serving (%s)', (mode, start) => {
     }
   });
 });
+
+/** A GET with exactly the Accept-Encoding given (fetch adds its own and decodes the answer). */
+function raw(url: string, acceptEncoding: string | undefined) {
+  return new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+    (resolve, reject) => {
+      const headers: Record<string, string> = acceptEncoding ? { 'accept-encoding': acceptEncoding } : {};
+      httpRequest(url, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      })
+        .on('error', reject)
+        .end();
+    },
+  );
+}

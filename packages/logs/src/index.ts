@@ -16,7 +16,13 @@ export { type AuditStore, auditRecords } from './audit/audit-store.ts';
 export { DroppedTally, droppedQuerySchema } from './requests/dropped-counts.ts';
 export { type LogQueryInput, logQueryParamsSchema, logStatsParamsSchema } from './requests/log-filter.ts';
 export { logTailParamsSchema, matchesLogFilter } from './requests/log-match.ts';
-export { type LogRecord, type LogRecordInput, logRecordSchema, MAX_NAME } from './requests/log-record.ts';
+export {
+  type LogRecord,
+  type LogRecordInput,
+  logRecordSchema,
+  MAX_ERROR_TEXT,
+  MAX_NAME,
+} from './requests/log-record.ts';
 export { startLogRetention } from './requests/log-retention.ts';
 export type { LogStatsBucket, LogStore } from './requests/log-store.ts';
 export { type LogTail, LogTailHub } from './requests/log-tail.ts';

@@ -1,5 +1,6 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
-import { ApiError, api, getToken, setCsrfToken, setToken } from './api.ts';
+import { ApiError, api, getToken, onApiEvents, setCsrfToken, setToken } from './api.ts';
 
 /** Who is signed in, as `GET /api/whoami` (a token) or `GET /auth/session` (single sign-on) answers. */
 export interface Identity {
@@ -14,6 +15,8 @@ export interface Identity {
 interface AuthState {
   identity: Identity | undefined;
   checking: boolean;
+  /** Why the last session ended without a sign-out (the API's 401: an expired or revoked token). */
+  endedBecause: string | undefined;
   signIn: (token: string) => Promise<void>;
   signOut: () => Promise<void>;
   can: (permission: string) => boolean;
@@ -21,8 +24,8 @@ interface AuthState {
 
 const AuthContext = createContext<AuthState | undefined>(undefined);
 
-async function whoami(): Promise<Identity> {
-  const body = await api<Omit<Identity, 'sso'>>('/api/whoami');
+async function whoami(signingIn = false): Promise<Identity> {
+  const body = await api<Omit<Identity, 'sso'>>('/api/whoami', { signingIn });
   return { ...body, sso: false };
 }
 
@@ -53,6 +56,23 @@ async function sessionIdentity(): Promise<Identity | undefined> {
 export function AuthProvider({ children }: { children: ReactNode }) {
   const [identity, setIdentity] = useState<Identity | undefined>();
   const [checking, setChecking] = useState(true);
+  const [endedBecause, setEndedBecause] = useState<string>();
+  const queries = useQueryClient();
+
+  // The one 401 handler: any call refused for the session ends it, and the sign-in page says why.
+  useEffect(
+    () =>
+      onApiEvents({
+        unauthorized(reason) {
+          setToken(undefined);
+          setCsrfToken(undefined);
+          setIdentity(undefined);
+          setEndedBecause(reason);
+          queries.clear();
+        },
+      }),
+    [queries],
+  );
 
   useEffect(() => {
     const check = getToken() ? whoami() : sessionIdentity();
@@ -65,7 +85,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const signIn = useCallback(async (token: string) => {
     setToken(token);
     try {
-      setIdentity(await whoami());
+      setIdentity(await whoami(true));
+      setEndedBecause(undefined);
     } catch (error) {
       setToken(undefined);
       throw error;
@@ -77,7 +98,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     setToken(undefined);
     setCsrfToken(undefined);
     setIdentity(undefined);
-  }, [identity]);
+    setEndedBecause(undefined);
+    queries.clear();
+  }, [identity, queries]);
 
   const can = useCallback(
     (permission: string) => identity?.permissions.includes(permission) ?? false,
@@ -85,7 +108,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   );
 
   return (
-    <AuthContext.Provider value={{ identity, checking, signIn, signOut, can }}>
+    <AuthContext.Provider value={{ identity, checking, endedBecause, signIn, signOut, can }}>
       {children}
     </AuthContext.Provider>
   );

@@ -1,56 +1,64 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { lazy, StrictMode, Suspense, useState } from 'react';
+import { StrictMode, Suspense, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { BrowserRouter, Navigate, NavLink, Route, Routes } from 'react-router';
+import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
 import { AuthProvider, useAuth } from './auth.tsx';
+import { Banners } from './banners.tsx';
+import { LazyPage, lazyPage, PageBoundary } from './lazy-page.tsx';
 import { SsoButton } from './sso-button.tsx';
 import { Field, Form, Loading } from './ui.tsx';
 import './styles.css';
+import './shell.css';
 
-// One chunk per page (React.lazy): the first load carries the layout and login only.
-const Overview = lazy(() => import('./pages/overview.tsx'));
-const Providers = lazy(() => import('./pages/providers.tsx'));
-const VirtualKeys = lazy(() => import('./pages/virtual-keys.tsx'));
-const Owners = lazy(() => import('./pages/owners.tsx'));
-const Mcp = lazy(() => import('./pages/mcp.tsx'));
-const Logs = lazy(() => import('./pages/logs.tsx'));
-const LogDetail = lazy(() => import('./pages/log-detail.tsx'));
-const Guardrails = lazy(() => import('./pages/guardrails.tsx'));
-const Alerts = lazy(() => import('./pages/alerts.tsx'));
-const Access = lazy(() => import('./pages/access.tsx'));
-const Audit = lazy(() => import('./pages/audit.tsx'));
-const Config = lazy(() => import('./pages/config.tsx'));
-const Playground = lazy(() => import('./pages/playground.tsx'));
-const Routing = lazy(() => import('./pages/routing.tsx'));
-const Cache = lazy(() => import('./pages/cache.tsx'));
-const Vault = lazy(() => import('./pages/vault.tsx'));
-const Pricing = lazy(() => import('./pages/pricing.tsx'));
+// One chunk per page (lazy-page.tsx retries a failed chunk once): the first load carries the layout and login.
+const Overview = lazyPage(() => import('./pages/overview.tsx'));
+const Providers = lazyPage(() => import('./pages/providers.tsx'));
+const VirtualKeys = lazyPage(() => import('./pages/virtual-keys.tsx'));
+const Owners = lazyPage(() => import('./pages/owners.tsx'));
+const Mcp = lazyPage(() => import('./pages/mcp.tsx'));
+const Logs = lazyPage(() => import('./pages/logs.tsx'));
+const LogDetail = lazyPage(() => import('./pages/log-detail.tsx'));
+const Guardrails = lazyPage(() => import('./pages/guardrails.tsx'));
+const Alerts = lazyPage(() => import('./pages/alerts.tsx'));
+const Access = lazyPage(() => import('./pages/access.tsx'));
+const Audit = lazyPage(() => import('./pages/audit.tsx'));
+const Config = lazyPage(() => import('./pages/config.tsx'));
+const Playground = lazyPage(() => import('./pages/playground.tsx'));
+const Routing = lazyPage(() => import('./pages/routing.tsx'));
+const Cache = lazyPage(() => import('./pages/cache.tsx'));
+const Vault = lazyPage(() => import('./pages/vault.tsx'));
+const Pricing = lazyPage(() => import('./pages/pricing.tsx'));
 
 /** The pages, each shown to roles holding its read permission (the API refuses the rest anyway). */
 const PAGES = [
-  { path: '/', label: 'Overview', permission: 'logs:read', element: <Overview /> },
-  { path: '/providers', label: 'Providers', permission: 'providers:read', element: <Providers /> },
-  { path: '/keys', label: 'Virtual keys', permission: 'keys:read', element: <VirtualKeys /> },
-  { path: '/owners', label: 'Teams & budgets', permission: 'teams:read', element: <Owners /> },
-  { path: '/mcp', label: 'MCP clients', permission: 'mcp:read', element: <Mcp /> },
-  { path: '/logs', label: 'Logs', permission: 'logs:read', element: <Logs /> },
-  { path: '/guardrails', label: 'Guardrails', permission: 'guardrails:read', element: <Guardrails /> },
-  { path: '/alerts', label: 'Alerts', permission: 'alerts:read', element: <Alerts /> },
-  { path: '/access', label: 'Users & roles', permission: 'users:read', element: <Access /> },
-  { path: '/audit', label: 'Audit log', permission: 'audit:read', element: <Audit /> },
-  { path: '/config', label: 'System config', permission: 'config:read', element: <Config /> },
-  { path: '/playground', label: 'Playground', permission: 'keys:read', element: <Playground /> },
-  { path: '/routing', label: 'Routing health', permission: 'health:read', element: <Routing /> },
-  { path: '/cache', label: 'Cache', permission: 'logs:read', element: <Cache /> },
-  { path: '/vault', label: 'Vault', permission: 'vault:read', element: <Vault /> },
-  { path: '/pricing', label: 'Pricing', permission: 'config:read', element: <Pricing /> },
+  { path: '/', label: 'Overview', permission: 'logs:read', source: Overview },
+  { path: '/providers', label: 'Providers', permission: 'providers:read', source: Providers },
+  { path: '/keys', label: 'Virtual keys', permission: 'keys:read', source: VirtualKeys },
+  { path: '/owners', label: 'Teams & budgets', permission: 'teams:read', source: Owners },
+  { path: '/mcp', label: 'MCP clients', permission: 'mcp:read', source: Mcp },
+  { path: '/logs', label: 'Logs', permission: 'logs:read', source: Logs },
+  { path: '/guardrails', label: 'Guardrails', permission: 'guardrails:read', source: Guardrails },
+  { path: '/alerts', label: 'Alerts', permission: 'alerts:read', source: Alerts },
+  { path: '/access', label: 'Users & roles', permission: 'users:read', source: Access },
+  { path: '/audit', label: 'Audit log', permission: 'audit:read', source: Audit },
+  { path: '/config', label: 'System config', permission: 'config:read', source: Config },
+  { path: '/playground', label: 'Playground', permission: 'keys:read', source: Playground },
+  { path: '/routing', label: 'Routing health', permission: 'health:read', source: Routing },
+  { path: '/cache', label: 'Cache', permission: 'logs:read', source: Cache },
+  { path: '/vault', label: 'Vault', permission: 'vault:read', source: Vault },
+  { path: '/pricing', label: 'Pricing', permission: 'config:read', source: Pricing },
 ];
 
 function Login() {
-  const { signIn } = useAuth();
+  const { signIn, endedBecause } = useAuth();
   return (
     <main className="login" id="main">
       <h1>gw</h1>
+      {endedBecause && (
+        <p className="banner banner-ended" role="status" data-testid="session-ended">
+          You were signed out: {endedBecause}. Sign in again.
+        </p>
+      )}
       <Form label="Sign in" submit="Sign in" onSubmit={(values) => signIn(values.token ?? '')}>
         <Field
           label="Admin token"
@@ -69,11 +77,13 @@ function Layout() {
   const { identity, signOut, can } = useAuth();
   const [menuOpen, setMenuOpen] = useState(false);
   const pages = PAGES.filter((page) => can(page.permission));
+  const location = useLocation();
   return (
     <div className="layout">
       <a className="skip" href="#main">
         Skip to content
       </a>
+      <Banners />
       <header className="topbar">
         <button
           type="button"
@@ -104,15 +114,17 @@ function Layout() {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        <Suspense fallback={<Loading />}>
-          <Routes>
-            {pages.map((page) => (
-              <Route key={page.path} path={page.path} element={page.element} />
-            ))}
-            {can('logs:read') && <Route path="/logs/:id" element={<LogDetail />} />}
-            <Route path="*" element={pages[0] ? <Navigate to={pages[0].path} replace /> : <NoPages />} />
-          </Routes>
-        </Suspense>
+        <PageBoundary resetKey={location.pathname}>
+          <Suspense fallback={<Loading />}>
+            <Routes>
+              {pages.map((page) => (
+                <Route key={page.path} path={page.path} element={<LazyPage source={page.source} />} />
+              ))}
+              {can('logs:read') && <Route path="/logs/:id" element={<LazyPage source={LogDetail} />} />}
+              <Route path="*" element={pages[0] ? <Navigate to={pages[0].path} replace /> : <NoPages />} />
+            </Routes>
+          </Suspense>
+        </PageBoundary>
       </main>
     </div>
   );

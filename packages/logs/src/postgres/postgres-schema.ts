@@ -12,6 +12,9 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   requested_model: ['text', true],
   status: ['smallint', false],
   error_type: ['text', true],
+  error_message: ['text', true],
+  upstream_status: ['smallint', true],
+  upstream_body: ['text', true],
   latency_ms: ['double precision', false],
   time_to_first_token_ms: ['double precision', true],
   input_tokens: ['bigint', false],
@@ -37,7 +40,13 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
 };
 
 /** Nullable columns added after the first release (also in the SQLite store's list). */
-const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = ['business_unit_id', 'attempts'];
+const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = [
+  'business_unit_id',
+  'attempts',
+  'error_message',
+  'upstream_status',
+  'upstream_body',
+];
 
 /** How `q` is answered: through trigram indexes (pg_trgm), or by scanning the rows the other filters leave. */
 export type TextSearch = 'trigram' | 'scan';

@@ -1,11 +1,19 @@
 import { z } from 'zod';
 import { decodeCursor, LOG_SORT_FIELDS } from './log-cursor.ts';
+import { CACHE_OUTCOMES, GUARDRAIL_OUTCOMES } from './log-record.ts';
 
 /** Status classes a filter can name; `4xx` is 400 to 499. */
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 /** The dimensions stats can be grouped by. */
-export const LOG_GROUP_FIELDS = ['provider', 'model', 'virtual_key_id'] as const;
+export const LOG_GROUP_FIELDS = [
+  'provider',
+  'model',
+  'virtual_key_id',
+  'virtual_key_name',
+  'team_id',
+  'error_type',
+] as const;
 export type LogGroupField = (typeof LOG_GROUP_FIELDS)[number];
 
 /** Most buckets one stats call may ask for (per group), so a 1 s bucket over a year is refused up front. */
@@ -26,6 +34,9 @@ const filterShape = {
   status: z.number().int().min(100).max(599).optional(),
   error_type: value.optional(),
   virtual_key_id: value.optional(),
+  virtual_key_name: value.optional(),
+  cache_outcome: z.enum(CACHE_OUTCOMES).optional(),
+  guardrail_outcome: z.enum(GUARDRAIL_OUTCOMES).optional(),
   team_id: value.optional(),
   customer_id: value.optional(),
   user_id: value.optional(),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 
 /** How the cache answered a request: served from it, looked up and missed, or not consulted. */
-const CACHE_OUTCOMES = ['hit', 'miss', 'bypass'] as const;
+export const CACHE_OUTCOMES = ['hit', 'miss', 'bypass'] as const;
 
 /** What the guardrails did: nothing to say, flagged but let through, content redacted, request refused. */
-const GUARDRAIL_OUTCOMES = ['passed', 'flagged', 'redacted', 'blocked'] as const;
+export const GUARDRAIL_OUTCOMES = ['passed', 'flagged', 'redacted', 'blocked'] as const;
 
 /** A name gw itself chooses (a provider, a surface, an error type): short, never free text. */
 const label = z.string().min(1).max(128);
@@ -17,6 +17,8 @@ const tokens = z.number().int().nonnegative().default(0);
 /** Most targets a record lists, and most characters of each one's error message. */
 const MAX_ATTEMPTS = 10;
 const MAX_ATTEMPT_MESSAGE = 300;
+/** Most characters kept of a failed request's error message and of its upstream's error body. */
+export const MAX_ERROR_TEXT = 1_000;
 
 /** A target a failed request tried, and how it failed. */
 const attemptSchema = z.object({
@@ -64,6 +66,12 @@ export const logRecordSchema = z.object({
   status: z.number().int().min(100).max(599),
   /** The gateway error type (`upstream_error`, `budget_exceeded`…) of a failed request. */
   error_type: label.nullable().default(null),
+  /** The error message the caller got, cut to its bound. */
+  error_message: z.string().max(MAX_ERROR_TEXT).nullable().default(null),
+  /** The status the upstream answered when the failure was its answer (null when gw refused or none answered). */
+  upstream_status: z.number().int().min(100).max(599).nullable().default(null),
+  /** The start of the upstream's error body (secrets taken out, as the caller got it), cut to its bound. */
+  upstream_body: z.string().max(MAX_ERROR_TEXT).nullable().default(null),
   /** From arrival to the last byte sent, milliseconds. */
   latency_ms: z.number().nonnegative(),
   /** From arrival to the first streamed token, milliseconds; null for a whole answer. */

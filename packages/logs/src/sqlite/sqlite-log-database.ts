@@ -33,6 +33,7 @@ PRAGMA busy_timeout = 5000;
 CREATE TABLE IF NOT EXISTS request_logs (
   "id" TEXT NOT NULL UNIQUE, "time" INTEGER NOT NULL, "surface" TEXT NOT NULL, "route" TEXT NOT NULL,
   "provider" TEXT, "model" TEXT, "requested_model" TEXT, "status" INTEGER NOT NULL, "error_type" TEXT,
+  "error_message" TEXT, "upstream_status" INTEGER, "upstream_body" TEXT,
   "latency_ms" REAL NOT NULL, "time_to_first_token_ms" REAL,
   "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
   "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
@@ -101,6 +102,9 @@ function dialect(textIndex: boolean): SqlDialect {
 const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [
   ['business_unit_id', 'TEXT'],
   ['attempts', 'TEXT'],
+  ['error_message', 'TEXT'],
+  ['upstream_status', 'INTEGER'],
+  ['upstream_body', 'TEXT'],
 ];
 
 function addMissingColumns(database: DatabaseSync): void {

@@ -102,6 +102,17 @@ const targetAttemptSchema = z.object({
 });
 export type TargetAttempt = z.infer<typeof targetAttemptSchema>;
 
+/** The virtual key and owners a refusal was made for (by the authorization's field names). */
+const refusedOwnersSchema = z.object({
+  virtualKeyId: z.string().optional(),
+  virtualKeyName: z.string().optional(),
+  teamId: z.string().optional(),
+  customerId: z.string().optional(),
+  userId: z.string().optional(),
+  businessUnitId: z.string().optional(),
+});
+type RefusedOwners = z.infer<typeof refusedOwnersSchema>;
+
 export interface GatewayErrorOptions {
   type: ErrorType;
   /** The upstream's status, for the types that relay it; any other type has its catalog status (`statusOf`). */
@@ -124,6 +135,8 @@ export interface GatewayErrorOptions {
    * request's log record, never the caller's answer (its message already names them).
    */
   attempts?: TargetAttempt[] | undefined;
+  /** Governance's refusal of a known key: whom it refused, for the request's log record, never the caller's answer. */
+  owners?: RefusedOwners | undefined;
   cause?: unknown;
 }
 
@@ -144,6 +157,7 @@ const gatewayErrorWireSchema = z.object({
   upstreamBody: z.unknown().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
   attempts: z.array(targetAttemptSchema).max(MAX_TARGET_ATTEMPTS).optional(),
+  owners: refusedOwnersSchema.optional(),
 });
 
 /**
@@ -185,6 +199,7 @@ export class GatewayError extends Error {
   readonly upstreamBody: unknown;
   readonly extra: Record<string, unknown> | undefined;
   readonly attempts: TargetAttempt[] | undefined;
+  readonly owners: RefusedOwners | undefined;
 
   constructor(options: GatewayErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -200,6 +215,7 @@ export class GatewayError extends Error {
     this.upstreamBody = options.upstreamBody;
     this.extra = options.extra;
     this.attempts = options.attempts;
+    this.owners = options.owners;
   }
 
   /** The fields that cross a process boundary (gRPC metadata, job results). */
@@ -217,6 +233,7 @@ export class GatewayError extends Error {
       upstreamBody: this.upstreamBody,
       ...(this.extra !== undefined ? { extra: this.extra } : {}),
       ...(this.attempts !== undefined ? { attempts: this.attempts } : {}),
+      ...(this.owners !== undefined ? { owners: this.owners } : {}),
     };
   }
 

@@ -1,6 +1,7 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { Link } from 'react-router';
-import { openLogStream, type Query } from '../api.ts';
+import { checkGateway, openLogStream, type Query } from '../api.ts';
+import { useAuth } from '../auth.tsx';
 import { display, formatMs, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { ErrorMessage, Field, Loading, PageHeader, Table, useApiQuery } from '../ui.tsx';
 
@@ -18,11 +19,22 @@ export interface LogRecord {
   output_tokens: number;
   cost: number;
   virtual_key_name: string | null;
-  request_content?: string | null;
-  response_content?: string | null;
+  cache_outcome: string | null;
+  guardrail_outcome: string | null;
 }
 
-const FILTERS = ['provider', 'model', 'status_class', 'virtual_key_id', 'team_id', 'q'] as const;
+/** The filter fields the form sends as typed (`from` is a date, turned into epoch ms). */
+const FILTERS = [
+  'provider',
+  'model',
+  'status_class',
+  'error_type',
+  'virtual_key_name',
+  'team_id',
+  'cache_outcome',
+  'guardrail_outcome',
+  'q',
+] as const;
 
 function LogTable({ rows, caption }: { rows: LogRecord[]; caption: string }) {
   return (
@@ -38,7 +50,12 @@ function LogTable({ rows, caption }: { rows: LogRecord[]; caption: string }) {
         },
         {
           header: 'Status',
-          cell: (row) => <span className={row.status >= 400 ? 'bad' : ''}>{row.status}</span>,
+          cell: (row) => (
+            <span className={row.status >= 400 ? 'bad' : ''}>
+              {row.status}
+              {row.error_type && ` ${row.error_type}`}
+            </span>
+          ),
         },
         { header: 'Provider', cell: (row) => display(row.provider) },
         { header: 'Model', cell: (row) => display(row.model) },
@@ -51,24 +68,48 @@ function LogTable({ rows, caption }: { rows: LogRecord[]; caption: string }) {
   );
 }
 
+/** Waits before the n-th reconnect (1 s, 2 s, 4 s… at most 30 s). */
+const backoffMs = (attempt: number) => Math.min(30_000, 1_000 * 2 ** attempt);
+
+/**
+ * The live tail: one WebSocket while the page shows it. A connection that drops (the gateway restarting, a
+ * proxy's idle timeout, 1013 for a reader that fell behind) is opened again after a growing wait, reset once
+ * one opens.
+ */
 function LiveTail({ filter }: { filter: Query }) {
   const [records, setRecords] = useState<LogRecord[]>([]);
   const [state, setState] = useState('connecting');
-  const socket = useRef<WebSocket>(undefined);
   useEffect(() => {
-    const ws = openLogStream(filter);
-    socket.current = ws;
-    ws.onopen = () => setState('live');
-    ws.onclose = (event) =>
-      setState(
-        event.code === 1000 ? 'closed' : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`,
-      );
-    ws.onerror = () => setState('refused: check the filters and your role');
-    ws.onmessage = (message) => {
-      const record = JSON.parse(String(message.data)) as LogRecord;
-      setRecords((old) => [record, ...old].slice(0, 200));
+    let socket: WebSocket | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    let stopped = false;
+    const connect = () => {
+      const ws = openLogStream(filter);
+      socket = ws;
+      ws.onopen = () => {
+        failures = 0;
+        setState('live');
+      };
+      ws.onmessage = (message) => {
+        const record = JSON.parse(String(message.data)) as LogRecord;
+        setRecords((old) => [record, ...old].slice(0, 200));
+      };
+      ws.onclose = (event) => {
+        if (stopped) return;
+        if (failures === 0) checkGateway();
+        const wait = backoffMs(failures++);
+        const why = `${event.code}${event.reason ? `: ${event.reason}` : ''}`;
+        setState(`disconnected (${why}); reconnecting in ${Math.round(wait / 1000)} s`);
+        timer = setTimeout(connect, wait);
+      };
     };
-    return () => ws.close(1000);
+    connect();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      socket?.close(1000);
+    };
   }, [filter]);
   return (
     <section aria-labelledby="tail">
@@ -87,7 +128,40 @@ function LiveTail({ filter }: { filter: Query }) {
   );
 }
 
+/** The names a picker offers (the keys or teams the caller may read); a free text field without them. */
+function Picker(props: { label: string; name: string; path: string | undefined; value: 'name' | 'id' }) {
+  const id = useId();
+  // Read again each time the form shows: a key or team made a moment ago is offered.
+  const list = useApiQuery<{ id: string; name: string }[]>(props.path, { refetchOnMount: 'always' });
+  if (!list.data) return <Field label={props.label} name={props.name} />;
+  const choices = [...list.data].sort((a, b) => a.name.localeCompare(b.name));
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <select id={id} name={props.name} defaultValue="">
+        <option value="">—</option>
+        {choices.map((item) => (
+          <option key={item.id} value={item[props.value]}>
+            {item.name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** The error types the log holds in the last 30 days (what a filter can find). */
+function ErrorTypeField() {
+  const [from] = useState(() => Date.now() - 30 * 86_400_000);
+  const stats = useApiQuery<{ buckets: { group: string | null }[] }>('/api/logs/stats', {
+    query: { from, bucket_ms: 31 * 86_400_000, group_by: 'error_type' },
+  });
+  const types = [...new Set((stats.data?.buckets ?? []).map((bucket) => bucket.group ?? ''))].sort();
+  return <Field label="Error type" name="error_type" options={['', ...types.filter(Boolean)]} />;
+}
+
 export default function Logs() {
+  const { can } = useAuth();
   const [filter, setFilter] = useState<Query>({});
   const [cursor, setCursor] = useState<string>();
   const [live, setLive] = useState(false);
@@ -121,8 +195,25 @@ export default function Logs() {
         <Field label="Provider" name="provider" />
         <Field label="Model" name="model" />
         <Field label="Status" name="status_class" options={['', '2xx', '4xx', '5xx']} />
-        <Field label="Virtual key id" name="virtual_key_id" />
-        <Field label="Team id" name="team_id" />
+        <ErrorTypeField />
+        <Picker
+          label="Virtual key"
+          name="virtual_key_name"
+          path={can('keys:read') ? '/api/governance/virtual-keys' : undefined}
+          value="name"
+        />
+        <Picker
+          label="Team"
+          name="team_id"
+          path={can('teams:read') ? '/api/governance/teams' : undefined}
+          value="id"
+        />
+        <Field label="Cache" name="cache_outcome" options={['', 'hit', 'miss', 'bypass']} />
+        <Field
+          label="Guardrails"
+          name="guardrail_outcome"
+          options={['', 'passed', 'flagged', 'redacted', 'blocked']}
+        />
         <Field label="Text" name="q" />
         <Field label="Since" name="from" type="datetime-local" />
         <div className="actions">

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import { useAuth } from '../auth.tsx';
-import { TimeChart } from '../chart.tsx';
+import { type Series, TimeChart, zeroFilled } from '../chart.tsx';
 import { formatCount, formatMs, formatPercent, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { Empty, PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
 
@@ -33,7 +33,41 @@ const RANGES = {
   '7 days': [7 * 86_400_000, 6 * 3_600_000],
 } as const;
 
-function Totals({ buckets }: { buckets: Bucket[] }) {
+/** One bucket per range: the stats API's widest, so a group's rows for the range are one row each. */
+const WHOLE_RANGE_MS = 31 * 86_400_000;
+
+interface Range {
+  from: number;
+  to: number;
+  bucket: number;
+}
+
+/** Rows of one group dimension over the whole range, summed per group. */
+function groupTotals(buckets: Bucket[]) {
+  const groups = new Map<
+    string | null,
+    { count: number; errors: number; p95: number; tokens: number; cost: number }
+  >();
+  for (const bucket of buckets) {
+    const sum = groups.get(bucket.group) ?? { count: 0, errors: 0, p95: 0, tokens: 0, cost: 0 };
+    sum.count += bucket.count;
+    sum.errors += bucket.errors;
+    sum.p95 = Math.max(sum.p95, bucket.latency_p95_ms);
+    sum.tokens += bucket.input_tokens + bucket.output_tokens;
+    sum.cost += bucket.cost;
+    groups.set(bucket.group, sum);
+  }
+  return [...groups].map(([group, sum]) => ({ group, ...sum }));
+}
+
+function useGroups(from: number, groupBy: string) {
+  return useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
+    query: { from, bucket_ms: WHOLE_RANGE_MS, group_by: groupBy },
+    refetchInterval: 15_000,
+  });
+}
+
+function Totals({ buckets, keyless }: { buckets: Bucket[]; keyless: number | undefined }) {
   const total = buckets.reduce(
     (sum, bucket) => ({
       count: sum.count + bucket.count,
@@ -60,41 +94,50 @@ function Totals({ buckets }: { buckets: Bucket[] }) {
         <dd>{formatTokens(total.tokens)}</dd>
       </div>
       <div>
-        <dt>Cost</dt>
-        <dd>{formatUsd(total.cost)}</dd>
+        <dt>Cost of governed traffic</dt>
+        <dd data-testid="total-cost">{formatUsd(total.cost)}</dd>
+        <dd className="note" data-testid="keyless">
+          {keyless === undefined
+            ? 'What governance charged to virtual keys.'
+            : `What governance charged to virtual keys; ${formatCount(keyless)} keyless ${keyless === 1 ? 'request is' : 'requests are'} not priced ($0 counted).`}
+        </dd>
       </div>
     </dl>
   );
 }
 
-function Charts({ buckets, from, to }: { buckets: Bucket[]; from: number; to: number }) {
+function Charts({ buckets, range }: { buckets: Bucket[]; range: Range }) {
   const data = useMemo(() => {
-    const times = buckets.map((bucket) => bucket.start);
-    const of = (pick: (bucket: Bucket) => number) => buckets.map(pick);
-    return {
-      times,
-      requests: [
-        { label: 'requests', values: of((b) => b.count) },
-        { label: 'errors', values: of((b) => b.errors) },
-      ],
-      latency: [
-        { label: 'p50', values: of((b) => b.latency_p50_ms) },
-        { label: 'p95', values: of((b) => b.latency_p95_ms) },
-        { label: 'p99', values: of((b) => b.latency_p99_ms) },
-      ],
-      tokens: [
-        { label: 'input', values: of((b) => b.input_tokens) },
-        { label: 'output', values: of((b) => b.output_tokens) },
-      ],
-      cost: [{ label: 'cost', values: of((b) => b.cost) }],
+    const series = (label: string, pick: (bucket: Bucket) => number): Series => ({
+      label,
+      values: zeroFilled(buckets, range, pick).values,
+    });
+    const served = new Set(buckets.filter((bucket) => bucket.count > 0).map((bucket) => bucket.start));
+    const measured = (label: string, pick: (bucket: Bucket) => number): Series => {
+      const { times, values } = zeroFilled(buckets, range, pick);
+      return { label, values: values.map((value, at) => (served.has(times[at]!) ? value : null)) };
     };
-  }, [buckets]);
+    return {
+      times: zeroFilled([], range, () => 0).times,
+      requests: [series('served', (b) => b.count - b.errors), series('errors', (b) => b.errors)],
+      // A bucket without requests has no latency: a gap in the line, not a 0.
+      latency: [
+        measured('p50', (b) => b.latency_p50_ms),
+        measured('p95', (b) => b.latency_p95_ms),
+        measured('p99', (b) => b.latency_p99_ms),
+      ],
+      tokens: [series('input', (b) => b.input_tokens), series('output', (b) => b.output_tokens)],
+      cost: [series('cost', (b) => b.cost)],
+    };
+  }, [buckets, range]);
+  const to = range.to;
   return (
     <div className="charts">
       <TimeChart
-        title="Requests and errors"
+        title="Requests (served and errors)"
         unit="requests"
-        from={from}
+        kind="bars"
+        from={range.from}
         to={to}
         times={data.times}
         series={data.requests}
@@ -102,50 +145,116 @@ function Charts({ buckets, from, to }: { buckets: Bucket[]; from: number; to: nu
       <TimeChart
         title="Latency percentiles"
         unit="ms"
-        from={from}
+        from={range.from}
         to={to}
         times={data.times}
         series={data.latency}
       />
-      <TimeChart title="Tokens" unit="tokens" from={from} to={to} times={data.times} series={data.tokens} />
-      <TimeChart title="Cost" unit="USD" from={from} to={to} times={data.times} series={data.cost} />
+      <TimeChart
+        title="Tokens"
+        unit="tokens"
+        kind="bars"
+        from={range.from}
+        to={to}
+        times={data.times}
+        series={data.tokens}
+      />
+      <TimeChart
+        title="Cost"
+        unit="USD"
+        kind="bars"
+        from={range.from}
+        to={to}
+        times={data.times}
+        series={data.cost}
+      />
     </div>
   );
 }
 
-function Breakdown({ from, groupBy }: { from: number; groupBy: 'provider' | 'model' }) {
+/** Errors per bucket by type: which failures, and when. */
+function ErrorTypes({ range }: { range: Range }) {
   const stats = useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
-    query: { from, bucket_ms: 31 * 86_400_000, group_by: groupBy },
+    query: { from: range.from, bucket_ms: range.bucket, group_by: 'error_type' },
+    refetchInterval: 15_000,
   });
+  const data = useMemo(() => {
+    const rows = (stats.data?.buckets ?? []).filter((bucket) => bucket.group !== null);
+    const types = [...new Set(rows.map((bucket) => bucket.group!))].sort();
+    return {
+      times: zeroFilled([], range, () => 0).times,
+      series: types.map((type) => ({
+        label: type,
+        values: zeroFilled(
+          rows.filter((bucket) => bucket.group === type),
+          range,
+          (bucket) => bucket.count,
+        ).values,
+      })),
+    };
+  }, [stats.data, range]);
   return (
-    <section aria-labelledby={`by-${groupBy}`}>
-      <h2 id={`by-${groupBy}`}>By {groupBy}</h2>
+    <section aria-labelledby="error-types">
+      <h2 id="error-types">Error types over time</h2>
       <QueryView query={stats}>
+        {() =>
+          data.series.length === 0 ? (
+            <Empty>No failed requests in this range.</Empty>
+          ) : (
+            <TimeChart
+              title="Failed requests by error type"
+              unit="requests"
+              kind="bars"
+              from={range.from}
+              to={range.to}
+              times={data.times}
+              series={data.series}
+            />
+          )
+        }
+      </QueryView>
+    </section>
+  );
+}
+
+const TOP = 10;
+
+/** The groups that spent most (then sent most) in the range, the top ten. */
+function TopBySpend(props: {
+  title: string;
+  column: string;
+  query: ReturnType<typeof useGroups>;
+  /** What a null group is (requests without the dimension); left out when undefined. */
+  nullLabel?: string;
+  /** Names of the groups' ids (teams), where the caller may read them. */
+  names?: Map<string, string> | undefined;
+}) {
+  return (
+    <section aria-labelledby={`top-${props.column}`}>
+      <h2 id={`top-${props.column}`}>{props.title}</h2>
+      <QueryView query={props.query}>
         {({ buckets }) => {
-          const groups = new Map<string, Bucket[]>();
-          for (const bucket of buckets)
-            groups.set(bucket.group ?? '—', [...(groups.get(bucket.group ?? '—') ?? []), bucket]);
-          const rows = [...groups].map(([group, list]) => ({
-            group,
-            count: list.reduce((s, b) => s + b.count, 0),
-            errors: list.reduce((s, b) => s + b.errors, 0),
-            p95: Math.max(...list.map((b) => b.latency_p95_ms)),
-            tokens: list.reduce((s, b) => s + b.input_tokens + b.output_tokens, 0),
-            cost: list.reduce((s, b) => s + b.cost, 0),
-          }));
+          const rows = groupTotals(buckets)
+            .filter((row) => row.group !== null || props.nullLabel)
+            .sort((a, b) => b.cost - a.cost || b.count - a.count)
+            .slice(0, TOP);
           return (
             <Table
-              caption={`Requests by ${groupBy}`}
+              caption={props.title}
               rows={rows}
-              rowKey={(row) => row.group}
+              rowKey={(row) => row.group ?? ''}
               empty="No requests in this range."
               columns={[
-                { header: groupBy, cell: (row) => row.group },
+                {
+                  header: props.column,
+                  cell: (row) =>
+                    row.group === null ? props.nullLabel : (props.names?.get(row.group) ?? row.group),
+                },
+                { header: 'Cost', cell: (row) => formatUsd(row.cost) },
                 { header: 'Requests', cell: (row) => formatCount(row.count) },
                 { header: 'Errors', cell: (row) => formatCount(row.errors) },
                 { header: 'p95 latency', cell: (row) => formatMs(row.p95) },
                 { header: 'Tokens', cell: (row) => formatTokens(row.tokens) },
-                { header: 'Cost', cell: (row) => formatUsd(row.cost) },
               ]}
             />
           );
@@ -190,20 +299,38 @@ function ProviderHealth() {
 
 export default function Overview() {
   const { can } = useAuth();
-  const [range, setRange] = useState<keyof typeof RANGES>('24 hours');
-  const [span, bucket] = RANGES[range];
-  // The range's start, kept until the range changes (a new start each render would refetch forever).
-  const from = useMemo(() => Math.floor((Date.now() - span) / bucket) * bucket, [span, bucket]);
+  const [rangeName, setRangeName] = useState<keyof typeof RANGES>('24 hours');
+  const [span, bucket] = RANGES[rangeName];
+  // The range's start, kept until the range changes (a new start each render would refetch forever); its
+  // end takes in the bucket now running.
+  const range = useMemo(() => {
+    const from = Math.floor((Date.now() - span) / bucket) * bucket;
+    return { from, to: from + span + bucket, bucket };
+  }, [span, bucket]);
   const stats = useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
-    query: { from, bucket_ms: bucket },
+    query: { from: range.from, bucket_ms: bucket },
     refetchInterval: 15_000,
   });
+  const keys = useGroups(range.from, 'virtual_key_name');
+  const teams = useGroups(range.from, 'team_id');
+  const models = useGroups(range.from, 'model');
+  const teamList = useApiQuery<{ id: string; name: string }[]>(
+    can('teams:read') ? '/api/governance/teams' : undefined,
+  );
+  const teamNames = useMemo(
+    () => new Map((teamList.data ?? []).map((team) => [team.id, team.name])),
+    [teamList.data],
+  );
+  const keyless = keys.data && groupTotals(keys.data.buckets).find((row) => row.group === null)?.count;
   return (
     <>
       <PageHeader title="Overview">
         <label>
           Range{' '}
-          <select value={range} onChange={(event) => setRange(event.target.value as keyof typeof RANGES)}>
+          <select
+            value={rangeName}
+            onChange={(event) => setRangeName(event.target.value as keyof typeof RANGES)}
+          >
             {Object.keys(RANGES).map((name) => (
               <option key={name}>{name}</option>
             ))}
@@ -211,7 +338,7 @@ export default function Overview() {
         </label>
       </PageHeader>
       <p className="muted">
-        Since {formatTime(from)}, in buckets of {bucket / 60_000} min.
+        Since {formatTime(range.from)}, in buckets of {bucket / 60_000} min.
       </p>
       <QueryView query={stats}>
         {({ buckets }) =>
@@ -219,15 +346,33 @@ export default function Overview() {
             <Empty>No requests in this range yet.</Empty>
           ) : (
             <>
-              <Totals buckets={buckets} />
-              <Charts buckets={buckets} from={from} to={from + span + bucket} />
+              <Totals buckets={buckets} keyless={keys.data ? (keyless ?? 0) : undefined} />
+              <Charts buckets={buckets} range={range} />
             </>
           )
         }
       </QueryView>
+      <ErrorTypes range={range} />
       <div className="two">
-        <Breakdown from={from} groupBy="provider" />
-        <Breakdown from={from} groupBy="model" />
+        <TopBySpend
+          title="Top virtual keys by spend"
+          column="Virtual key"
+          query={keys}
+          nullLabel="no key (not priced)"
+        />
+        <TopBySpend
+          title="Top teams by spend"
+          column="Team"
+          query={teams}
+          nullLabel="no team"
+          names={teamNames}
+        />
+        <TopBySpend
+          title="Top models by spend"
+          column="Model"
+          query={models}
+          nullLabel="no model (refused)"
+        />
       </div>
       {can('health:read') && <ProviderHealth />}
     </>

@@ -61,13 +61,7 @@ export function SettingsSections(props: { settings: Settings; save: (body: unkno
             onSubmit={async (values) => {
               const changed = changes(section, values);
               if (Object.keys(changed).length === 0) return;
-              if (
-                changed.allow_anonymous_admin === true &&
-                !confirm(
-                  'Anyone who reaches the admin port will administer gw without a token. Turn this on?',
-                )
-              )
-                return;
+              // Turning allow_anonymous_admin on is confirmed by api.ts, whichever form saves it.
               const body = path.reduceRight<unknown>((inner, part) => ({ [part]: inner }), changed);
               await props.save(body);
             }}

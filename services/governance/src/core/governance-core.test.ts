@@ -136,7 +136,11 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
       usage: usage(20, 10),
     });
     const refused = await rejection(core.authorize(request(key.value)));
-    expect(refused).toMatchObject({ type: 'budget_exceeded', code: 'team' });
+    expect(refused).toMatchObject({
+      type: 'budget_exceeded',
+      code: 'team',
+      owners: { virtualKeyId: key.id, virtualKeyName: 'spender', teamId: team.id },
+    });
     expect(refused.message).toContain("team 'platform'");
     const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]).toMatchObject({ kind: 'budget', used: 0.00006 });
@@ -546,8 +550,10 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
       type: 'provider_not_allowed',
     });
     const inactive = await createKey({ name: 'off', provider_configs: openaiOnly, is_active: false });
+    // A known key refused names itself for the request's log record.
     expect(await rejection(core.authorize(request(inactive.value)))).toMatchObject({
       type: 'virtual_key_inactive',
+      owners: { virtualKeyId: inactive.id, virtualKeyName: 'off' },
     });
     const expiring = await createKey({
       name: 'expiring',

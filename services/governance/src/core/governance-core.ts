@@ -33,7 +33,7 @@ import { manageResources } from './management.ts';
 import { resolveAliases } from './model-aliases.ts';
 import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
-import { admissionRefusal, assertKeyUsable } from './refusal-errors.ts';
+import { admissionRefusal, assertKeyUsable, refusedFor } from './refusal-errors.ts';
 import { ResourceWrites } from './resource-writes.ts';
 import type { StoredVirtualKey } from './resources.ts';
 import { seedGovernance } from './seeding.ts';
@@ -175,20 +175,30 @@ export class GovernanceCore implements GovernanceService {
     checkRequiredHeaders(this.dependencies.client, request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
     const now = this.now();
-    assertKeyUsable(key, now);
-    const identity = {
+    try {
+      assertKeyUsable(key, now);
+      const identity = this.identityOf(key);
+      if (request.kind !== 'llm') return { targets: [], ...identity };
+      const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
+        random: this.random,
+        health: this.dependencies.health,
+      });
+      return { ...(await this.admit(key, targets, request, now)), ...identity };
+    } catch (error) {
+      // A known key refused (inactive, expired, a model, a limit): the refusal names it and its owners.
+      throw key ? refusedFor(error, this.identityOf(key)) : error;
+    }
+  }
+
+  /** What an authorization says of the key: its id and name, MCP tools, content opt-out and charged owners. */
+  private identityOf(key: StoredVirtualKey) {
+    return {
       virtualKeyId: key.id,
       virtualKeyName: key.name,
       mcpTools: key.mcp_tools ?? [],
       ...(key.log_content === false ? { logContent: false } : {}),
       ...chargedOwners(this.repository, key),
     };
-    if (request.kind !== 'llm') return { targets: [], ...identity };
-    const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
-      random: this.random,
-      health: this.dependencies.health,
-    });
-    return { ...(await this.admit(key, targets, request, now)), ...identity };
   }
 
   /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */

@@ -62,3 +62,17 @@ export function admissionRefusal(options: {
     retryAfter,
   });
 }
+
+/**
+ * A refusal of a known key, naming the key and the owners it was refused for: the request's log record links
+ * the refusal to them (the caller's answer never carries these ids).
+ */
+export function refusedFor(error: unknown, owners: NonNullable<GatewayError['owners']>): unknown {
+  if (!(error instanceof GatewayError)) return error;
+  const { virtualKeyId, virtualKeyName, teamId, customerId, userId, businessUnitId } = owners;
+  return new GatewayError({
+    ...error.toJSON(),
+    owners: { virtualKeyId, virtualKeyName, teamId, customerId, userId, businessUnitId },
+    cause: error.cause,
+  });
+}

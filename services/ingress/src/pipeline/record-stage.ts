@@ -51,6 +51,22 @@ function served(draft: RequestLogDraft, exchange: Exchange): void {
   if (draft.responseContent !== undefined) draft.requestContent = routedContent(exchange.route);
 }
 
+/**
+ * The router call under the draft: a failure keeps the request's content too (when content is kept), so a
+ * failed request can be read back as it was sent.
+ */
+async function watched<T>(draft: RequestLogDraft | undefined, exchange: Exchange, next: () => Promise<T>) {
+  try {
+    return await next();
+  } catch (error) {
+    if (draft) {
+      served(draft, exchange);
+      draft.responseContent = undefined;
+    }
+    throw error;
+  }
+}
+
 /** Streamed text joined for the record, bounded: past the content limit the rest is not kept. */
 function appendText(draft: RequestLogDraft, item: StreamItem, limit: number): void {
   if (draft.responseContent === undefined || draft.responseContent.length > limit) return;
@@ -76,7 +92,7 @@ export function recordStage(metrics: Metrics, requestLog?: RequestLog): Stage {
     name: 'record',
     async complete(exchange, next) {
       const draft = begin(exchange, requestLog);
-      const result = await next();
+      const result = await watched(draft, exchange, next);
       count(result.provider, result.response.model, result.response.usage);
       if (draft) {
         answered(draft, exchange, result, result.response.usage);
@@ -87,7 +103,7 @@ export function recordStage(metrics: Metrics, requestLog?: RequestLog): Stage {
     },
     async embed(exchange, next) {
       const draft = begin(exchange, requestLog);
-      const result = await next();
+      const result = await watched(draft, exchange, next);
       const { usage } = result.response;
       const counted = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: 0 };
       count(result.provider, result.response.model, counted);
@@ -100,7 +116,7 @@ export function recordStage(metrics: Metrics, requestLog?: RequestLog): Stage {
     },
     async stream(exchange, next) {
       const draft = begin(exchange, requestLog);
-      const items = await next();
+      const items = await watched(draft, exchange, next);
       if (draft) served(draft, exchange);
       let provider = '';
       let model = '';

@@ -1,6 +1,6 @@
 import type { AuthorizeResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
-import { type DroppedTally, type LogRecord, MAX_NAME } from '@gw/logs';
+import { type DroppedTally, type LogRecord, MAX_ERROR_TEXT, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
 import { type GatewayError, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
 
@@ -18,6 +18,10 @@ export interface RequestLogDraft {
   servedBy?: ServedBy | undefined;
   /** A failed request: the targets it tried and their errors (the router's list, bounded). */
   attempts?: LogRecord['attempts'];
+  /** A failed request: what the caller was told, and what the upstream answered when it was the upstream's. */
+  error?: Pick<LogRecord, 'error_message' | 'upstream_status' | 'upstream_body'>;
+  /** A refusal of a known key: the key and owners it was refused for (no authorization was made). */
+  owners?: GatewayError['owners'];
   /** performance.now() at the first streamed item. */
   firstItemAt?: number;
   cache?: 'hit' | 'miss' | 'bypass';
@@ -35,11 +39,21 @@ export interface RequestLogDraft {
 }
 
 /**
- * A failed request's record names the target that failed last (the router's error carries it: the last of
- * the plan's targets it tried), unless the draft knows what served it already (a stream that failed late).
+ * A failed request's record: the message the caller got, the upstream's status and body excerpt when the
+ * failure was the upstream's answer, the key and owners a refusal names, the targets tried, and the target that
+ * failed last (the router's error carries it), unless the draft knows what served it already (a stream that
+ * failed late).
  */
 export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: GatewayError): void {
   if (!draft) return;
+  // The upstream's answer (a relayed status, or the last target's body behind all_targets_failed).
+  const upstream = failure.upstream || failure.upstreamBody !== undefined;
+  draft.error = {
+    error_message: failure.message.slice(0, MAX_ERROR_TEXT),
+    upstream_status: upstream ? failure.status : null,
+    upstream_body: upstream ? excerpt(failure.upstreamBody) : null,
+  };
+  draft.owners = failure.owners;
   // The router's list of what it tried; a refusal that names a provider (model_not_allowed) tried none.
   if (failure.attempts) {
     draft.attempts = failure.attempts.map((attempt) => ({
@@ -53,6 +67,18 @@ export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: Ga
   if (draft.provider || !failure.provider) return;
   draft.provider = failure.provider;
   if (failure.model) draft.model = failure.model;
+}
+
+/** The start of an upstream's error body as text (JSON as written), or null without one. */
+function excerpt(body: unknown): string | null {
+  if (body === undefined || body === null || body === '') return null;
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : JSON.stringify(body);
+  } catch {
+    return null;
+  }
+  return text.slice(0, MAX_ERROR_TEXT);
 }
 
 /**
@@ -166,7 +192,8 @@ export function createRequestLog(options: {
         surface = surfaceOf(context.route);
         surfaces.set(context.route, surface);
       }
-      const authorization = draft.authorization;
+      // A refused request has no authorization: its owners are the refusal's.
+      const authorization = draft.authorization ?? draft.owners;
       const usage = draft.usage;
       // Every field, from typed values: the writer takes it without a schema pass (enqueueRecord).
       const record: LogRecord = {
@@ -179,6 +206,9 @@ export function createRequestLog(options: {
         requested_model: draft.requestedModel || null,
         status,
         error_type: errorType,
+        error_message: draft.error?.error_message ?? null,
+        upstream_status: draft.error?.upstream_status ?? null,
+        upstream_body: draft.error?.upstream_body ?? null,
         latency_ms: latencyMs,
         time_to_first_token_ms:
           draft.firstItemAt === undefined ? null : draft.firstItemAt - context.startedAt,

@@ -34,11 +34,41 @@ export const UI_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The precompressed copies the build writes beside a text file (packages/ui/vite.config.ts), best first. */
+const ENCODINGS = [
+  ['br', '.br'],
+  ['gzip', '.gz'],
+] as const;
+
+/** Whether `Accept-Encoding` takes the coding: named (or `*`) with a q above 0. */
+function accepts(header: string | undefined, coding: string): boolean {
+  let star = false;
+  for (const entry of (header ?? '').toLowerCase().split(',')) {
+    const [name = '', ...parameters] = entry.split(';').map((part) => part.trim());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const allowed = q === undefined || Number(q.slice(2)) > 0;
+    if (name === coding) return allowed;
+    if (name === '*') star = allowed;
+  }
+  return star;
+}
+
+/** The file to send for an Accept-Encoding: its best precompressed copy the caller takes, else itself. */
+async function negotiated(path: string, acceptEncoding: string | undefined) {
+  for (const [coding, suffix] of ENCODINGS) {
+    if (!accepts(acceptEncoding, coding)) continue;
+    const body = await readFile(path + suffix).catch(() => undefined);
+    if (body) return { body, coding };
+  }
+  return { body: await readFile(path), coding: undefined };
+}
+
 /**
  * `/ui/*`: the built web UI (packages/ui, docs/ui.md). Hashed files under `assets/` are cached for a year
  * (immutable); any other path that names no file is a client route and answers `index.html` (never cached). A
  * path with `..`, a backslash or a NUL (decoded or not) is a 404 before the disk is touched; a path that still
- * resolves outside the folder is too. Without a build, 503 naming the command that makes it.
+ * resolves outside the folder is too. Text files go as their precompressed brotli or gzip copy when
+ * `Accept-Encoding` takes it (`Vary: Accept-Encoding`). Without a build, 503 naming the command that makes it.
  */
 export function createUiRouter(distDir: string): Router {
   const root = resolve(distDir);
@@ -66,14 +96,18 @@ export function createUiRouter(distDir: string): Router {
     const asset = relative.startsWith('assets/');
     if (!found && asset) throw notFound(`the file ${raw}`);
     const path = found ? file : join(root, 'index.html');
-    const body = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT' && !found)
-        throw serviceUnavailable(
-          'the web UI is not built: run `pnpm install` (its postinstall builds packages/ui) or `pnpm --filter @gw/ui build`',
-        );
-      throw error;
-    });
+    const { body, coding } = await negotiated(path, request.headers['accept-encoding']).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' && !found)
+          throw serviceUnavailable(
+            'the web UI is not built: run `pnpm install` (its postinstall builds packages/ui) or `pnpm --filter @gw/ui build`',
+          );
+        throw error;
+      },
+    );
     response.writeHead(200, {
+      ...(coding && { 'content-encoding': coding }),
+      vary: 'Accept-Encoding',
       'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
       'content-length': body.length,
       'cache-control': asset ? 'public, max-age=31536000, immutable' : 'no-cache',
