@@ -1,8 +1,7 @@
 import { expect } from 'vitest';
 import { ZodError } from 'zod';
 import type { LogStatsBucket } from '../../logs/src/index.ts';
-import type { ContractCase } from './log-store-contract.ts';
-import { logRecord, T0 } from './log-store-fixtures.ts';
+import { type ContractCase, logRecord, T0 } from './log-store-fixtures.ts';
 
 const MINUTE = 60_000;
 

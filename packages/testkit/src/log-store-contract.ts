@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import type { LogQueryInput, LogRecord, LogStore } from '../../logs/src/index.ts';
 import { LogWriter } from '../../logs/src/index.ts';
 import { runLogStatsContract } from './log-stats-contract.ts';
+import type { ContractCase } from './log-store-fixtures.ts';
 import {
   FILTER_CASES,
   FILTER_RECORDS,
@@ -21,8 +22,6 @@ export interface LogStoreContractOptions {
   /** Case name → why this implementation does not run it. */
   skip?: Record<string, string>;
 }
-
-export type ContractCase = (name: string, body: (store: LogStore) => Promise<void>) => void;
 
 /** The behaviour every LogStore owes the writer, the log worker and `/api/logs`. */
 export function runLogStoreContract(options: LogStoreContractOptions): void {

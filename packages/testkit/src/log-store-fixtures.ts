@@ -1,4 +1,4 @@
-import type { LogQueryInput, LogRecord, LogRecordInput } from '../../logs/src/index.ts';
+import type { LogQueryInput, LogRecord, LogRecordInput, LogStore } from '../../logs/src/index.ts';
 import { logRecordSchema } from '../../logs/src/index.ts';
 
 /** 2024-01-01T00:00:00Z: a whole hour, so minute and hour buckets start on it. */
@@ -223,3 +223,6 @@ export const TEXT_CASES: Array<[query: LogQueryInput, ids: string[]]> = [
   [{ q: 'eiffel', provider: 'anthropic' }, ['s5']],
   [{ q: 'not anywhere' }, []],
 ];
+
+/** One case of the log store contracts, run against a fresh store of the implementation under test. */
+export type ContractCase = (name: string, body: (store: LogStore) => Promise<void>) => void;
