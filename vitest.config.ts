@@ -1,4 +1,11 @@
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Every Node process the suite starts (the workers, each cluster's five services, the real clients' CLIs)
+// keeps V8's compiled code (TypeScript stripped) on disk: a run starts dozens of clusters whose services load
+// the same modules each time, and with the cache warm a cluster starts in about half the time.
+process.env['NODE_COMPILE_CACHE'] ??= join(tmpdir(), 'node-compile-cache');
 
 export default defineConfig({
   test: {
@@ -6,5 +13,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Files spend much of their time waiting on sockets, child processes and timers: one more file at once
+    // than there are cores (vitest's default, one fewer, is a single file at a time on 2 cores). Measured on
+    // 2 cores, ten end-to-end files took 93 s with 2 workers, 65–67 s with 3 and 69 s with 4.
+    maxWorkers: availableParallelism() + 1,
   },
 });

@@ -10,6 +10,7 @@ import {
   startCluster,
   startEmbedded,
   startFakeOpenAi,
+  waitFor,
 } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from './support/http.ts';
@@ -74,12 +75,20 @@ describe.each(MODES)('metrics exposition (%s)', (mode, start) => {
   });
 
   it('every process exposes metrics promtool accepts, with tokens, cost and hop latency', async () => {
-    const expositions: Record<string, string> = {
-      [mode === 'embedded' ? 'gateway' : 'ingress']: await (await fetch(`${gateway.url}/metrics`)).text(),
-    };
+    // Settles run after the answer: the front's exposition is read once it counts the tokens and a charge.
+    const settled = await waitFor(
+      async () => {
+        const text = await (await fetch(`${gateway.url}/metrics`)).text();
+        return (
+          text.includes('gw_cost_usd_total{') &&
+          /gw_tokens_total\{[^}]*kind="prompt"[^}]*\} 22/.test(text) &&
+          text
+        );
+      },
+      { what: 'the charges counted' },
+    );
+    const expositions: Record<string, string> = { [mode === 'embedded' ? 'gateway' : 'ingress']: settled };
     if (mode === 'cluster') {
-      // Settles run after the answer: give them a moment to count the charge.
-      await new Promise((resolve) => setTimeout(resolve, 500));
       for (const [service, port] of Object.entries(metricsPorts(gateway as LaunchedCluster))) {
         expositions[service] = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       }

@@ -215,9 +215,18 @@ describe('planted secrets (cluster)', () => {
     });
     expect(metrics.status).toBe(200);
     record('metrics', await metrics.text());
-    // Give the processes a moment to write what these calls logged.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    record('logs', cluster.output());
+    // The logs once the processes have written what these calls logged: no new line for 100 ms.
+    let lastOutput: string | undefined;
+    const logs = await waitFor(
+      () => {
+        const output = cluster.output();
+        const quiet = output === lastOutput;
+        lastOutput = output;
+        return quiet && output;
+      },
+      { intervalMs: 100, what: 'the cluster logs to settle' },
+    );
+    record('logs', logs);
 
     const everything = seen.join('\n');
     // Each leak named with where it was found, so a failure shows the text around it.
