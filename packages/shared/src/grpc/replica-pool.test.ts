@@ -81,6 +81,12 @@ function who(
   });
 }
 
+/**
+ * The pool's and the calls' deadline: short, so a frozen replica costs the test little, and long enough that a
+ * replica answering on a machine busy starting clusters beside this test is not taken for a frozen one.
+ */
+const DEADLINE_MS = 800;
+
 function pool(
   address: string,
   extra: { resolve?: (host: string) => Promise<string[]>; maxInFlightPerReplica?: number } = {},
@@ -88,7 +94,7 @@ function pool(
   return new ReplicaPool<Client>({
     address,
     security: TEST_GRPC_SECURITY,
-    deadlineMs: 300,
+    deadlineMs: DEADLINE_MS,
     resolveIntervalMs: 200,
     create: (target, channelCredentials, options) => new Client(target, channelCredentials, options),
     ...extra,
@@ -271,7 +277,7 @@ describe('replica pool', () => {
   it('spreads calls, ejects a frozen replica after one deadline and readmits it when it answers again', async () => {
     const replicas = pool(`127.0.0.1:${proxyA.port},127.0.0.1:${proxyB.port}`);
     pools.push(replicas);
-    const call = () => replicas.call((client) => who(client, { deadlineMs: 300 }), { retry: true });
+    const call = () => replicas.call((client) => who(client, { deadlineMs: DEADLINE_MS }), { retry: true });
     const spread = await Promise.all(Array.from({ length: 10 }, call));
     expect(new Set(spread)).toEqual(new Set(['a', 'b']));
 
@@ -282,7 +288,7 @@ describe('replica pool', () => {
     const elapsed = Date.now() - started;
     // Every call is answered (by b); only the call that met the frozen replica paid its deadline, once.
     expect(answers).toEqual(Array(20).fill('b'));
-    expect(elapsed).toBeLessThan(3 * 300 + 1_500);
+    expect(elapsed).toBeLessThan(3 * DEADLINE_MS + 1_500);
     expect(replicas.state().find((replica) => replica.target.endsWith(`:${proxyA.port}`))?.healthy).toBe(
       false,
     );
