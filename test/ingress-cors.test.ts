@@ -104,6 +104,13 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
     const unrouted = await preflight('/v1/no-such-route', CONSOLE);
     expect(unrouted.status).toBeGreaterThanOrEqual(400);
     expect(unrouted.headers.get('access-control-allow-methods')).toBeNull();
+    // The admin API (on the same port in embedded mode) is never opened to another origin's page.
+    const adminApi = await fetch(`${gateway.url}/api/config`, {
+      method: 'OPTIONS',
+      headers: { origin: CONSOLE, 'access-control-request-method': 'PUT' },
+    });
+    expect(adminApi.status).toBeGreaterThanOrEqual(400);
+    expect(corsHeaders(adminApi.headers)).toEqual({});
   });
 
   it('lets an allowed origin read a chat answer and gw’s headers; another origin’s answer carries none', async () => {
