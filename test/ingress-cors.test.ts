@@ -3,7 +3,15 @@
 // origin gets no CORS header and no 2xx preflight, so its browser holds the call back. The setting is a system
 // setting: changed through /api/config it applies live, refused when it is not a list of origins, and with the
 // list empty the ingress adds nothing.
-import { type GatewayConfigInput, type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
+import {
+  chatCompletion,
+  type FakeUpstream,
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeUpstream,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/http.ts';
 import {
@@ -24,6 +32,28 @@ const MODES = [
   ['cluster', (config: GatewayConfigInput) => startCluster({ config, adminToken: ADMIN_TOKEN })],
 ] as const;
 
+/**
+ * An OpenAI upstream whose `/v1/models` answers with CORS headers of its own (as hosted APIs do): gw relays that
+ * answer, and who may read it is still gw's setting. Anything else is a chat completion.
+ */
+function startCorsUpstream(): Promise<FakeUpstream> {
+  return startFakeUpstream([
+    {
+      path: /^\/v1\/models$/,
+      answer: () => ({
+        headers: {
+          'access-control-allow-origin': '*',
+          'access-control-allow-credentials': 'true',
+          'access-control-expose-headers': 'openai-organization',
+          vary: 'Accept-Encoding',
+        },
+        json: { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] },
+      }),
+    },
+    { path: /./, answer: () => ({ json: chatCompletion() }) },
+  ]);
+}
+
 /** The CORS headers of an answer (every `access-control-*` one), by name. */
 function corsHeaders(headers: Headers): Record<string, string> {
   return Object.fromEntries([...headers].filter(([name]) => name.startsWith('access-control-')));
@@ -31,6 +61,7 @@ function corsHeaders(headers: Headers): Record<string, string> {
 
 describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
   let fakes: SurfaceFakes;
+  let openai: FakeUpstream;
   let gateway: LaunchedGateway;
 
   const preflight = (path: string, origin: string, headers: Record<string, string> = {}) =>
@@ -61,14 +92,20 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
     call('PUT', `${gateway.adminUrl}/api/config`, { client: { cors_allowed_origins: origins } }, ADMIN);
 
   beforeAll(async () => {
-    fakes = await startFakes();
-    gateway = await start(surfaceConfig(fakes, { cors_allowed_origins: [CONSOLE] }));
+    [fakes, openai] = await Promise.all([startFakes(), startCorsUpstream()]);
+    gateway = await start(surfaceConfig({ ...fakes, openai }, { cors_allowed_origins: [CONSOLE] }));
   }, 90_000);
 
   afterAll(async () => {
     await gateway?.close();
-    await closeFakes(fakes);
+    await Promise.all([closeFakes(fakes), openai?.close()]);
   });
+
+  const models = (origin: string) =>
+    fetch(`${gateway.url}/v1/models`, {
+      headers: { authorization: `Bearer ${VIRTUAL_KEY}`, origin },
+      signal: AbortSignal.timeout(10_000),
+    });
 
   it('answers an allowed origin’s preflight 204 with the route’s methods, its headers and a max age', async () => {
     const answer = await preflight('/v1/chat/completions', CONSOLE);
@@ -114,14 +151,14 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
   });
 
   it('lets an allowed origin read a chat answer and gw’s headers; another origin’s answer carries none', async () => {
-    const sent = fakes.openai.requests.length;
+    const sent = openai.requests.length;
     const answer = await chat(CONSOLE, 'Hello from a page');
     expect(answer.status).toBe(200);
     expect(
       ((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content,
     ).toBe('Hello from the fake upstream');
-    expect(fakes.openai.requests.length).toBe(sent + 1);
-    expect(fakes.openai.requests.at(-1)!.body).toMatchObject({
+    expect(openai.requests.length).toBe(sent + 1);
+    expect(openai.requests.at(-1)!.body).toMatchObject({
       messages: [{ role: 'user', content: 'Hello from a page' }],
     });
     expect(answer.headers.get('access-control-allow-origin')).toBe(CONSOLE);
@@ -143,6 +180,21 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
     const other = await chat(EVIL, 'Hello from elsewhere');
     expect(other.status).toBe(200);
     expect(corsHeaders(other.headers)).toEqual({});
+  });
+
+  it('keeps a relayed answer’s own CORS headers out: who may read it is gw’s setting', async () => {
+    const refused = await models(EVIL);
+    expect(refused.status).toBe(200);
+    expect(((await refused.json()) as { data: { id: string }[] }).data[0]!.id).toBe('gpt-4o-mini');
+    expect(openai.requests.at(-1)!.path).toBe('/v1/models');
+    expect(corsHeaders(refused.headers)).toEqual({});
+
+    const allowed = await models(CONSOLE);
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(CONSOLE);
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(allowed.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    expect(allowed.headers.get('vary')).toMatch(/\bOrigin\b/);
   });
 
   it('refuses a list that is not origins, and `*` while virtual keys are not enforced', async () => {

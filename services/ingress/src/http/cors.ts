@@ -79,3 +79,21 @@ export function createCors(origins: () => readonly string[]) {
     return true;
   };
 }
+
+/**
+ * A relayed provider answer's headers, for `writeHead`: without the provider's own `access-control-*` (who may
+ * read gw's answers is gw's setting, not the provider's), and its `vary` joined to the one CORS set.
+ */
+export function relayedHeaders(
+  headers: Readonly<Record<string, string | string[]>>,
+  response: ServerResponse,
+): Record<string, string | string[]> {
+  const kept: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!name.startsWith('access-control-')) kept[name] = value;
+  }
+  const vary = response.getHeader('vary');
+  if (vary !== undefined && kept['vary'] !== undefined)
+    kept['vary'] = `${String(kept['vary'])}, ${String(vary)}`;
+  return kept;
+}
