@@ -4,7 +4,8 @@
 // key, owners, aliases, alert channels, guardrail rules and settings through forms, and reads the cache, vault,
 // routing health and pricing pages; what the API refuses shows next to the field. In a cluster the UI comes
 // from the admin and `/v1` from the ingress: the browser reaches both through one host in front (as a deployment
-// puts them), and the admin's own port serves the same console. Screenshots of every page at 1440×900 and
+// puts them), and the admin's own port serves the same console, whose playground calls the ingress directly once
+// `client.cors_allowed_origins` names the admin's origin. Screenshots of every page at 1440×900 and
 // 390×844 go to test-artifacts/ui/.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -589,4 +590,46 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
       await direct.close();
     }
   });
+
+  it.runIf(mode === 'cluster')(
+    'sends the playground’s chat from the admin’s own port straight to the ingress once that origin is allowed',
+    async () => {
+      const direct = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      const preflight = () =>
+        fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'OPTIONS',
+          headers: { origin: gateway.adminUrl, 'access-control-request-method': 'POST' },
+        });
+      try {
+        await signIn(direct, gateway.adminUrl, ADMIN_TOKEN);
+        await direct
+          .getByRole('navigation', { name: 'Pages' })
+          .getByRole('link', { name: 'Playground' })
+          .click();
+        const form = direct.getByRole('form', { name: 'Send a chat' });
+        await form.getByLabel('Gateway address').fill(gateway.url);
+        await form.getByLabel('Virtual key').fill(keyValue);
+        await form.getByLabel('Model').fill('openai/gpt-4o-mini');
+        // Another origin than the page's: the browser holds the call back until the ingress allows the admin's.
+        await form.getByRole('button', { name: 'Send' }).click();
+        await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/the gateway did not answer/);
+
+        const allowed = await admin('PUT', '/api/config', {
+          client: { cors_allowed_origins: [gateway.adminUrl] },
+        });
+        expect(allowed.status).toBe(200);
+        await expect.poll(async () => (await preflight()).status).toBe(204);
+        await form.getByLabel('Message').fill('Stream me a hello across origins');
+        await form.getByRole('button', { name: 'Send' }).click();
+        await expect.poll(() => direct.getByTestId('answer').textContent()).toBe('Hello wörld');
+        expect(await direct.getByTestId('answer-facts').textContent()).toMatch(/Cachemiss/);
+        expect(await direct.getByTestId('answer-headers').textContent()).toMatch(/x-request-id: \S+/);
+        expect(fake.requests.at(-1)!.body).toMatchObject({
+          messages: [{ role: 'user', content: 'Stream me a hello across origins' }],
+        });
+      } finally {
+        await direct.close();
+      }
+    },
+  );
 });

@@ -17,6 +17,7 @@ import {
 } from '@gw/shared';
 import { HEALTH_STATE_VALUE } from '@gw/shared/health';
 import type { Tracer } from '@gw/shared/tracing';
+import { createCors } from './http/cors.ts';
 import { endRequestSpan, startRequestSpan } from './http/request-span.ts';
 import type { RequestContext, RouteHandler } from './http/route.ts';
 import { compileRoutes, wildcardOf } from './http/route-table.ts';
@@ -120,6 +121,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
     },
   ]);
 
+  const cors = createCors(() => client.cors_allowed_origins);
+
   /** Answers the request when the path is an ingress route; false when it is not (embedded mode falls through to admin). */
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
     const url = request.url ?? '/';
@@ -127,6 +130,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     const path = query === -1 ? url : url.slice(0, query);
     const matched = match(path);
     if (!matched) return false;
+    if (cors(request, response, matched)) return true;
     const incomingId = request.headers['x-request-id'];
     const context: RequestContext = {
       requestId: typeof incomingId === 'string' && REQUEST_ID.test(incomingId) ? incomingId : newRequestId(),

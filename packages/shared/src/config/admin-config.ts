@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** `https://gw.example.com` or `http://127.0.0.1:8080`: a scheme, a host and a port, nothing else. */
-const originSchema = z.string().transform((value, context) => {
+function toOrigin(value: string, context: z.core.$RefinementCtx<string>): string {
   let url: URL | undefined;
   try {
     url = new URL(value);
@@ -25,7 +25,14 @@ const originSchema = z.string().transform((value, context) => {
     return z.NEVER;
   }
   return url.origin;
-});
+}
+
+const originSchema = z.string().transform(toOrigin);
+
+/** An origin, or `*`: any. */
+export const originOrAnySchema = z
+  .string()
+  .transform((value, context) => (value === '*' ? value : toOrigin(value, context)));
 
 /**
  * The config file's `admin` section (docs/admin-access.md "Origins"): read when the admin starts; not a system

@@ -13,7 +13,7 @@ import {
 import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
-import { adminConfigSchema, auditConfigSchema } from './admin-config.ts';
+import { adminConfigSchema, auditConfigSchema, originOrAnySchema } from './admin-config.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
 import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
@@ -24,26 +24,37 @@ import { parseSecretReference } from './secret-reference.ts';
 import { tracingConfigSchema } from './tracing-config.ts';
 import { vaultConfigSchema } from './vault-config.ts';
 
-export const clientConfigSchema = z.strictObject({
-  /** When true, every inference request must carry a virtual key (401 virtual_key_required). */
-  enforce_virtual_keys: z.boolean().default(false),
-  /** Header names every LLM and MCP request must carry (400 missing_required_header). */
-  required_headers: z.array(z.string().min(1).toLowerCase()).default([]),
-  max_request_body_bytes: z
-    .number()
-    .int()
-    .positive()
-    .max(512 * 1024 * 1024)
-    .default(10 * 1024 * 1024),
-  /** Include the provider's own body as `extra_fields.raw_response`. */
-  send_raw_response: z.boolean().default(true),
-  /** Most `fallbacks` one request may name (more is a 400): each can cost upstream calls. */
-  max_fallbacks: z.number().int().min(0).max(100).default(5),
-  /** Most upstream calls one request may cause, across its targets and their retries together. */
-  max_attempts: z.number().int().positive().max(100).default(10),
-  /** Serve `/api/*` without a credential. Off unless the operator says so. */
-  allow_anonymous_admin: z.boolean().default(false),
-});
+export const clientConfigSchema = z
+  .strictObject({
+    /** When true, every inference request must carry a virtual key (401 virtual_key_required). */
+    enforce_virtual_keys: z.boolean().default(false),
+    /** Header names every LLM and MCP request must carry (400 missing_required_header). */
+    required_headers: z.array(z.string().min(1).toLowerCase()).default([]),
+    max_request_body_bytes: z
+      .number()
+      .int()
+      .positive()
+      .max(512 * 1024 * 1024)
+      .default(10 * 1024 * 1024),
+    /** Include the provider's own body as `extra_fields.raw_response`. */
+    send_raw_response: z.boolean().default(true),
+    /** Most `fallbacks` one request may name (more is a 400): each can cost upstream calls. */
+    max_fallbacks: z.number().int().min(0).max(100).default(5),
+    /** Most upstream calls one request may cause, across its targets and their retries together. */
+    max_attempts: z.number().int().positive().max(100).default(10),
+    /** Serve `/api/*` without a credential. Off unless the operator says so. */
+    allow_anonymous_admin: z.boolean().default(false),
+    /**
+     * Web pages (origins) whose scripts may call the inference API with a virtual key (CORS, docs/ui.md): the
+     * console's own origin when the admin serves it on another port or host than the ingress. `'*'`: any page,
+     * accepted only while virtual keys are enforced, so that a page can spend only a key its user gave it.
+     */
+    cors_allowed_origins: z.array(originOrAnySchema).max(100).default([]),
+  })
+  .refine((client) => client.enforce_virtual_keys || !client.cors_allowed_origins.includes('*'), {
+    path: ['cors_allowed_origins'],
+    error: "'*' lets every web page call gw: allowed only with client.enforce_virtual_keys: true",
+  });
 
 export const governanceSettingsSchema = z.strictObject({
   /** Reserve the worst-case cost of a request before it runs, so a budget never goes over (opt-in). */

@@ -20,13 +20,16 @@ const TYPES: Record<string, string> = {
 /**
  * The web UI's Content-Security-Policy: everything from this origin (the bundle has no CDN), no inline script,
  * inline styles allowed (charts size their canvas with style attributes), WebSockets to this origin (live tail).
+ * Requests may go to any http(s) origin: the playground and the guardrail test call the inference API at the
+ * address the operator types (the ingress's own origin in a cluster, docs/ui.md), which the ingress allows by
+ * CORS (`client.cors_allowed_origins`); with no inline or foreign script there is nothing else to send them.
  */
 export const UI_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
-  "connect-src 'self'",
+  "connect-src 'self' http: https:",
   "font-src 'self'",
   "object-src 'none'",
   "base-uri 'self'",

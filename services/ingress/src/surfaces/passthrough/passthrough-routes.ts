@@ -8,6 +8,7 @@ import {
   readBody,
 } from '@gw/shared';
 import { abortOnClose } from '../../http/abort-on-close.ts';
+import { relayedHeaders } from '../../http/cors.ts';
 import type { RequestContext, Route, RouteHandler } from '../../http/route.ts';
 import type { PassthroughContent } from '../../pipeline/guardrail-stage.ts';
 import { tokensOfLength } from '../../request/estimate-tokens.ts';
@@ -221,7 +222,10 @@ export async function handlePassthrough(options: {
     promptTokens: tokensOfLength(call.textBytes),
   });
   try {
-    response.writeHead(answer.status, { ...answer.headers, 'x-request-id': context.requestId });
+    response.writeHead(answer.status, {
+      ...relayedHeaders(answer.headers, response),
+      'x-request-id': context.requestId,
+    });
     for await (const chunk of answer.body) {
       sniffer.push(chunk);
       if (!response.write(chunk)) {
