@@ -122,12 +122,18 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
       ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
     });
 
+  /** Opens a page from the navigation and waits until it shows (not the page it left, still on screen). */
   async function goTo(target: Page, label: string) {
-    await target
+    const link = target
       .getByRole('navigation', { name: 'Pages' })
-      .getByRole('link', { name: label, exact: true })
-      .click();
-    await target.getByRole('heading', { level: 1 }).first().waitFor();
+      .getByRole('link', { name: label, exact: true });
+    const heading = target.getByRole('heading', { level: 1 }).first();
+    const already = (await link.getAttribute('aria-current')) === 'page';
+    const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
+    await link.click();
+    await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
+    await heading.waitFor();
+    if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
   }
 
   async function signIn(target: Page, token: string) {
@@ -548,7 +554,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     page.on('dialog', onDialog);
     const open = async (given: 'accept' | 'dismiss') => {
       answer = given;
-      await page.getByRole('button', { name: 'Edit' }).click();
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
       // The JSON form, behind its tab where the settings also have sections.
       const advanced = page.getByRole('tab', { name: 'Advanced (JSON)' });
       if ((await advanced.count()) > 0) await advanced.click();

@@ -346,19 +346,22 @@ describe('a window of calls', () => {
         ),
     });
     started.push(server);
-    const call = (replicas: ReplicaPool<Client>) =>
-      replicas.call((client) => who(client, { deadlineMs: 1_000 }), { retry: false });
+    const call = (replicas: ReplicaPool<Client>, deadlineMs: number) =>
+      replicas.call((client) => who(client, { deadlineMs }), { retry: false });
 
+    // Unbounded, 100 calls of 20 ms each on the wire at once: the last ones miss a 1 s deadline.
     const unbounded = pool(`127.0.0.1:${server.port}`);
     pools.push(unbounded);
-    const flooded = await Promise.allSettled(Array.from({ length: 100 }, () => call(unbounded)));
+    const flooded = await Promise.allSettled(Array.from({ length: 100 }, () => call(unbounded, 1_000)));
     expect(flooded.filter((result) => result.status === 'rejected').length).toBeGreaterThan(0);
     await busy;
 
     mostOnWire = 0;
     const windowed = pool(`127.0.0.1:${server.port}`, { maxInFlightPerReplica: 4 });
     pools.push(windowed);
-    const answers = await Promise.all(Array.from({ length: 100 }, () => call(windowed)));
+    // Windowed, a call waits for its slot before its deadline starts: each is on the wire for about 4 × 20 ms,
+    // far below the deadline even on a machine busy with other tests.
+    const answers = await Promise.all(Array.from({ length: 100 }, () => call(windowed, 5_000)));
     expect(answers).toEqual(Array(100).fill('serial'));
     expect(mostOnWire).toBe(4);
   });
