@@ -130,44 +130,17 @@ function Charts({ buckets, range }: { buckets: Bucket[]; range: Range }) {
       cost: [series('cost', (b) => b.cost)],
     };
   }, [buckets, range]);
-  const to = range.to;
+  const charts = [
+    { title: 'Requests (served and errors)', unit: 'requests', kind: 'bars', series: data.requests },
+    { title: 'Latency percentiles', unit: 'ms', series: data.latency },
+    { title: 'Tokens', unit: 'tokens', kind: 'bars', series: data.tokens },
+    { title: 'Cost', unit: 'USD', kind: 'bars', series: data.cost },
+  ] as const;
   return (
     <div className="charts">
-      <TimeChart
-        title="Requests (served and errors)"
-        unit="requests"
-        kind="bars"
-        from={range.from}
-        to={to}
-        times={data.times}
-        series={data.requests}
-      />
-      <TimeChart
-        title="Latency percentiles"
-        unit="ms"
-        from={range.from}
-        to={to}
-        times={data.times}
-        series={data.latency}
-      />
-      <TimeChart
-        title="Tokens"
-        unit="tokens"
-        kind="bars"
-        from={range.from}
-        to={to}
-        times={data.times}
-        series={data.tokens}
-      />
-      <TimeChart
-        title="Cost"
-        unit="USD"
-        kind="bars"
-        from={range.from}
-        to={to}
-        times={data.times}
-        series={data.cost}
-      />
+      {charts.map((chart) => (
+        <TimeChart key={chart.title} {...chart} from={range.from} to={range.to} times={data.times} />
+      ))}
     </div>
   );
 }
