@@ -40,7 +40,6 @@ import type {
   TraceSpan,
   Tracing,
 } from './tracer.ts';
-import { unsampled } from './tracer.ts';
 
 const KINDS: Record<GwSpanKind, SpanKind> = {
   server: SpanKind.SERVER,
@@ -225,7 +224,6 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
       const otel = provider.getTracer('gw');
       tracer = {
         includeContent: config.include_content,
-        mayRecord: (parent) => parent === undefined || !unsampled(parent.traceparent),
         startSpan(name: string, spanOptions: SpanOptions = {}): TraceSpan {
           const parent = parentOf(spanOptions.parent);
           const parentSpan = trace.getSpanContext(parent);

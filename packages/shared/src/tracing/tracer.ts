@@ -53,21 +53,6 @@ export interface Tracer {
   /** `tracing.include_content`: prompts, answers and tool arguments may be recorded. */
   readonly includeContent: boolean;
   startSpan(name: string, options?: SpanOptions): TraceSpan;
-  /**
-   * Whether a span under this parent may record: false under a parent that is not sampled (the sampler follows
-   * the parent), so a caller can skip the span, its attributes and its wrapping altogether; true without a
-   * parent (a new trace is sampled at the ratio when its span starts).
-   */
-  mayRecord(parent: TraceContext | undefined): boolean;
-}
-
-/** The trace flags of a `traceparent` (version 00: `00-<32 hex>-<16 hex>-<2 hex>`) say it is not sampled. */
-export function unsampled(traceparent: string): boolean {
-  return (
-    traceparent.length === 55 &&
-    traceparent[2] === '-' &&
-    (Number.parseInt(traceparent.slice(53), 16) & 1) === 0
-  );
 }
 
 /** The tracing of one process: a tracer per service it runs, one export queue. */

@@ -25,8 +25,6 @@ export class TracedGovernance implements GovernanceService {
   }
 
   async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
-    // Under a request that is not sampled nothing is recorded: the call goes straight to the core.
-    if (!this.tracer.mayRecord(options?.trace)) return this.core.authorize(request, options);
     const span = this.tracer.startSpan('gw.governance.authorize', {
       parent: options?.trace,
       attributes: { [ATTRIBUTES.requestId]: request.requestId, [ATTRIBUTES.authorizeKind]: request.kind },
@@ -44,7 +42,6 @@ export class TracedGovernance implements GovernanceService {
   }
 
   async settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
-    if (!this.tracer.mayRecord(options?.trace)) return this.core.settle(request, options);
     const span = this.tracer.startSpan('gw.governance.settle', {
       parent: options?.trace,
       attributes: {

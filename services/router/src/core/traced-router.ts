@@ -70,8 +70,6 @@ export class TracedRouter implements RouterService {
   }
 
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
-    // Under a request that is not sampled nothing is recorded: the call goes straight to the core.
-    if (!this.tracer.mayRecord(options.trace)) return this.core.complete(request, options);
     const span = this.start('complete', options, routeAttributes(request));
     return this.traced(
       span,
@@ -84,7 +82,6 @@ export class TracedRouter implements RouterService {
   }
 
   embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
-    if (!this.tracer.mayRecord(options.trace)) return this.core.embed(request, options);
     const span = this.start('embed', options, routeAttributes(request));
     return this.traced(
       span,
@@ -97,12 +94,7 @@ export class TracedRouter implements RouterService {
     );
   }
 
-  stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem> {
-    if (!this.tracer.mayRecord(options.trace)) return this.core.stream(request, options);
-    return this.tracedStream(request, options);
-  }
-
-  private async *tracedStream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+  async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
     const span = this.start('stream', options, routeAttributes(request));
     const summary = streamSummary({ includeContent: false });
     try {
@@ -125,7 +117,6 @@ export class TracedRouter implements RouterService {
     body: AsyncIterable<Uint8Array> | undefined,
     options: CallOptions,
   ): Promise<PassthroughResponse> {
-    if (!this.tracer.mayRecord(options.trace)) return this.core.passthrough(request, body, options);
     const span = this.start('passthrough', options, {
       [ATTRIBUTES.requestId]: request.requestId,
       [ATTRIBUTES.requestModel]: request.target.model,
