@@ -463,7 +463,7 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
     await form.getByLabel('Type').selectOption('slack');
     expect(await form.getByLabel('Signing secret').count()).toBe(0);
     await form.getByLabel('Id').fill('ops-slack');
-    await form.getByLabel('Incoming webhook URL').fill(`${slack.url}/services/T000/B000/XXXX`);
+    await form.getByLabel('Incoming webhook URL').fill(`${slack.url}/services/T000/B000/webhook-token`);
     await form.getByRole('button', { name: 'Create channel' }).click();
     await page.getByRole('cell', { name: 'ops-slack', exact: true }).waitFor();
     const channel = await admin<{ type: string }>('GET', '/api/alerts/channels/ops-slack');
