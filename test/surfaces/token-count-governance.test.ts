@@ -1,23 +1,22 @@
 // Token counts gw estimates itself reach no provider, but they are still governed: required headers and
 // the caller's key are checked, so a gateway that demands keys does not answer anonymous callers.
-import { type LaunchedGateway, startEmbedded } from '@gw/testkit';
+import type { LaunchedGateway } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../support/http.ts';
+import { MODES } from './surface-gateway.ts';
 
 const KEY = 'sk-gw-counts00000000000000000000000000000000000';
 
-describe('estimated token counts are governed', () => {
+describe.each(MODES)('estimated token counts are governed (%s)', (_mode, start) => {
   let gateway: LaunchedGateway;
   beforeAll(async () => {
-    gateway = await startEmbedded({
-      config: {
-        client: { enforce_virtual_keys: true },
-        providers: {
-          openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: 'http://127.0.0.1:9' } },
-        },
-        governance: {
-          virtual_keys: [{ name: 'counts', value: KEY, provider_configs: [{ provider: 'openai' }] }],
-        },
+    gateway = await start({
+      client: { enforce_virtual_keys: true },
+      providers: {
+        openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: 'http://127.0.0.1:9' } },
+      },
+      governance: {
+        virtual_keys: [{ name: 'counts', value: KEY, provider_configs: [{ provider: 'openai' }] }],
       },
     });
   });
