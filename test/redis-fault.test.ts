@@ -86,8 +86,10 @@ describe('cluster mode with a Redis that dies and comes back', () => {
     expect((await post(`${gateway.url}/v1/chat/completions`, CHAT)).status).toBe(200);
 
     redis = await startRedis(port);
-    await waitFor(async () => (await governed()).status === 200, { timeoutMs: 15_000 });
-  }, 60_000);
+    // Alone this takes under a second; under a loaded full run it once took longer than 15 s (the note of stop 31
+    // names it to be understood): the bound is what the test allows, not what recovery should take.
+    await waitFor(async () => (await governed()).status === 200, { timeoutMs: 45_000 });
+  }, 90_000);
 });
 
 describe('cluster mode with a Redis that stalls (SIGSTOP) under a steady load', () => {
