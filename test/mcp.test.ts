@@ -368,7 +368,7 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     // takes up the rest after at most its drain delay (0.5 s: tool-worker.ts says why; at BullMQ's default 5 s
     // this wait was seen to time out). The margin is for a loaded CI machine.
     await waitFor(async () => (await readFile(startedFile, 'utf8')).split('\n').length > runSlots, {
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
       what: 'the slow calls to hold every run slot',
     });
     const waiting = execute('fixture-sleep', { ms: 10 }, TEAM, 'waiting');
@@ -383,7 +383,7 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     expectGatewayError(refused, { status: 429, type: 'queue_full' });
     expect(refused.headers.get('retry-after')).toBe('1');
     for (const answer of await Promise.all([...slow, waiting])) expect(answer.status).toBe(200);
-  }, 20_000);
+  }, 60_000);
 
   it('survives a server that crashes mid-call: 502 after the retries, runners alive, the client reconnects', async () => {
     const runnerPids = async () =>
