@@ -36,21 +36,19 @@ function payloadTooLarge(limit: number): GatewayError {
 const MAX_JSON_DEPTH = 128;
 
 /**
- * How deep the arrays and objects of a JSON text nest, counted outside strings; stops counting past `limit`.
- * One pass, no allocation: it runs before JSON.parse so that no later recursion meets an absurd depth.
+ * Whether arrays and objects nest deeper than `limit` in a parsed JSON value. Checked after JSON.parse (V8's
+ * parser is not recursive, so no depth hurts it) and before anything recursive meets the value; it visits each
+ * array and object once and stops at the first too deep, where a scan of the text would read every character.
  */
-function nestingExceeds(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 0x5c) index++;
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x7b || code === 0x5b) {
-      if (++depth > limit) return true;
-    } else if (code === 0x7d || code === 0x5d) depth--;
+function nestingExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestingExceeds(item, limit - 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (nestingExceeds((value as Record<string, unknown>)[key], limit - 1)) return true;
   }
   return false;
 }
@@ -62,15 +60,16 @@ function nestingExceeds(text: string, limit: number): boolean {
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw invalidRequest('request body is empty; a JSON object is expected');
   if (!isUtf8(body)) throw invalidRequest('request body is not valid UTF-8');
-  const text = body.toString('utf8');
-  if (nestingExceeds(text, MAX_JSON_DEPTH)) {
-    throw invalidRequest(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
-  }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(body.toString('utf8'));
   } catch (error) {
     throw invalidRequest(`request body is not valid JSON: ${(error as Error).message}`);
   }
+  if (nestingExceeds(value, MAX_JSON_DEPTH)) {
+    throw invalidRequest(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return value;
 }
 
 /** Validates with zod; the 400 names the first offending field. */
