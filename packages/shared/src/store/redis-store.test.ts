@@ -54,6 +54,23 @@ describe('RedisStore', () => {
     await store.close();
   });
 
+  it("fails only the admission whose counter is broken when a turn's admissions run as one script call", async () => {
+    const store = await RedisStore.connect({ url, prefix });
+    const expireAtMs = Date.now() + 3_600_000;
+    const check = (key: string) => ({ key, limit: 1_000, need: 1, amount: 1, expireAtMs });
+    // Not a number: INCRBY on it fails inside the script.
+    await admin.set(`${prefix}{gov}counter:broken`, 'not a number');
+    const results = await Promise.allSettled([
+      store.admit({ required: [check('batch-a')], alternatives: [] }),
+      store.admit({ required: [check('broken')], alternatives: [] }),
+      store.admit({ required: [check('batch-b')], alternatives: [] }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/arithmetic on field 'current'/);
+    expect(await store.readCounters(['batch-a', 'batch-b'])).toEqual([1, 1]);
+    await store.close();
+  });
+
   it('fails to connect with a clear error when Redis is unreachable', async () => {
     await expect(RedisStore.connect({ url: 'redis://user:secret@127.0.0.1:1', prefix })).rejects.toThrow(
       /^Redis at redis:\/\/127\.0\.0\.1:1 is unreachable after \d+ attempts/,

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Cluster } from 'ioredis';
-import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.ts';
 import { assertAdmitRequest, counterTtlMs, parseReservation, SETTLED_MARK_MS } from './admission.ts';
 import { connectRedis, type RedisConnection } from './redis-connection.ts';
+import { batchedScript, ScriptBatches } from './script-batch.ts';
 import type {
   AdmitRequest,
   AdmitResult,
@@ -34,25 +34,39 @@ export interface RedisStoreOptions {
 const CONNECT_ATTEMPTS = 5;
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * How long a settle may wait to share a write to Redis with the next admissions (they are sent at the end of
+ * their turn of the event loop); settles are off every request's critical path.
+ */
+const SETTLE_LINGER_MS = 2;
+
 const ADMIT_COUNTERS_LUA = new URL('./lua/admit-counters-n.lua', import.meta.url);
 const SETTLE_RESERVATION_LUA = new URL('./lua/settle-reservation-4.lua', import.meta.url);
-/** The admitted alternatives' indexes, as admit-counters-n.lua encodes them (made once: a schema is costly to build). */
-const passingSchema = z.array(z.number());
-
-const admitReplySchema = z.tuple([
-  z.union([z.literal(0), z.literal(1)]),
-  z.number(),
-  z.number(),
-  z.number(),
-  z.string(),
-  z.union([z.literal(0), z.literal(1)]),
-]);
-
-/** The main connection with the commands that defineCommand adds for the Lua scripts of lua/. */
+/** The main connection with the commands that defineCommand adds for the Lua scripts of lua/ (batched). */
 type ScriptedRedis = RedisConnection & {
   admitCounters(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
   settleReservation(numberOfKeys: number, ...keysAndArgv: string[]): Promise<unknown>;
 };
+
+/** admit-counters-n.lua's reply: allowed, failed group, failed index, failed current, passing (JSON), duplicate. */
+function admitReply(reply: unknown): [0 | 1, number, number, number, number[], 0 | 1] {
+  if (Array.isArray(reply) && reply.length === 6 && typeof reply[4] === 'string') {
+    const [allowed, group, index, current, passingText, duplicate] = reply as unknown[];
+    const passing: unknown = JSON.parse(passingText as string);
+    if (
+      (allowed === 0 || allowed === 1) &&
+      (duplicate === 0 || duplicate === 1) &&
+      typeof group === 'number' &&
+      typeof index === 'number' &&
+      typeof current === 'number' &&
+      Array.isArray(passing) &&
+      passing.every((entry) => typeof entry === 'number')
+    ) {
+      return [allowed, group, index, current, passing, duplicate];
+    }
+  }
+  throw new Error(`malformed admission reply from Redis: ${JSON.stringify(reply)?.slice(0, 200)}`);
+}
 
 interface ChannelSubscriptions {
   subscriptions: Set<Subscription>;
@@ -80,9 +94,18 @@ export class RedisStore implements Store {
   /** Subscribing takes a connection over for good, so pub/sub gets its own, opened on first use. */
   private subscriber: RedisConnection | undefined;
   private closing: Promise<void> | undefined;
+  /** Admissions and settles of one turn of the event loop: each kind sent as one script call, both in one write. */
+  private readonly scripts: ScriptBatches<'admit' | 'settle'>;
 
   private constructor(connection: ScriptedRedis, options: RedisStoreOptions) {
     this.connection = connection;
+    this.scripts = new ScriptBatches(
+      {
+        admit: (...call) => connection.admitCounters(...call),
+        settle: (...call) => connection.settleReservation(...call),
+      },
+      { linger: { settle: SETTLE_LINGER_MS } },
+    );
     this.prefix = options.prefix;
     this.url = options.url;
     this.channelPrefix = `${options.prefix}channel:`;
@@ -110,8 +133,8 @@ export class RedisStore implements Store {
     failFastAfterStart(connection);
     const store = new RedisStore(failFast(connection), options);
     connection.on('error', (error: unknown) => store.reportError(error));
-    connection.defineCommand('admitCounters', { lua: admitLua! });
-    connection.defineCommand('settleReservation', { lua: settleLua! });
+    connection.defineCommand('admitCounters', { lua: batchedScript(admitLua!) });
+    connection.defineCommand('settleReservation', { lua: batchedScript(settleLua!) });
     return store;
   }
 
@@ -156,21 +179,18 @@ export class RedisStore implements Store {
       ),
     };
     const reservation = request.reservation;
-    const reply = await this.connection.admitCounters(
-      keys.length + 3,
-      this.reservationsKey(),
-      this.deadlinesKey(),
-      this.settledKey(reservation?.id ?? ''),
-      ...keys,
-      // cjson turns an empty Lua table into {}, so groups always hold arrays here, never empty objects.
-      JSON.stringify(spec),
-      reservation?.id ?? '',
-      String(reservation?.deadlineMs ?? 0),
-      reservation?.payload ?? '',
+    const reply = await this.scripts.call(
+      'admit',
+      [this.reservationsKey(), this.deadlinesKey(), this.settledKey(reservation?.id ?? ''), ...keys],
+      [
+        // cjson turns an empty Lua table into {}, so groups always hold arrays here, never empty objects.
+        JSON.stringify(spec),
+        reservation?.id ?? '',
+        String(reservation?.deadlineMs ?? 0),
+        reservation?.payload ?? '',
+      ],
     );
-    const [allowed, failedGroup, failedIndex, failedCurrent, passingText, duplicate] =
-      admitReplySchema.parse(reply);
-    const passing = passingSchema.parse(JSON.parse(passingText));
+    const [allowed, failedGroup, failedIndex, failedCurrent, passing, duplicate] = admitReply(reply);
     return allowed === 1
       ? { allowed: true, passing, ...(duplicate === 1 && { duplicate: true }) }
       : {
@@ -188,15 +208,15 @@ export class RedisStore implements Store {
       expireAt: adjustment.expireAtMs,
       ttl: counterTtlMs(adjustment.expireAtMs),
     }));
-    const reply = await this.connection.settleReservation(
-      3 + adjustments.length,
-      this.reservationsKey(),
-      this.deadlinesKey(),
-      this.settledKey(request.id),
-      ...request.adjustments.map((adjustment) => this.counterKey(adjustment.key)),
-      request.id,
-      adjustments.length === 0 ? '[]' : JSON.stringify(adjustments),
-      String(SETTLED_MARK_MS),
+    const reply = await this.scripts.call(
+      'settle',
+      [
+        this.reservationsKey(),
+        this.deadlinesKey(),
+        this.settledKey(request.id),
+        ...request.adjustments.map((adjustment) => this.counterKey(adjustment.key)),
+      ],
+      [request.id, adjustments.length === 0 ? '[]' : JSON.stringify(adjustments), String(SETTLED_MARK_MS)],
     );
     return reply === 1;
   }
@@ -280,6 +300,8 @@ export class RedisStore implements Store {
   }
 
   private async closeOnce(): Promise<void> {
+    // What waits for its batch is sent before the connection quits (QUIT answers after what came before it).
+    this.scripts.flush();
     this.channels.clear();
     await Promise.all([
       quit(this.connection),

@@ -109,8 +109,8 @@ export class GovernanceCore implements GovernanceService {
   /** Reservations whose admission failed without an answer: released (if they exist) once Redis answers. */
   private readonly unanswered = new Map<string, SettlementPlan>();
   private releaseTimer: NodeJS.Timeout | undefined;
-  /** Reservation id → what admission stored for it (payload and admitted alternative), until settled. */
-  private readonly admitted = new Map<string, { payload: string; alternative: number }>();
+  /** Reservation id → what admission stored for it (the plan and admitted alternative), until settled. */
+  private readonly admitted = new Map<string, { plan: SettlementPlan; alternative: number }>();
   /** Settles running in this process, by reservation id. */
   private readonly settling = new Map<string, Promise<SettleResult>>();
 
@@ -296,7 +296,7 @@ export class GovernanceCore implements GovernanceService {
     const admitted = result.passing[0];
     if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
     // A duplicate admission found another's reservation under this id: its settle reads what that one stored.
-    if (result.allowed && !result.duplicate) this.remember(settlement.reservationId, payload, admitted ?? -1);
+    if (result.allowed && !result.duplicate) this.remember(settlement, admitted ?? -1);
     return {
       allowed: result.allowed,
       failed: result.failed,
@@ -366,9 +366,8 @@ export class GovernanceCore implements GovernanceService {
     this.admitted.delete(id);
     const stored = remembered ?? (await this.dependencies.store.readReservation(id));
     if (!stored) throw unsettled();
-    const plan: SettlementPlan = remembered
-      ? JSON.parse(remembered.payload)
-      : settlementPlanSchema.parse(JSON.parse(stored.payload));
+    const plan: SettlementPlan =
+      'plan' in stored ? stored.plan : settlementPlanSchema.parse(JSON.parse(stored.payload));
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
     const { adjustments, chargedMicros } = settlementAdjustments({ ...request, settlement }, this.prices);
@@ -384,13 +383,16 @@ export class GovernanceCore implements GovernanceService {
     return { cost: chargedMicros / 1_000_000 };
   }
 
-  /** Keeps what admission stored for a reservation until its settle (the oldest forgotten past the bound). */
-  private remember(id: string, payload: string, alternative: number): void {
+  /**
+   * Keeps what admission stored for a reservation until its settle (the oldest forgotten past the bound): the
+   * plan itself, so a settle here parses nothing.
+   */
+  private remember(plan: SettlementPlan, alternative: number): void {
     if (this.admitted.size >= REMEMBERED_RESERVATIONS) {
       const oldest = this.admitted.keys().next().value;
       if (oldest !== undefined) this.admitted.delete(oldest);
     }
-    this.admitted.set(id, { payload, alternative });
+    this.admitted.set(plan.reservationId, { plan, alternative });
   }
 
   /**
