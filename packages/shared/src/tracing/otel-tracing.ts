@@ -18,7 +18,6 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -31,6 +30,7 @@ import { toGatewayError } from '../errors/gateway-error.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { ATTRIBUTES } from './gen-ai-attributes.ts';
+import { otlpSpanExporter } from './otlp-exporter.ts';
 import type {
   SpanKind as GwSpanKind,
   SpanAttributes,
@@ -191,7 +191,7 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
     },
     { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
-  const exporter = new OTLPTraceExporter({
+  const exporter = otlpSpanExporter({
     url: options.endpoint,
     headers: config.headers,
     timeoutMillis: config.export_timeout_ms,
