@@ -213,8 +213,15 @@ function fail(name: string, what: string): undefined {
   return undefined;
 }
 
+/** Most time one request may wait for its answer's next bytes, in either transport: past it, it fails. */
+const REQUEST_IDLE_MS = 30_000;
+
 function http1Client(base: string): Client {
-  const pool = new Pool(base, { connections: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const pool = new Pool(base, {
+    connections: 1,
+    headersTimeout: REQUEST_IDLE_MS,
+    bodyTimeout: REQUEST_IDLE_MS,
+  });
   const bodies = new Map<string, Buffer>();
   const bytes = (value: unknown) => {
     const key = JSON.stringify(value);
@@ -269,6 +276,9 @@ function http1Client(base: string): Client {
 
 function http2Client(base: string): Client {
   const session = connectHttp2(base);
+  // A gateway that dies mid-run fails the requests in flight (their streams error); the session's own error
+  // needs a listener, or it would end the bench.
+  session.on('error', () => {});
   const request = (surface: Surface, path: string, body: unknown) =>
     new Promise<{ status: number; text: string; firstAt: number }>((resolve, reject) => {
       const stream = session.request({
@@ -289,6 +299,11 @@ function http2Client(base: string): Client {
       });
       stream.on('end', () => resolve({ status, text, firstAt }));
       stream.on('error', reject);
+      // As the HTTP/1.1 pool's headers and body timeouts: a request whose answer stalls fails, not the bench.
+      stream.setTimeout(REQUEST_IDLE_MS, () => {
+        stream.close();
+        reject(new Error(`no bytes for ${REQUEST_IDLE_MS} ms`));
+      });
       stream.end(JSON.stringify(body));
     });
   return {
