@@ -103,6 +103,78 @@ export function cpuSnapshot(groups: ProcessGroup[]): CpuSnapshot {
   );
 }
 
+/**
+ * Where a process's CPU goes, by thread: `main` (the event loop: what gw's JavaScript and Node's I/O cost),
+ * `v8` (V8's helper threads: concurrent garbage collection and compilation) and `threads` (everything else:
+ * worker threads such as the request-log SQLite thread or the span export thread, libuv's pool). Only threads
+ * alive at the snapshot are counted, so a split is read between two snapshots of threads that lived through
+ * both (a gateway's threads do).
+ */
+export type ThreadKind = 'main' | 'v8' | 'threads';
+export const THREAD_KINDS: readonly ThreadKind[] = ['main', 'v8', 'threads'];
+
+function threadKind(pid: number, tid: number, comm: string): ThreadKind {
+  if (tid === pid || comm === 'MainThread') return 'main';
+  return comm.startsWith('V8') ? 'v8' : 'threads';
+}
+
+/** CPU ms of each group's live threads, by kind (a group whose processes are gone counts what is left). */
+export type ThreadSnapshot = Map<string, Record<ThreadKind, number>>;
+
+export function threadSnapshot(groups: ProcessGroup[]): ThreadSnapshot {
+  return new Map(
+    groups.map((group) => {
+      const kinds: Record<ThreadKind, number> = { main: 0, v8: 0, threads: 0 };
+      for (const pid of group.pids) {
+        let tids: string[];
+        try {
+          tids = readdirSync(`/proc/${pid}/task`);
+        } catch {
+          continue;
+        }
+        for (const tid of tids) {
+          let stat: string;
+          try {
+            stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+          } catch {
+            continue;
+          }
+          const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          kinds[threadKind(pid, Number(tid), comm)] +=
+            (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+        }
+      }
+      return [group.name, kinds];
+    }),
+  );
+}
+
+/** µs of CPU per request of each group's threads by kind, between two snapshots. */
+export function threadsPerRequest(
+  before: ThreadSnapshot,
+  after: ThreadSnapshot,
+  requests: number,
+): Record<string, Record<ThreadKind, number>> {
+  const perRequest = (from: number, to: number) => Math.round(((to - from) * 1000) / Math.max(1, requests));
+  return Object.fromEntries(
+    [...before].flatMap(([name, from]) => {
+      const to = after.get(name);
+      if (!to || requests === 0) return [];
+      return [
+        [
+          name,
+          {
+            main: perRequest(from.main, to.main),
+            v8: perRequest(from.v8, to.v8),
+            threads: perRequest(from.threads, to.threads),
+          },
+        ],
+      ];
+    }),
+  );
+}
+
 /** µs of CPU per request of each group between two snapshots (undefined where a process went away). */
 export function cpuPerRequest(
   before: CpuSnapshot,

@@ -30,6 +30,9 @@ import {
   type ProcessGroup,
   procAvailable,
   processTree,
+  THREAD_KINDS,
+  threadSnapshot,
+  threadsPerRequest,
 } from './process-cpu.ts';
 import {
   formatSummary,
@@ -443,6 +446,8 @@ interface CpuResult {
   redisBytesInPerRequest?: number;
   redisBytesOutPerRequest?: number;
   pids: Record<string, number[]>;
+  /** Per process group, µs per request by thread kind (process-cpu.ts ThreadKind). */
+  threadsUsPerRequest?: Record<string, Record<string, number>>;
 }
 
 /** The processes whose CPU a target's throughput phase is measured on, found just before the phase. */
@@ -562,6 +567,7 @@ async function measure(
   const commandsBefore = await options.cpu?.redisCommands?.();
   const beforeLoad = await mockStats(mockUrl);
   const cpuBefore = groups && cpuSnapshot(groups);
+  const threadsBefore = groups && threadSnapshot(groups);
   const load = await concurrent(
     url,
     buffer,
@@ -569,6 +575,7 @@ async function measure(
     { headers, phase: 'throughput' },
   );
   const cpuAfter = groups && cpuSnapshot(groups);
+  const threadsAfter = groups && threadSnapshot(groups);
   samples.push(...load.errorSamples);
   const afterLoad = await mockStats(mockUrl);
   const commandsAfter = await options.cpu?.redisCommands?.();
@@ -592,6 +599,8 @@ async function measure(
           }
         : {}),
       pids: Object.fromEntries(groups.map((group) => [group.name, group.pids])),
+      ...(threadsBefore &&
+        threadsAfter && { threadsUsPerRequest: threadsPerRequest(threadsBefore, threadsAfter, served) }),
     };
   }
 
@@ -1171,6 +1180,21 @@ function cpuTable(results: TargetResult[]): string[] {
             : `${cpu.redisBytesInPerRequest}/${cpu.redisBytesOutPerRequest}`,
         ];
       }),
+    ]),
+    '',
+    'the same by thread, µs per request: main (the event loop) / V8 (its GC and compiler threads) / other threads (worker threads: request logs, span export; libuv)',
+    '',
+    table([
+      ['target', 'process', ...THREAD_KINDS],
+      ...rows.flatMap((row) =>
+        Object.entries(row.cpu!.threadsUsPerRequest ?? {})
+          .filter(([, kinds]) => THREAD_KINDS.some((kind) => (kinds[kind] ?? 0) > 0))
+          .map(([name, kinds]) => [
+            row.target,
+            name,
+            ...THREAD_KINDS.map((kind) => String(kinds[kind] ?? 0)),
+          ]),
+      ),
     ]),
     '',
   ];
