@@ -1,9 +1,9 @@
-// The thread that sends gw's span exports (otlp-exporter.ts): POSTs of OTLP JSON with retries, through undici's
-// dispatch. In a thread of its own so that no HTTP client code runs in the gateway's isolate: a few export
+// The thread that sends gw's span exports (otlp-exporter.ts): POSTs of OTLP JSON with retries, through undici.
+// In a thread of its own so that no HTTP client code runs in the gateway's isolate: a few export
 // requests there made V8 deoptimize and recompile the server's hottest functions for the client's shapes
 // (docs/tracing.md).
 import { parentPort, workerData } from 'node:worker_threads';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, request } from 'undici';
 
 /** What the exporter sends for one export. */
 export interface ExportJob {
@@ -42,81 +42,6 @@ function retryAfterMs(header: string | string[] | undefined): number | undefined
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** An answer read whole: status, headers and body (at most RESPONSE_LIMIT bytes). */
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/**
- * One POST through undici's dispatch handler, read whole: no body stream (a stream would bring Node's stream
- * internals new shapes too, which is what this file avoids).
- */
-function dispatchPost(
-  dispatcher: Agent,
-  url: URL,
-  headers: Record<string, string>,
-  body: Uint8Array,
-  timeoutMs: number,
-) {
-  return new Promise<Answer>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let settled = false;
-    let answer: Answer = { status: 0, headers: {}, body: Buffer.alloc(0) };
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (error) reject(error);
-      else resolve({ ...answer, body: Buffer.concat(chunks) });
-    };
-    const timer = setTimeout(() => {
-      const error = new Error(`OTLP export timed out after ${timeoutMs} ms`);
-      controller?.abort(error);
-      finish(error);
-    }, timeoutMs);
-    dispatcher.dispatch(
-      {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) },
-        body: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      },
-      {
-        onRequestStart(started) {
-          controller = started;
-          if (settled) started.abort(new Error('OTLP export given up'));
-        },
-        onResponseStart(_controller, status, responseHeaders) {
-          answer = { status, headers: responseHeaders as Answer['headers'], body: answer.body };
-        },
-        onResponseData(current, chunk) {
-          size += chunk.length;
-          if (size > RESPONSE_LIMIT) {
-            const error = new Error(`OTLP export answer larger than ${RESPONSE_LIMIT} bytes`);
-            current.abort(error);
-            finish(error);
-            return;
-          }
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          finish(undefined);
-        },
-        onResponseError(_controller, error) {
-          finish(error);
-        },
-      },
-    );
-  });
-}
-
 /** One POST of an export request; the answer as the SDK's export delegate reads it. */
 async function post(
   dispatcher: Agent,
@@ -124,22 +49,46 @@ async function post(
   body: Uint8Array,
   timeoutMs: number,
 ): Promise<Response> {
-  let answer: Answer;
+  let status: number;
+  let retryAfter: string | string[] | undefined;
+  const chunks: Buffer[] = [];
   try {
-    answer = await dispatchPost(dispatcher, options.url, options.headers, body, timeoutMs);
+    const response = await request(options.url, {
+      method: 'POST',
+      dispatcher,
+      headers: { ...options.headers, 'content-type': 'application/json' },
+      body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    status = response.statusCode;
+    retryAfter = response.headers['retry-after'];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += chunk.length;
+      if (size > RESPONSE_LIMIT) {
+        response.body.destroy();
+        return {
+          status: 'failure',
+          error: { message: `OTLP export answer larger than ${RESPONSE_LIMIT} bytes` },
+        };
+      }
+      chunks.push(chunk as Buffer);
+    }
   } catch (error) {
     // Unreachable, reset or timed out: worth another try, as the SDK's own transport does.
     return { status: 'retryable', error: { message: (error as Error).message } };
   }
-  if (answer.status < 300)
-    return answer.body.length > 0 ? { status: 'success', data: answer.body } : { status: 'success' };
-  if (RETRYABLE_STATUS.has(answer.status)) {
-    const retryInMillis = retryAfterMs(answer.headers['retry-after']);
+  const data = Buffer.concat(chunks);
+  if (status < 300) return data.length > 0 ? { status: 'success', data } : { status: 'success' };
+  if (RETRYABLE_STATUS.has(status)) {
+    const retryInMillis = retryAfterMs(retryAfter);
     return retryInMillis === undefined ? { status: 'retryable' } : { status: 'retryable', retryInMillis };
   }
   return {
     status: 'failure',
-    error: { message: `HTTP ${answer.status}`, code: answer.status, data: answer.body.toString('utf8') },
+    error: { message: `HTTP ${status}`, code: status, data: data.toString('utf8') },
   };
 }
 
