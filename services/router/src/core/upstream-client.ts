@@ -21,6 +21,18 @@ export interface UpstreamRequest {
   timeoutMs: number;
 }
 
+/** What undici is asked to send for a request (its pool is the URL's origin's). */
+function dispatchOptions(request: UpstreamRequest) {
+  return {
+    path: request.url.pathname + request.url.search,
+    method: request.method ?? 'POST',
+    headers: request.headers,
+    body: request.body ?? null,
+    headersTimeout: request.timeoutMs,
+    bodyTimeout: request.timeoutMs,
+  };
+}
+
 /**
  * HTTP to upstreams over undici pools, one per origin, reused across requests (undici pools, not
  * fetch: a pool per origin keeps connections warm at a lower cost per request). Network failures become GatewayErrors so the router can tell transient from permanent.
@@ -42,15 +54,7 @@ export class UpstreamClient {
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
     const pool = this.pool(request.url.origin);
     try {
-      return await pool.request({
-        path: request.url.pathname + request.url.search,
-        method: request.method ?? 'POST',
-        headers: request.headers,
-        body: request.body ?? null,
-        signal: request.signal,
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: request.timeoutMs,
-      });
+      return await pool.request({ ...dispatchOptions(request), signal: request.signal });
     } catch (error) {
       throw networkError(error, request);
     }
@@ -118,17 +122,7 @@ export class UpstreamClient {
         },
       };
       try {
-        this.pool(request.url.origin).dispatch(
-          {
-            path: request.url.pathname + request.url.search,
-            method: request.method ?? 'POST',
-            headers: request.headers,
-            body: request.body ?? null,
-            headersTimeout: request.timeoutMs,
-            bodyTimeout: request.timeoutMs,
-          },
-          handler,
-        );
+        this.pool(request.url.origin).dispatch(dispatchOptions(request), handler);
       } catch (error) {
         finish(error);
       }
