@@ -102,8 +102,11 @@ const targetAttemptSchema = z.object({
 });
 export type TargetAttempt = z.infer<typeof targetAttemptSchema>;
 
-/** The virtual key and owners a refusal was made for (by the authorization's field names). */
-const refusedOwnersSchema = z.object({
+/**
+ * The virtual key and the owners a request is charged to, by the authorization's field names: what an
+ * authorization carries, and what a refusal names.
+ */
+export const ownersSchema = z.object({
   virtualKeyId: z.string().optional(),
   virtualKeyName: z.string().optional(),
   teamId: z.string().optional(),
@@ -111,7 +114,7 @@ const refusedOwnersSchema = z.object({
   userId: z.string().optional(),
   businessUnitId: z.string().optional(),
 });
-type RefusedOwners = z.infer<typeof refusedOwnersSchema>;
+type RefusedOwners = z.infer<typeof ownersSchema>;
 
 export interface GatewayErrorOptions {
   type: ErrorType;
@@ -157,7 +160,7 @@ const gatewayErrorWireSchema = z.object({
   upstreamBody: z.unknown().optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
   attempts: z.array(targetAttemptSchema).max(MAX_TARGET_ATTEMPTS).optional(),
-  owners: refusedOwnersSchema.optional(),
+  owners: ownersSchema.optional(),
 });
 
 /**

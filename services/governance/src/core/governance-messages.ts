@@ -1,3 +1,4 @@
+import { ownersSchema } from '@gw/shared';
 import { z } from 'zod';
 
 /**
@@ -76,16 +77,11 @@ export const settlementPlanSchema = z.object({
 /** An allowed request: the routing plan and what Settle needs later. */
 export const authorizeResultSchema = z.object({
   targets: z.array(planTargetSchema),
-  virtualKeyId: z.string().optional(),
-  virtualKeyName: z.string().optional(),
   /**
-   * The key's owners that governance charges (its hierarchy: a team's customer and business unit when the
-   * key names none), for guardrail conditions (`team`, `customer`, `user`) and the request log.
+   * The key, and its owners that governance charges (its hierarchy: a team's customer and business unit when
+   * the key names none), for guardrail conditions (`team`, `customer`, `user`) and the request log.
    */
-  teamId: z.string().optional(),
-  customerId: z.string().optional(),
-  userId: z.string().optional(),
-  businessUnitId: z.string().optional(),
+  ...ownersSchema.shape,
   /** False when the key keeps no content in request logs (`log_content: false`). */
   logContent: z.boolean().optional(),
   /** The key's MCP tool policy (`[]` when it names none), so MCP filtering needs no second call. */
