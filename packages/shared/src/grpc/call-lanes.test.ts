@@ -11,6 +11,7 @@ import {
   type LaneHandler,
   type LaneReply,
   type LaneRequest,
+  type LaneStreams,
   serveLanes,
   type UnaryFallback,
 } from './call-lanes.ts';
@@ -43,37 +44,41 @@ const LANE = {
       traceparent: raw.traceparent ?? '',
       tracestate: raw.tracestate ?? '',
       cancel: raw.cancel ?? false,
+      credit: raw.credit ?? 0,
     };
   },
   responseSerialize: serialize,
-  responseDeserialize: (bytes: Buffer): LaneReply<{ text: string }> => {
+  responseDeserialize: (bytes: Buffer): LaneReply<{ text: string }, Chunk> => {
     const raw = JSON.parse(bytes.toString('utf8'));
     return {
       id: raw.id ?? 0,
       answer: raw.answer ?? null,
       error: bytesOf(raw.error),
       draining: !!raw.draining,
+      chunk: raw.chunk ?? null,
+      done: !!raw.done,
     };
   },
 };
 
 type Answer = { text: string };
+type Chunk = { n: number };
 const started: Array<{ close(deadlineMs: number): Promise<void> }> = [];
 const pools: Array<ReplicaPool<Client>> = [];
 
-/** A server whose lanes run `handler`; counts the lanes opened and ended on it. */
-async function startLaneServer(handler: LaneHandler<Answer>) {
+/** A server whose lanes run `handler` (and `streams`, when given); counts the lanes opened and ended on it. */
+async function startLaneServer(handler: LaneHandler<Answer>, streams?: LaneStreams<Chunk>) {
   const lanes = { opened: 0, ended: 0 };
   const server = await startGrpcServer({
     port: 0,
     host: '127.0.0.1',
     security: TEST_GRPC_SECURITY,
     register: (grpc: Server, context) => {
-      const serve = serveLanes(handler, context.draining);
+      const serve = serveLanes(handler, context.draining, streams);
       grpc.addService(
         { Lane: LANE },
         {
-          Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer>>>) => {
+          Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
             lanes.opened++;
             call.on('finish', () => lanes.ended++);
             serve(call);
@@ -111,7 +116,7 @@ function laneClient(
       }),
   });
   pools.push(pool);
-  return new LaneClient<Client, Answer>({
+  return new LaneClient<Client, Answer, Chunk>({
     pool,
     open: (client) =>
       client.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize),
@@ -289,5 +294,180 @@ describe('lanes', () => {
     expect(ran.filter((entry) => entry.startsWith('b:after'))).toHaveLength(10);
     await drained;
     expect(first.lanes.ended).toBe(first.lanes.opened);
+  });
+});
+
+/** A streaming method whose request names how many chunks to send, and after which one to fail. */
+function countingStreams(log: { produced: Map<string, number>; closed: string[] }): LaneStreams<Chunk> {
+  return {
+    methods: new Set(['Count']),
+    run: async function* (_method, json, { signal }) {
+      const request = JSON.parse(json.toString('utf8')) as { text: string; count: number; failAt?: number };
+      try {
+        for (let n = 0; n < request.count; n++) {
+          if (signal.aborted) return;
+          if (n === request.failAt) throw invalidRequest(`failed at ${n}`);
+          log.produced.set(request.text, n + 1);
+          yield { n };
+          await pause(0);
+        }
+      } finally {
+        log.closed.push(request.text);
+      }
+    },
+  };
+}
+
+const countRequest = (text: string, count: number, failAt?: number) =>
+  Buffer.from(JSON.stringify({ text, count, ...(failAt !== undefined && { failAt }) }));
+
+/** Reads a lane stream to its end (or the end of `limit` chunks). */
+async function readAll(chunks: AsyncIterable<Chunk>, limit = Number.POSITIVE_INFINITY): Promise<number[]> {
+  const seen: number[] = [];
+  for await (const chunk of chunks) {
+    seen.push(chunk.n);
+    if (seen.length >= limit) break;
+  }
+  return seen;
+}
+
+describe('streaming calls on lanes', () => {
+  const noFallback = () => {
+    throw new Error('the fallback ran on a replica whose lanes run streams');
+  };
+  const ready = async (client: LaneClient<Client, Answer, Chunk>) => {
+    // The first call opens the lane; its headers (which say the server runs streams) come with it.
+    await client.call('Echo', ask({ text: 'open' }), { deadlineMs: 5_000 });
+  };
+  const echo: LaneHandler<Answer> = async (_method, json) => ({ text: text(json).text });
+
+  it('carry 50 concurrent streams on one lane, each with its chunks in order', async () => {
+    const log = { produced: new Map<string, number>(), closed: [] as string[] };
+    const { lanes, address } = await startLaneServer(echo, countingStreams(log));
+    const client = laneClient(address);
+    await ready(client);
+    const streams = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        readAll(
+          client.stream('Count', countRequest(`s${index}`, 40 + index), { deadlineMs: 5_000 }, noFallback),
+        ),
+      ),
+    );
+    streams.forEach((seen, index) => {
+      expect(seen).toEqual(Array.from({ length: 40 + index }, (_, n) => n));
+    });
+    expect(lanes.opened).toBe(1);
+    expect(log.closed).toHaveLength(50);
+  });
+
+  it('hold a reader that does not read to its window, without holding the other streams of the lane', async () => {
+    const log = { produced: new Map<string, number>(), closed: [] as string[] };
+    const { address } = await startLaneServer(echo, countingStreams(log));
+    const client = laneClient(address);
+    await ready(client);
+    const slow = client.stream('Count', countRequest('slow', 200), { deadlineMs: 10_000 }, noFallback);
+    const first = await slow.next();
+    expect(first.value).toEqual({ n: 0 });
+    // The fast stream on the same lane runs to its end while the slow one is not read.
+    const fast = await readAll(
+      client.stream('Count', countRequest('fast', 200), { deadlineMs: 10_000 }, noFallback),
+    );
+    expect(fast).toHaveLength(200);
+    await pause(100);
+    // The slow one was granted 16 chunks: its server made at most those and the one it waits to send.
+    expect(log.produced.get('slow')).toBeLessThanOrEqual(17);
+    expect(log.produced.get('slow')).toBeGreaterThanOrEqual(16);
+    // Read now, it comes whole and in order.
+    const rest = await readAll(slow);
+    expect([0, ...rest]).toEqual(Array.from({ length: 200 }, (_, n) => n));
+  });
+
+  it("end with the server's gateway error after the chunks sent before it", async () => {
+    const log = { produced: new Map<string, number>(), closed: [] as string[] };
+    const { address } = await startLaneServer(echo, countingStreams(log));
+    const client = laneClient(address);
+    await ready(client);
+    const seen: number[] = [];
+    const failure = await (async () => {
+      for await (const chunk of client.stream(
+        'Count',
+        countRequest('bad', 10, 3),
+        { deadlineMs: 5_000 },
+        noFallback,
+      ))
+        seen.push(chunk.n);
+    })().catch((error: unknown) => error);
+    expect(seen).toEqual([0, 1, 2]);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect(failure).toMatchObject({ type: 'invalid_request', message: 'failed at 3' });
+  });
+
+  it('stop the server side of a stream its reader leaves early, or whose caller goes away', async () => {
+    const log = { produced: new Map<string, number>(), closed: [] as string[] };
+    const { address } = await startLaneServer(echo, countingStreams(log));
+    const client = laneClient(address);
+    await ready(client);
+    expect(
+      await readAll(
+        client.stream('Count', countRequest('left', 1_000), { deadlineMs: 5_000 }, noFallback),
+        5,
+      ),
+    ).toEqual([0, 1, 2, 3, 4]);
+    await waitFor(() => log.closed.includes('left'), { timeoutMs: 2_000, what: 'the left stream to stop' });
+    expect(log.produced.get('left')).toBeLessThan(40);
+
+    const caller = new AbortController();
+    const gone = client.stream(
+      'Count',
+      countRequest('gone', 1_000),
+      { deadlineMs: 5_000, signal: caller.signal },
+      noFallback,
+    );
+    await gone.next();
+    caller.abort();
+    await expect(readAll(gone)).rejects.toMatchObject({ type: 'cancelled' });
+    await waitFor(() => log.closed.includes('gone'), { timeoutMs: 2_000, what: 'the gone stream to stop' });
+    // The lane still carries calls.
+    expect(
+      await readAll(client.stream('Count', countRequest('after', 3), { deadlineMs: 5_000 }, noFallback)),
+    ).toEqual([0, 1, 2]);
+  });
+
+  it("run a stream as the fallback's call on a replica whose lanes run none (an older version)", async () => {
+    const { address } = await startLaneServer(echo);
+    const client = laneClient(address);
+    await ready(client);
+    const fallbacks: string[] = [];
+    const seen = await readAll(
+      client.stream('Count', countRequest('old', 3), { deadlineMs: 5_000 }, async function* ({ target }) {
+        fallbacks.push(target);
+        yield { n: 7 };
+      }),
+    );
+    expect(seen).toEqual([7]);
+    expect(fallbacks).toEqual([address]);
+  });
+
+  it('send a stream a draining replica refuses to another replica', async () => {
+    const logs = [0, 1].map(() => ({ produced: new Map<string, number>(), closed: [] as string[] }));
+    const first = await startLaneServer(echo, countingStreams(logs[0]!));
+    const second = await startLaneServer(echo, countingStreams(logs[1]!));
+    const client = laneClient(`${first.address},${second.address}`);
+    // A lane to each replica; a call sent as the drain starts, which may reach a lane its server is ending (it
+    // had nothing running): it never ran there, and is answered by the other replica, not failed.
+    await Promise.all([ready(client), ready(client)]);
+    const racing = client.call('Echo', ask({ text: 'racing', delayMs: 300 }), { deadlineMs: 5_000 });
+    const drained = first.server.close(5_000);
+    await pause(50);
+    const seen = await Promise.all(
+      Array.from({ length: 4 }, (_, index) =>
+        readAll(client.stream('Count', countRequest(`d${index}`, 3), { deadlineMs: 5_000 }, noFallback)),
+      ),
+    );
+    expect(seen).toEqual(Array.from({ length: 4 }, () => [0, 1, 2]));
+    expect(logs[0]!.closed).toEqual([]);
+    expect(logs[1]!.closed.sort()).toEqual(['d0', 'd1', 'd2', 'd3']);
+    await expect(racing).resolves.toEqual({ text: 'racing' });
+    await drained;
   });
 });

@@ -23,6 +23,12 @@ import { traceOfFields } from './trace-metadata.ts';
  * connection it runs on by more than that (servers close connections past their maximum age, and a stream
  * opened on an old connection keeps only the grace period). A server that drains says so; calls it refuses
  * then did not run, and are sent to another replica.
+ *
+ * Streaming calls (a server that names them in its lane's headers, STREAMS_HEADER) ride lanes too: their
+ * chunks come back as messages with the call's number, then one that says it is done (or an error). Many
+ * calls share the lane's HTTP/2 stream, so one whose reader is slow must not hold the others up: the server
+ * sends a call at most as many chunks as its client granted (STREAM_WINDOW at the start, more as the reader
+ * takes them), and the client keeps at most that many per call, so the lane itself never waits for a reader.
  */
 
 /** A call on a lane, as proto-loader decodes LaneRequest (defaults filled). */
@@ -33,15 +39,29 @@ export interface LaneRequest {
   traceparent: string;
   tracestate: string;
   cancel: boolean;
+  /** More chunks the client takes of streaming call `id` (with its method: the first grant). */
+  credit?: number;
 }
 
 /** The answer to a call, as proto-loader decodes LaneReply; `answer` is the service's own message. */
-export interface LaneReply<Answer> {
+export interface LaneReply<Answer, Chunk = never> {
   id: number;
   answer: Answer | null;
   error: Buffer;
   draining: boolean;
+  /** One chunk of streaming call `id`. */
+  chunk?: Chunk | null;
+  /** Streaming call `id` ended well. */
+  done?: boolean;
 }
+
+/** The header of a lane's answer by which a server says it runs streaming calls on it. */
+const STREAMS_HEADER = 'gw-lane-streams';
+/**
+ * Chunks a streaming call may have sent and its reader not yet taken; half of it is granted again each time
+ * the reader has taken that many. What a lane holds for one slow reader is bounded by it.
+ */
+const STREAM_WINDOW = 16;
 
 /** How long a lane takes new calls; then it ends once those it has are answered. */
 const ROTATE_MS = 5_000;
@@ -68,7 +88,7 @@ function laneFault(
   return Object.assign(new Error(details), { code, details, metadata: new Metadata() });
 }
 
-interface PendingCall<Answer> {
+interface PendingCall<Answer, Chunk> {
   resolve: (answer: Answer) => void;
   reject: (error: unknown) => void;
   timer: NodeJS.Timeout;
@@ -76,29 +96,85 @@ interface PendingCall<Answer> {
   onAbort: (() => void) | undefined;
   /** What to send again if the replica refuses it unrun (draining). */
   retry: () => void;
+  /** A streaming call's chunks go here as they come; `resolve` ends it. */
+  chunk?: ((chunk: Chunk) => void) | undefined;
 }
 
+/** How a streaming call on a lane ends: done, refused unrun (draining), or failed. */
+type StreamEnd = { done: true } | { refused: true } | { error: unknown };
+
+/**
+ * The reader's side of a streaming call on a lane: chunks queue here (at most the window granted) until taken;
+ * taking them grants the server more.
+ */
+class LaneStream<Chunk> {
+  private readonly queue: Chunk[] = [];
+  private ended: StreamEnd | undefined;
+  private wake: (() => void) | undefined;
+  private taken = 0;
+  private readonly grant: (credit: number) => void;
+
+  constructor(grant: (credit: number) => void) {
+    this.grant = grant;
+  }
+
+  push(chunk: Chunk): void {
+    this.queue.push(chunk);
+    this.wake?.();
+  }
+
+  end(how: StreamEnd): void {
+    this.ended ??= how;
+    this.wake?.();
+  }
+
+  /** The next chunk, or how the call ended once every chunk before that was taken. */
+  async next(): Promise<{ chunk: Chunk } | StreamEnd> {
+    while (this.queue.length === 0 && this.ended === undefined) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+    if (this.queue.length === 0) return this.ended!;
+    const chunk = this.queue.shift()!;
+    if (this.ended === undefined && ++this.taken >= STREAM_WINDOW / 2) {
+      this.grant(this.taken);
+      this.taken = 0;
+    }
+    return { chunk };
+  }
+}
+
+type LaneCallOptions = {
+  signal?: AbortSignal | undefined;
+  trace?: TraceContext | undefined;
+  deadlineMs: number;
+};
+
 /** One open stream to one replica. */
-class Lane<Answer> {
+class Lane<Answer, Chunk> {
   readonly target: string;
-  private readonly stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
-  private readonly pending = new Map<number, PendingCall<Answer>>();
+  private readonly stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
+  private readonly pending = new Map<number, PendingCall<Answer, Chunk>>();
   private readonly watched: WatchedCall;
-  private readonly onClosed: (lane: Lane<Answer>, fault?: Error) => void;
-  private readonly onDraining: (lane: Lane<Answer>) => void;
+  private readonly onClosed: (lane: Lane<Answer, Chunk>, fault?: Error) => void;
+  private readonly onDraining: (lane: Lane<Answer, Chunk>) => void;
   private nextId = 1;
   /** Takes new calls (until rotated, drained or broken). */
   accepting = true;
+  /** The server runs streaming calls on this lane (it said so in its headers). */
+  streams = false;
   private closed = false;
   private readonly rotation: NodeJS.Timeout;
 
   constructor(options: {
     target: string;
-    stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+    stream: ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
     watched: WatchedCall;
-    onClosed: (lane: Lane<Answer>, fault?: Error) => void;
+    onClosed: (lane: Lane<Answer, Chunk>, fault?: Error) => void;
     /** The server said it drains: its replica takes no new calls. */
-    onDraining: (lane: Lane<Answer>) => void;
+    onDraining: (lane: Lane<Answer, Chunk>) => void;
     rotateMs: number;
   }) {
     this.target = options.target;
@@ -106,12 +182,21 @@ class Lane<Answer> {
     this.watched = options.watched;
     this.onClosed = options.onClosed;
     this.onDraining = options.onDraining;
-    this.stream.on('data', (reply: LaneReply<Answer>) => this.answer(reply));
-    // The server ends a lane only once it is ended and idle, or draining and idle: what is still pending then
-    // was lost with it.
-    this.stream.on('end', () =>
-      this.close(laneFault(status.UNAVAILABLE, `the lane to ${this.target} ended with calls pending`)),
-    );
+    this.stream.on('metadata', (headers: Metadata) => {
+      this.streams = headers.get(STREAMS_HEADER)[0] === '1';
+    });
+    this.stream.on('data', (reply: LaneReply<Answer, Chunk>) => this.answer(reply));
+    // The server ends a lane well only once it is ended and idle, or draining and idle: it answered every call
+    // it ran before that, so a call still pending was sent as it ended (a drain racing it) and never ran, and
+    // goes to another replica. A lane that ends otherwise ('error' comes first) fails what it had.
+    let endedWell = false;
+    this.stream.on('status', (ending: { code: status }) => {
+      endedWell = ending.code === status.OK;
+    });
+    this.stream.on('end', () => {
+      if (endedWell) this.close();
+      else this.close(laneFault(status.UNAVAILABLE, `the lane to ${this.target} ended with calls pending`));
+    });
     this.stream.on('error', (error: Error) => this.close(error));
     this.watched.signal.addEventListener(
       'abort',
@@ -125,13 +210,18 @@ class Lane<Answer> {
   call(
     method: string,
     json: Buffer,
-    options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
-    settle: { resolve: (answer: Answer) => void; reject: (error: unknown) => void; retry: () => void },
-  ): void {
+    options: LaneCallOptions,
+    settle: {
+      resolve: (answer: Answer) => void;
+      reject: (error: unknown) => void;
+      retry: () => void;
+      chunk?: (chunk: Chunk) => void;
+    },
+  ): number {
     const id = this.nextId;
     this.nextId = id === MAX_ID ? 1 : id + 1;
     const { signal } = options;
-    const pending: PendingCall<Answer> = {
+    const pending: PendingCall<Answer, Chunk> = {
       ...settle,
       signal,
       onAbort: undefined,
@@ -157,7 +247,34 @@ class Lane<Answer> {
       json,
       traceparent: options.trace?.traceparent ?? '',
       tracestate: options.trace?.tracestate ?? '',
+      ...(settle.chunk && { credit: STREAM_WINDOW }),
     });
+    return id;
+  }
+
+  /**
+   * A streaming call: its chunks as the reader takes them, then how it ended. The caller stops early with
+   * `cancel` (the server is told, as for an abandoned call).
+   */
+  openStream(method: string, json: Buffer, options: LaneCallOptions) {
+    let id = 0;
+    const stream = new LaneStream<Chunk>((credit) => {
+      if (this.pending.has(id)) this.send({ id, credit });
+    });
+    id = this.call(method, json, options, {
+      resolve: () => stream.end({ done: true }),
+      reject: (error) => stream.end({ error }),
+      retry: () => stream.end({ refused: true }),
+      chunk: (chunk) => stream.push(chunk),
+    });
+    return {
+      next: () => stream.next(),
+      cancel: () => {
+        if (!this.forget(id)) return;
+        this.send({ id, cancel: true });
+        if (!this.accepting && this.pending.size === 0) this.end();
+      },
+    };
   }
 
   /** Stops taking calls, and ends the stream once the calls it has are answered. */
@@ -168,8 +285,8 @@ class Lane<Answer> {
     if (this.pending.size === 0) this.end();
   }
 
-  /** Fails every pending call with the lane's fault and cancels the stream. */
-  close(fault: Error): void {
+  /** Fails every pending call with the lane's fault (without one: sends them elsewhere) and cancels the stream. */
+  close(fault?: Error): void {
     if (this.closed) return;
     this.closed = true;
     this.accepting = false;
@@ -180,23 +297,29 @@ class Lane<Answer> {
     this.pending.clear();
     for (const call of calls) {
       this.unwatch(call);
-      call.reject(fault);
+      if (fault) call.reject(fault);
+      else call.retry();
     }
     this.stream.cancel();
   }
 
-  private answer(reply: LaneReply<Answer>): void {
+  private answer(reply: LaneReply<Answer, Chunk>): void {
     if (reply.draining && reply.id === 0) {
       this.retire();
       this.onDraining(this);
       return;
     }
     const call = this.pending.get(reply.id);
+    if (call?.chunk && reply.chunk) {
+      call.chunk(reply.chunk);
+      return;
+    }
     if (!call || !this.forget(reply.id)) return;
     if (reply.draining) call.retry();
     else if (reply.error.length > 0)
       call.reject(decodeGatewayError(reply.error.toString('utf8')) ?? internalError());
     else if (reply.answer) call.resolve(reply.answer);
+    else if (call.chunk && reply.done) call.resolve(undefined as Answer);
     else call.reject(internalError(`a reply on the lane to ${this.target} carried no answer`));
     if (!this.accepting && this.pending.size === 0) this.end();
   }
@@ -210,7 +333,7 @@ class Lane<Answer> {
     return true;
   }
 
-  private unwatch(call: PendingCall<Answer>): void {
+  private unwatch(call: PendingCall<Answer, Chunk>): void {
     clearTimeout(call.timer);
     if (call.onAbort) call.signal?.removeEventListener('abort', call.onAbort);
   }
@@ -232,11 +355,11 @@ class Lane<Answer> {
  * that breaks fails its pending calls as a unary call on that replica would have failed (UNAVAILABLE, and
  * the pool ejects the replica), and the next call opens a new one.
  */
-export class LaneClient<Stub, Answer> {
+export class LaneClient<Stub, Answer, Chunk = never> {
   private readonly pool: ReplicaPool<Stub>;
-  private readonly open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+  private readonly open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
   private readonly unary: UnaryFallback<Stub, Answer> | undefined;
-  private readonly lanes = new Map<string, Lane<Answer>>();
+  private readonly lanes = new Map<string, Lane<Answer, Chunk>>();
   /** Replicas that answered UNIMPLEMENTED to a lane (older ones, mid-upgrade), until when to not try again. */
   private readonly withoutLanes = new Map<string, number>();
   private readonly rotateMs: number;
@@ -244,7 +367,7 @@ export class LaneClient<Stub, Answer> {
   constructor(options: {
     pool: ReplicaPool<Stub>;
     /** Opens the Lane call on a replica's stub (its interceptors add the cluster token). */
-    open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer>>;
+    open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
     /**
      * The same call as a unary call on that replica, for a replica that serves no lanes (a version from
      * before them, during a rolling upgrade): what was on its refused lane never ran, so it is sent this way.
@@ -305,16 +428,58 @@ export class LaneClient<Stub, Answer> {
     }
   }
 
+  /**
+   * A streaming call on a lane to a connected replica: its chunks, in order. Fails as `call` does (a failure
+   * after chunks were yielded ends the iteration with it); a call a draining replica refused is sent once to
+   * another replica. On a replica whose lane does not say it runs streaming calls (a version from before them,
+   * or a lane whose headers have not arrived yet) the call is `fallback`'s, its own call on that replica.
+   */
+  async *stream(
+    method: string,
+    json: Buffer,
+    options: LaneCallOptions,
+    fallback: (replica: { stub: Stub; target: string }) => AsyncIterable<Chunk>,
+  ): AsyncGenerator<Chunk> {
+    const avoid = new Set<string>();
+    for (;;) {
+      if (options.signal?.aborted) throw requestCancelled('request cancelled');
+      const picked = await this.pool.connected(avoid);
+      const lane = this.lane(picked);
+      if (!lane.streams) {
+        yield* fallback(picked);
+        return;
+      }
+      const call = lane.openStream(method, json, options);
+      try {
+        for (;;) {
+          const next = await call.next();
+          if ('chunk' in next) yield next.chunk;
+          else if ('done' in next) return;
+          else if ('error' in next) {
+            this.pool.report(lane.target, next.error);
+            throw next.error;
+          } else break;
+        }
+      } finally {
+        call.cancel();
+      }
+      // Refused unrun: the replica is draining. Another one takes the call (or, when none is left, it fails).
+      this.pool.report(lane.target, laneFault(status.UNAVAILABLE, `${lane.target} is draining`));
+      if (avoid.has(lane.target)) throw serviceUnavailable('every replica is draining');
+      avoid.add(lane.target);
+    }
+  }
+
   /** Fails the calls of every lane and closes them. */
   close(): void {
     for (const lane of [...this.lanes.values()]) lane.close(laneFault(status.CANCELLED, 'the client closed'));
     this.lanes.clear();
   }
 
-  private lane(picked: { stub: Stub; target: string }): Lane<Answer> {
+  private lane(picked: { stub: Stub; target: string }): Lane<Answer, Chunk> {
     const open = this.lanes.get(picked.target);
     if (open?.accepting) return open;
-    const lane: Lane<Answer> = new Lane({
+    const lane: Lane<Answer, Chunk> = new Lane({
       target: picked.target,
       stream: this.open(picked.stub),
       watched: this.pool.watch(picked.target),
@@ -337,18 +502,67 @@ export type LaneHandler<Answer> = (
   options: { signal: AbortSignal; trace: TraceContext | undefined },
 ) => Promise<Answer>;
 
+/** The streaming calls a lane runs: their methods, and what runs one (its chunks, as they come). */
+export interface LaneStreams<Chunk> {
+  methods: ReadonlySet<string>;
+  run: (
+    method: string,
+    json: Buffer,
+    options: { signal: AbortSignal; trace: TraceContext | undefined },
+  ) => AsyncIterable<Chunk>;
+}
+
+/** Chunks a streaming call on a lane may still send, and the wake-up of its sender waiting for more. */
+interface Credit {
+  left: number;
+  wake: (() => void) | undefined;
+}
+
+/** Sends a streaming call's chunks, each when the client has granted one; ends once its run does or is aborted. */
+async function sendChunks<Chunk>(
+  chunks: AsyncIterable<Chunk>,
+  credit: Credit,
+  signal: AbortSignal,
+  write: (chunk: Chunk) => void,
+): Promise<void> {
+  const wake = () => credit.wake?.();
+  signal.addEventListener('abort', wake, { once: true });
+  try {
+    for await (const chunk of chunks) {
+      while (credit.left <= 0 && !signal.aborted) {
+        await new Promise<void>((resolve) => {
+          credit.wake = resolve;
+        });
+        credit.wake = undefined;
+      }
+      if (signal.aborted) return;
+      credit.left--;
+      write(chunk);
+    }
+  } finally {
+    signal.removeEventListener('abort', wake);
+  }
+}
+
 /**
  * The server side of lanes: runs each call as it arrives (any number at once), answers each by its id,
  * aborts one on its cancel message and every one when the client goes away. When `draining` aborts, the
  * lane says so, refuses new calls unrun, and ends once its calls are answered, so a graceful shutdown
  * finishes what it took and nothing more.
  */
-export function serveLanes<Answer>(
+export function serveLanes<Answer, Chunk = never>(
   handler: LaneHandler<Answer>,
   draining: AbortSignal,
-): (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer>>>) => void {
+  streams?: LaneStreams<Chunk>,
+): (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => void {
   return (call) => {
     const running = new Map<number, AbortController>();
+    const credits = new Map<number, Credit>();
+    if (streams) {
+      const headers = new Metadata();
+      headers.set(STREAMS_HEADER, '1');
+      call.sendMetadata(headers);
+    }
     let ended = false;
     let closed = false;
     const finishIfIdle = () => {
@@ -380,6 +594,14 @@ export function serveLanes<Answer>(
         running.get(id)?.abort();
         return;
       }
+      if (!request.method && request.credit) {
+        const credit = credits.get(id);
+        if (credit) {
+          credit.left += request.credit;
+          credit.wake?.();
+        }
+        return;
+      }
       if (draining.aborted || closed) {
         if (!closed) call.write({ id, draining: true });
         return;
@@ -388,19 +610,37 @@ export function serveLanes<Answer>(
       const controller = new AbortController();
       running.set(id, controller);
       const trace = traceOfFields(request.traceparent, request.tracestate);
-      const reply = (message: Partial<LaneReply<Answer>>) => {
+      const reply = (message: Partial<LaneReply<Answer, Chunk>>) => {
         if (running.get(id) !== controller) return;
         running.delete(id);
+        credits.delete(id);
         if (!closed) call.write(message);
         finishIfIdle();
       };
-      handler(request.method, request.json, { signal: controller.signal, trace }).then(
-        (answer) => reply({ id, answer, error: NONE }),
-        (error: unknown) => {
-          const failure = error instanceof GatewayError ? error : internalError('internal error', error);
-          reply({ id, error: Buffer.from(encodeGatewayError(failure)) });
-        },
-      );
+      const options = { signal: controller.signal, trace };
+      let done: Promise<Partial<LaneReply<Answer, Chunk>>>;
+      if (streams?.methods.has(request.method)) {
+        const credit: Credit = { left: request.credit ?? 0, wake: undefined };
+        credits.set(id, credit);
+        done = Promise.resolve()
+          .then(() =>
+            sendChunks(
+              streams.run(request.method, request.json, options),
+              credit,
+              controller.signal,
+              (chunk) => {
+                if (!closed) call.write({ id, chunk });
+              },
+            ),
+          )
+          .then(() => ({ id, done: true }));
+      } else {
+        done = handler(request.method, request.json, options).then((answer) => ({ id, answer, error: NONE }));
+      }
+      done.then(reply, (error: unknown) => {
+        const failure = error instanceof GatewayError ? error : internalError('internal error', error);
+        reply({ id, error: Buffer.from(encodeGatewayError(failure)) });
+      });
     });
   };
 }

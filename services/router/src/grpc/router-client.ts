@@ -41,6 +41,7 @@ import {
   type RouterGrpcClient,
   routerGrpcClient,
   type ServedMessage,
+  type StreamReplyMessage,
   writeFrame,
 } from './router-proto.ts';
 import { passthroughHeadSchema } from './wire-schemas.ts';
@@ -95,8 +96,8 @@ export interface RouterClientSettings extends GrpcClientSettings {
  */
 export class RouterClient implements RouterService {
   private readonly replicas: ReplicaPool<RouterGrpcClient>;
-  /** Completions and embeddings: messages on one stream per replica, not a call each (call-lanes.ts). */
-  private readonly lanes: LaneClient<RouterGrpcClient, ServedMessage>;
+  /** Completions, embeddings and streams: messages on one stream per replica, not a call each (call-lanes.ts). */
+  private readonly lanes: LaneClient<RouterGrpcClient, ServedMessage, StreamReplyMessage>;
   private readonly deadlineMs: number;
   private readonly callDeadlineMs: number;
   private readonly observe: GrpcClientSettings['observe'];
@@ -264,16 +265,16 @@ export class RouterClient implements RouterService {
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
     const startedAt = performance.now();
-    const long = await this.longCall(options.signal);
-    const call = long.stub.Stream(
-      { json: Buffer.from(JSON.stringify(request)) },
-      traceMetadata(options.trace),
-      { deadline: Date.now() + this.callDeadlineMs },
+    const json = Buffer.from(JSON.stringify(request));
+    const messages = this.lanes.stream(
+      'Stream',
+      json,
+      { signal: options.signal, trace: options.trace, deadlineMs: this.callDeadlineMs },
+      (replica) => this.streamCall(replica, json, options),
     );
-    const unbind = long.bind(call);
     let first = true;
     try {
-      for await (const message of call) {
+      for await (const message of messages) {
         if (first) {
           // A stream's hop latency is its time to the first chunk.
           first = false;
@@ -292,6 +293,24 @@ export class RouterClient implements RouterService {
         if (message.relays_native) item.native = message.native;
         yield item;
       }
+    } catch (error) {
+      throw laneFailure(error);
+    }
+  }
+
+  /** A stream as its own Stream call on a replica (one whose lane runs no streams: call-lanes.ts). */
+  private async *streamCall(
+    replica: PickedReplica<RouterGrpcClient>,
+    json: Buffer,
+    options: CallOptions,
+  ): AsyncGenerator<StreamReplyMessage> {
+    const long = await this.longCall(options.signal, replica);
+    const call = replica.stub.Stream({ json }, traceMetadata(options.trace), {
+      deadline: Date.now() + this.callDeadlineMs,
+    });
+    const unbind = long.bind(call);
+    try {
+      for await (const message of call) yield message as StreamReplyMessage;
     } catch (error) {
       throw long.failure(error);
     } finally {

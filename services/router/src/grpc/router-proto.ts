@@ -72,7 +72,9 @@ export interface RouterGrpcClient {
     metadata: Metadata,
     options: CallOptions,
   ) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
-  Lane: (metadata?: Metadata) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<ServedMessage>>;
+  Lane: (
+    metadata?: Metadata,
+  ) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<ServedMessage, StreamReplyMessage>>;
   ListProviders: Unary<Record<string, never>, JsonMessage>;
   GetProvider: Unary<{ name: string }, JsonMessage>;
   PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;

@@ -123,6 +123,25 @@ function servedMessage(result: Served<unknown>): ServedMessage {
   };
 }
 
+/** A Stream call's messages (on its own call or a lane): the route's JSON in, a message per chunk out. */
+async function* streamMessages(
+  core: RouterService,
+  json: Buffer,
+  options: { signal: AbortSignal; trace: TraceContext | undefined },
+): AsyncGenerator<StreamReplyMessage> {
+  const request = decodeMessage(completionRouteSchema, json, routeRequest);
+  for await (const item of core.stream(request, options)) {
+    yield {
+      chunk: jsonBytes(item.chunk, item.json),
+      provider: item.provider ?? '',
+      native: item.native ?? '',
+      relays_native: item.native !== undefined,
+      fallback_index: item.servedBy?.fallbackIndex ?? 0,
+      key_id: item.servedBy?.keyId ?? '',
+    };
+  }
+}
+
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
 export function addRouterService(server: Server, core: RouterService, context: ServerContext): void {
   const calls: Record<'Complete' | 'Embed', ServedCall> = {
@@ -134,28 +153,25 @@ export function addRouterService(server: Server, core: RouterService, context: S
   server.addService(routerGrpcService().service, {
     Complete: served(calls.Complete),
     Embed: served(calls.Embed),
-    Lane: serveLanes<ServedMessage>((method, json, options) => {
-      const call = Object.hasOwn(calls, method) ? calls[method as keyof typeof calls] : undefined;
-      if (!call)
-        return Promise.reject(invalidRequest(`a lane carries Complete and Embed calls, not '${method}'`));
-      return call(json, options);
-    }, context.draining),
+    Lane: serveLanes<ServedMessage, StreamReplyMessage>(
+      (method, json, options) => {
+        const call = Object.hasOwn(calls, method) ? calls[method as keyof typeof calls] : undefined;
+        if (!call)
+          return Promise.reject(
+            invalidRequest(`a lane carries Complete, Embed and Stream calls, not '${method}'`),
+          );
+        return call(json, options);
+      },
+      context.draining,
+      { methods: new Set(['Stream']), run: (_method, json, options) => streamMessages(core, json, options) },
+    ),
     Stream: (call: ServerWritableStream<JsonMessage, StreamReplyMessage>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
       (async () => {
-        const request = decodeMessage(completionRouteSchema, call.request.json, routeRequest);
         const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
-        for await (const item of core.stream(request, options)) {
+        for await (const message of streamMessages(core, call.request.json, options)) {
           if (abort.signal.aborted) break;
-          const message: StreamReplyMessage = {
-            chunk: jsonBytes(item.chunk, item.json),
-            provider: item.provider ?? '',
-            native: item.native ?? '',
-            relays_native: item.native !== undefined,
-            fallback_index: item.servedBy?.fallbackIndex ?? 0,
-            key_id: item.servedBy?.keyId ?? '',
-          };
           // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
           if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
         }
