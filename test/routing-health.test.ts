@@ -165,8 +165,10 @@ describe.each(MODES)('routing health (%s)', (mode, start) => {
     );
 
     const failedFrom = upstream.requests.length;
-    for (let index = 0; index < 100; index++)
-      expect((await chat('openai/gpt-4o')).status).toBe(200 as number);
+    for (let index = 0; index < 100; index++) {
+      const a = await chat('openai/gpt-4o');
+      expect(a.status, JSON.stringify(a.body)).toBe(200 as number);
+    }
     const probes = keysSince(failedFrom).filter((key) => key === 'sk-flaky').length;
     // One probe per second per replica at most (the 100 requests take a second or two).
     expect(probes).toBeLessThanOrEqual(mode === 'cluster' ? 8 : 4);
