@@ -133,6 +133,8 @@ const params = {
   warmupMs: intEnv('BENCH_WARMUP_MS', 2_000),
   streams: intEnv('BENCH_STREAMS', 500, 1),
   streamWarmup: intEnv('BENCH_STREAM_WARMUP', 50),
+  /** Streams at the same concurrency, for this long (0: not measured): streams a second and CPU per stream. */
+  streamDurationMs: intEnv('BENCH_STREAM_DURATION_MS', 5_000),
   /** Also measure every mode with a virtual key (governance counters on every request). */
   governed: process.env['BENCH_GOVERNED'] !== '0',
   streamChunks: intEnv('BENCH_STREAM_CHUNKS', 5, 1),
@@ -410,8 +412,16 @@ interface TargetResult {
   serial?: PhaseResult;
   throughput?: PhaseResult & { ok: number; rps: number; elapsedMs: number; concurrency: number };
   firstChunk?: PhaseResult;
+  /** BENCH_STREAM_DURATION_MS: streams at the throughput phase's concurrency, with their CPU per stream. */
+  streamThroughput?: PhaseResult & { ok: number; rps: number; elapsedMs: number; concurrency: number };
+  streamCpu?: CpuResult;
   /** Calls the mock received during each measured phase (retries or lost calls would show here). */
-  upstream?: { serial: MockStats; throughput: MockStats; firstChunk: MockStats };
+  upstream?: {
+    serial: MockStats;
+    throughput: MockStats;
+    firstChunk: MockStats;
+    streamThroughput?: MockStats;
+  };
   /** BENCH_CPU_PROF, on the first row of each gw launch: where each of its processes spent its CPU. */
   profiles?: ProfileResult[];
   /** CPU per request of each process of the target during the throughput phase (Linux). */
@@ -553,12 +563,85 @@ async function measure(
   const afterSerial = await mockStats(mockUrl);
 
   progress(`${target}: c=${params.concurrency} warm-up ${params.warmupMs} ms, then ${params.durationMs} ms`);
+  const completions = await loadPhase(url, buffer, options, {
+    name: 'throughput',
+    durationMs: params.durationMs,
+  });
+  warmupErrors += completions.warmupErrors;
+  samples.push(...completions.samples);
+  const { load, cpu, upstream: loadUpstream } = completions;
+
+  progress(`${target}: stream warm-up ${params.streamWarmup}, then ${params.streams} serial streams`);
+  const warmStreams = await firstChunk(url, streamBuffer, params.streamWarmup, {
+    headers,
+    phase: 'stream warm-up',
+  });
+  warmupErrors += warmStreams.errors;
+  samples.push(...warmStreams.errorSamples);
+  const beforeStreams = await mockStats(mockUrl);
+  const streams = await firstChunk(url, streamBuffer, params.streams, { headers, phase: 'first chunk' });
+  samples.push(...streams.errorSamples);
+  const afterStreams = await mockStats(mockUrl);
+
+  let streamLoad: Awaited<ReturnType<typeof loadPhase>> | undefined;
+  if (params.streamDurationMs > 0) {
+    progress(`${target}: streams at c=${params.concurrency} for ${params.streamDurationMs} ms`);
+    streamLoad = await loadPhase(url, streamBuffer, options, {
+      name: 'stream throughput',
+      durationMs: params.streamDurationMs,
+      streams: true,
+    });
+    warmupErrors += streamLoad.warmupErrors;
+    samples.push(...streamLoad.samples);
+  }
+
+  const serialPhase = phase(serialResult);
+  const throughput = throughputPhase(load, params.concurrency);
+  const streamPhase = phase(streams);
+  const streamThroughput = streamLoad && throughputPhase(streamLoad.load, params.concurrency);
+  return {
+    warmupErrors,
+    serial: serialPhase,
+    throughput,
+    firstChunk: streamPhase,
+    ...(cpu ? { cpu } : {}),
+    ...(streamThroughput && { streamThroughput }),
+    ...(streamLoad?.cpu && { streamCpu: streamLoad.cpu }),
+    upstream: {
+      serial: delta(before, afterSerial),
+      throughput: loadUpstream,
+      firstChunk: delta(beforeStreams, afterStreams),
+      ...(streamLoad && { streamThroughput: streamLoad.upstream }),
+    },
+    errors:
+      warmupErrors +
+      serialPhase.errors +
+      throughput.errors +
+      streamPhase.errors +
+      (streamThroughput?.errors ?? 0),
+    errorSamples: samples.slice(0, 10),
+  };
+}
+
+/**
+ * A warm-up, then `params.concurrency` connections sending back to back for `durationMs`, with the CPU each
+ * process of the target used meanwhile per call the mock served in it (a stream per stream it served).
+ */
+async function loadPhase(
+  url: string,
+  buffer: Buffer,
+  options: MeasureOptions,
+  settings: { name: string; durationMs: number; streams?: boolean },
+) {
+  const { mockUrl, headers } = options;
+  const samples: ErrorSample[] = [];
+  let warmupErrors = 0;
   if (params.warmupMs > 0) {
     const warmLoad = await concurrent(
       url,
       buffer,
       { concurrency: params.concurrency, durationMs: params.warmupMs },
-      { headers, phase: 'throughput warm-up' },
+      { headers, phase: `${settings.name} warm-up` },
     );
     warmupErrors += warmLoad.errors;
     samples.push(...warmLoad.errorSamples);
@@ -571,15 +654,16 @@ async function measure(
   const load = await concurrent(
     url,
     buffer,
-    { concurrency: params.concurrency, durationMs: params.durationMs },
-    { headers, phase: 'throughput' },
+    { concurrency: params.concurrency, durationMs: settings.durationMs },
+    { headers, phase: settings.name },
   );
   const cpuAfter = groups && cpuSnapshot(groups);
   const threadsAfter = groups && threadSnapshot(groups);
   samples.push(...load.errorSamples);
   const afterLoad = await mockStats(mockUrl);
   const commandsAfter = await options.cpu?.redisCommands?.();
-  const served = delta(beforeLoad, afterLoad).requests;
+  const upstream = delta(beforeLoad, afterLoad);
+  const served = settings.streams ? upstream.streams : upstream.requests;
   let cpu: CpuResult | undefined;
   if (groups && cpuBefore && cpuAfter) {
     const usPerRequest = cpuPerRequest(cpuBefore, cpuAfter, served);
@@ -603,36 +687,7 @@ async function measure(
         threadsAfter && { threadsUsPerRequest: threadsPerRequest(threadsBefore, threadsAfter, served) }),
     };
   }
-
-  progress(`${target}: stream warm-up ${params.streamWarmup}, then ${params.streams} serial streams`);
-  const warmStreams = await firstChunk(url, streamBuffer, params.streamWarmup, {
-    headers,
-    phase: 'stream warm-up',
-  });
-  warmupErrors += warmStreams.errors;
-  samples.push(...warmStreams.errorSamples);
-  const beforeStreams = await mockStats(mockUrl);
-  const streams = await firstChunk(url, streamBuffer, params.streams, { headers, phase: 'first chunk' });
-  samples.push(...streams.errorSamples);
-  const afterStreams = await mockStats(mockUrl);
-
-  const serialPhase = phase(serialResult);
-  const throughput = throughputPhase(load, params.concurrency);
-  const streamPhase = phase(streams);
-  return {
-    warmupErrors,
-    serial: serialPhase,
-    throughput,
-    firstChunk: streamPhase,
-    ...(cpu ? { cpu } : {}),
-    upstream: {
-      serial: delta(before, afterSerial),
-      throughput: delta(beforeLoad, afterLoad),
-      firstChunk: delta(beforeStreams, afterStreams),
-    },
-    errors: warmupErrors + serialPhase.errors + throughput.errors + streamPhase.errors,
-    errorSamples: samples.slice(0, 10),
-  };
+  return { load, cpu, upstream, warmupErrors, samples };
 }
 
 // ---------------------------------------------------------------------------------------------- gw modes
@@ -1134,10 +1189,12 @@ function compareCpu(results: TargetResult[]): void {
   );
   for (const row of results) {
     const baseline = results.find((other) => other.target === (row.cpuBaseline ?? firstEmbedded?.target));
-    const total = row.cpu?.totalUs;
-    const reference = baseline?.cpu?.totalUs;
-    if (row.cpu && total !== undefined && reference) {
-      row.cpu.timesEmbedded = Math.round((total / reference) * 100) / 100;
+    for (const pick of [(of: TargetResult) => of.cpu, (of: TargetResult) => of.streamCpu]) {
+      const cpu = pick(row);
+      const reference = baseline && pick(baseline)?.totalUs;
+      if (cpu?.totalUs !== undefined && reference) {
+        cpu.timesEmbedded = Math.round((cpu.totalUs / reference) * 100) / 100;
+      }
     }
   }
 }
@@ -1145,16 +1202,20 @@ function compareCpu(results: TargetResult[]): void {
 /** /proc counts CPU in ticks of 10 ms: one tick, spread over the phase's requests, is the figures' resolution. */
 const TICK_US = 10_000;
 
-function cpuTable(results: TargetResult[]): string[] {
-  const rows = results.filter((row) => row.ok && row.cpu);
+function cpuTable(
+  results: TargetResult[],
+  title: string,
+  pick: (row: TargetResult) => CpuResult | undefined,
+): string[] {
+  const rows = results.filter((row) => row.ok && pick(row));
   if (rows.length === 0) return [];
-  const others = [...new Set(rows.flatMap((row) => Object.keys(row.cpu!.usPerRequest)))].filter(
+  const others = [...new Set(rows.flatMap((row) => Object.keys(pick(row)!.usPerRequest)))].filter(
     (name) => !CPU_COLUMNS.some(([key]) => key === name),
   );
   const columns = [...CPU_COLUMNS, ...others.map((name): [string, string] => [name, name])];
   const us = (value: number | undefined) => (value === undefined ? '—' : String(value));
   return [
-    `CPU µs per request at c=${params.concurrency}, by process (/proc utime+stime during the throughput phase ÷ calls the mock served in it)`,
+    title,
     '',
     table([
       [
@@ -1167,7 +1228,7 @@ function cpuTable(results: TargetResult[]): string[] {
         'redis B in/out per req',
       ],
       ...rows.map((row) => {
-        const cpu = row.cpu!;
+        const cpu = pick(row)!;
         return [
           row.target,
           ...columns.map(([key]) => (key in cpu.usPerRequest ? us(cpu.usPerRequest[key]) : '')),
@@ -1187,7 +1248,7 @@ function cpuTable(results: TargetResult[]): string[] {
     table([
       ['target', 'process', ...THREAD_KINDS],
       ...rows.flatMap((row) =>
-        Object.entries(row.cpu!.threadsUsPerRequest ?? {})
+        Object.entries(pick(row)!.threadsUsPerRequest ?? {})
           .filter(([, kinds]) => THREAD_KINDS.some((kind) => (kinds[kind] ?? 0) > 0))
           .map(([name, kinds]) => [
             row.target,
@@ -1197,6 +1258,40 @@ function cpuTable(results: TargetResult[]): string[] {
       ),
     ]),
     '',
+  ];
+}
+
+/** BENCH_STREAM_DURATION_MS: streams a second at c=50 beside direct and the peer, and their CPU per stream. */
+function streamTables(
+  direct: TargetResult,
+  results: TargetResult[],
+  peer: TargetResult | undefined,
+): string[] {
+  const c = params.concurrency;
+  const rows = [direct, ...results].filter((row) => row.ok && row.streamThroughput);
+  if (rows.length === 0 || !direct.streamThroughput) return [];
+  const rps = (row: TargetResult) => row.streamThroughput!.rps;
+  return [
+    `streams at c=${c} for ${params.streamDurationMs} ms after ${params.warmupMs} ms warm-up (${params.streamChunks} chunks each, read to [DONE])`,
+    '',
+    table([
+      ['target', 'streams/s', 'vs direct', 'vs portkey', 'p50', 'p99', 'errors'],
+      ...rows.map((row) => [
+        row.target,
+        rps(row).toFixed(0),
+        pct(rps(row) / rps(direct)),
+        peer?.streamThroughput ? `${(rps(row) / rps(peer)).toFixed(2)}×` : '—',
+        ms(row.streamThroughput!.latency.p50),
+        ms(row.streamThroughput!.latency.p99),
+        String(row.streamThroughput!.errors),
+      ]),
+    ]),
+    '',
+    ...cpuTable(
+      results,
+      `CPU µs per stream at c=${c}, by process (/proc utime+stime during the stream phase ÷ streams the mock served in it)`,
+      (row) => row.streamCpu,
+    ),
   ];
 }
 
@@ -1273,7 +1368,12 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
     '',
     table(overheadRows),
     '',
-    ...cpuTable(results),
+    ...cpuTable(
+      results,
+      `CPU µs per request at c=${c}, by process (/proc utime+stime during the throughput phase ÷ calls the mock served in it)`,
+      (row) => row.cpu,
+    ),
+    ...streamTables(direct, results, peer),
   ];
   for (const result of all) {
     if (!result.ok) lines.push(`${result.target} FAILED: ${result.failure}`);
