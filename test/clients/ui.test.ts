@@ -487,14 +487,19 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await expect
       .poll(() => page.getByTestId('total-requests').textContent(), { timeout: 10_000 })
       .toBe(String(records.length));
-    const main = await page.locator('main').textContent();
-    expect(main).toContain('gpt-4o-mini');
+    // Each panel loads on its own: the totals may come before the tables.
+    await expect.poll(() => page.locator('main').textContent(), { timeout: 10_000 }).toContain('gpt-4o-mini');
     await expect
       .poll(() => page.getByTestId('keyless').textContent())
       .toContain(`; ${keyless} keyless request`);
-    const keys = await page.getByRole('table', { name: 'Top virtual keys by spend' }).textContent();
-    expect(keys).toMatch(/ui-key.*limited-key/s);
-    expect(await page.getByRole('table', { name: 'Top teams by spend' }).textContent()).toContain('ui-team');
+    await expect
+      .poll(() => page.getByRole('table', { name: 'Top virtual keys by spend' }).textContent(), {
+        timeout: 10_000,
+      })
+      .toMatch(/ui-key.*limited-key/s);
+    await expect
+      .poll(() => page.getByRole('table', { name: 'Top teams by spend' }).textContent(), { timeout: 10_000 })
+      .toContain('ui-team');
     expect(await page.getByRole('region', { name: 'Error types over time' }).locator('canvas').count()).toBe(
       1,
     );
