@@ -36,30 +36,49 @@ const LANE = {
   responseStream: true,
   requestSerialize: serialize,
   requestDeserialize: (bytes: Buffer): LaneRequest => {
-    const raw = JSON.parse(bytes.toString('utf8'));
-    return {
-      id: raw.id ?? 0,
-      method: raw.method ?? '',
-      json: bytesOf(raw.json),
-      traceparent: raw.traceparent ?? '',
-      tracestate: raw.tracestate ?? '',
-      cancel: raw.cancel ?? false,
-      credit: raw.credit ?? 0,
-    };
+    const request = laneRequest(JSON.parse(bytes.toString('utf8')));
+    wire.requests.push(request.batch?.length || 1);
+    return request;
   },
   responseSerialize: serialize,
-  responseDeserialize: (bytes: Buffer): LaneReply<{ text: string }, Chunk> => {
-    const raw = JSON.parse(bytes.toString('utf8'));
-    return {
-      id: raw.id ?? 0,
-      answer: raw.answer ?? null,
-      error: bytesOf(raw.error),
-      draining: !!raw.draining,
-      chunk: raw.chunk ?? null,
-      done: !!raw.done,
-    };
+  responseDeserialize: (bytes: Buffer) => {
+    const reply = laneReply(JSON.parse(bytes.toString('utf8')));
+    wire.replies.push(reply.batch?.length || 1);
+    return reply;
   },
 };
+
+/** The messages each end received, as the number of calls (or replies) each carried. */
+const wire = { requests: [] as number[], replies: [] as number[] };
+const clearWire = () => {
+  wire.requests = [];
+  wire.replies = [];
+};
+
+function laneRequest(raw: Record<string, unknown>): LaneRequest {
+  return {
+    id: Number(raw['id'] ?? 0),
+    method: String(raw['method'] ?? ''),
+    json: bytesOf(raw['json']),
+    traceparent: String(raw['traceparent'] ?? ''),
+    tracestate: String(raw['tracestate'] ?? ''),
+    cancel: !!raw['cancel'],
+    credit: Number(raw['credit'] ?? 0),
+    batch: ((raw['batch'] as Array<Record<string, unknown>> | undefined) ?? []).map(laneRequest),
+  };
+}
+
+function laneReply(raw: Record<string, unknown>): LaneReply<Answer, Chunk> {
+  return {
+    id: Number(raw['id'] ?? 0),
+    answer: (raw['answer'] as Answer | undefined) ?? null,
+    error: bytesOf(raw['error']),
+    draining: !!raw['draining'],
+    chunk: (raw['chunk'] as Chunk | undefined) ?? null,
+    done: !!raw['done'],
+    batch: ((raw['batch'] as Array<Record<string, unknown>> | undefined) ?? []).map(laneReply),
+  };
+}
 
 type Answer = { text: string };
 type Chunk = { n: number };
@@ -118,8 +137,8 @@ function laneClient(
   pools.push(pool);
   return new LaneClient<Client, Answer, Chunk>({
     pool,
-    open: (client) =>
-      client.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize),
+    open: (client, headers) =>
+      client.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize, headers),
     ...(options.rotateMs && { rotateMs: options.rotateMs }),
     ...(options.unary && { unary: options.unary }),
   });
@@ -130,6 +149,7 @@ const text = (json: Buffer) => JSON.parse(json.toString('utf8')) as { text: stri
 const ask = (value: { text: string; delayMs?: number }) => Buffer.from(JSON.stringify(value));
 
 afterEach(async () => {
+  clearWire();
   for (const pool of pools.splice(0)) pool.close();
   await Promise.all(started.splice(0).map((server) => server.close(1_000)));
 });
@@ -294,6 +314,137 @@ describe('lanes', () => {
     expect(ran.filter((entry) => entry.startsWith('b:after'))).toHaveLength(10);
     await drained;
     expect(first.lanes.ended).toBe(first.lanes.opened);
+  });
+});
+
+describe('batches on lanes', () => {
+  /** A server whose handler answers every call at once when `release` is called (the answers of one turn). */
+  async function gatedServer() {
+    let open!: () => void;
+    let gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const server = await startLaneServer(async (_method, json) => {
+      await gate;
+      return { text: text(json).text };
+    });
+    return {
+      ...server,
+      release: () => {
+        open();
+        gate = new Promise<void>((resolve) => {
+          open = resolve;
+        });
+      },
+    };
+  }
+
+  it('send the calls of one turn as one message, and their replies as one, each caller with its own answer', async () => {
+    const { address, release } = await gatedServer();
+    const client = laneClient(address);
+    // The first call opens the lane; its headers say the server reads batches.
+    const first = client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
+    await waitFor(() => wire.requests.length === 1, { timeoutMs: 2_000, what: 'the first call' });
+    release();
+    await expect(first).resolves.toEqual({ text: 'first' });
+    clearWire();
+    const calls = Array.from({ length: 30 }, (_, index) =>
+      client.call('Echo', ask({ text: `n${index}` }), { deadlineMs: 5_000 }),
+    );
+    await waitFor(() => wire.requests.reduce((sum, n) => sum + n, 0) === 30, {
+      timeoutMs: 2_000,
+      what: 'the 30 calls on the server',
+    });
+    release();
+    expect(await Promise.all(calls)).toEqual(
+      Array.from({ length: 30 }, (_, index) => ({ text: `n${index}` })),
+    );
+    expect(wire.requests).toEqual([30]);
+    expect(wire.replies).toEqual([30]);
+  });
+
+  it('keep a batch under a MiB: calls larger together go in more than one message, in order', async () => {
+    const { address, release } = await gatedServer();
+    const client = laneClient(address);
+    const first = client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
+    await waitFor(() => wire.requests.length === 1, { timeoutMs: 2_000, what: 'the first call' });
+    release();
+    await first;
+    clearWire();
+    const big = (index: number) => `${index}`.padEnd(300 * 1024, 'x');
+    const calls = Array.from({ length: 5 }, (_, index) =>
+      client.call('Echo', ask({ text: big(index) }), { deadlineMs: 5_000 }),
+    );
+    await waitFor(() => wire.requests.reduce((sum, n) => sum + n, 0) === 5, {
+      timeoutMs: 2_000,
+      what: 'the 5 calls on the server',
+    });
+    release();
+    expect((await Promise.all(calls)).map((answer) => answer.text)).toEqual([0, 1, 2, 3, 4].map(big));
+    // 300 KiB each: three fit in a MiB, the fourth starts the next message.
+    expect(wire.requests).toEqual([3, 2]);
+  });
+
+  it('send one message a call to a server that does not say it reads batches (an older version)', async () => {
+    // A lane server of before batches: it answers each call as it comes, and its headers name no batches.
+    const server = await startGrpcServer({
+      port: 0,
+      host: '127.0.0.1',
+      security: TEST_GRPC_SECURITY,
+      register: (grpc: Server) =>
+        grpc.addService(
+          { Lane: LANE },
+          {
+            Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
+              call.on('data', (request: LaneRequest) =>
+                call.write({ id: request.id, answer: { text: `old:${text(request.json).text}` } }),
+              );
+              call.on('end', () => call.end());
+            },
+          },
+        ),
+    });
+    started.push(server);
+    const client = laneClient(`127.0.0.1:${server.port}`);
+    await client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
+    clearWire();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        client.call('Echo', ask({ text: `n${index}` }), { deadlineMs: 5_000 }),
+      ),
+    );
+    expect(answers).toEqual(Array.from({ length: 10 }, (_, index) => ({ text: `old:n${index}` })));
+    expect(wire.requests).toEqual(Array(10).fill(1));
+  });
+
+  it('answer a client that does not say it reads batches (an older version) one message a reply', async () => {
+    const { address, release } = await gatedServer();
+    const pool = new ReplicaPool<Client>({
+      ...testGrpcClientSettings(address),
+      create: (target, credentials, clientOptions) =>
+        new Client(target, credentials, {
+          ...clientOptions,
+          interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
+        }),
+    });
+    pools.push(pool);
+    const { stub } = await pool.connected(new Set());
+    // The lane call of before batches: no headers of its own.
+    const lane = stub.makeBidiStreamRequest(LANE.path, LANE.requestSerialize, LANE.responseDeserialize);
+    const answered: string[] = [];
+    lane.on('data', (reply: LaneReply<Answer, Chunk>) => {
+      if (reply.answer) answered.push(reply.answer.text);
+    });
+    for (let id = 1; id <= 10; id++) lane.write({ id, method: 'Echo', json: ask({ text: `n${id}` }) });
+    await waitFor(() => wire.requests.length === 10, {
+      timeoutMs: 2_000,
+      what: 'the 10 calls on the server',
+    });
+    release();
+    await waitFor(() => answered.length === 10, { timeoutMs: 2_000, what: 'the 10 replies' });
+    lane.end();
+    expect(answered.sort()).toEqual(Array.from({ length: 10 }, (_, index) => `n${index + 1}`).sort());
+    expect(wire.replies).toEqual(Array(10).fill(1));
   });
 });
 

@@ -29,6 +29,12 @@ import { traceOfFields } from './trace-metadata.ts';
  * calls share the lane's HTTP/2 stream, so one whose reader is slow must not hold the others up: the server
  * sends a call at most as many chunks as its client granted (STREAM_WINDOW at the start, more as the reader
  * takes them), and the client keeps at most that many per call, so the lane itself never waits for a reader.
+ *
+ * Batches: each message on a stream costs grpc-js and HTTP/2 a fixed amount at both ends (a frame, a protobuf
+ * envelope, a write through Node's stream machinery, a read and a decode), about as much as the bytes of a
+ * small call. The messages one end sends in one turn of its event loop therefore go as one message (`batch`)
+ * when the other end said in its headers that it reads them (BATCHES_HEADER), as a batched Redis script does
+ * for admissions: a message alone goes as it is, and nothing waits longer than the turn it was sent in.
  */
 
 /** A call on a lane, as proto-loader decodes LaneRequest (defaults filled). */
@@ -41,6 +47,8 @@ export interface LaneRequest {
   cancel: boolean;
   /** More chunks the client takes of streaming call `id` (with its method: the first grant). */
   credit?: number;
+  /** Set alone: the calls of one turn, in order (a peer that reads batches: BATCHES_HEADER). */
+  batch?: LaneRequest[];
 }
 
 /** The answer to a call, as proto-loader decodes LaneReply; `answer` is the service's own message. */
@@ -53,10 +61,17 @@ export interface LaneReply<Answer, Chunk = never> {
   chunk?: Chunk | null;
   /** Streaming call `id` ended well. */
   done?: boolean;
+  /** Set alone: the replies of one turn, in order (a peer that reads batches: BATCHES_HEADER). */
+  batch?: Array<LaneReply<Answer, Chunk>>;
 }
 
 /** The header of a lane's answer by which a server says it runs streaming calls on it. */
 const STREAMS_HEADER = 'gw-lane-streams';
+/** The header by which each end of a lane says it reads batched messages (the client's call, the server's answer). */
+const BATCHES_HEADER = 'gw-lane-batches';
+/** Most messages one batch carries, and the bytes past which a batch goes at once (a larger message goes alone). */
+const BATCH_LIMIT = 64;
+const BATCH_BYTES = 1024 * 1024;
 /**
  * Chunks a streaming call may have sent and its reader not yet taken; half of it is granted again each time
  * the reader has taken that many. What a lane holds for one slow reader is bounded by it.
@@ -146,6 +161,81 @@ class LaneStream<Chunk> {
   }
 }
 
+/** The bytes a lane message carries, roughly: its buffers and strings, and those of the messages inside it. */
+function messageBytes(value: object, depth = 2): number {
+  let bytes = 0;
+  for (const field of Object.values(value)) {
+    if (typeof field === 'string') bytes += field.length;
+    else if (Buffer.isBuffer(field)) bytes += field.length;
+    else if (depth > 0 && typeof field === 'object' && field !== null)
+      bytes += messageBytes(field, depth - 1);
+  }
+  return bytes;
+}
+
+/**
+ * What one end of a lane writes: at once, until the other end has said it reads batches; then the messages of
+ * one turn of the event loop as one batch (a message alone as it is), sent from `setImmediate`, or at once when
+ * BATCH_LIMIT or BATCH_BYTES is reached. `flush` before ending the stream keeps what was sent in order.
+ */
+class Outbox<Message extends object> {
+  /** The other end reads batches. */
+  batching = false;
+  private queue: Message[] = [];
+  private bytes = 0;
+  private scheduled = false;
+  private readonly write: (message: Message) => void;
+
+  constructor(write: (message: Message) => void) {
+    this.write = write;
+  }
+
+  send(message: Message): void {
+    if (!this.batching) {
+      this.write(message);
+      return;
+    }
+    const size = messageBytes(message);
+    if (this.bytes + size > BATCH_BYTES) this.flush();
+    this.queue.push(message);
+    this.bytes += size;
+    if (this.queue.length >= BATCH_LIMIT || this.bytes >= BATCH_BYTES) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    }
+  }
+
+  flush(): void {
+    const queued = this.queue;
+    if (queued.length === 0) return;
+    this.queue = [];
+    this.bytes = 0;
+    this.write(queued.length === 1 ? queued[0]! : ({ batch: queued } as Message));
+  }
+
+  /** Drops what waits (the stream is gone). */
+  clear(): void {
+    this.queue = [];
+    this.bytes = 0;
+  }
+}
+
+/** The messages a lane message carries: those of its batch, else itself. */
+const unbatched = <Message extends { batch?: Message[] | undefined }>(message: Message): Message[] =>
+  message.batch?.length ? message.batch : [message];
+
+/** Lane headers with BATCHES_HEADER (and, for a server that runs streaming calls, STREAMS_HEADER). */
+function laneHeaders(streams: boolean): Metadata {
+  const headers = new Metadata();
+  headers.set(BATCHES_HEADER, '1');
+  if (streams) headers.set(STREAMS_HEADER, '1');
+  return headers;
+}
+
 type LaneCallOptions = {
   signal?: AbortSignal | undefined;
   trace?: TraceContext | undefined;
@@ -167,6 +257,7 @@ class Lane<Answer, Chunk> {
   streams = false;
   private closed = false;
   private readonly rotation: NodeJS.Timeout;
+  private readonly outbox: Outbox<Partial<LaneRequest>>;
 
   constructor(options: {
     target: string;
@@ -182,10 +273,14 @@ class Lane<Answer, Chunk> {
     this.watched = options.watched;
     this.onClosed = options.onClosed;
     this.onDraining = options.onDraining;
+    this.outbox = new Outbox((request) => this.stream.write(request));
     this.stream.on('metadata', (headers: Metadata) => {
       this.streams = headers.get(STREAMS_HEADER)[0] === '1';
+      this.outbox.batching = headers.get(BATCHES_HEADER)[0] === '1';
     });
-    this.stream.on('data', (reply: LaneReply<Answer, Chunk>) => this.answer(reply));
+    this.stream.on('data', (reply: LaneReply<Answer, Chunk>) => {
+      for (const one of unbatched(reply)) this.answer(one);
+    });
     // The server ends a lane well only once it is ended and idle, or draining and idle: it answered every call
     // it ran before that, so a call still pending was sent as it ended (a drain racing it) and never ran, and
     // goes to another replica. A lane that ends otherwise ('error' comes first) fails what it had.
@@ -300,6 +395,7 @@ class Lane<Answer, Chunk> {
       if (fault) call.reject(fault);
       else call.retry();
     }
+    this.outbox.clear();
     this.stream.cancel();
   }
 
@@ -339,13 +435,14 @@ class Lane<Answer, Chunk> {
   }
 
   private send(request: Partial<LaneRequest>): void {
-    if (!this.closed) this.stream.write(request);
+    if (!this.closed) this.outbox.send(request);
   }
 
   private end(): void {
     if (this.closed) return;
     this.closed = true;
     this.watched.release();
+    this.outbox.flush();
     this.stream.end();
   }
 }
@@ -357,7 +454,10 @@ class Lane<Answer, Chunk> {
  */
 export class LaneClient<Stub, Answer, Chunk = never> {
   private readonly pool: ReplicaPool<Stub>;
-  private readonly open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
+  private readonly open: (
+    stub: Stub,
+    headers: Metadata,
+  ) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
   private readonly unary: UnaryFallback<Stub, Answer> | undefined;
   private readonly lanes = new Map<string, Lane<Answer, Chunk>>();
   /** Replicas that answered UNIMPLEMENTED to a lane (older ones, mid-upgrade), until when to not try again. */
@@ -366,8 +466,14 @@ export class LaneClient<Stub, Answer, Chunk = never> {
 
   constructor(options: {
     pool: ReplicaPool<Stub>;
-    /** Opens the Lane call on a replica's stub (its interceptors add the cluster token). */
-    open: (stub: Stub) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
+    /**
+     * Opens the Lane call on a replica's stub with these headers (BATCHES_HEADER; its interceptors add the
+     * cluster token).
+     */
+    open: (
+      stub: Stub,
+      headers: Metadata,
+    ) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<Answer, Chunk>>;
     /**
      * The same call as a unary call on that replica, for a replica that serves no lanes (a version from
      * before them, during a rolling upgrade): what was on its refused lane never ran, so it is sent this way.
@@ -481,7 +587,7 @@ export class LaneClient<Stub, Answer, Chunk = never> {
     if (open?.accepting) return open;
     const lane: Lane<Answer, Chunk> = new Lane({
       target: picked.target,
-      stream: this.open(picked.stub),
+      stream: this.open(picked.stub, laneHeaders(false)),
       watched: this.pool.watch(picked.target),
       onClosed: (closed) => {
         if (this.lanes.get(closed.target) === closed) this.lanes.delete(closed.target);
@@ -558,25 +664,28 @@ export function serveLanes<Answer, Chunk = never>(
   return (call) => {
     const running = new Map<number, AbortController>();
     const credits = new Map<number, Credit>();
-    if (streams) {
-      const headers = new Metadata();
-      headers.set(STREAMS_HEADER, '1');
-      call.sendMetadata(headers);
-    }
+    call.sendMetadata(laneHeaders(streams !== undefined));
+    const outbox = new Outbox<Partial<LaneReply<Answer, Chunk>>>((message) => call.write(message));
+    outbox.batching = call.metadata.get(BATCHES_HEADER)[0] === '1';
     let ended = false;
     let closed = false;
+    const send = (message: Partial<LaneReply<Answer, Chunk>>) => {
+      if (!closed) outbox.send(message);
+    };
     const finishIfIdle = () => {
       if (closed || running.size > 0 || !(ended || draining.aborted)) return;
       closed = true;
       draining.removeEventListener('abort', onDraining);
+      outbox.flush();
       call.end();
     };
     const onDraining = () => {
-      if (!closed) call.write({ id: 0, draining: true });
+      send({ id: 0, draining: true });
       finishIfIdle();
     };
     const gone = () => {
       closed = true;
+      outbox.clear();
       draining.removeEventListener('abort', onDraining);
       for (const controller of running.values()) controller.abort();
       running.clear();
@@ -588,7 +697,7 @@ export function serveLanes<Answer, Chunk = never>(
       ended = true;
       finishIfIdle();
     });
-    call.on('data', (request: LaneRequest) => {
+    const take = (request: LaneRequest) => {
       const { id } = request;
       if (request.cancel) {
         running.get(id)?.abort();
@@ -603,7 +712,7 @@ export function serveLanes<Answer, Chunk = never>(
         return;
       }
       if (draining.aborted || closed) {
-        if (!closed) call.write({ id, draining: true });
+        send({ id, draining: true });
         return;
       }
       if (running.has(id)) return;
@@ -614,7 +723,7 @@ export function serveLanes<Answer, Chunk = never>(
         if (running.get(id) !== controller) return;
         running.delete(id);
         credits.delete(id);
-        if (!closed) call.write(message);
+        send(message);
         finishIfIdle();
       };
       const options = { signal: controller.signal, trace };
@@ -628,9 +737,7 @@ export function serveLanes<Answer, Chunk = never>(
               streams.run(request.method, request.json, options),
               credit,
               controller.signal,
-              (chunk) => {
-                if (!closed) call.write({ id, chunk });
-              },
+              (chunk) => send({ id, chunk }),
             ),
           )
           .then(() => ({ id, done: true }));
@@ -641,6 +748,9 @@ export function serveLanes<Answer, Chunk = never>(
         const failure = error instanceof GatewayError ? error : internalError('internal error', error);
         reply({ id, error: Buffer.from(encodeGatewayError(failure)) });
       });
+    };
+    call.on('data', (request: LaneRequest) => {
+      for (const one of unbatched(request)) take(one);
     });
   };
 }

@@ -77,8 +77,8 @@ export class GovernanceClient implements GovernanceService {
     const lane = this.methods['Lane']!;
     this.lanes = new LaneClient({
       pool: this.replicas,
-      open: (client) =>
-        client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize),
+      open: (client, headers) =>
+        client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize, headers),
       unary: async ({ stub }, method, json, { trace, deadlineMs }) => ({
         json: await this.unary(stub, method as 'Authorize' | 'Settle', json, { trace, deadlineMs }),
       }),

@@ -109,7 +109,7 @@ export class RouterClient implements RouterService {
     this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
     this.lanes = new LaneClient({
       pool: this.replicas,
-      open: (stub) => stub.Lane(),
+      open: (stub, headers) => stub.Lane(headers),
       unary: (replica, method, json, options) =>
         this.unaryServed(replica, method as 'Complete' | 'Embed', json, options),
     });
