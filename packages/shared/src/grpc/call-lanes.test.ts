@@ -85,28 +85,34 @@ type Chunk = { n: number };
 const started: Array<{ close(deadlineMs: number): Promise<void> }> = [];
 const pools: Array<ReplicaPool<Client>> = [];
 
-/** A server whose lanes run `handler` (and `streams`, when given); counts the lanes opened and ended on it. */
-async function startLaneServer(handler: LaneHandler<Answer>, streams?: LaneStreams<Chunk>) {
-  const lanes = { opened: 0, ended: 0 };
+/** A test server on a free port, stopped after the test, with what `register` adds to it. */
+async function startServer(register: (grpc: Server, draining: AbortSignal) => void) {
   const server = await startGrpcServer({
     port: 0,
     host: '127.0.0.1',
     security: TEST_GRPC_SECURITY,
-    register: (grpc: Server, context) => {
-      const serve = serveLanes(handler, context.draining, streams);
-      grpc.addService(
-        { Lane: LANE },
-        {
-          Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
-            lanes.opened++;
-            call.on('finish', () => lanes.ended++);
-            serve(call);
-          },
-        },
-      );
-    },
+    register: (grpc: Server, context) => register(grpc, context.draining),
   });
   started.push(server);
+  return server;
+}
+
+/** A server whose lanes run `handler` (and `streams`, when given); counts the lanes opened and ended on it. */
+async function startLaneServer(handler: LaneHandler<Answer>, streams?: LaneStreams<Chunk>) {
+  const lanes = { opened: 0, ended: 0 };
+  const server = await startServer((grpc, draining) => {
+    const serve = serveLanes(handler, draining, streams);
+    grpc.addService(
+      { Lane: LANE },
+      {
+        Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
+          lanes.opened++;
+          call.on('finish', () => lanes.ended++);
+          serve(call);
+        },
+      },
+    );
+  });
   return { server, lanes, address: `127.0.0.1:${server.port}` };
 }
 
@@ -241,20 +247,15 @@ describe('lanes', () => {
 
   it('send calls as unary calls to a replica that serves no lanes (an older version, mid-upgrade)', async () => {
     // A replica of before lanes: its server has no Lane method, so a lane is refused with UNIMPLEMENTED.
-    const server = await startGrpcServer({
-      port: 0,
-      host: '127.0.0.1',
-      security: TEST_GRPC_SECURITY,
-      register: (grpc: Server) =>
-        grpc.addService(
-          { Echo: ECHO },
-          {
-            Echo: (call: { request: { text: string } }, callback: (e: null, r: Answer) => void) =>
-              callback(null, { text: `unary:${call.request.text}` }),
-          },
-        ),
-    });
-    started.push(server);
+    const server = await startServer((grpc) =>
+      grpc.addService(
+        { Echo: ECHO },
+        {
+          Echo: (call: { request: { text: string } }, callback: (e: null, r: Answer) => void) =>
+            callback(null, { text: `unary:${call.request.text}` }),
+        },
+      ),
+    );
     const unaryCalls: string[] = [];
     const client = laneClient(`127.0.0.1:${server.port}`, {
       unary: ({ stub }, _method, json) =>
@@ -387,24 +388,19 @@ describe('batches on lanes', () => {
 
   it('send one message a call to a server that does not say it reads batches (an older version)', async () => {
     // A lane server of before batches: it answers each call as it comes, and its headers name no batches.
-    const server = await startGrpcServer({
-      port: 0,
-      host: '127.0.0.1',
-      security: TEST_GRPC_SECURITY,
-      register: (grpc: Server) =>
-        grpc.addService(
-          { Lane: LANE },
-          {
-            Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
-              call.on('data', (request: LaneRequest) =>
-                call.write({ id: request.id, answer: { text: `old:${text(request.json).text}` } }),
-              );
-              call.on('end', () => call.end());
-            },
+    const server = await startServer((grpc) =>
+      grpc.addService(
+        { Lane: LANE },
+        {
+          Lane: (call: ServerDuplexStream<LaneRequest, Partial<LaneReply<Answer, Chunk>>>) => {
+            call.on('data', (request: LaneRequest) =>
+              call.write({ id: request.id, answer: { text: `old:${text(request.json).text}` } }),
+            );
+            call.on('end', () => call.end());
           },
-        ),
-    });
-    started.push(server);
+        },
+      ),
+    );
     const client = laneClient(`127.0.0.1:${server.port}`);
     await client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
     clearWire();
