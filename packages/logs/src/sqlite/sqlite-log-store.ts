@@ -14,6 +14,7 @@ import {
 import type { LogRecord } from '../requests/log-record.ts';
 import type { LogPage, LogStats, LogStore } from '../requests/log-store.ts';
 import type { SqliteLogDatabaseOptions, SqliteLogMethods } from './sqlite-log-database.ts';
+import { rowValues } from './sqlite-log-database.ts';
 import { SqliteThread } from './sqlite-thread.ts';
 
 export { SQLITE_LOG_FILE_NAME } from './sqlite-log-database.ts';
@@ -50,7 +51,7 @@ export class SqliteLogStore implements LogStore {
   }
 
   async insert(records: readonly LogRecord[]): Promise<void> {
-    if (records.length > 0) await this.#call('insert', [...records]);
+    if (records.length > 0) await this.#call('insert', rowValues(records));
   }
 
   async query(query: LogQueryInput = {}): Promise<LogPage> {
