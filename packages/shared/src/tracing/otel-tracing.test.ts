@@ -61,6 +61,36 @@ describe('otel tracing', () => {
     await tracing.shutdown();
   });
 
+  it('computes a span’s attributes only when the span records them', async () => {
+    const { tracing } = await tracingWith({
+      sampling_ratio: 0,
+      endpoint: 'http://127.0.0.1:9/v1/traces',
+      export_timeout_ms: 200,
+    });
+    const tracer = tracing.tracer('ingress');
+    const asked: string[] = [];
+    const attributes = (name: string) => () => {
+      asked.push(name);
+      return { 'gw.request.id': name };
+    };
+    // A root at ratio 0, a child of an unsampled parent, and a child of a sampled one.
+    tracer.startSpan('root', { attributes: attributes('root') }).end();
+    tracer
+      .startSpan('unsampled', {
+        parent: { traceparent: `${CALLER}-00` },
+        attributes: attributes('unsampled'),
+      })
+      .end();
+    const sampled = tracer.startSpan('sampled', {
+      parent: { traceparent: `${CALLER}-01` },
+      attributes: attributes('sampled'),
+    });
+    expect(sampled.recording).toBe(true);
+    sampled.end();
+    expect(asked).toEqual(['sampled']);
+    await tracing.shutdown();
+  });
+
   it('drops spans past the queue bound and counts them', async () => {
     // A collector that never answers: the queue fills.
     const hanging = createServer(() => {});

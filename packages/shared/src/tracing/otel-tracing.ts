@@ -234,7 +234,7 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
           const span = otel.startSpan(name, { kind: KINDS[spanOptions.kind ?? 'internal'] }, parent);
           // Attributes only on a span that records them (the samplers here do not read them).
           if (spanOptions.attributes && span.isRecording())
-            span.setAttributes(definedOnly(spanOptions.attributes));
+            span.setAttributes(definedOnly(spanOptions.attributes()));
           return new OtelSpan(span);
         },
       };

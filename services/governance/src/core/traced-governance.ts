@@ -27,11 +27,14 @@ export class TracedGovernance implements GovernanceService {
   async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
     const span = this.tracer.startSpan('gw.governance.authorize', {
       parent: options?.trace,
-      attributes: { [ATTRIBUTES.requestId]: request.requestId, [ATTRIBUTES.authorizeKind]: request.kind },
+      attributes: () => ({
+        [ATTRIBUTES.requestId]: request.requestId,
+        [ATTRIBUTES.authorizeKind]: request.kind,
+      }),
     });
     try {
       const result = await this.core.authorize(request, options);
-      span.setAttributes({ [ATTRIBUTES.virtualKeyId]: result.virtualKeyId });
+      if (span.recording) span.setAttributes({ [ATTRIBUTES.virtualKeyId]: result.virtualKeyId });
       return result;
     } catch (error) {
       span.fail(error);
@@ -44,14 +47,14 @@ export class TracedGovernance implements GovernanceService {
   async settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
     const span = this.tracer.startSpan('gw.governance.settle', {
       parent: options?.trace,
-      attributes: {
+      attributes: () => ({
         [ATTRIBUTES.requestId]: request.requestId,
         [ATTRIBUTES.virtualKeyId]: request.settlement.virtualKeyId,
         [ATTRIBUTES.requestModel]: request.model,
         [ATTRIBUTES.inputTokens]: request.usage.prompt_tokens,
         [ATTRIBUTES.outputTokens]: request.usage.completion_tokens,
         ...(request.provider && providerAttributes(request.provider)),
-      },
+      }),
     });
     try {
       return await this.core.settle(request, options);

@@ -15,16 +15,16 @@ export function startRequestSpan(
   return tracer.startSpan(`${request.method} ${context.route}`, {
     kind: 'server',
     parent: traceContextOfHeaders(request.headers),
-    attributes: {
+    attributes: () => ({
       [ATTRIBUTES.httpMethod]: request.method,
       [ATTRIBUTES.httpRoute]: context.route,
       [ATTRIBUTES.requestId]: context.requestId,
-    },
+    }),
   });
 }
 
 /** Ends a request's span with the status the caller got. */
 export function endRequestSpan(span: TraceSpan, response: ServerResponse): void {
-  span.setAttributes({ [ATTRIBUTES.httpStatus]: response.statusCode });
+  if (span.recording) span.setAttributes({ [ATTRIBUTES.httpStatus]: response.statusCode });
   span.end();
 }

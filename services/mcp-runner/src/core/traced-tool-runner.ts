@@ -12,21 +12,23 @@ export function traceToolRunner(runner: ToolJobRunner, tracer: Tracer): ToolJobR
     async execute(job) {
       const span = tracer.startSpan(`execute_tool ${job.tool}`, {
         parent: job.trace,
-        attributes: {
+        attributes: () => ({
           [ATTRIBUTES.operation]: 'execute_tool',
           [ATTRIBUTES.toolName]: job.tool,
           [ATTRIBUTES.toolCallId]: job.callId || undefined,
           [ATTRIBUTES.mcpClient]: job.client,
           [ATTRIBUTES.requestId]: job.requestId,
           ...(tracer.includeContent && { [ATTRIBUTES.toolArguments]: JSON.stringify(job.arguments) }),
-        },
+        }),
       });
       try {
         const result = await runner.execute(job);
-        span.setAttributes({
-          ...(result.isError && { [ATTRIBUTES.errorType]: 'tool_error' }),
-          ...(tracer.includeContent && { [ATTRIBUTES.toolResult]: result.content }),
-        });
+        if (span.recording) {
+          span.setAttributes({
+            ...(result.isError && { [ATTRIBUTES.errorType]: 'tool_error' }),
+            ...(tracer.includeContent && { [ATTRIBUTES.toolResult]: result.content }),
+          });
+        }
         return result;
       } catch (error) {
         span.fail(error);

@@ -29,19 +29,19 @@ export function startAttemptSpan(
   return tracer.startSpan(`${operation} ${attempt.model}`, {
     kind: 'client',
     parent: attempt.parent,
-    attributes: {
+    attributes: () => ({
       [ATTRIBUTES.operation]: operation,
       [ATTRIBUTES.requestModel]: attempt.model,
       [ATTRIBUTES.keyId]: attempt.keyId,
       [ATTRIBUTES.attempt]: attempt.number,
       ...providerAttributes(attempt.provider),
-    },
+    }),
   });
 }
 
 /** Ends a failed attempt's span with its error type and, when the upstream answered, the upstream's status. */
 export function endFailedAttempt(span: TraceSpan, failure: GatewayError): void {
-  if (failure.upstream) span.setAttributes({ [ATTRIBUTES.httpStatus]: failure.status });
+  if (failure.upstream && span.recording) span.setAttributes({ [ATTRIBUTES.httpStatus]: failure.status });
   span.fail(failure);
   span.end();
 }

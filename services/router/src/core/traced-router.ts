@@ -47,7 +47,7 @@ export class TracedRouter implements RouterService {
     this.tracer = tracer;
   }
 
-  private start(call: string, options: CallOptions, attributes: SpanAttributes): TraceSpan {
+  private start(call: string, options: CallOptions, attributes: () => SpanAttributes): TraceSpan {
     return this.tracer.startSpan(`gw.router.${call}`, { parent: options.trace, attributes });
   }
 
@@ -70,7 +70,7 @@ export class TracedRouter implements RouterService {
   }
 
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
-    const span = this.start('complete', options, routeAttributes(request));
+    const span = this.start('complete', options, () => routeAttributes(request));
     return this.traced(
       span,
       () => this.core.complete(request, { ...options, trace: span.context }),
@@ -82,7 +82,7 @@ export class TracedRouter implements RouterService {
   }
 
   embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
-    const span = this.start('embed', options, routeAttributes(request));
+    const span = this.start('embed', options, () => routeAttributes(request));
     return this.traced(
       span,
       () => this.core.embed(request, { ...options, trace: span.context }),
@@ -95,12 +95,14 @@ export class TracedRouter implements RouterService {
   }
 
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const span = this.start('stream', options, routeAttributes(request));
+    const span = this.start('stream', options, () => routeAttributes(request));
     const summary = streamSummary({ includeContent: false });
     try {
       for await (const item of this.core.stream(request, { ...options, trace: span.context })) {
-        if (item.provider) span.setAttributes(providerAttributes(item.provider));
-        if (span.recording) summary.chunk(item.chunk);
+        if (span.recording) {
+          if (item.provider) span.setAttributes(providerAttributes(item.provider));
+          summary.chunk(item.chunk);
+        }
         yield item;
       }
     } catch (error) {
@@ -117,11 +119,11 @@ export class TracedRouter implements RouterService {
     body: AsyncIterable<Uint8Array> | undefined,
     options: CallOptions,
   ): Promise<PassthroughResponse> {
-    const span = this.start('passthrough', options, {
+    const span = this.start('passthrough', options, () => ({
       [ATTRIBUTES.requestId]: request.requestId,
       [ATTRIBUTES.requestModel]: request.target.model,
       ...providerAttributes(request.target.provider),
-    });
+    }));
     // The span covers the call up to the answer's head; its body streams on untraced.
     return this.traced(
       span,
