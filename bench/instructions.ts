@@ -1,0 +1,167 @@
+// `pnpm bench:instructions`: instructions a request costs an embedded gateway, counted by valgrind's callgrind,
+// per variant of its config, against the bench's mock upstream. Instruction counts do not move with the
+// machine's other load as CPU time does (runs of one build agree within about 0.5 %), so a cost of a few
+// percent shows here where `pnpm bench`'s CPU figures cannot tell it from noise. Each variant is its own
+// gateway under callgrind: BENCH_IX_WARMUP requests (2000) at c=BENCH_IX_CONCURRENCY (10), counters zeroed,
+// BENCH_IX_REQUESTS (3000) more, counters dumped; the result is instructions per request, for the whole process
+// and by thread (the event loop; the request-log and span-export threads; V8's compiler and GC threads).
+// Variants (BENCH_IX_VARIANTS, comma-separated): off (logs and tracing off), logs (metadata-only request logs),
+// trace0 and trace0.01 (tracing at that ratio, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
+// Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
+// What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests
+// a second): a request-log batch is written each second, so it holds ~30 records instead of up to 1,000.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { concurrent } from './load.ts';
+
+const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
+const REQUESTS = Number(process.env['BENCH_IX_REQUESTS'] ?? 3000);
+const CONCURRENCY = Number(process.env['BENCH_IX_CONCURRENCY'] ?? 10);
+const ROOT = resolve(process.env['BENCH_BASELINE'] ?? '.');
+const BODY = JSON.stringify({
+  model: 'openai/gpt-4o-mini',
+  messages: [{ role: 'user', content: 'hello' }],
+  max_tokens: 16,
+});
+
+const VARIANTS: Record<string, (mock: string) => string[]> = {
+  off: () => ['logs:', '  enabled: false'],
+  logs: () => ['logs:', '  enabled: true'],
+  trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
+  'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
+};
+
+function tracing(mock: string, ratio: number): string[] {
+  return ['tracing:', '  enabled: true', `  sampling_ratio: ${ratio}`, `  endpoint: '${mock}/v1/traces'`];
+}
+
+function listening(child: ReturnType<typeof spawn>): Promise<number> {
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const port = /"port":(\d+)/.exec(chunk.toString())?.[1];
+      if (port) done(Number(port));
+    });
+    child.once('exit', (code) => fail(new Error(`the mock exited with ${code}`)));
+  });
+}
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+    server.once('error', fail);
+  });
+}
+
+/** Waits for a gateway's /health (a gateway under valgrind takes a minute or more to start). */
+async function healthy(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {}
+    await sleep(500);
+  }
+  throw new Error(`no answer from ${url}/health in 5 minutes`);
+}
+
+/** Instructions of a callgrind dump: the whole process, the main thread, worker threads (node's), the rest. */
+function counts(file: string): { total: number; main: number; workers: number } {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const count = (pattern: RegExp) => Number(pattern.exec(text)?.[1]?.replaceAll(',', '') ?? 0);
+  return {
+    total: count(/^\s*([\d,]+) .*PROGRAM TOTALS/m),
+    main: count(/^\s*([\d,]+) .*__libc_start_main/m),
+    workers: count(/^\s*([\d,]+) .*node::worker::Worker::Run\(\)/m),
+  };
+}
+
+const names = (process.env['BENCH_IX_VARIANTS'] ?? 'off,logs,trace0,trace0.01').split(',');
+for (const name of names) if (!VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
+
+const tmp = mkdtempSync(join(tmpdir(), 'gw-bench-ix-'));
+const mock = spawn(process.execPath, ['bench/mock-upstream.ts', '0'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const mockUrl = `http://127.0.0.1:${await listening(mock)}`;
+const rows: string[] = [];
+let base: number | undefined;
+try {
+  for (const [index, name] of names.entries()) {
+    const dir = join(tmp, `${index}-${name}`);
+    const config = join(tmp, `${index}-${name}.yaml`);
+    writeFileSync(
+      config,
+      [
+        'providers:',
+        '  openai:',
+        "    keys: [{ value: 'sk-bench' }]",
+        `    network_config: { base_url: '${mockUrl}' }`,
+        ...VARIANTS[name]!(mockUrl),
+        '',
+      ].join('\n'),
+    );
+    const out = join(tmp, `${index}-${name}.callgrind`);
+    const port = await freePort();
+    const gateway = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--smc-check=all-non-file',
+        `--callgrind-out-file=${out}`,
+        process.execPath,
+        'src/embedded.ts',
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          PORT: String(port),
+          GW_HOST: '127.0.0.1',
+          GATEWAY_DATA_DIR: dir,
+          GATEWAY_CONFIG: config,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: 'ignore',
+      },
+    );
+    await healthy(`http://127.0.0.1:${port}`);
+    const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+    console.log(`[instructions] ${name}: gateway up under callgrind, ${WARMUP} warm-up requests`);
+    await concurrent(url, BODY, { concurrency: CONCURRENCY, total: WARMUP });
+    await sleep(1500);
+    execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' });
+    const measured = await concurrent(url, BODY, { concurrency: CONCURRENCY, total: REQUESTS });
+    // What the requests left for later (a log batch, an export) runs before the dump.
+    await sleep(1500);
+    execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' });
+    await sleep(500);
+    gateway.kill('SIGTERM');
+    await new Promise((done) => gateway.once('exit', done));
+    const dump = readdirSync(tmp).find((file) => file.startsWith(`${index}-${name}.callgrind.`));
+    if (!dump) throw new Error(`${name}: no callgrind dump`);
+    const { total, main, workers } = counts(join(tmp, dump));
+    const per = (value: number) => (value / measured.ok / 1000).toFixed(1);
+    base ??= total;
+    rows.push(
+      `${name.padEnd(10)} ${per(total).padStart(8)}k ${`${(((total - base) / base) * 100).toFixed(1)}%`.padStart(8)}` +
+        ` ${per(main).padStart(8)}k ${per(workers).padStart(8)}k ${per(total - main - workers).padStart(8)}k` +
+        `   ${measured.ok} ok, ${measured.errors} errors`,
+    );
+  }
+} finally {
+  mock.kill('SIGTERM');
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`\ninstructions per request (${REQUESTS} requests at c=${CONCURRENCY} after ${WARMUP}), ${ROOT}`);
+console.log(`variant       total  vs first      main  workers  V8 etc.`);
+for (const row of rows) console.log(row);
