@@ -3,6 +3,8 @@
 // no traffic but its probes while another can serve, recovers, and regains its share; the view is the same on
 // every replica and in governance (which weighs a key's provider configs); per-provider concurrency drops the
 // excess with 503 request_dropped.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RouterClient } from '@gw/router/client';
 import {
   chatCompletion,
@@ -185,10 +187,21 @@ describe.each(MODES)('routing health (%s)', (mode, start) => {
       const openai = view.find((provider) => provider.provider === 'openai')!;
       return ['flaky', 'good'].map((id) => openai.keys.find((key) => key.id === id)?.state).join(',');
     };
-    await waitFor(
-      async () => (await replicaViews(gateway, healthOf)).every((view) => states(view) === 'failed,healthy'),
-      { timeoutMs: 5_000, what: 'every replica to see the flaky key Failed and the good one healthy' },
-    );
+    // At 10 % errors a replica may have seen the key recover (its successes after the failure) before it broke
+    // for good, and only requests tell it otherwise: traffic goes on while the replicas converge (these requests
+    // may fail: a recovering key serves first attempts), and the view must hold for two recompute periods.
+    const agreed = async () =>
+      (await replicaViews(gateway, healthOf)).every((view) => states(view) === 'failed,healthy');
+    const agreedTwice = async () => {
+      await Promise.all([0, 1, 2, 3].map(() => chat('openai/gpt-4o')));
+      if (!(await agreed())) return false;
+      await sleep(500);
+      return agreed();
+    };
+    await waitFor(agreedTwice, {
+      timeoutMs: 10_000,
+      what: 'every replica to see the flaky key Failed and the good one healthy, twice 500 ms apart',
+    });
 
     const failedFrom = upstream.requests.length;
     for (let index = 0; index < 100; index++) {
