@@ -340,22 +340,34 @@ describe('batches on lanes', () => {
     };
   }
 
-  it('send the calls of one turn as one message, and their replies as one, each caller with its own answer', async () => {
-    const { address, release } = await gatedServer();
-    const client = laneClient(address);
-    // The first call opens the lane; its headers say the server reads batches.
+  /**
+   * A gated server and a client whose lane is open: its first call answered, so the server's headers (that it
+   * reads batches) have arrived; the wire is counted from there.
+   */
+  async function openLane() {
+    const server = await gatedServer();
+    const client = laneClient(server.address);
     const first = client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
     await waitFor(() => wire.requests.length === 1, { timeoutMs: 2_000, what: 'the first call' });
-    release();
+    server.release();
     await expect(first).resolves.toEqual({ text: 'first' });
     clearWire();
+    return { client, release: server.release };
+  }
+
+  /** Waits until the server has taken `count` calls, however they were batched. */
+  const taken = (count: number) =>
+    waitFor(() => wire.requests.reduce((sum, n) => sum + n, 0) === count, {
+      timeoutMs: 2_000,
+      what: `the ${count} calls on the server`,
+    });
+
+  it('send the calls of one turn as one message, and their replies as one, each caller with its own answer', async () => {
+    const { client, release } = await openLane();
     const calls = Array.from({ length: 30 }, (_, index) =>
       client.call('Echo', ask({ text: `n${index}` }), { deadlineMs: 5_000 }),
     );
-    await waitFor(() => wire.requests.reduce((sum, n) => sum + n, 0) === 30, {
-      timeoutMs: 2_000,
-      what: 'the 30 calls on the server',
-    });
+    await taken(30);
     release();
     expect(await Promise.all(calls)).toEqual(
       Array.from({ length: 30 }, (_, index) => ({ text: `n${index}` })),
@@ -365,21 +377,12 @@ describe('batches on lanes', () => {
   });
 
   it('keep a batch under a MiB: calls larger together go in more than one message, in order', async () => {
-    const { address, release } = await gatedServer();
-    const client = laneClient(address);
-    const first = client.call('Echo', ask({ text: 'first' }), { deadlineMs: 5_000 });
-    await waitFor(() => wire.requests.length === 1, { timeoutMs: 2_000, what: 'the first call' });
-    release();
-    await first;
-    clearWire();
+    const { client, release } = await openLane();
     const big = (index: number) => `${index}`.padEnd(300 * 1024, 'x');
     const calls = Array.from({ length: 5 }, (_, index) =>
       client.call('Echo', ask({ text: big(index) }), { deadlineMs: 5_000 }),
     );
-    await waitFor(() => wire.requests.reduce((sum, n) => sum + n, 0) === 5, {
-      timeoutMs: 2_000,
-      what: 'the 5 calls on the server',
-    });
+    await taken(5);
     release();
     expect((await Promise.all(calls)).map((answer) => answer.text)).toEqual([0, 1, 2, 3, 4].map(big));
     // 300 KiB each: three fit in a MiB, the fourth starts the next message.

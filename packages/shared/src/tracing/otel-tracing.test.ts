@@ -16,6 +16,13 @@ async function counted(metrics: ReturnType<typeof createMetrics>, outcome: strin
   return values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
 }
 
+/** Root spans never sampled, and nowhere to export to (nothing here waits for an export). */
+const UNSAMPLED_ROOTS = {
+  sampling_ratio: 0,
+  endpoint: 'http://127.0.0.1:9/v1/traces',
+  export_timeout_ms: 200,
+};
+
 async function tracingWith(config: Record<string, unknown>) {
   const metrics = createMetrics({ service: 'test', defaultMetrics: false });
   const tracing = await startTracing({
@@ -34,11 +41,7 @@ describe('otel tracing', () => {
   });
 
   it('continues the caller’s trace and follows its sampled flag, whatever the ratio', async () => {
-    const { tracing } = await tracingWith({
-      sampling_ratio: 0,
-      endpoint: 'http://127.0.0.1:9/v1/traces',
-      export_timeout_ms: 200,
-    });
+    const { tracing } = await tracingWith(UNSAMPLED_ROOTS);
     const tracer = tracing.tracer('ingress');
     const sampled = tracer.startSpan('a', { parent: { traceparent: `${CALLER}-01`, tracestate: 'k=v' } });
     expect(sampled.recording).toBe(true);
@@ -62,11 +65,7 @@ describe('otel tracing', () => {
   });
 
   it('computes a span’s attributes only when the span records them', async () => {
-    const { tracing } = await tracingWith({
-      sampling_ratio: 0,
-      endpoint: 'http://127.0.0.1:9/v1/traces',
-      export_timeout_ms: 200,
-    });
+    const { tracing } = await tracingWith(UNSAMPLED_ROOTS);
     const tracer = tracing.tracer('ingress');
     const asked: string[] = [];
     const attributes = (name: string) => () => {
