@@ -6,12 +6,13 @@
 // BENCH_IX_REQUESTS (3000) more, counters dumped; the result is instructions per request, for the whole process
 // and by thread (the event loop; the request-log and span-export threads; V8's compiler and GC threads).
 // Variants (BENCH_IX_VARIANTS, comma-separated): off (logs and tracing off), logs (metadata-only request logs),
-// trace0 and trace0.01 (tracing at that ratio, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
+// trace0, trace0.01 and trace1 (tracing at that ratio, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
+// BENCH_IX_KEEP: a directory the callgrind dumps are copied to (for callgrind_annotate by function).
 // Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
 // What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests
 // a second): a request-log batch is written each second, so it holds ~30 records instead of up to 1,000.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,6 +22,18 @@ import { concurrent } from './load.ts';
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
 const REQUESTS = Number(process.env['BENCH_IX_REQUESTS'] ?? 3000);
 const CONCURRENCY = Number(process.env['BENCH_IX_CONCURRENCY'] ?? 10);
+/**
+ * V8 optimizes a function after thousands of calls; under valgrind a function run once a request would reach
+ * TurboFan inside the counted window, and what ran unoptimized until then was counted (the main thread read
+ * 390k instructions a request with V8's own thresholds, 307k with these). Tiering up ten times sooner counts
+ * the steady state a gateway under load runs in. BENCH_IX_NODE_FLAGS replaces them ('' for V8's own).
+ */
+const NODE_FLAGS = (
+  process.env['BENCH_IX_NODE_FLAGS'] ??
+  '--invocation-count-for-turbofan=300 --invocation-count-for-maglev=40 --minimum-invocations-after-ic-update=50'
+)
+  .split(' ')
+  .filter(Boolean);
 const ROOT = resolve(process.env['BENCH_BASELINE'] ?? '.');
 const BODY = JSON.stringify({
   model: 'openai/gpt-4o-mini',
@@ -33,6 +46,7 @@ const VARIANTS: Record<string, (mock: string) => string[]> = {
   logs: () => ['logs:', '  enabled: true'],
   trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
   'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
+  trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
 };
 
 function tracing(mock: string, ratio: number): string[] {
@@ -119,6 +133,7 @@ try {
         '--smc-check=all-non-file',
         `--callgrind-out-file=${out}`,
         process.execPath,
+        ...NODE_FLAGS,
         'src/embedded.ts',
       ],
       {
@@ -149,6 +164,11 @@ try {
     await new Promise((done) => gateway.once('exit', done));
     const dump = readdirSync(tmp).find((file) => file.startsWith(`${index}-${name}.callgrind.`));
     if (!dump) throw new Error(`${name}: no callgrind dump`);
+    const keep = process.env['BENCH_IX_KEEP'];
+    if (keep) {
+      mkdirSync(keep, { recursive: true });
+      copyFileSync(join(tmp, dump), join(keep, `${name}.callgrind`));
+    }
     const { total, main, workers } = counts(join(tmp, dump));
     const per = (value: number) => (value / measured.ok / 1000).toFixed(1);
     base ??= total;
