@@ -38,6 +38,7 @@ export interface TraceSpan {
    * upstream's message may echo what it was sent.
    */
   fail(error: unknown): void;
+  /** Ends a recording span; for one that does not record it does nothing, and a caller may leave it out. */
   end(): void;
 }
 

@@ -33,6 +33,26 @@ function routeAttributes(request: RouteRequest): SpanAttributes {
   };
 }
 
+async function* recordedStream(
+  span: TraceSpan,
+  stream: AsyncIterable<StreamItem>,
+): AsyncGenerator<StreamItem> {
+  const summary = streamSummary({ includeContent: false });
+  try {
+    for await (const item of stream) {
+      if (item.provider) span.setAttributes(providerAttributes(item.provider));
+      summary.chunk(item.chunk);
+      yield item;
+    }
+  } catch (error) {
+    span.fail(error);
+    throw error;
+  } finally {
+    span.setAttributes(summary.attributes());
+    span.end();
+  }
+}
+
 /**
  * The router with a span per request (`gw.router.<call>`), child of the caller's context and parent of the
  * upstream attempts' spans (plan-execution.ts): the provider that served, the models, tokens and finish
@@ -51,15 +71,26 @@ export class TracedRouter implements RouterService {
     return this.tracer.startSpan(`gw.router.${call}`, { parent: options.trace, attributes });
   }
 
-  /** Runs a whole call under its span: the answer's attributes, or the failure's type. */
-  private async traced<Result>(
+  /**
+   * Runs a whole call under its span: the answer's attributes, or the failure's type. A span that does not
+   * record has nothing to add or end: the call is returned as it is, without an async frame around it.
+   */
+  private traced<Result>(
+    span: TraceSpan,
+    run: () => Promise<Result>,
+    attributesOf: (result: Result) => SpanAttributes,
+  ): Promise<Result> {
+    return span.recording ? this.recorded(span, run, attributesOf) : run();
+  }
+
+  private async recorded<Result>(
     span: TraceSpan,
     run: () => Promise<Result>,
     attributesOf: (result: Result) => SpanAttributes,
   ): Promise<Result> {
     try {
       const result = await run();
-      if (span.recording) span.setAttributes(attributesOf(result));
+      span.setAttributes(attributesOf(result));
       return result;
     } catch (error) {
       span.fail(error);
@@ -94,24 +125,11 @@ export class TracedRouter implements RouterService {
     );
   }
 
-  async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+  /** A stream whose span does not record is the core's own, not re-yielded item by item. */
+  stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem> {
     const span = this.start('stream', options, () => routeAttributes(request));
-    const summary = streamSummary({ includeContent: false });
-    try {
-      for await (const item of this.core.stream(request, { ...options, trace: span.context })) {
-        if (span.recording) {
-          if (item.provider) span.setAttributes(providerAttributes(item.provider));
-          summary.chunk(item.chunk);
-        }
-        yield item;
-      }
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      if (span.recording) span.setAttributes(summary.attributes());
-      span.end();
-    }
+    const stream = this.core.stream(request, { ...options, trace: span.context });
+    return span.recording ? recordedStream(span, stream) : stream;
   }
 
   passthrough(
