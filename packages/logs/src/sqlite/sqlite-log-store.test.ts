@@ -5,6 +5,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLogStoreContract } from '../../../testkit/src/log-store-contract.ts';
 import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../../testkit/src/log-store-fixtures.ts';
+import { LOG_RECORD_FIELDS, type LogRecord } from '../requests/log-record.ts';
+import { columnsOf } from './sqlite-log-database.ts';
 import { SQLITE_LOG_FILE_NAME, SqliteLogStore } from './sqlite-log-store.ts';
 
 const root = await mkdtemp(path.join(tmpdir(), 'gw-sqlite-logs-'));
@@ -46,6 +48,22 @@ describe('SqliteLogStore', () => {
       records.map((record) => [record.id, record.status, record.content_truncated]).sort(),
     );
     await store.close();
+  });
+
+  it('lays a record out in the columns’ order, field by field', () => {
+    // Each field holds its own name: the layout must give back LOG_RECORD_FIELDS, in order (the two fields
+    // stored converted aside: attempts as JSON text, content_truncated as 0 or 1).
+    const named = Object.fromEntries(LOG_RECORD_FIELDS.map((field) => [field, field]));
+    const record = {
+      ...named,
+      attempts: [{ provider: 'attempts' }],
+      content_truncated: true,
+    } as unknown as LogRecord;
+    expect(columnsOf(record)).toEqual(
+      LOG_RECORD_FIELDS.map((field) =>
+        field === 'attempts' ? '[{"provider":"attempts"}]' : field === 'content_truncated' ? 1 : field,
+      ),
+    );
   });
 
   it('adds the columns a log file written by an older gw lacks, keeping its records', async () => {
