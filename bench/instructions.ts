@@ -13,10 +13,10 @@
 // a second): a request-log batch is written each second, so it holds ~30 records instead of up to 1,000.
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BODY, freePort, gatewayConfig, healthy, listening, VARIANTS } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
@@ -35,56 +35,6 @@ const NODE_FLAGS = (
   .split(' ')
   .filter(Boolean);
 const ROOT = resolve(process.env['BENCH_BASELINE'] ?? '.');
-const BODY = JSON.stringify({
-  model: 'openai/gpt-4o-mini',
-  messages: [{ role: 'user', content: 'hello' }],
-  max_tokens: 16,
-});
-
-const VARIANTS: Record<string, (mock: string) => string[]> = {
-  off: () => ['logs:', '  enabled: false'],
-  logs: () => ['logs:', '  enabled: true'],
-  trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
-  'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
-  trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
-};
-
-function tracing(mock: string, ratio: number): string[] {
-  return ['tracing:', '  enabled: true', `  sampling_ratio: ${ratio}`, `  endpoint: '${mock}/v1/traces'`];
-}
-
-function listening(child: ReturnType<typeof spawn>): Promise<number> {
-  return new Promise((done, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const port = /"port":(\d+)/.exec(chunk.toString())?.[1];
-      if (port) done(Number(port));
-    });
-    child.once('exit', (code) => fail(new Error(`the mock exited with ${code}`)));
-  });
-}
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-    server.once('error', fail);
-  });
-}
-
-/** Waits for a gateway's /health (a gateway under valgrind takes a minute or more to start). */
-async function healthy(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {}
-    await sleep(500);
-  }
-  throw new Error(`no answer from ${url}/health in 5 minutes`);
-}
-
 /** Instructions of a callgrind dump: the whole process, the main thread, worker threads (node's), the rest. */
 function counts(file: string): { total: number; main: number; workers: number } {
   const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], {
@@ -113,17 +63,7 @@ try {
   for (const [index, name] of names.entries()) {
     const dir = join(tmp, `${index}-${name}`);
     const config = join(tmp, `${index}-${name}.yaml`);
-    writeFileSync(
-      config,
-      [
-        'providers:',
-        '  openai:',
-        "    keys: [{ value: 'sk-bench' }]",
-        `    network_config: { base_url: '${mockUrl}' }`,
-        ...VARIANTS[name]!(mockUrl),
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(config, gatewayConfig(mockUrl, name));
     const out = join(tmp, `${index}-${name}.callgrind`);
     const port = await freePort();
     const gateway = spawn(

@@ -1,0 +1,69 @@
+// What `pnpm bench:instructions` and `pnpm bench:threads` share: the embedded gateway's config variants, the
+// request they send, and how they start the mock and wait for a gateway.
+import type { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const BODY = JSON.stringify({
+  model: 'openai/gpt-4o-mini',
+  messages: [{ role: 'user', content: 'hello' }],
+  max_tokens: 16,
+});
+
+export const VARIANTS: Record<string, (mock: string) => string[]> = {
+  off: () => ['logs:', '  enabled: false'],
+  logs: () => ['logs:', '  enabled: true'],
+  trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
+  'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
+  trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
+};
+
+function tracing(mock: string, ratio: number): string[] {
+  return ['tracing:', '  enabled: true', `  sampling_ratio: ${ratio}`, `  endpoint: '${mock}/v1/traces'`];
+}
+
+export function listening(child: ReturnType<typeof spawn>): Promise<number> {
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const port = /"port":(\d+)/.exec(chunk.toString())?.[1];
+      if (port) done(Number(port));
+    });
+    child.once('exit', (code) => fail(new Error(`the mock exited with ${code}`)));
+  });
+}
+
+/** A port nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+    server.once('error', fail);
+  });
+}
+
+/** Waits for a gateway's /health (a gateway under valgrind takes a minute or more to start). */
+export async function healthy(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {}
+    await sleep(500);
+  }
+  throw new Error(`no answer from ${url}/health in 5 minutes`);
+}
+
+/** A variant's config file: one provider at the mock, and the variant's sections. */
+export function gatewayConfig(mockUrl: string, variant: string): string {
+  const sections = VARIANTS[variant];
+  if (!sections) throw new Error(`no variant '${variant}' (${Object.keys(VARIANTS).join(', ')})`);
+  return [
+    'providers:',
+    '  openai:',
+    "    keys: [{ value: 'sk-bench' }]",
+    `    network_config: { base_url: '${mockUrl}' }`,
+    ...sections(mockUrl),
+    '',
+  ].join('\n');
+}
