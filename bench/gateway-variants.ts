@@ -1,6 +1,7 @@
 // What `pnpm bench:instructions` and `pnpm bench:threads` share: the embedded gateway's config variants, the
 // request they send, and how they start the mock and wait for a gateway.
-import type { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -22,7 +23,7 @@ function tracing(mock: string, ratio: number): string[] {
   return ['tracing:', '  enabled: true', `  sampling_ratio: ${ratio}`, `  endpoint: '${mock}/v1/traces'`];
 }
 
-export function listening(child: ReturnType<typeof spawn>): Promise<number> {
+export function listening(child: ChildProcess): Promise<number> {
   return new Promise((done, fail) => {
     child.stdout?.on('data', (chunk: Buffer) => {
       const port = /"port":(\d+)/.exec(chunk.toString())?.[1];
@@ -33,7 +34,7 @@ export function listening(child: ReturnType<typeof spawn>): Promise<number> {
 }
 
 /** A port nothing listens on now. */
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };
@@ -44,7 +45,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Waits for a gateway's /health (a gateway under valgrind takes a minute or more to start). */
-export async function healthy(url: string): Promise<void> {
+async function healthy(url: string): Promise<void> {
   for (let attempt = 0; attempt < 600; attempt++) {
     try {
       if ((await fetch(`${url}/health`)).ok) return;
@@ -55,7 +56,7 @@ export async function healthy(url: string): Promise<void> {
 }
 
 /** A variant's config file: one provider at the mock, and the variant's sections. */
-export function gatewayConfig(mockUrl: string, variant: string): string {
+function gatewayConfig(mockUrl: string, variant: string): string {
   const sections = VARIANTS[variant];
   if (!sections) throw new Error(`no variant '${variant}' (${Object.keys(VARIANTS).join(', ')})`);
   return [
@@ -66,4 +67,46 @@ export function gatewayConfig(mockUrl: string, variant: string): string {
     ...sections(mockUrl),
     '',
   ].join('\n');
+}
+
+/**
+ * An embedded gateway of the checkout at `root` with a variant's config (written next to its data directory
+ * `dir`), once its /health answers; `prefix` runs it under another program (valgrind).
+ */
+export async function startGateway(options: {
+  root: string;
+  dir: string;
+  mockUrl: string;
+  variant: string;
+  prefix?: string[];
+  nodeFlags?: string[];
+}): Promise<{ gateway: ChildProcess; url: string }> {
+  const config = `${options.dir}.yaml`;
+  writeFileSync(config, gatewayConfig(options.mockUrl, options.variant));
+  const port = await freePort();
+  const [command, ...args] = [
+    ...(options.prefix ?? []),
+    process.execPath,
+    ...(options.nodeFlags ?? []),
+    'src/embedded.ts',
+  ];
+  const gateway = spawn(command!, args, {
+    cwd: options.root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      GW_HOST: '127.0.0.1',
+      GATEWAY_DATA_DIR: options.dir,
+      GATEWAY_CONFIG: config,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: 'ignore',
+  });
+  try {
+    await healthy(`http://127.0.0.1:${port}`);
+  } catch (error) {
+    gateway.kill('SIGKILL');
+    throw error;
+  }
+  return { gateway, url: `http://127.0.0.1:${port}/v1/chat/completions` };
 }

@@ -12,11 +12,11 @@
 // What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests
 // a second): a request-log batch is written each second, so it holds ~30 records instead of up to 1,000.
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BODY, freePort, gatewayConfig, healthy, listening, VARIANTS } from './gateway-variants.ts';
+import { BODY, listening, startGateway, VARIANTS } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
@@ -62,35 +62,15 @@ let base: number | undefined;
 try {
   for (const [index, name] of names.entries()) {
     const dir = join(tmp, `${index}-${name}`);
-    const config = join(tmp, `${index}-${name}.yaml`);
-    writeFileSync(config, gatewayConfig(mockUrl, name));
     const out = join(tmp, `${index}-${name}.callgrind`);
-    const port = await freePort();
-    const gateway = spawn(
-      'valgrind',
-      [
-        '--tool=callgrind',
-        '--smc-check=all-non-file',
-        `--callgrind-out-file=${out}`,
-        process.execPath,
-        ...NODE_FLAGS,
-        'src/embedded.ts',
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          PORT: String(port),
-          GW_HOST: '127.0.0.1',
-          GATEWAY_DATA_DIR: dir,
-          GATEWAY_CONFIG: config,
-          LOG_LEVEL: 'warn',
-        },
-        stdio: 'ignore',
-      },
-    );
-    await healthy(`http://127.0.0.1:${port}`);
-    const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+    const { gateway, url } = await startGateway({
+      root: ROOT,
+      dir,
+      mockUrl,
+      variant: name,
+      prefix: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`],
+      nodeFlags: NODE_FLAGS,
+    });
     console.log(`[instructions] ${name}: gateway up under callgrind, ${WARMUP} warm-up requests`);
     await concurrent(url, BODY, { concurrency: CONCURRENCY, total: WARMUP });
     await sleep(1500);

@@ -9,10 +9,10 @@
 // Where bench:instructions counts a capability's instructions, this reads what it costs in the steady state of
 // a loaded gateway; the main thread's figure moves by about ±5 % between rounds on this machine.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BODY, freePort, gatewayConfig, healthy, listening } from './gateway-variants.ts';
+import { BODY, listening, startGateway } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
 const WARMUP = Number(process.env['BENCH_TH_WARMUP'] ?? 40_000);
@@ -62,24 +62,8 @@ try {
     for (const name of names) {
       for (const build of builds) {
         const dir = join(tmp, String(run++));
-        const config = `${dir}.yaml`;
-        writeFileSync(config, gatewayConfig(mockUrl, name));
-        const port = await freePort();
-        const gateway = spawn(process.execPath, ['src/embedded.ts'], {
-          cwd: build.root,
-          env: {
-            ...process.env,
-            PORT: String(port),
-            GW_HOST: '127.0.0.1',
-            GATEWAY_DATA_DIR: dir,
-            GATEWAY_CONFIG: config,
-            LOG_LEVEL: 'warn',
-          },
-          stdio: 'ignore',
-        });
+        const { gateway, url } = await startGateway({ root: build.root, dir, mockUrl, variant: name });
         try {
-          await healthy(`http://127.0.0.1:${port}`);
-          const url = `http://127.0.0.1:${port}/v1/chat/completions`;
           await concurrent(url, BODY, { concurrency: CONCURRENCY, total: WARMUP });
           const before = threadTicks(gateway.pid!);
           const measured = await concurrent(url, BODY, { concurrency: CONCURRENCY, total: REQUESTS });
