@@ -94,7 +94,14 @@ describe('RedisLease', () => {
       state = 'healthy';
       await waitFor(() => receiver.requests.length === 2, { what: 'the resolve' });
       expect((receiver.requests[1]!.body as { action: string }).action).toBe('resolve');
-      const history = await second.registry.history({ limit: 10 });
+      // The delivery's outcome is recorded once the receiver has answered, a moment after it got the request.
+      const history = await waitFor(
+        async () => {
+          const recorded = await second.registry.history({ limit: 10 });
+          return recorded.entries.length === 2 && recorded;
+        },
+        { what: 'the resolve in the history' },
+      );
       expect(history.entries.map((entry) => [entry.action, entry.outcome])).toEqual([
         ['resolve', 'sent'],
         ['trigger', 'sent'],
