@@ -13,8 +13,7 @@ import {
 } from '../requests/log-filter.ts';
 import type { LogRecord } from '../requests/log-record.ts';
 import type { LogPage, LogStats, LogStore } from '../requests/log-store.ts';
-import type { SqliteLogDatabaseOptions, SqliteLogMethods } from './sqlite-log-database.ts';
-import { rowValues } from './sqlite-log-database.ts';
+import { rowValues, type SqliteLogDatabaseOptions, type SqliteLogMethods } from './sqlite-log-database.ts';
 import { SqliteThread } from './sqlite-thread.ts';
 
 export { SQLITE_LOG_FILE_NAME } from './sqlite-log-database.ts';

@@ -68,6 +68,36 @@ export interface Tracing extends AsyncDisposable {
   shutdown(): Promise<void>;
 }
 
+/**
+ * Runs a call under its span: the answer's attributes (`attributesOf`), or the failure's type; then the span's
+ * end. A span that does not record (nearly every one at a low sampling ratio) has nothing to add or end: the
+ * call is returned as it is, without an async frame around it.
+ */
+export function traced<Result>(
+  span: TraceSpan,
+  call: () => Promise<Result>,
+  attributesOf?: (result: Result) => SpanAttributes,
+): Promise<Result> {
+  return span.recording ? recorded(span, call, attributesOf) : call();
+}
+
+async function recorded<Result>(
+  span: TraceSpan,
+  call: () => Promise<Result>,
+  attributesOf: ((result: Result) => SpanAttributes) | undefined,
+): Promise<Result> {
+  try {
+    const result = await call();
+    if (attributesOf) span.setAttributes(attributesOf(result));
+    return result;
+  } catch (error) {
+    span.fail(error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
 /** The W3C trace context headers of an incoming HTTP request, when it has them. */
 export function traceContextOfHeaders(
   headers: Record<string, string | string[] | undefined>,

@@ -1,4 +1,4 @@
-import { ATTRIBUTES, providerAttributes, type Tracer } from '@gw/shared/tracing';
+import { ATTRIBUTES, providerAttributes, type Tracer, traced } from '@gw/shared/tracing';
 import type { ManageResults } from './governance-messages.ts';
 import type {
   AuthorizeRequest,
@@ -24,7 +24,7 @@ export class TracedGovernance implements GovernanceService {
     this.tracer = tracer;
   }
 
-  async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
+  authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
     const span = this.tracer.startSpan('gw.governance.authorize', {
       parent: options?.trace,
       attributes: () => ({
@@ -32,19 +32,14 @@ export class TracedGovernance implements GovernanceService {
         [ATTRIBUTES.authorizeKind]: request.kind,
       }),
     });
-    try {
-      const result = await this.core.authorize(request, options);
-      if (span.recording) span.setAttributes({ [ATTRIBUTES.virtualKeyId]: result.virtualKeyId });
-      return result;
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      span.end();
-    }
+    return traced(
+      span,
+      () => this.core.authorize(request, options),
+      (result) => ({ [ATTRIBUTES.virtualKeyId]: result.virtualKeyId }),
+    );
   }
 
-  async settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
+  settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult> {
     const span = this.tracer.startSpan('gw.governance.settle', {
       parent: options?.trace,
       attributes: () => ({
@@ -56,14 +51,7 @@ export class TracedGovernance implements GovernanceService {
         ...(request.provider && providerAttributes(request.provider)),
       }),
     });
-    try {
-      return await this.core.settle(request, options);
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      span.end();
-    }
+    return traced(span, () => this.core.settle(request, options));
   }
 
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]> {

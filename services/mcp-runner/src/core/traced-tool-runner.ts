@@ -1,4 +1,4 @@
-import { ATTRIBUTES, type Tracer } from '@gw/shared/tracing';
+import { ATTRIBUTES, type Tracer, traced } from '@gw/shared/tracing';
 import type { ToolJobRunner } from './process-tool-job.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { ToolJobRunner } from './process-tool-job.ts';
  */
 export function traceToolRunner(runner: ToolJobRunner, tracer: Tracer): ToolJobRunner {
   return {
-    async execute(job) {
+    execute(job) {
       const span = tracer.startSpan(`execute_tool ${job.tool}`, {
         parent: job.trace,
         attributes: () => ({
@@ -21,21 +21,14 @@ export function traceToolRunner(runner: ToolJobRunner, tracer: Tracer): ToolJobR
           ...(tracer.includeContent && { [ATTRIBUTES.toolArguments]: JSON.stringify(job.arguments) }),
         }),
       });
-      try {
-        const result = await runner.execute(job);
-        if (span.recording) {
-          span.setAttributes({
-            ...(result.isError && { [ATTRIBUTES.errorType]: 'tool_error' }),
-            ...(tracer.includeContent && { [ATTRIBUTES.toolResult]: result.content }),
-          });
-        }
-        return result;
-      } catch (error) {
-        span.fail(error);
-        throw error;
-      } finally {
-        span.end();
-      }
+      return traced(
+        span,
+        () => runner.execute(job),
+        (result) => ({
+          ...(result.isError && { [ATTRIBUTES.errorType]: 'tool_error' }),
+          ...(tracer.includeContent && { [ATTRIBUTES.toolResult]: result.content }),
+        }),
+      );
     },
   };
 }

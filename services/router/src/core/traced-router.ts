@@ -8,6 +8,7 @@ import {
   streamSummary,
   type Tracer,
   type TraceSpan,
+  traced,
 } from '@gw/shared/tracing';
 import type {
   CallOptions,
@@ -71,38 +72,9 @@ export class TracedRouter implements RouterService {
     return this.tracer.startSpan(`gw.router.${call}`, { parent: options.trace, attributes });
   }
 
-  /**
-   * Runs a whole call under its span: the answer's attributes, or the failure's type. A span that does not
-   * record has nothing to add or end: the call is returned as it is, without an async frame around it.
-   */
-  private traced<Result>(
-    span: TraceSpan,
-    run: () => Promise<Result>,
-    attributesOf: (result: Result) => SpanAttributes,
-  ): Promise<Result> {
-    return span.recording ? this.recorded(span, run, attributesOf) : run();
-  }
-
-  private async recorded<Result>(
-    span: TraceSpan,
-    run: () => Promise<Result>,
-    attributesOf: (result: Result) => SpanAttributes,
-  ): Promise<Result> {
-    try {
-      const result = await run();
-      span.setAttributes(attributesOf(result));
-      return result;
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  }
-
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
     const span = this.start('complete', options, () => routeAttributes(request));
-    return this.traced(
+    return traced(
       span,
       () => this.core.complete(request, { ...options, trace: span.context }),
       (result) => ({
@@ -114,7 +86,7 @@ export class TracedRouter implements RouterService {
 
   embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
     const span = this.start('embed', options, () => routeAttributes(request));
-    return this.traced(
+    return traced(
       span,
       () => this.core.embed(request, { ...options, trace: span.context }),
       (result) => ({
@@ -143,7 +115,7 @@ export class TracedRouter implements RouterService {
       ...providerAttributes(request.target.provider),
     }));
     // The span covers the call up to the answer's head; its body streams on untraced.
-    return this.traced(
+    return traced(
       span,
       () => this.core.passthrough(request, body, { ...options, trace: span.context }),
       (answer) => ({ [ATTRIBUTES.httpStatus]: answer.status }),
