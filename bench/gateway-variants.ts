@@ -17,6 +17,16 @@ export const VARIANTS: Record<string, (mock: string) => string[]> = {
   trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
   'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
   trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
+  // `pnpm bench`'s BENCH_GUARDRAILS=pii config: a PII guardrail whose rule applies only to requests that name it.
+  guardrails: () => [
+    'logs:',
+    '  enabled: false',
+    'guardrails:',
+    '  profiles:',
+    '    - { id: bench-pii, type: builtin, pii: [email, phone, card, iban, secret] }',
+    '  rules:',
+    "    - { id: bench-pii, condition: 'false', action: REDACT, input_profiles: [bench-pii] }",
+  ],
 };
 
 function tracing(mock: string, ratio: number): string[] {

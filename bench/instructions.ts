@@ -6,7 +6,8 @@
 // BENCH_IX_REQUESTS (3000) more, counters dumped; the result is instructions per request, for the whole process
 // and by thread (the event loop; the request-log and span-export threads; V8's compiler and GC threads).
 // Variants (BENCH_IX_VARIANTS, comma-separated): off (logs and tracing off), logs (metadata-only request logs),
-// trace0, trace0.01 and trace1 (tracing at that ratio, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
+// trace0, trace0.01 and trace1 (tracing at that ratio, logs off), guardrails (a PII guardrail whose rule applies to
+// no request, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
 // BENCH_IX_KEEP: a directory the callgrind dumps are copied to (for callgrind_annotate by function).
 // Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
 // What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests

@@ -5,7 +5,7 @@
 // per variant and build µs a request of the event loop (MainThread), node's worker threads (the request-log
 // SQLite thread, the span-export thread) and V8's (compiler, GC), and requests a second, each round and the
 // median. Variants (BENCH_TH_VARIANTS, comma-separated): those of `pnpm bench:instructions` (off, logs, trace0,
-// trace0.01, trace1); BENCH_TH_ROUNDS (3); BENCH_BASELINE: a checkout whose gateway runs in each round too.
+// trace0.01, trace1, guardrails); BENCH_TH_ROUNDS (3); BENCH_BASELINE: a checkout whose gateway runs in each round too.
 // Where bench:instructions counts a capability's instructions, this reads what it costs in the steady state of
 // a loaded gateway; the main thread's figure moves by about ±5 % between rounds on this machine.
 import { spawn } from 'node:child_process';
