@@ -3,6 +3,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { tracingConfigSchema } from '../config/tracing-config.ts';
 import { silentLogger } from '../logger.ts';
@@ -61,6 +63,32 @@ describe('otel tracing', () => {
       false,
     );
     for (const span of [sampled, unsampled]) span.end();
+    await tracing.shutdown();
+  });
+
+  it('samples a root by its trace id at the ratio, and passes an unsampled root’s context on as it is', async () => {
+    const { tracing } = await tracingWith({ ...UNSAMPLED_ROOTS, sampling_ratio: 0.5 });
+    const tracer = tracing.tracer('ingress');
+    const bySampler = new TraceIdRatioBasedSampler(0.5);
+    const roots = Array.from({ length: 400 }, () => tracer.startSpan('root', { kind: 'server' }));
+    for (const root of roots) {
+      const [, traceId, spanId, flags] = root.context.traceparent.split('-');
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(flags).toBe(root.recording ? '01' : '00');
+      // The exported trace is the one the decision was made on: the SDK's sampler decides it alike.
+      const decision = bySampler.shouldSample(ROOT_CONTEXT, traceId!).decision;
+      expect(decision === SamplingDecision.RECORD_AND_SAMPLED).toBe(root.recording);
+      const child = tracing.tracer('router').startSpan('child', { parent: root.context });
+      expect(child.recording).toBe(root.recording);
+      if (!root.recording) expect(child.context).toBe(root.context);
+      else expect(child.context.traceparent).toContain(traceId);
+    }
+    // Half of them, as the ratio says (a second, independent draw would sample a quarter).
+    const sampled = roots.filter((root) => root.recording).length;
+    expect(sampled).toBeGreaterThan(140);
+    expect(sampled).toBeLessThan(260);
+    for (const root of roots) root.end();
     await tracing.shutdown();
   });
 

@@ -21,7 +21,10 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
+  type IdGenerator,
   ParentBasedSampler,
+  RandomIdGenerator,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
@@ -70,7 +73,10 @@ function definedOnly(attributes: SpanAttributes): Record<string, string | number
  */
 const IN_PROCESS = Symbol('gw.otel-context');
 
-type CarriedContext = TraceContext & { [IN_PROCESS]?: Context };
+/** Marks the context of a root span that was not sampled: every span under it is an UnsampledSpan at once. */
+const UNSAMPLED_ROOT = Symbol('gw.unsampled-root');
+
+type CarriedContext = TraceContext & { [IN_PROCESS]?: Context; [UNSAMPLED_ROOT]?: true };
 
 /** A span context as W3C trace context (version 00), remembering its OpenTelemetry context. */
 function carried(spanContext: SpanContext, otelContext: Context): TraceContext {
@@ -129,6 +135,26 @@ class UnsampledSpan implements TraceSpan {
   setAttributes(): void {}
   fail(): void {}
   end(): void {}
+}
+
+/**
+ * The ids of the SDK's spans, with one exception: a root span takes the trace id its sampling was decided on
+ * (`startSpan` decides a root's sampling before the SDK makes it, and makes an unsampled root itself).
+ */
+class RootTraceIds implements IdGenerator {
+  readonly #random = new RandomIdGenerator();
+  /** The trace id of the next span the SDK makes, when it is a sampled root (set right before it is made). */
+  next: string | undefined;
+
+  generateTraceId(): string {
+    const id = this.next ?? this.#random.generateTraceId();
+    this.next = undefined;
+    return id;
+  }
+
+  generateSpanId(): string {
+    return this.#random.generateSpanId();
+  }
 }
 
 /** The parent a caller's context names; a malformed one is ignored (the span starts a new trace). */
@@ -204,7 +230,9 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
     exportTimeoutMillis: config.export_timeout_ms,
     selfObsMeterProvider: spanCountingMeterProvider(options.metrics, options.onDropped),
   });
-  const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampling_ratio) });
+  const rootSampler = new TraceIdRatioBasedSampler(config.sampling_ratio);
+  const sampler = new ParentBasedSampler({ root: rootSampler });
+  const ids = new RootTraceIds();
   const instance = `${hostname()}-${process.pid}`;
   const tracers = new Map<string, Tracer>();
 
@@ -218,6 +246,7 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
           'service.instance.id': instance,
         }),
         sampler,
+        idGenerator: ids,
         spanProcessors: [processor],
         spanLimits: { attributeValueLengthLimit: ATTRIBUTE_VALUE_LIMIT },
       });
@@ -225,13 +254,28 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
       tracer = {
         includeContent: config.include_content,
         startSpan(name: string, spanOptions: SpanOptions = {}): TraceSpan {
-          const parent = parentOf(spanOptions.parent);
+          const given = spanOptions.parent as CarriedContext | undefined;
+          if (given?.[UNSAMPLED_ROOT]) return new UnsampledSpan(given);
+          const parent = parentOf(given);
           const parentSpan = trace.getSpanContext(parent);
-          if (parentSpan && (parentSpan.traceFlags & TraceFlags.SAMPLED) === 0) {
-            const given = spanOptions.parent as CarriedContext;
-            return new UnsampledSpan(given[IN_PROCESS] ? given : carried(parentSpan, parent));
+          const kind = KINDS[spanOptions.kind ?? 'internal'];
+          if (parentSpan) {
+            if ((parentSpan.traceFlags & TraceFlags.SAMPLED) === 0)
+              return new UnsampledSpan(given?.[IN_PROCESS] ? given : carried(parentSpan, parent));
+          } else {
+            // A root: sampled by its trace id as the SDK's sampler would, and when it is not, made here with
+            // the W3C context alone (the SDK's non-recording span and its context cost a request more than the
+            // rest of its unsampled spans together).
+            const traceId = ids.generateTraceId();
+            const sampling = rootSampler.shouldSample(ROOT_CONTEXT, traceId);
+            if (sampling.decision === SamplingDecision.NOT_RECORD) {
+              const context: CarriedContext = { traceparent: `00-${traceId}-${ids.generateSpanId()}-00` };
+              context[UNSAMPLED_ROOT] = true;
+              return new UnsampledSpan(context);
+            }
+            ids.next = traceId;
           }
-          const span = otel.startSpan(name, { kind: KINDS[spanOptions.kind ?? 'internal'] }, parent);
+          const span = otel.startSpan(name, { kind }, parent);
           // Attributes only on a span that records them (the samplers here do not read them).
           if (spanOptions.attributes && span.isRecording())
             span.setAttributes(definedOnly(spanOptions.attributes()));
