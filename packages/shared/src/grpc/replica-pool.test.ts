@@ -89,7 +89,11 @@ const DEADLINE_MS = 800;
 
 function pool(
   address: string,
-  extra: { resolve?: (host: string) => Promise<string[]>; maxInFlightPerReplica?: number } = {},
+  extra: {
+    resolve?: (host: string) => Promise<string[]>;
+    maxInFlightPerReplica?: number;
+    deadlineMs?: number;
+  } = {},
 ) {
   return new ReplicaPool<Client>({
     address,
@@ -316,6 +320,24 @@ describe('replica pool', () => {
     watched.release();
     proxyA.thaw();
   });
+
+  it('lets a long call finish on a replica that misses one health check and then answers again', async () => {
+    // Checks every second with a 2 s deadline: a 3.5 s stall leaves exactly one check unanswered (one starts
+    // within 1 s of the stall and goes silent; the next starts at least 2 s in and is answered at the thaw).
+    const replicas = pool(`127.0.0.1:${proxyA.port}`, { deadlineMs: 2_000 });
+    pools.push(replicas);
+    const picked = await replicas.connected();
+    const watched = replicas.watch(picked.target);
+    const long = who(picked.stub, { deadlineMs: 60_000, delayMs: 5_000, signal: watched.signal });
+    proxyA.freeze();
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    // New calls went elsewhere meanwhile: the replica was ejected at its silent check.
+    expect(replicas.state()[0]?.healthy).toBe(false);
+    proxyA.thaw();
+    await expect(long).resolves.toBe('a');
+    expect(watched.faulted()).toBe(false);
+    watched.release();
+  }, 15_000);
 });
 
 describe('a window of calls', () => {

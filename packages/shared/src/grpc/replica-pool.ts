@@ -19,9 +19,9 @@ import { channelCredentials, type GrpcSecurity, tokenInterceptor } from './grpc-
  * The replicas of one service as a client sees them, each on its own channel, picked round-robin among the
  * healthy ones. A replica that misses a deadline, cannot be reached or loses its connection is ejected at
  * once and readmitted only after it answers a health check, so a frozen replica (SIGSTOP, a GC pause, a
- * partitioned pod) costs at most one deadline to the calls that were on it and nothing to later ones.
- * Every replica answers a health check every half deadline; one that misses it is ejected and the long
- * calls running on it (streams) fail at once, as it will not finish them. (HTTP/2 keepalive would notice
+ * partitioned pod) costs at most about two deadlines to the calls that were on it and nothing to later ones.
+ * Every replica answers a health check every half deadline; one that misses it is ejected, and one that misses
+ * two in a row has the long calls running on it (streams) fail at once, as it will not finish them. (HTTP/2 keepalive would notice
  * the same, but grpc-js keeps pinging a connection after the server's GOAWAY, and the refused ping drops
  * the calls still draining on it: every stream on a replica that shuts down or ages out its connection.)
  * A `dns:` address is
@@ -55,6 +55,9 @@ export interface ReplicaPoolOptions<Stub> extends GrpcClientSettings {
 /** Most calls a CallWindow holds back before it refuses more. */
 const MAX_WAITING_CALLS = 10_000;
 
+/** Health checks in a row a replica leaves unanswered before the long calls it holds are aborted. */
+const SILENT_CHECKS_TO_ABORT = 2;
+
 interface Replica<Stub> {
   target: string;
   channel: Channel;
@@ -64,6 +67,8 @@ interface Replica<Stub> {
   healthy: boolean;
   /** A health check is under way. */
   checking: boolean;
+  /** Health checks in a row it did not answer within the deadline. */
+  silentChecks: number;
   removed: boolean;
   /** Long calls running on it, aborted when it stops answering. */
   calls: Set<AbortController>;
@@ -304,6 +309,7 @@ export class ReplicaPool<Stub> {
       health: new Client(target, credentials, { channelOverride: channel }),
       healthy: true,
       checking: false,
+      silentChecks: 0,
       removed: false,
       calls: new Set(),
     };
@@ -313,8 +319,10 @@ export class ReplicaPool<Stub> {
 
   /**
    * Checks every replica: one that answers SERVING is admitted; any other is ejected. The long calls of one
-   * that does not answer at all within the deadline are aborted; those of a replica that refuses (draining,
-   * or dead: then its connection is gone and its calls failed already) are left to finish.
+   * that does not answer at all within the deadline twice in a row are aborted (one late answer is a busy or
+   * starved process more often than a frozen one: new calls go elsewhere meanwhile, and the calls it holds get
+   * another deadline); those of a replica that refuses (draining, or dead: then its connection is gone and its
+   * calls failed already) are left to finish.
    */
   private checkAll(): void {
     for (const replica of this.replicas) {
@@ -324,7 +332,8 @@ export class ReplicaPool<Stub> {
         replica.checking = false;
         if (replica.removed || this.closed) return;
         replica.healthy = answer === 'SERVING';
-        if (answer !== 'silent') return;
+        replica.silentChecks = answer === 'silent' ? replica.silentChecks + 1 : 0;
+        if (replica.silentChecks < SILENT_CHECKS_TO_ABORT) return;
         for (const call of replica.calls) call.abort();
         replica.calls.clear();
       });
