@@ -21,9 +21,10 @@ import { channelCredentials, type GrpcSecurity, tokenInterceptor } from './grpc-
  * once and readmitted only after it answers a health check, so a frozen replica (SIGSTOP, a GC pause, a
  * partitioned pod) costs at most about two deadlines to the calls that were on it and nothing to later ones.
  * Every replica answers a health check every half deadline; one that misses it is ejected, and one that misses
- * two in a row has the long calls running on it (streams) fail at once, as it will not finish them. (HTTP/2 keepalive would notice
- * the same, but grpc-js keeps pinging a connection after the server's GOAWAY, and the refused ping drops
- * the calls still draining on it: every stream on a replica that shuts down or ages out its connection.)
+ * two in a row has the long calls running on it (streams) fail at once, as it will not finish them. (HTTP/2
+ * keepalive would notice the same, but grpc-js keeps pinging a connection after the server's GOAWAY, and the
+ * refused ping drops the calls still draining on it: every stream on a replica that shuts down or ages out its
+ * connection.)
  * A `dns:` address is
  * re-resolved periodically, so a replica an autoscaler adds gets its share of calls (and servers close
  * connections past a maximum age, so clients of a plain `host:port` behind a load balancer spread too).

@@ -276,6 +276,7 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
             ids.next = traceId;
           }
           const span = otel.startSpan(name, { kind }, parent);
+          ids.next = undefined;
           // Attributes only on a span that records them (the samplers here do not read them).
           if (spanOptions.attributes && span.isRecording())
             span.setAttributes(definedOnly(spanOptions.attributes()));
