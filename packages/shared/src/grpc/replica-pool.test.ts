@@ -312,9 +312,9 @@ describe('replica pool', () => {
     const picked = await replicas.connected();
     const watched = replicas.watch(picked.target);
     const started = Date.now();
-    const long = who(picked.stub, { deadlineMs: 60_000, delayMs: 30_000, signal: watched.signal });
+    const longCall = who(picked.stub, { deadlineMs: 60_000, delayMs: 30_000, signal: watched.signal });
     setTimeout(() => proxyA.freeze(), 100);
-    await expect(long).rejects.toMatchObject({ code: status.CANCELLED });
+    await expect(longCall).rejects.toMatchObject({ code: status.CANCELLED });
     expect(watched.faulted()).toBe(true);
     expect(Date.now() - started).toBeLessThan(10_000);
     watched.release();
@@ -328,13 +328,13 @@ describe('replica pool', () => {
     pools.push(replicas);
     const picked = await replicas.connected();
     const watched = replicas.watch(picked.target);
-    const long = who(picked.stub, { deadlineMs: 60_000, delayMs: 5_000, signal: watched.signal });
+    const longCall = who(picked.stub, { deadlineMs: 60_000, delayMs: 5_000, signal: watched.signal });
     proxyA.freeze();
     await new Promise((resolve) => setTimeout(resolve, 3_500));
     // New calls went elsewhere meanwhile: the replica was ejected at its silent check.
     expect(replicas.state()[0]?.healthy).toBe(false);
     proxyA.thaw();
-    await expect(long).resolves.toBe('a');
+    await expect(longCall).resolves.toBe('a');
     expect(watched.faulted()).toBe(false);
     watched.release();
   }, 15_000);
@@ -402,10 +402,10 @@ describe('a replica that drains', () => {
     const stub = connected.target === picked.target ? connected.stub : (await replicas.connected()).stub;
     const watched = replicas.watch(picked.target);
     // A call that outlives several health checks of a replica that said NOT_SERVING all along.
-    const long = who(stub, { deadlineMs: 10_000, delayMs: 1_500, signal: watched.signal });
+    const longCall = who(stub, { deadlineMs: 10_000, delayMs: 1_500, signal: watched.signal });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = draining.close(10_000);
-    await expect(long).resolves.toBe('draining');
+    await expect(longCall).resolves.toBe('draining');
     expect(watched.faulted()).toBe(false);
     watched.release();
     await closed;
