@@ -19,10 +19,11 @@ function lossyStore(inner: MemoryStore) {
       }
       // `null` plays a Redis whose data is gone (no marker); a string, a marker set by someone else.
       if (property === 'readEpoch' && state.epoch !== undefined) return async () => state.epoch ?? undefined;
-      if (property === 'markEpoch' && state.epoch === null) {
+      if (property === 'markEpoch' && state.epoch !== undefined) {
+        // Set when there is none, then read back: Redis's SET NX and GET.
         return async (candidate: string) => {
-          state.epoch = candidate;
-          return candidate;
+          state.epoch ??= candidate;
+          return state.epoch;
         };
       }
       return Reflect.get(target, property, receiver);
@@ -89,5 +90,24 @@ describe('followChanges', () => {
     await vi.waitFor(() => expect(reseed).toHaveBeenCalledTimes(1), { timeout: INTERVAL_MS * 10 });
     await vi.waitFor(() => expect(calls.resyncs).toBe(1));
     expect(logger.error.mock.calls[0]?.[1]).toContain('lost its data');
+  });
+
+  it('tries a reseed that failed again at the next check, reporting the loss once', async () => {
+    const { store, state } = lossyStore(await MemoryStore.open({}));
+    let attempts = 0;
+    const reseed = vi.fn(async () => {
+      attempts++;
+      if (attempts < 3) throw new Error('reseed failed');
+    });
+    const { calls, logger } = await follow(store, { reseed });
+    state.epoch = null;
+    await vi.waitFor(() => expect(calls.resyncs).toBe(1), { timeout: INTERVAL_MS * 20 });
+    expect(reseed).toHaveBeenCalledTimes(3);
+    const losses = logger.error.mock.calls.filter((call) => String(call[1]).includes('lost its data'));
+    expect(losses).toHaveLength(1);
+    // Once a reseed went through, the marker it set is the one followed: no more reseeds.
+    await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 5));
+    expect(reseed).toHaveBeenCalledTimes(3);
+    expect(calls.resyncs).toBe(1);
   });
 });

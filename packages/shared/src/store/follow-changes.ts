@@ -32,7 +32,7 @@ export interface ChangeFollower {
  * replica is stale at most two intervals after a lost notice, and a busy channel costs no resync. It also
  * compares the store's epoch marker with the one it started with: a marker gone or replaced means the store
  * lost its data (a Redis restarted without persistence), which is logged as an error, reseeded from the
- * config file, and resynced.
+ * config file (at every check until a reseed succeeds), and resynced.
  *
  * Call it before the first load: a change published during that load is then caught by a later check.
  */
@@ -51,6 +51,8 @@ export async function followChanges(options: ChangeFollowerOptions): Promise<Cha
   let waitingFor: number | undefined;
   let running: Promise<void> | undefined;
   let failing = false;
+  /** The loss of the store's data was reported and its reseed has not succeeded yet (it is tried each check). */
+  let reseeding = false;
 
   const allReceived = (upTo: number) => {
     for (let sequence = seen + 1; sequence <= upTo; sequence++) if (!received.has(sequence)) return false;
@@ -70,14 +72,21 @@ export async function followChanges(options: ChangeFollowerOptions): Promise<Cha
   const checkOnce = async () => {
     const [current, count] = await Promise.all([store.readEpoch(), store.changeCount(channel)]);
     if (current !== epoch) {
-      logger.error(
-        { channel, previous_epoch: epoch, epoch: current ?? null },
-        'the state store lost its data (its epoch marker is gone or replaced): spend counters, open ' +
-          'reservations and what the admin API wrote since the last save are gone; reseeding from the config ' +
-          'file. Configure Redis persistence (appendonly yes) to keep them.',
-      );
-      epoch = await store.markEpoch(randomUUID());
+      if (!reseeding) {
+        logger.error(
+          { channel, previous_epoch: epoch, epoch: current ?? null },
+          'the state store lost its data (its epoch marker is gone or replaced): spend counters, open ' +
+            'reservations and what the admin API wrote since the last save are gone; reseeding from the config ' +
+            'file. Configure Redis persistence (appendonly yes) to keep them.',
+        );
+      }
+      reseeding = true;
+      const marked = await store.markEpoch(randomUUID());
+      // The new marker is adopted only once the reseed is done: a reseed that fails is tried again at the next
+      // check, rather than leaving the store without the config file's data until a restart.
       await options.reseed?.();
+      epoch = marked;
+      reseeding = false;
       received.clear();
       await resyncAt(await store.changeCount(channel));
       return;
