@@ -120,8 +120,9 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
           keyRead.status === 200
         );
       },
-      // The check runs every interval; 15 s leaves room for a machine whose cores are all busy (CI beside a
-      // benchmark took longer than 5 s), and a reseed that never happens still fails here.
+      // The check runs every second; 15 s leaves room for a machine whose cores are all busy. (This wait once
+      // timed out now and then: a governance replica's reseed failed on the key it still held in memory, and
+      // was never tried again; the admin reads polled here often cleared that memory first, hiding it.)
       { timeoutMs: 15_000, intervalMs: 100, what: 'the config file reseeded' },
     );
     const statuses = await Promise.all([0, 1, 2, 3].map(async () => (await chat(CONFIG_KEY)).status));

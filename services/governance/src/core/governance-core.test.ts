@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { GatewayError, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore, RedisStore, type Store } from '@gw/shared/store';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { GovernanceCore } from './governance-core.ts';
 import type { AuthorizeRequest } from './governance-service.ts';
+import { hashVirtualKey } from './virtual-key-hash.ts';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const stores: Store[] = [];
@@ -33,7 +34,10 @@ const backends: Array<[string, () => Promise<Store>]> = [
 ];
 
 /** A governance core over a fresh store, a controllable clock and a price of $1 per million tokens either way (1 micro-USD per token). */
-async function setup(create: () => Promise<Store>, options: { strict?: boolean; governance?: object } = {}) {
+async function setup(
+  create: () => Promise<Store>,
+  options: { strict?: boolean; governance?: object; logger?: ReturnType<typeof silentLogger> } = {},
+) {
   const store = await create();
   stores.push(store);
   const clock = { now: Date.parse('2026-11-22T10:00:00Z') };
@@ -46,7 +50,7 @@ async function setup(create: () => Promise<Store>, options: { strict?: boolean; 
   });
   const core = await GovernanceCore.start({
     store,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     client: config.client,
     governance: config.governance,
     now: () => clock.now,
@@ -586,4 +590,41 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(JSON.stringify(shown)).not.toContain(rotated.value);
     expect(shown).not.toHaveProperty('value_hash');
   });
+});
+
+describe('GovernanceCore over a Redis that lost its data', () => {
+  it("writes the config file's key again, which this replica still held in memory, and serves it", async () => {
+    const prefix = `gw-test:gov:${randomUUID()}:`;
+    prefixes.push(prefix);
+    const value = `sk-gw-${'7'.repeat(40)}`;
+    const logger = { ...silentLogger(), warn: vi.fn(), error: vi.fn() };
+    const { core, store, request } = await setup(() => RedisStore.connect({ url: REDIS_URL, prefix }), {
+      governance: {
+        virtual_keys: [{ id: 'vk-file', name: 'file', value, provider_configs: [{ provider: 'openai' }] }],
+      },
+      logger: logger as unknown as ReturnType<typeof silentLogger>,
+    });
+    await expect(core.authorize(request(value))).resolves.toMatchObject({ virtualKeyId: 'vk-file' });
+    const redis = new Redis(REDIS_URL);
+    try {
+      // A Redis restarted without persistence: nothing of this gateway's is left, the epoch marker included.
+      await redis.del(...(await redis.keys(`${prefix}*`)));
+      expect(await store.get('gov:virtual-keys', 'vk-file')).toBeUndefined();
+      // The change follower checks every second; the reseed must write the key to the store itself.
+      await vi.waitFor(async () => expect(await store.get('gov:virtual-keys', 'vk-file')).toBeDefined(), {
+        timeout: 10_000,
+        interval: 100,
+      });
+      expect(await store.get('gov:virtual-key-hashes', hashVirtualKey(value))).toBe('vk-file');
+      await expect(core.authorize(request(value))).resolves.toMatchObject({ virtualKeyId: 'vk-file' });
+      // The loss is reported once, and the reseed went through at its first try (a failed one warns).
+      expect(logger.error.mock.calls.map((call) => String(call[1]))).toEqual([
+        expect.stringContaining('lost its data'),
+      ]);
+      expect(logger.warn).not.toHaveBeenCalled();
+    } finally {
+      redis.disconnect();
+      await core.close();
+    }
+  }, 20_000);
 });

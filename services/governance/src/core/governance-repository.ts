@@ -201,10 +201,15 @@ export class GovernanceRepository {
    * memory yet, and an update or a delete starts from what is there.
    */
   async current<C extends Collection>(collection: C, id: string): Promise<StoredOf<C>> {
-    await this.reload(collection, id);
-    const resource = this.get(collection, id);
+    const resource = await this.stored(collection, id);
     if (!resource) throw notFound(`${collection} '${id}'`);
     return resource;
+  }
+
+  /** The resource as the store holds it now, or undefined when it holds none (this replica's memory follows). */
+  async stored<C extends Collection>(collection: C, id: string): Promise<StoredOf<C> | undefined> {
+    await this.reload(collection, id);
+    return this.get(collection, id);
   }
 
   /** Whether a resource exists, asking the store when this replica has not seen it (made a moment ago). */

@@ -117,7 +117,10 @@ export class ResourceWrites {
    * A key's `value` counts when the key is created; an existing key keeps its own.
    */
   async writeFromConfig(collection: Collection, id: string, body: unknown, value?: string): Promise<void> {
-    if (!(await this.repository.exists(collection, id))) {
+    // The store is asked, not this replica's memory: a store that lost its data (the reseed after it) no longer
+    // holds what memory still does.
+    const existing = await this.repository.stored(collection, id);
+    if (!existing) {
       try {
         await this.create(collection, body, { id, ...(value === undefined ? {} : { value }) });
         return;
@@ -126,7 +129,7 @@ export class ResourceWrites {
         if (!(error instanceof GatewayError && error.type === 'conflict')) throw error;
       }
     }
-    await this.rewrite(collection, await this.repository.current(collection, id), body);
+    await this.rewrite(collection, existing ?? (await this.repository.current(collection, id)), body);
   }
 
   /** PATCH: a JSON merge patch (RFC 7396) onto the stored resource; the result is validated whole. */
