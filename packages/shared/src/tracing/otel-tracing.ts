@@ -258,7 +258,6 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
           if (given?.[UNSAMPLED_ROOT]) return new UnsampledSpan(given);
           const parent = parentOf(given);
           const parentSpan = trace.getSpanContext(parent);
-          const kind = KINDS[spanOptions.kind ?? 'internal'];
           if (parentSpan) {
             if ((parentSpan.traceFlags & TraceFlags.SAMPLED) === 0)
               return new UnsampledSpan(given?.[IN_PROCESS] ? given : carried(parentSpan, parent));
@@ -275,7 +274,7 @@ export function startOtelTracing(options: OtelTracingOptions): Tracing {
             }
             ids.next = traceId;
           }
-          const span = otel.startSpan(name, { kind }, parent);
+          const span = otel.startSpan(name, { kind: KINDS[spanOptions.kind ?? 'internal'] }, parent);
           ids.next = undefined;
           // Attributes only on a span that records them (the samplers here do not read them).
           if (spanOptions.attributes && span.isRecording())
