@@ -11,6 +11,21 @@ export const BODY = JSON.stringify({
   max_tokens: 16,
 });
 
+/**
+ * The rule of PII_GUARDRAIL: a request names it (`x-gw-guardrail-id`) to have it applied, so `pnpm bench`'s `+pii`
+ * rows choose it by header and its `+4k` rows run with the same config.
+ */
+export const PII_GUARDRAIL_RULE = 'bench-pii';
+
+/** A built-in PII profile on input, redacting; its rule applies only to requests that name it. */
+export const PII_GUARDRAIL = [
+  'guardrails:',
+  '  profiles:',
+  '    - { id: bench-pii, type: builtin, pii: [email, phone, card, iban, secret] }',
+  '  rules:',
+  `    - { id: ${PII_GUARDRAIL_RULE}, condition: 'false', action: REDACT, input_profiles: [bench-pii] }`,
+];
+
 export const VARIANTS: Record<string, (mock: string) => string[]> = {
   off: () => ['logs:', '  enabled: false'],
   logs: () => ['logs:', '  enabled: true'],
@@ -18,15 +33,7 @@ export const VARIANTS: Record<string, (mock: string) => string[]> = {
   'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
   trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
   // `pnpm bench`'s BENCH_GUARDRAILS=pii config: a PII guardrail whose rule applies only to requests that name it.
-  guardrails: () => [
-    'logs:',
-    '  enabled: false',
-    'guardrails:',
-    '  profiles:',
-    '    - { id: bench-pii, type: builtin, pii: [email, phone, card, iban, secret] }',
-    '  rules:',
-    "    - { id: bench-pii, condition: 'false', action: REDACT, input_profiles: [bench-pii] }",
-  ],
+  guardrails: () => ['logs:', '  enabled: false', ...PII_GUARDRAIL],
 };
 
 function tracing(mock: string, ratio: number): string[] {

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
+import { PII_GUARDRAIL, PII_GUARDRAIL_RULE } from './gateway-variants.ts';
 import {
   type ConcurrentResult,
   concurrent,
@@ -171,8 +172,6 @@ const bodies4k = {
   gw: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: prompt4k, max_tokens: 16 }),
   gwStream: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: prompt4k, max_tokens: 16, stream: true }),
 };
-/** The guardrail rule of the `+pii` rows: chosen by header, so the `+4k` rows run with the same config. */
-const GUARDRAIL_RULE = 'bench-pii';
 
 // ---------------------------------------------------------------------------------------------- processes
 
@@ -733,16 +732,7 @@ function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
           ]),
       // BENCH_LOGS: request logs on (metadata only) or off; unset, the config's default (on).
       ...(logs === undefined ? [] : ['logs:', `  enabled: ${logs}`]),
-      ...(variant.guardrails
-        ? [
-            // A built-in PII profile on input, redacting; its rule applies only to requests that name it.
-            'guardrails:',
-            '  profiles:',
-            '    - { id: bench-pii, type: builtin, pii: [email, phone, card, iban, secret] }',
-            '  rules:',
-            `    - { id: ${GUARDRAIL_RULE}, condition: 'false', action: REDACT, input_profiles: [bench-pii] }`,
-          ]
-        : []),
+      ...(variant.guardrails ? PII_GUARDRAIL : []),
       '',
     ].join('\n'),
   );
@@ -914,7 +904,7 @@ async function runMode(
       // The same 4 KB prompt without and with the guardrail: the difference is what the check costs.
       for (const [rowSuffix, headers] of [
         ['+4k', {}],
-        ['+pii', { 'x-gw-guardrail-id': GUARDRAIL_RULE }],
+        ['+pii', { 'x-gw-guardrail-id': PII_GUARDRAIL_RULE }],
       ] as const) {
         const name = `${mode}${rowSuffix}`;
         const row: TargetResult = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [] };
