@@ -4,8 +4,10 @@
 // past their maximum age. Frozen replicas are simulated by a proxy that stops forwarding bytes (pings too).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   credentials,
@@ -20,7 +22,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadService } from './grpc-channel.ts';
 import { type GrpcSecurity, readGrpcSecurity, tokenInterceptor } from './grpc-security.ts';
 import { startGrpcServer } from './grpc-server.ts';
-import { ReplicaPool } from './replica-pool.ts';
+import { neverSent, ReplicaPool } from './replica-pool.ts';
 
 const json = {
   serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
@@ -338,6 +340,35 @@ describe('replica pool', () => {
     expect(watched.faulted()).toBe(false);
     watched.release();
   }, 15_000);
+});
+
+describe('a replica that starts after its clients', () => {
+  it('is connected within a deadline and a reconnect wait, however long it was down', async () => {
+    // A port nothing listens on yet, as a router's while the ingress starts first.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const replicas = pool(`127.0.0.1:${port}`, { deadlineMs: 1_000 });
+    pools.push(replicas);
+    // Down for six seconds: grpc-js's growing backoff would wait about four before its next attempt by then.
+    await sleep(6_000);
+    await startReplica('late', { port });
+    await expect(
+      replicas.call((client) => who(client, { deadlineMs: 1_000 }), { retry: false }),
+    ).resolves.toBe('late');
+  }, 20_000);
+
+  it('marks a call it could not send as never sent', async () => {
+    const replicas = pool('127.0.0.1:1', { deadlineMs: 200 });
+    pools.push(replicas);
+    const failure = await replicas.connected().catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: status.UNAVAILABLE });
+    expect(neverSent(failure)).toBe(true);
+    expect(neverSent(Object.assign(new Error('lane broke'), { code: status.UNAVAILABLE }))).toBe(false);
+  });
 });
 
 describe('a window of calls', () => {

@@ -91,13 +91,20 @@ export interface PickedReplica<Stub> {
 
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/** How long a channel without a connection waits between attempts (at most a deadline, at most a second). */
+function reconnectMs(deadlineMs: number): number {
+  return Math.min(1_000, deadlineMs);
+}
+
 function channelOptions(deadlineMs: number): ChannelOptions {
   return {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    // A lost connection is retried soon: the health check, not the backoff, decides readmission.
-    'grpc.initial_reconnect_backoff_ms': Math.min(1_000, deadlineMs),
-    'grpc.max_reconnect_backoff_ms': 5_000,
+    // A lost connection is retried about once a second, without growing waits: the health check, not the backoff,
+    // decides readmission, and a replica that starts after its clients (a router up after the ingress) is
+    // connected within a second rather than after a backoff grown to seconds while it was down.
+    'grpc.initial_reconnect_backoff_ms': reconnectMs(deadlineMs),
+    'grpc.max_reconnect_backoff_ms': reconnectMs(deadlineMs),
   };
 }
 
@@ -110,9 +117,22 @@ function dnsName(address: string): { host: string; port: string } | undefined {
 const defaultResolve = async (host: string) =>
   (await lookup(host, { all: true })).map(({ address, family }) => (family === 6 ? `[${address}]` : address));
 
+/** Marks the errors of calls the pool never sent (no replica connected, or its window full). */
+const NEVER_SENT = Symbol('gw.never-sent');
+
 /** A call that found no replica to run on, as grpc-js reports a channel that cannot connect. */
 function unavailable(details: string): ServiceError {
-  return Object.assign(new Error(details), { code: status.UNAVAILABLE, details, metadata: new Metadata() });
+  return Object.assign(new Error(details), {
+    code: status.UNAVAILABLE,
+    details,
+    metadata: new Metadata(),
+    [NEVER_SENT]: true,
+  });
+}
+
+/** Whether a call failed before the pool sent it anywhere: no replica can have served it. */
+export function neverSent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && NEVER_SENT in error;
 }
 
 /** Whether a failed call says the replica, not the request, is at fault (down, frozen, too slow). */
@@ -263,16 +283,20 @@ export class ReplicaPool<Stub> {
     }
   }
 
-  /** Settles once the replica's channel is ready (at once when it is: the hot path), or fails at the deadline. */
+  /**
+   * Settles once the replica's channel is ready (at once when it is: the hot path), or fails after a deadline
+   * and one wait between connection attempts (a channel between attempts gets its next one).
+   */
   private ready(replica: Replica<Stub>): Promise<void> {
     let state = replica.channel.getConnectivityState(true);
     if (state === connectivityState.READY) return Promise.resolve();
-    const deadline = Date.now() + this.options.deadlineMs;
+    const waitMs = this.options.deadlineMs + reconnectMs(this.options.deadlineMs);
+    const deadline = Date.now() + waitMs;
     return new Promise((resolve, reject) => {
       const wait = () =>
         replica.channel.watchConnectivityState(state, deadline, (error) => {
           if (error) {
-            reject(unavailable(`${replica.target} did not connect within ${this.options.deadlineMs} ms`));
+            reject(unavailable(`${replica.target} did not connect within ${waitMs} ms`));
             return;
           }
           state = replica.channel.getConnectivityState(true);
