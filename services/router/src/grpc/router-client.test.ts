@@ -1,6 +1,11 @@
 // The router's gRPC client validates what it decodes and keeps the text it decoded, so ingress can write the
 // bytes as they came. A core that hands the server ready JSON (`json`) lets the test forge a reply.
-import type { ChatCompletionChunk, CompletionResponse } from '@gw/shared';
+import {
+  type ChatCompletionChunk,
+  type CompletionResponse,
+  GatewayError,
+  UnansweredCallError,
+} from '@gw/shared';
 import { startGrpcServer } from '@gw/shared/grpc';
 import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -116,4 +121,20 @@ it('ends a stream whose chunk fails its schema with a typed error', async () => 
     type: 'internal_error',
     message: expect.stringContaining('malformed stream chunk'),
   });
+});
+
+it('answers a plain 503 for a call no router replica could take, not an unanswered call to be charged', async () => {
+  // Nothing listens on port 1: the call is never sent.
+  const unreachable = new RouterClient({ ...testGrpcClientSettings('127.0.0.1:1'), deadlineMs: 200 });
+  try {
+    const failure = await unreachable.complete(route, call).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect(failure).not.toBeInstanceOf(UnansweredCallError);
+    expect(failure).toMatchObject({
+      type: 'service_unavailable',
+      message: 'no router replica could take the call',
+    });
+  } finally {
+    unreachable.close();
+  }
 });

@@ -13,6 +13,7 @@ import {
   fromGrpcError,
   type GrpcClientSettings,
   LaneClient,
+  neverSent,
   type PickedReplica,
   ReplicaPool,
   traceMetadata,
@@ -58,11 +59,13 @@ function callFailure(error: unknown): GatewayError {
 }
 
 /**
- * A failure of a call on a lane: the router's own error as it is; a lane that broke or a deadline missed after
+ * A failure of a call on a lane: the router's own error as it is; a call the pool never sent (no router replica
+ * connected, its window full) as a plain 503, nothing to charge; a lane that broke or a deadline missed after
  * the call was sent, as the replica's fault and a call that may have been served (UnansweredCallError).
  */
 function laneFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (neverSent(error)) return serviceUnavailable('no router replica could take the call', error);
   const failure =
     (error as { code?: unknown } | undefined)?.code === status.UNAVAILABLE
       ? serviceUnavailable('a router replica stopped answering', error)
