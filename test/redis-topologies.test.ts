@@ -77,10 +77,14 @@ describe('gw on a 3-master Redis Cluster', () => {
       rate_limit: { request_max_limit: 30, request_reset_duration: '1h' },
       budgets: [{ max_limit: 1_000, reset_duration: '1d' }],
     });
-    const statuses = await Promise.all(
-      Array.from({ length: 60 }, async () => (await chat(cluster, limited.value)).status),
-    );
-    expect(statuses.filter((status) => status === 200)).toHaveLength(30);
+    const answers = await Promise.all(Array.from({ length: 60 }, () => chat(cluster, limited.value)));
+    const statuses = answers.map((answer) => answer.status);
+    // What else came back, named in the failure (a CI run once saw 19 served, the rest not recorded).
+    const others = answers.filter((answer) => answer.status !== 200 && answer.status !== 429);
+    expect(
+      statuses.filter((status) => status === 200),
+      JSON.stringify(others.map((answer) => [answer.status, answer.body])),
+    ).toHaveLength(30);
     expect(statuses.filter((status) => status === 429)).toHaveLength(30);
     await waitFor(async () => Math.abs((await used(cluster, limited.id)) - 30 * COST) < 1e-9, {
       timeoutMs: 10_000,
