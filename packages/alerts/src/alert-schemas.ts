@@ -1,3 +1,4 @@
+import { destination, secret } from '@gw/shared';
 import { z } from 'zod';
 
 /** An id of a rule or channel: it goes into paths and dedup keys, so it stays short and plain. */
@@ -126,12 +127,11 @@ export const alertChannelSchema = z.discriminatedUnion('type', [
   z.strictObject({
     ...channelShape,
     type: z.literal('webhook'),
-    url: httpUrl,
+    url: destination(httpUrl),
     /** Signs every body (docs/alerts.md "Verifying a webhook"); at least 16 characters. */
-    secret: z.string().min(16).max(512),
+    secret: secret(z.string().min(16).max(512)),
     /** Sent with every delivery (a receiver's own credential); not the ones gw sets or HTTP framing owns. */
-    headers: z
-      .record(z.string().regex(/^[A-Za-z0-9-]+$/, 'is not a header name'), headerValue)
+    headers: secret(z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'is not a header name'), headerValue))
       .superRefine((headers, context) => {
         for (const name of Object.keys(headers)) {
           if (RESERVED_HEADERS.has(name.toLowerCase()))
@@ -140,37 +140,30 @@ export const alertChannelSchema = z.discriminatedUnion('type', [
       })
       .optional(),
   }),
-  z.strictObject({ ...channelShape, type: z.literal('slack'), url: httpUrl }),
+  /** The URL is both where it sends and its credential (its last segment): alerts-admin shows it masked. */
+  z.strictObject({ ...channelShape, type: z.literal('slack'), url: destination(httpUrl) }),
   z.strictObject({
     ...channelShape,
     type: z.literal('pagerduty'),
-    routing_key: z.string().min(1).max(128),
+    routing_key: secret(z.string().min(1).max(128)),
     /** Events API v2 base; the enqueue path is `/v2/enqueue` under it. */
-    url: httpUrl.default('https://events.pagerduty.com'),
+    url: destination(httpUrl).default('https://events.pagerduty.com'),
   }),
   z.strictObject({
     ...channelShape,
     type: z.literal('email'),
-    host: z.string().min(1).max(253),
-    port: z.number().int().min(1).max(65_535).default(587),
+    host: destination(z.string().min(1).max(253)),
+    port: destination(z.number().int().min(1).max(65_535)).default(587),
     /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
     secure: z.boolean().default(false),
     username: z.string().min(1).max(256).optional(),
-    password: z.string().min(1).max(512).optional(),
+    password: secret(z.string().min(1).max(512)).optional(),
     from: z.email(),
     to: z.array(z.email()).min(1).max(50),
   }),
 ]);
 export type AlertChannel = z.infer<typeof alertChannelSchema>;
 export type AlertChannelType = AlertChannel['type'];
-
-/** The fields of each channel type that hold a credential: masked on read. */
-export const CHANNEL_SECRET_FIELDS = {
-  webhook: ['secret'],
-  slack: [],
-  pagerduty: ['routing_key'],
-  email: ['password'],
-} as const satisfies Record<AlertChannelType, readonly string[]>;
 
 /** What a notification says: the same fields on every channel, each rendering them its own way. */
 export interface AlertNotification {

@@ -6,7 +6,6 @@ export {
   type AlertRule,
   alertChannelSchema,
   alertRuleSchema,
-  CHANNEL_SECRET_FIELDS,
 } from './alert-schemas.ts';
 export { governanceBudgetSource } from './alert-sources.ts';
 export { outboundChannelUrls } from './channels/send-to-channel.ts';

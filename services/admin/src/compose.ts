@@ -4,7 +4,7 @@ import { GuardrailRegistry } from '@gw/guardrails/registry';
 import type { LogStore, LogTail } from '@gw/logs';
 import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
+import { type GatewayConfig, type LiveSettings, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { uiDistDir } from '@gw/ui';
 import { IdentityStore } from './core/access/identity-store.ts';
@@ -18,6 +18,8 @@ import { ScimGroupStore } from './core/scim/scim-groups.ts';
 /** The admin API of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeAdmin(options: {
   config: GatewayConfig;
+  /** The live settings (`/api/config` changes them; anonymous access follows them). */
+  settings: LiveSettings;
   router: RouterService;
   governance: GovernanceService;
   logger: Logger;
@@ -31,7 +33,7 @@ export function composeAdmin(options: {
   /** The response cache's entries, when `cache.enabled` (the admin API removes from them). */
   cacheBackend?: CacheBackend | undefined;
   /** The process's alerts (`startAlerts` of `@gw/alerts`); absent without a store. */
-  alerts?: AlertsAdminOptions | undefined;
+  alerts?: Omit<AlertsAdminOptions, 'outbound'> | undefined;
   /** `/api/vault/*`: the process's secret resolver, and in a cluster the refresh of the others. */
   vault?: VaultAdminOptions | undefined;
   /** Request logs: where they are read and tailed, or why they are off here. */
@@ -44,7 +46,7 @@ export function composeAdmin(options: {
    */
   audit?: (AuditLogsAdminOptions & { onFailure?: () => void; queue?: AuditHolder | undefined }) | undefined;
 }) {
-  const { client } = options.config;
+  const { client } = options.settings;
   const outbound = outboundPolicy(options.config.network);
   return createAdminApp({
     router: options.router,
@@ -53,22 +55,18 @@ export function composeAdmin(options: {
     auth: {
       adminToken: options.adminToken,
       get allowAnonymous() {
-        return client.allow_anonymous_admin;
+        return client.current().allow_anonymous_admin;
       },
     },
-    mcp: {
-      registry: options.mcpRegistry,
-      outbound,
-      remoteUrls: options.config.network.mcp_remote_urls,
-    },
+    outbound,
+    mcp: { registry: options.mcpRegistry, remoteUrls: options.config.network.mcp_remote_urls },
     loadBalancer: { store: options.store, seed: options.config.load_balancer },
-    systemConfig: { store: options.store, config: options.config },
+    systemConfig: { store: options.store, settings: options.settings },
     guardrails: {
       registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),
-      outbound,
     },
     cache: { backend: options.cacheBackend },
-    alerts: { ...options.alerts, outbound },
+    alerts: options.alerts,
     vault: options.vault,
     ...(options.logs && { logs: options.logs }),
     identities: options.store && new IdentityStore({ store: options.store, logger: options.logger }),
@@ -76,7 +74,6 @@ export function composeAdmin(options: {
       auth: options.config.auth,
       clientSecret: options.oidcClientSecret,
       store: options.store,
-      outbound,
     },
     scim: {
       token: options.scimToken,

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { DroppedTally, startLogRetention } from '@gw/logs';
 import { PostgresLogStore } from '@gw/logs/postgres';
 import { RedisLogConsumer, RedisLogTail } from '@gw/logs/redis';
-import { closeOnDispose, type GatewayConfig, type Logger, type Metrics } from '@gw/shared';
+import { closeOnDispose, type LiveSettings, type Logger, type Metrics } from '@gw/shared';
 import { connectRedis } from '@gw/shared/store';
 
 /**
@@ -15,7 +15,8 @@ export async function startLogWorker(options: {
   databaseUrl: string;
   redisUrl: string | undefined;
   prefix: string;
-  config: GatewayConfig;
+  /** The live settings: how long records are kept (`logs.retention_days`). */
+  settings: LiveSettings;
   logger: Logger;
   /** Where entries the worker finds lost are counted (`gw_dropped_log_records_total`). */
   metrics: Metrics;
@@ -25,7 +26,7 @@ export async function startLogWorker(options: {
   const onError = (error: unknown) => logger.warn({ err: error }, 'request logs: the log worker failed');
   const retention = startLogRetention({
     store,
-    retentionDays: () => options.config.logs.retention_days,
+    retentionDays: () => options.settings.logs.current().retention_days,
     onError,
   });
   // Connections of their own without a command timeout: XREADGROUP and XREAD block while waiting.

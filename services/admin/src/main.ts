@@ -15,6 +15,7 @@ import {
   createMetrics,
   followSystemSettings,
   httpLimits,
+  LiveSettings,
   outboundPolicy,
   readSettings,
   resolveSecret,
@@ -64,7 +65,8 @@ await startService(logger, async (resources) => {
       store: mcpStore,
     }),
   );
-  if (mcpStore) resources.use(await followSystemSettings({ store: mcpStore, config, logger }));
+  const settings = LiveSettings.of(config);
+  if (mcpStore) resources.use(await followSystemSettings({ store: mcpStore, settings, logger }));
   const grpc = {
     ...(await grpcClientSettings(environment)),
     observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
@@ -97,7 +99,7 @@ await startService(logger, async (resources) => {
           databaseUrl: environment.GW_LOGS_DATABASE_URL,
           redisUrl: environment.GW_LOGS_STREAM === 'on' ? environment.REDIS_URL : undefined,
           prefix: environment.GW_REDIS_PREFIX,
-          config,
+          settings,
           logger,
           metrics,
         }),
@@ -182,6 +184,7 @@ await startService(logger, async (resources) => {
     );
   const app = composeAdmin({
     config,
+    settings,
     router,
     governance,
     logger,

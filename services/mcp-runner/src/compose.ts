@@ -1,4 +1,4 @@
-import { type GatewayConfig, type Logger, outboundPolicy } from '@gw/shared';
+import { type GatewayConfig, type LiveSettings, type Logger, outboundPolicy } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { McpRegistry } from './core/mcp-registry.ts';
 import { McpRunnerCore } from './core/mcp-runner-core.ts';
@@ -10,6 +10,8 @@ import { McpRunnerCore } from './core/mcp-runner-core.ts';
  */
 export async function startMcpRunner(options: {
   config: GatewayConfig;
+  /** The live settings: how tool calls run is read from them at start (restart-only settings). */
+  settings: LiveSettings;
   store: Store;
   logger: Logger;
   runnerId: string;
@@ -23,7 +25,7 @@ export async function startMcpRunner(options: {
   const core = await McpRunnerCore.start({
     registry,
     logger,
-    settings: config.mcp,
+    settings: options.settings.mcp.current(),
     runnerId: options.runnerId,
     environment: options.environment,
     reseed: () => registry.seed(config.mcp.clients),

@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import {
   createLogger,
   createMetrics,
+  followSystemSettings,
+  LiveSettings,
   mcpRunnerEnvironmentSchema,
   otlpTracesEndpoint,
   readSettings,
@@ -29,10 +31,14 @@ await startService(logger, async (resources) => {
     }),
   );
   const store = resources.use(await createStore(environment));
+  // The stored settings (`PUT /api/config`) as they are at start: how tool calls run is read once.
+  const settings = LiveSettings.of(config);
+  resources.use(await followSystemSettings({ store, settings, logger }));
   const runnerId = `${hostname()}:${process.pid}`;
   const { core } = resources.use(
     await startMcpRunner({
       config,
+      settings,
       store,
       logger,
       runnerId,
@@ -45,7 +51,7 @@ await startService(logger, async (resources) => {
       redisUrl: environment.REDIS_URL,
       redisPrefix: environment.GW_REDIS_PREFIX,
       runner: tracing ? traceToolRunner(core, tracing.tracer('mcp-runner')) : core,
-      concurrency: environment.GW_MCP_CONCURRENCY ?? config.mcp.worker_concurrency,
+      concurrency: environment.GW_MCP_CONCURRENCY ?? settings.mcp.current().worker_concurrency,
       lockDurationMs: environment.GW_MCP_LOCK_DURATION_MS,
       stalledIntervalMs: environment.GW_MCP_STALLED_INTERVAL_MS,
       name: `mcp-runner:${runnerId}`,

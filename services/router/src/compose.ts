@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { closeOnDispose, type GatewayConfig, type Logger, type Metrics, outboundPolicy } from '@gw/shared';
+import {
+  closeOnDispose,
+  type GatewayConfig,
+  type LiveSettings,
+  type Logger,
+  type Metrics,
+  outboundPolicy,
+} from '@gw/shared';
 import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -12,6 +19,8 @@ import { TracedRouter } from './core/traced-router.ts';
 /** The router of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export async function startRouter(options: {
   config: GatewayConfig;
+  /** The live settings this process follows (its client settings: raw responses, fallbacks, attempts). */
+  settings: LiveSettings;
   store: Store;
   logger: Logger;
   metrics: Metrics;
@@ -27,7 +36,6 @@ export async function startRouter(options: {
    */
   secrets?: SecretResolver | undefined;
 }): Promise<RouterService & { close(): Promise<void> } & AsyncDisposable> {
-  const { client } = options.config;
   const secrets =
     options.secrets ??
     (await startSecretResolver({
@@ -46,21 +54,10 @@ export async function startRouter(options: {
     secrets,
     seedProviders: options.config.providers,
     outbound: outboundPolicy(options.config.network),
-    // Read at each use: `PUT /api/config` changes the client settings in place.
-    get sendRawResponse() {
-      return client.send_raw_response;
-    },
+    client: options.settings.client,
     health: options.health,
     loadBalancer: options.config.load_balancer,
     replicaId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    limits: {
-      get maxFallbacks() {
-        return client.max_fallbacks;
-      },
-      get maxAttempts() {
-        return client.max_attempts;
-      },
-    },
     tracer: options.tracer,
   });
   // A resolver this router started is closed with it.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { providerNameSchema } from '../schemas/providers.ts';
+import { restartOnly } from './declared-fields.ts';
 
 /** `<provider>/<model>`: the provider part must be a provider name, the model part non-empty. */
 const embeddingModelSchema = z
@@ -17,7 +18,8 @@ const cacheTypeSchema = z.enum(['exact', 'semantic']);
  */
 export const cacheConfigSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    /** Read at start: where entries live is decided then. */
+    enabled: restartOnly(z.boolean()).default(false),
     /** The kinds of match looked for; a request may narrow them (`x-gw-cache-type`), never widen them. */
     types: z.array(cacheTypeSchema).min(1).default(['exact', 'semantic']),
     /** How long an entry lives unless the request says (`x-gw-cache-ttl`); at most a day. */
@@ -47,7 +49,7 @@ export const cacheConfigSchema = z
     /** Match conversations that carry tool results semantically too (a tool's output is data, not wording). */
     include_tool_results: z.boolean().default(false),
     /** Most entries one scope holds; the oldest makes room. Bounds the in-process index (docs/cache.md). */
-    max_entries_per_scope: z.number().int().min(1).max(100_000).default(10_000),
+    max_entries_per_scope: restartOnly(z.number().int().min(1).max(100_000)).default(10_000),
   })
   .superRefine((cache, context) => {
     if (cache.enabled && cache.types.includes('semantic') && !cache.embedding) {

@@ -10,13 +10,15 @@ import {
   userSchema,
   virtualKeySchema,
 } from '../schemas/governance.ts';
-import { GUARDRAIL_SECRET_FIELDS, guardrailsConfigSchema } from '../schemas/guardrails.ts';
+import { guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
 import { adminConfigSchema, auditConfigSchema, originOrAnySchema } from './admin-config.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
 import { authConfigSchema } from './auth-config.ts';
 import { cacheConfigSchema } from './cache-config.ts';
+import { fieldTree, liveSection, restartOnly, restartSection } from './declared-fields.ts';
+import { mapFields } from './declared-values.ts';
 import { envReferenceName } from './env-reference.ts';
 import { logsConfigSchema } from './logs-config.ts';
 import { networkPolicySchema } from './network-policy.ts';
@@ -61,7 +63,7 @@ export const governanceSettingsSchema = z.strictObject({
   strict_budgets: z.boolean().default(false),
   /** A reservation not settled by then (a process died mid-request) is charged at its estimate. */
   settle_deadline_ms: z.number().int().positive().default(900_000),
-  sweep_interval_ms: z.number().int().min(0).default(30_000),
+  sweep_interval_ms: restartOnly(z.number().int().min(0)).default(30_000),
   /** Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates). */
   default_max_completion_tokens: z.number().int().positive().default(4096),
   /**
@@ -73,9 +75,9 @@ export const governanceSettingsSchema = z.strictObject({
    * What a model without a price (neither built in nor in `pricing`) costs under a budget: this price (USD per
    * million tokens), or, when unset, such a request is refused (403 model_not_allowed) rather than served free.
    */
-  unpriced_model_price: z
-    .strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() })
-    .optional(),
+  unpriced_model_price: restartOnly(
+    z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }),
+  ).optional(),
 });
 
 const idField = { id: z.string().min(1).optional() };
@@ -92,10 +94,12 @@ function notYetSupported(reason: string) {
 }
 
 export const gatewayConfigSchema = z.strictObject({
-  client: clientConfigSchema.default(clientConfigSchema.parse({})),
-  providers: z.record(providerNameSchema, providerConfigSchema).default({}),
-  governance: z
-    .strictObject({
+  client: liveSection(clientConfigSchema).default(clientConfigSchema.parse({})),
+  /** Seeds the providers, which `/api/providers` manages (live). */
+  providers: liveSection(z.record(providerNameSchema, providerConfigSchema)).default({}),
+  governance: liveSection(
+    z.strictObject({
+      /** Virtual keys and their owners seed the store, which `/api/governance/*` manages (live). */
       virtual_keys: z
         .array(virtualKeySchema.extend({ ...idField, value: z.string().optional() }))
         .default([]),
@@ -106,52 +110,52 @@ export const gatewayConfigSchema = z.strictObject({
       /** The gateway's model aliases (every key's, after a key's own). */
       model_aliases: z.array(modelAliasSchema.extend(idField)).default([]),
       budgets: notYetSupported('budgets are set on virtual keys, teams, customers and business units'),
-      settings: governanceSettingsSchema.default(governanceSettingsSchema.parse({})),
+      settings: liveSection(governanceSettingsSchema).default(governanceSettingsSchema.parse({})),
       /** Price overrides per model: USD per million tokens. */
-      pricing: z
-        .record(
+      pricing: restartSection(
+        z.record(
           z.string(),
           z.strictObject({
             input: z.number().nonnegative(),
             output: z.number().nonnegative(),
             cached_input: z.number().nonnegative().optional(),
           }),
-        )
-        .default({}),
-    })
-    .default({
-      virtual_keys: [],
-      customers: [],
-      teams: [],
-      users: [],
-      business_units: [],
-      model_aliases: [],
-      settings: governanceSettingsSchema.parse({}),
-      pricing: {},
+        ),
+      ).default({}),
     }),
-  mcp: mcpSettingsSchema.default(mcpSettingsSchema.parse({})),
+  ).default({
+    virtual_keys: [],
+    customers: [],
+    teams: [],
+    users: [],
+    business_units: [],
+    model_aliases: [],
+    settings: governanceSettingsSchema.parse({}),
+    pricing: {},
+  }),
+  mcp: liveSection(mcpSettingsSchema).default(mcpSettingsSchema.parse({})),
   /** Health-aware routing (docs/routing-health.md); `PUT /api/load-balancer/config` changes it live. */
-  load_balancer: loadBalancerConfigSchema.default(loadBalancerConfigSchema.parse({})),
+  load_balancer: liveSection(loadBalancerConfigSchema).default(loadBalancerConfigSchema.parse({})),
   /** Guardrail profiles and rules (docs/guardrails.md); the admin API adds more at run time. */
-  guardrails: guardrailsConfigSchema.default({ profiles: [], rules: [] }),
+  guardrails: liveSection(guardrailsConfigSchema).default({ profiles: [], rules: [] }),
   /** OpenTelemetry tracing (docs/tracing.md); off by default. */
-  tracing: tracingConfigSchema.default(tracingConfigSchema.parse({})),
+  tracing: restartSection(tracingConfigSchema).default(tracingConfigSchema.parse({})),
   /** The response cache (docs/cache.md); off by default. */
-  cache: cacheConfigSchema.default(cacheConfigSchema.parse({})),
+  cache: liveSection(cacheConfigSchema).default(cacheConfigSchema.parse({})),
   /** The alert evaluator (docs/alerts.md); rules and channels are managed through `/api/alerts`. */
-  alerts: alertsConfigSchema.default(alertsConfigSchema.parse({})),
+  alerts: restartSection(alertsConfigSchema).default(alertsConfigSchema.parse({})),
   /** Secret managers that `vault.…`, `aws-sm.…`, `gcp-sm.…` and `azure-kv.…` references read (docs/vault.md). */
-  vault: vaultConfigSchema.default(vaultConfigSchema.parse({})),
+  vault: restartSection(vaultConfigSchema).default(vaultConfigSchema.parse({})),
   /** Request logs (docs/logs.md): on, metadata only, by default. */
-  logs: logsConfigSchema.default(logsConfigSchema.parse({})),
+  logs: liveSection(logsConfigSchema).default(logsConfigSchema.parse({})),
   /** Single sign-on and role mappings of the admin API (docs/admin-access.md); read at start. */
-  auth: authConfigSchema.default(authConfigSchema.parse({})),
+  auth: restartSection(authConfigSchema).default(authConfigSchema.parse({})),
   /** Where gw may send requests it makes for an operator (docs/network.md); config file only, read at start. */
-  network: networkPolicySchema.default(networkPolicySchema.parse({})),
+  network: restartSection(networkPolicySchema).default(networkPolicySchema.parse({})),
   /** The admin API's own settings (docs/admin-access.md): origins allowed besides its own; read at start. */
-  admin: adminConfigSchema.default(adminConfigSchema.parse({})),
+  admin: restartSection(adminConfigSchema).default(adminConfigSchema.parse({})),
   /** The audit log (docs/admin-access.md "Audit log"): what a change does while its store is down; read at start. */
-  audit: auditConfigSchema.default(auditConfigSchema.parse({})),
+  audit: restartSection(auditConfigSchema).default(auditConfigSchema.parse({})),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
@@ -159,6 +163,30 @@ export type ClientConfig = z.infer<typeof clientConfigSchema>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/**
+ * Replaces `env.NAME` strings by the variable's value, except in credential fields (declared `secret` in the
+ * schema: provider keys, guardrail and alert credentials), which keep the reference and read it at use, so the
+ * store never holds the secret; a reference there to an unset variable fails here all the same. Secret-manager
+ * references (`vault.…`) are taken by credential fields only: anywhere else they would be sent as written.
+ */
+function resolveReferences(document: unknown, env: NodeJS.ProcessEnv): unknown {
+  return mapFields(fieldTree(gatewayConfigSchema), document, ({ path, value, secret }) => {
+    if (typeof value !== 'string') return value;
+    const reference = parseSecretReference(value);
+    if (reference instanceof Error && secret) throw new ConfigError(`${path}: ${reference.message}`);
+    if (reference && !(reference instanceof Error)) {
+      if (secret) return value;
+      throw new ConfigError(
+        `${path}: '${value}': secret-manager references are taken by credential fields only (provider keys, guardrail and alert credentials)`,
+      );
+    }
+    const name = envReferenceName(value);
+    if (name === undefined) return value;
+    if (env[name] === undefined) throw new ConfigError(`${path}: environment variable ${name} is not set`);
+    return secret ? value : env[name];
+  });
 }
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
@@ -169,52 +197,11 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 /**
- * Replaces `env.NAME` strings by the variable's value. Provider key values keep the reference (they are
- * resolved at use, so the store never holds the secret), but a reference to an unset variable fails here.
- */
-function resolveReferences(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv): unknown {
-  if (typeof value === 'string') {
-    // Provider key values and key configs (secret_key, service-account JSON…) stay references.
-    const isProviderKey =
-      path[0] === 'providers' && path[2] === 'keys' && (path[4] === 'value' || path[4] === 'config');
-    // Guardrail profiles' credentials too: they are stored for every replica, and resolved where they are used.
-    const isGuardrailSecret =
-      path[0] === 'guardrails' &&
-      path[1] === 'profiles' &&
-      (GUARDRAIL_SECRET_FIELDS as readonly PropertyKey[]).includes(path[3] ?? '');
-    const isSecret = isProviderKey || isGuardrailSecret;
-    const reference = parseSecretReference(value);
-    if (reference instanceof Error && isSecret)
-      throw new ConfigError(`${formatPath(path)}: ${reference.message}`);
-    if (reference && !(reference instanceof Error)) {
-      // Only values read at use can follow a rotation; elsewhere a reference would be sent as it is written.
-      if (isSecret) return value;
-      throw new ConfigError(
-        `${formatPath(path)}: '${value}': secret-manager references are taken by provider keys and guardrail credentials only`,
-      );
-    }
-    const name = envReferenceName(value);
-    if (name === undefined) return value;
-    if (env[name] === undefined) {
-      throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
-    }
-    return isSecret ? value : env[name];
-  }
-  if (Array.isArray(value)) return value.map((item, index) => resolveReferences(item, [...path, index], env));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, resolveReferences(item, [...path, key], env)]),
-    );
-  }
-  return value;
-}
-
-/**
  * Validates a parsed config document; errors name the field, all on one line. `env`: where `env.NAME`
  * references resolve (the process's environment, handed over by main; none by default).
  */
 export function parseGatewayConfig(document: unknown, env: NodeJS.ProcessEnv = {}): GatewayConfig {
-  const resolved = resolveReferences(document ?? {}, [], env);
+  const resolved = resolveReferences(document ?? {}, env);
   const result = gatewayConfigSchema.safeParse(resolved);
   if (!result.success) {
     const lines = result.error.issues.map(

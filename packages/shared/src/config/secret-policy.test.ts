@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { providerConfigSchema } from '../schemas/providers.ts';
+import { destination, secret, secretsByName } from './declared-fields.ts';
 import { refuseMovedSecrets, refuseSecretReferences } from './secret-policy.ts';
 
 function refusal(work: () => void): GatewayError {
@@ -12,8 +15,19 @@ function refusal(work: () => void): GatewayError {
   throw new Error('expected a refusal');
 }
 
+/** A resource as a new type would declare it: what its fields are is in its schema, not in their names. */
+const resourceSchema = z.object({
+  type: z.string().optional(),
+  endpoint: destination(z.url()).optional(),
+  /** A credential whose name says nothing. */
+  pass_phrase: secret(z.string()).optional(),
+  headers: secretsByName(z.record(z.string(), z.string())).optional(),
+  label: z.string().optional(),
+  enabled: z.boolean().optional(),
+});
+
 describe('refuseSecretReferences', () => {
-  it('refuses an env or secret-manager reference anywhere, naming the field and the rule', () => {
+  it('refuses an env or secret-manager reference in a credential field, naming the field and the rule', () => {
     for (const reference of [
       'env.GATEWAY_ADMIN_TOKEN',
       'vault.secret/gw#key',
@@ -22,40 +36,76 @@ describe('refuseSecretReferences', () => {
       'azure-kv.vault1/secret',
     ]) {
       const error = refusal(() =>
-        refuseSecretReferences({ type: 'x', headers: { a: reference } }, { mayReference: false }),
+        refuseSecretReferences(
+          resourceSchema,
+          { headers: { authorization: reference } },
+          { mayReference: false },
+        ),
       );
       expect(error.status).toBe(400);
       expect(error.code).toBe('secret_reference');
-      expect(error.param).toBe('headers.a');
-      expect(error.message).toContain('headers.a:');
+      expect(error.param).toBe('headers.authorization');
+      expect(error.message).toContain('headers.authorization:');
       expect(error.message).toContain('secrets:reference');
     }
     const nested = refusal(() =>
-      refuseSecretReferences({ keys: [{ value: 'ok' }, { value: 'env.X' }] }, { mayReference: false }),
+      refuseSecretReferences(
+        providerConfigSchema,
+        { keys: [{ value: 'ok' }, { value: 'env.X' }] },
+        { mayReference: false },
+      ),
     );
     expect(nested.param).toBe('keys[1].value');
   });
 
-  it('accepts them for a caller with the permission, and plain values for everyone', () => {
-    expect(() => refuseSecretReferences({ api_key: 'env.X' }, { mayReference: true })).not.toThrow();
-    expect(() => refuseSecretReferences({ api_key: 'environment' }, { mayReference: false })).not.toThrow();
+  it('refuses a reference outside credential fields for everyone: it would be sent as written', () => {
+    for (const field of ['label', 'endpoint']) {
+      const error = refusal(() =>
+        refuseSecretReferences(
+          resourceSchema,
+          { [field]: 'env.GATEWAY_ADMIN_TOKEN' },
+          { mayReference: true },
+        ),
+      );
+      expect(error.param).toBe(field);
+      expect(error.message).toContain('is not a credential field');
+    }
+    // A header not named like a credential is not one either.
+    const header = refusal(() =>
+      refuseSecretReferences(resourceSchema, { headers: { 'x-trace': 'env.X' } }, { mayReference: true }),
+    );
+    expect(header.param).toBe('headers.x-trace');
+  });
+
+  it('accepts them in credential fields for a caller with the permission, and plain values for everyone', () => {
+    expect(() =>
+      refuseSecretReferences(resourceSchema, { pass_phrase: 'env.X' }, { mayReference: true }),
+    ).not.toThrow();
+    expect(() =>
+      refuseSecretReferences(resourceSchema, { pass_phrase: 'environment' }, { mayReference: false }),
+    ).not.toThrow();
   });
 
   it('keeps a stored reference written back, unless the write moves where it is sent', () => {
-    const stored = { endpoint: 'https://a.example', api_key: 'env.KEY' };
+    const stored = { endpoint: 'https://a.example', pass_phrase: 'env.KEY' };
     expect(() =>
-      refuseSecretReferences({ ...stored, enabled: false }, { mayReference: false, stored }),
+      refuseSecretReferences(resourceSchema, { ...stored, enabled: false }, { mayReference: false, stored }),
     ).not.toThrow();
     const moved = refusal(() =>
       refuseSecretReferences(
+        resourceSchema,
         { ...stored, endpoint: 'https://evil.example' },
         { mayReference: false, stored, prefix: 'config.' },
       ),
     );
     expect(moved.param).toBe('config.endpoint');
-    expect(moved.message).toContain('config.api_key');
+    expect(moved.message).toContain('config.pass_phrase');
     expect(() =>
-      refuseSecretReferences({ ...stored, endpoint: 'https://evil.example' }, { mayReference: true, stored }),
+      refuseSecretReferences(
+        resourceSchema,
+        { ...stored, endpoint: 'https://evil.example' },
+        { mayReference: true, stored },
+      ),
     ).not.toThrow();
   });
 });
@@ -70,19 +120,39 @@ describe('refuseMovedSecrets', () => {
       network_config: { base_url: 'https://evil.example.com' },
       keys: [{ id: 'main', value: 'sk-admin-key-0123456789' }],
     };
-    const error = refusal(() => refuseMovedSecrets(moved, { mayReference: false, stored }));
+    const error = refusal(() =>
+      refuseMovedSecrets(providerConfigSchema, moved, { mayReference: false, stored }),
+    );
     expect(error.param).toBe('network_config.base_url');
     expect(error.message).toContain('keys[0].value');
-    expect(() => refuseMovedSecrets(moved, { mayReference: true, stored })).not.toThrow();
+    expect(() =>
+      refuseMovedSecrets(providerConfigSchema, moved, { mayReference: true, stored }),
+    ).not.toThrow();
+  });
+  it('follows the declared destinations of a new resource type, whatever their names', () => {
+    const kept = { endpoint: 'https://a.example', pass_phrase: 'correct horse battery' };
+    const error = refusal(() =>
+      refuseMovedSecrets(
+        resourceSchema,
+        { ...kept, endpoint: 'https://b.example' },
+        { mayReference: false, stored: kept },
+      ),
+    );
+    expect(error.param).toBe('endpoint');
+    expect(error.message).toContain('pass_phrase');
   });
   it('accepts a new destination with new credentials, and kept credentials at the same destination', () => {
     const renewed = {
       network_config: { base_url: 'https://b.example.com' },
       keys: [{ value: 'sk-new-key-0000000000' }],
     };
-    expect(() => refuseMovedSecrets(renewed, { mayReference: false, stored })).not.toThrow();
+    expect(() =>
+      refuseMovedSecrets(providerConfigSchema, renewed, { mayReference: false, stored }),
+    ).not.toThrow();
     const same = { ...stored, keys: [...stored.keys, { value: 'sk-other' }] };
-    expect(() => refuseMovedSecrets(same, { mayReference: false, stored })).not.toThrow();
-    expect(() => refuseMovedSecrets(renewed, { mayReference: false })).not.toThrow();
+    expect(() =>
+      refuseMovedSecrets(providerConfigSchema, same, { mayReference: false, stored }),
+    ).not.toThrow();
+    expect(() => refuseMovedSecrets(providerConfigSchema, renewed, { mayReference: false })).not.toThrow();
   });
 });

@@ -5,34 +5,36 @@ import type { Logger } from '../logger.ts';
 import { mcpRuntimeSettingsSchema } from '../schemas/mcp.ts';
 import { followChanges } from '../store/follow-changes.ts';
 import type { Store } from '../store/store.ts';
+import { cacheConfigSchema } from './cache-config.ts';
+import { fieldTree, restartOnlyPaths } from './declared-fields.ts';
 import { clientConfigSchema, type GatewayConfig, governanceSettingsSchema } from './gateway-config.ts';
+import { type Live, LiveValue } from './live.ts';
 import { logsConfigSchema } from './logs-config.ts';
 
 /**
- * The system settings every process applies without a restart (`GET|PUT /api/config`): client settings,
- * governance settings and how MCP tool calls run. Providers, governance resources, MCP clients and the load
- * balancer have their own APIs.
+ * The system settings every process applies without a restart (`GET|PUT /api/config`): the live sections of
+ * the config that are settings rather than resources (client settings, governance settings, how MCP tool calls
+ * run, request logs, the response cache). Providers, governance resources, MCP clients, guardrails and the load
+ * balancer are live too, through their own APIs.
  */
 export const systemSettingsSchema = z.strictObject({
   client: clientConfigSchema,
   governance: z.strictObject({ settings: governanceSettingsSchema }),
   mcp: mcpRuntimeSettingsSchema,
-  /** Request logs: on or off, content, its size, retention. Older stored settings without it take the file's. */
+  /** Request logs. Settings stored by a version before they joined take the config file's. */
   logs: logsConfigSchema.optional(),
+  /** The response cache. Settings stored by a version before it joined take the config file's. */
+  cache: cacheConfigSchema.optional(),
 });
 
-export type SystemSettings = z.infer<typeof systemSettingsSchema>;
+/** The settings as stored and sent: every section present. */
+export type SystemSettings = Required<z.infer<typeof systemSettingsSchema>>;
 
-/** Settings read once, when a process starts: a change is stored and shown, and applies at the next start. */
-export const RESTART_REQUIRED = [
-  'governance.settings.sweep_interval_ms',
-  'governance.settings.unpriced_model_price',
-  'mcp.tool_timeout_ms',
-  'mcp.max_queued',
-  'mcp.worker_concurrency',
-  'mcp.max_concurrency_per_client',
-  'mcp.connect_timeout_ms',
-] as const;
+/**
+ * Settings read once, when a process starts (their schema marks them `restartOnly`): a change is stored and
+ * shown, and applies at the next start.
+ */
+export const RESTART_REQUIRED: readonly string[] = restartOnlyPaths(fieldTree(systemSettingsSchema));
 
 const storedSettingsSchema = z.object({
   settings: systemSettingsSchema,
@@ -44,15 +46,35 @@ const COLLECTION = 'settings';
 const DOCUMENT = 'system';
 const CHANNEL = 'settings';
 
-/** A config's system settings, as a copy. */
+/** A config's system settings. */
 export function systemSettingsOf(config: GatewayConfig): SystemSettings {
   const { clients: _clients, ...mcp } = config.mcp;
-  return structuredClone({
+  return {
     client: config.client,
     governance: { settings: config.governance.settings },
     mcp,
     logs: config.logs,
-  });
+    cache: config.cache,
+  };
+}
+
+/**
+ * The settings a process runs with, each section a `Live` handle: a change replaces the settings (a frozen
+ * snapshot), and a component that follows a section reads `current()` at each use. Made from the config file's
+ * settings; `followSystemSettings` keeps it on the stored ones.
+ */
+export class LiveSettings extends LiveValue<SystemSettings> {
+  readonly client: Live<SystemSettings['client']> = this.select((settings) => settings.client);
+  readonly governance: Live<SystemSettings['governance']['settings']> = this.select(
+    (settings) => settings.governance.settings,
+  );
+  readonly mcp: Live<SystemSettings['mcp']> = this.select((settings) => settings.mcp);
+  readonly logs: Live<SystemSettings['logs']> = this.select((settings) => settings.logs);
+  readonly cache: Live<SystemSettings['cache']> = this.select((settings) => settings.cache);
+
+  static of(config: GatewayConfig): LiveSettings {
+    return new LiveSettings(systemSettingsOf(config));
+  }
 }
 
 function fileHash(settings: SystemSettings): string {
@@ -60,32 +82,26 @@ function fileHash(settings: SystemSettings): string {
 }
 
 /**
- * Applies settings to the live config in place: every component holding `config.client`, `config.mcp` or
- * `config.governance.settings` reads the new values at its next use.
+ * The hash a version before `cache` joined the settings stored for the same file: its settings were these
+ * four sections. Recognised at start, so an upgrade keeps the changes made through the API.
  */
-export function applySystemSettings(config: GatewayConfig, settings: SystemSettings): void {
-  replaceFields(config.client, settings.client);
-  replaceFields(config.governance.settings, settings.governance.settings);
-  replaceFields(config.mcp, settings.mcp);
-  if (settings.logs) replaceFields(config.logs, settings.logs);
+function legacyFileHash(settings: SystemSettings): string {
+  const { client, governance, mcp, logs } = settings;
+  return createHash('sha256').update(JSON.stringify({ client, governance, mcp, logs })).digest('hex');
 }
 
-function replaceFields<Target extends object>(target: Target, values: Partial<Target>): void {
-  for (const key of Object.keys(target) as Array<keyof Target>) {
-    if (!(key in values) && key !== 'clients') delete target[key];
-  }
-  Object.assign(target, values);
+/** Stored settings made whole: a section a version before it did not store is the file's. */
+function whole(stored: z.infer<typeof systemSettingsSchema>, file: SystemSettings): SystemSettings {
+  return { ...stored, logs: stored.logs ?? file.logs, cache: stored.cache ?? file.cache };
 }
 
 /** The settings in force: the stored ones, else the config file's. */
 export async function readSystemSettings(
   store: Pick<Store, 'get'>,
-  config: GatewayConfig,
+  file: SystemSettings,
 ): Promise<SystemSettings> {
   const stored = storedSettingsSchema.safeParse(await store.get(COLLECTION, DOCUMENT));
-  if (!stored.success) return systemSettingsOf(config);
-  // Settings stored before `logs` joined them: the live config's logs section.
-  return { ...stored.data.settings, logs: stored.data.settings.logs ?? structuredClone(config.logs) };
+  return stored.success ? whole(stored.data.settings, file) : file;
 }
 
 /** Stores settings and tells every process; `fromFile` marks them as the config file's current ones. */
@@ -101,21 +117,22 @@ export async function writeSystemSettings(
 }
 
 /**
- * Keeps a process's live config on the stored settings. At start the config file wins when its settings
- * changed since they were last stored (an operator edited the file); otherwise the stored ones do (a change
- * made through the API survives restarts). Afterwards every change notice, and every missed one (see
- * `followChanges`), applies the stored settings.
+ * Keeps a process's live settings on the stored ones. At start the config file wins when its settings changed
+ * since they were last stored (an operator edited the file); otherwise the stored ones do (a change made through
+ * the API survives restarts). Afterwards every change notice, and every missed one (see `followChanges`),
+ * replaces the live settings with the stored ones.
  */
 export async function followSystemSettings(options: {
   store: Store;
-  config: GatewayConfig;
+  /** The process's settings, made from the config file (`LiveSettings.of`). */
+  settings: LiveSettings;
   logger: Logger;
 }): Promise<{ close(): Promise<void> } & AsyncDisposable> {
-  const { store, config, logger } = options;
-  const fromFile = systemSettingsOf(config);
+  const { store, settings, logger } = options;
+  const fromFile = settings.current();
   const apply = async () => {
     const stored = storedSettingsSchema.safeParse(await store.get(COLLECTION, DOCUMENT));
-    if (stored.success) applySystemSettings(config, stored.data.settings);
+    if (stored.success) settings.replace(whole(stored.data.settings, fromFile));
   };
   const follower = await followChanges({
     store,
@@ -128,10 +145,12 @@ export async function followSystemSettings(options: {
     reseed: () => writeSystemSettings(store, fromFile, { fromFile: true }),
   });
   const stored = storedSettingsSchema.safeParse(await store.get(COLLECTION, DOCUMENT));
-  if (!stored.success || stored.data.file_hash !== fileHash(fromFile)) {
+  const unchanged =
+    stored.success && [fileHash(fromFile), legacyFileHash(fromFile)].includes(stored.data.file_hash);
+  if (!stored.success || !unchanged) {
     await writeSystemSettings(store, fromFile, { fromFile: true });
   } else {
-    applySystemSettings(config, stored.data.settings);
+    settings.replace(whole(stored.data.settings, fromFile));
   }
   return closeOnDispose(follower);
 }

@@ -7,7 +7,7 @@ import {
   readSettings,
 } from '../config/environment.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
-import { followSystemSettings } from '../config/system-settings.ts';
+import { followSystemSettings, LiveSettings } from '../config/system-settings.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import {
@@ -104,6 +104,8 @@ export async function runGrpcService<
   port: (environment: Environment) => number;
   createCore: (dependencies: {
     config: GatewayConfig;
+    /** The live settings, kept on the stored ones (`PUT /api/config`). */
+    settings: LiveSettings;
     store: Store;
     metrics: Metrics;
     logger: Logger;
@@ -132,10 +134,12 @@ export async function runGrpcService<
     );
     const store = resources.use(await createStore(environment));
     // System settings changed through the admin API (or a newer config file) apply here without a restart.
-    resources.use(await followSystemSettings({ store, config, logger }));
+    const settings = LiveSettings.of(config);
+    resources.use(await followSystemSettings({ store, settings, logger }));
     const core = resources.use(
       await options.createCore({
         config,
+        settings,
         store,
         metrics,
         logger,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { destination, secret } from '../config/declared-fields.ts';
 
 /**
  * Guardrails (docs/guardrails.md): profiles say which checker
@@ -81,7 +82,7 @@ export const builtinProfileSchema = z.strictObject({
 export const bedrockProfileSchema = z.strictObject({
   ...profileBase,
   type: z.literal('bedrock'),
-  region: z.string().regex(/^[a-z0-9-]{1,30}$/, 'must be an AWS region such as us-east-1'),
+  region: destination(z.string().regex(/^[a-z0-9-]{1,30}$/, 'must be an AWS region such as us-east-1')),
   /** The guardrail's id or ARN. */
   guardrail_id: z.string().min(1).max(2048),
   /** A version number or `DRAFT`. */
@@ -90,11 +91,11 @@ export const bedrockProfileSchema = z.strictObject({
     .regex(/^([1-9][0-9]{0,7}|DRAFT)$/, 'must be a version number or DRAFT')
     .default('DRAFT'),
   /** Both empty: the AWS credential chain (environment, web identity, container or instance role). */
-  access_key: z.string().optional(),
-  secret_key: z.string().optional(),
-  session_token: z.string().optional(),
+  access_key: secret(z.string()).optional(),
+  secret_key: secret(z.string()).optional(),
+  session_token: secret(z.string()).optional(),
   /** Another endpoint than `bedrock-runtime.<region>.amazonaws.com` (a VPC endpoint, a test fake). */
-  endpoint: z.url().optional(),
+  endpoint: destination(z.url()).optional(),
 });
 
 const AZURE_CONTENT_CATEGORIES = ['Hate', 'SelfHarm', 'Sexual', 'Violence'] as const;
@@ -104,9 +105,9 @@ export const azureContentSafetyProfileSchema = z.strictObject({
   ...profileBase,
   type: z.literal('azure_content_safety'),
   /** `https://<resource>.cognitiveservices.azure.com`. */
-  endpoint: z.url(),
+  endpoint: destination(z.url()),
   /** Sent as `Ocp-Apim-Subscription-Key`; `env.NAME` reads it from the environment at use. */
-  api_key: z.string().min(1),
+  api_key: secret(z.string().min(1)),
   api_version: z
     .string()
     .regex(/^[\w.-]{1,40}$/)
@@ -121,10 +122,11 @@ export const azureContentSafetyProfileSchema = z.strictObject({
 export const webhookProfileSchema = z.strictObject({
   ...profileBase,
   type: z.literal('webhook'),
-  url: z.url(),
+  url: destination(z.url()),
   /** The HMAC key of `x-gw-signature`; `env.NAME` reads it from the environment at use. */
-  secret: z.string().min(1).optional(),
-  headers: z.record(z.string(), z.string()).optional(),
+  secret: secret(z.string().min(1)).optional(),
+  /** Sent with every call: a receiver's own credentials, so every value is one. */
+  headers: secret(z.record(z.string(), z.string())).optional(),
 });
 
 export const guardrailProfileSchema = z.discriminatedUnion('type', [
@@ -138,15 +140,6 @@ export type BuiltinProfile = z.infer<typeof builtinProfileSchema>;
 export type BedrockProfile = z.infer<typeof bedrockProfileSchema>;
 export type AzureContentSafetyProfile = z.infer<typeof azureContentSafetyProfileSchema>;
 export type WebhookProfile = z.infer<typeof webhookProfileSchema>;
-
-/** The fields of profiles that hold credentials: masked in every answer, `env.NAME` resolved at use. */
-export const GUARDRAIL_SECRET_FIELDS = [
-  'access_key',
-  'secret_key',
-  'session_token',
-  'api_key',
-  'secret',
-] as const;
 
 export const guardrailRuleSchema = z
   .strictObject({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { destination, restartOnly } from '../config/declared-fields.ts';
 
 const MCP_CONNECTION_TYPES = ['stdio', 'http', 'sse'] as const;
 export const MCP_CLIENT_STATES = ['connecting', 'connected', 'disconnected', 'error'] as const;
@@ -8,7 +9,7 @@ export const mcpClientConfigSchema = z
   .strictObject({
     name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "-" or "_"'),
     connection_type: z.enum(MCP_CONNECTION_TYPES),
-    connection_string: z.url().optional(),
+    connection_string: destination(z.url()).optional(),
     stdio_config: z
       .strictObject({
         command: z.string().min(1),
@@ -46,17 +47,17 @@ export type McpClientConfig = z.infer<typeof mcpClientConfigSchema>;
 /** How tool calls are run: the `mcp` section without its clients (docs/mcp.md); `PUT /api/config` changes it. */
 export const mcpRuntimeSettingsSchema = z.strictObject({
   /** Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout. */
-  tool_timeout_ms: z.number().int().positive().default(30_000),
+  tool_timeout_ms: restartOnly(z.number().int().positive()).default(30_000),
   /** Most time a call may wait for a runner (queued, retried or taken over after a runner died). */
   queue_timeout_ms: z.number().int().positive().default(30_000),
   /** Waiting calls past which a new one is refused with 429 queue_full. */
-  max_queued: z.number().int().positive().default(1000),
+  max_queued: restartOnly(z.number().int().positive()).default(1000),
   /** Calls one runner runs at once (all clients); GW_MCP_CONCURRENCY overrides it on a runner. */
-  worker_concurrency: z.number().int().positive().max(1000).default(8),
+  worker_concurrency: restartOnly(z.number().int().positive().max(1000)).default(8),
   /** Calls one runner sends to one client at once; more wait on the runner. */
-  max_concurrency_per_client: z.number().int().positive().max(1000).default(10),
+  max_concurrency_per_client: restartOnly(z.number().int().positive().max(1000)).default(10),
   /** Most time a connection attempt (spawn or HTTP handshake, then the tool list) may take. */
-  connect_timeout_ms: z.number().int().positive().default(15_000),
+  connect_timeout_ms: restartOnly(z.number().int().positive()).default(15_000),
   /** Rounds of automatic tool execution inside one chat request (agent loop). */
   agent_max_depth: z.number().int().min(0).max(50).default(5),
 });

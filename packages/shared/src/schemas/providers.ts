@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { destination, secret, secretsByName } from '../config/declared-fields.ts';
 
 /** The built-in providers, by the lowercase name used in `<provider>/<model>`. */
 export const PROVIDER_NAMES = [
@@ -28,21 +29,43 @@ export const providerNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'must be lowercase letters, digits, "-" or "_", starting with a letter');
 
+/**
+ * A key's provider-specific settings, validated by its adapter (`*-config.ts` of the router's providers). What
+ * they hold is declared here: the credentials and destinations any adapter reads, and every other member named
+ * like a credential (a new adapter's `client_secret`) counts as one too.
+ */
+const keySettingsSchema = secretsByName(
+  z.looseObject({
+    /** Azure: the resource's URL. */
+    endpoint: destination(z.unknown()).optional(),
+    /** Bedrock, Vertex: the region, part of the host called. */
+    region: destination(z.unknown()).optional(),
+    /** Bedrock: static IAM credentials. */
+    access_key: secret(z.unknown()).optional(),
+    secret_key: secret(z.unknown()).optional(),
+    session_token: secret(z.unknown()).optional(),
+    /** Vertex: the service-account JSON. */
+    auth_credentials: secret(z.unknown()).optional(),
+  }),
+);
+
 const providerKeySchema = z.strictObject({
   /** Stable identifier, referenced by virtual keys' `key_ids`. Generated when omitted. */
   id: z.string().min(1).max(128).optional(),
   /** The secret, or `env.NAME` to read it from the environment at use. */
-  value: z.string().default(''),
+  value: secret(z.string()).default(''),
   weight: z.number().min(0).default(1),
   /** Models this key may serve; empty means every model. */
   models: z.array(z.string()).default([]),
   /** Provider-specific key settings (azure endpoint and deployments, bedrock credentials, vertex project…). */
-  config: z.record(z.string(), z.unknown()).optional(),
+  config: keySettingsSchema.optional(),
 });
 
 export const networkConfigSchema = z.strictObject({
   /** HTTP(S) only: another scheme (`file:`, `gopher:`…) is never an upstream. */
-  base_url: z.url({ protocol: /^https?$/, error: 'is not an http:// or https:// URL' }).optional(),
+  base_url: destination(
+    z.url({ protocol: /^https?$/, error: 'is not an http:// or https:// URL' }),
+  ).optional(),
   /** Per-attempt timeout of one upstream call. */
   timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
   /** Per-model overrides of timeout_ms (reasoning models need long ones). */
@@ -50,7 +73,8 @@ export const networkConfigSchema = z.strictObject({
   max_retries: z.number().int().min(0).max(10).default(2),
   retry_backoff_initial_ms: z.number().int().min(0).max(60_000).default(100),
   retry_backoff_max_ms: z.number().int().min(0).max(300_000).default(5_000),
-  extra_headers: z.record(z.string(), z.string()).default({}),
+  /** Sent with every call; a header named like a credential (`authorization`, `x-api-key`) is one. */
+  extra_headers: secretsByName(z.record(z.string(), z.string())).default({}),
   /**
    * Most requests this provider serves at once on one router replica (unset: no bound). Past it requests
    * wait in a queue of `buffer_size`.

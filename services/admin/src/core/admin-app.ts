@@ -2,7 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GovernanceService } from '@gw/governance';
 import type { LogTail } from '@gw/logs';
 import type { RouterService } from '@gw/router';
-import { GatewayError, invalidRequest, type Logger, newRequestId, sendError } from '@gw/shared';
+import {
+  GatewayError,
+  invalidRequest,
+  type Logger,
+  newRequestId,
+  type OutboundPolicy,
+  sendError,
+} from '@gw/shared';
 import type { Router as ExpressRouter } from 'express';
 import type { AdminAuthOptions } from './access/admin-auth.ts';
 import type { IdentityStore } from './access/identity-store.ts';
@@ -33,19 +40,24 @@ export interface AdminDependencies {
   governance: GovernanceService;
   logger: Logger;
   auth: AdminAuthOptions;
+  /**
+   * The config file's outbound address policy (docs/network.md): where MCP servers, guardrail profiles and alert
+   * channels written through the API may point.
+   */
+  outbound: OutboundPolicy;
   maxBodyBytes?: number;
   /** `/api/mcp/*`: the MCP client registry in the store. */
-  mcp?: McpAdminOptions;
+  mcp?: Omit<McpAdminOptions, 'outbound'>;
   /** `/api/health/providers` and `/api/load-balancer/config`. */
   loadBalancer: Omit<LoadBalancerAdminOptions, 'router'>;
   /** `/api/config`: the system settings every process applies without a restart. */
   systemConfig: ConfigAdminOptions;
   /** `/api/guardrails/*` and `/api/enterprise/guardrails/providers`: guardrails in the store. */
-  guardrails?: GuardrailsAdminOptions;
+  guardrails?: Omit<GuardrailsAdminOptions, 'outbound'>;
   /** `/api/cache/*`: removals from the response cache. */
   cache?: CacheAdminOptions;
   /** `/api/alerts/*`: alert rules, channels and history in the store. */
-  alerts?: AlertsAdminOptions;
+  alerts?: Omit<AlertsAdminOptions, 'outbound'>;
   /** `/api/vault/*`: status and refresh of secret-manager references. */
   vault?: VaultAdminOptions;
   /** `/api/logs*`: the request log store, and the live tail of `/api/logs/stream`. */
@@ -53,7 +65,7 @@ export interface AdminDependencies {
   /** `/api/users`, `/api/tokens`, `/api/roles` and the API tokens that authenticate; absent without a store. */
   identities?: IdentityStore | undefined;
   /** `auth.oidc`: single sign-on's `/auth/*` and the session cookie as a credential of `/api`. */
-  sso?: SsoOptions | undefined;
+  sso?: Omit<SsoOptions, 'outbound'> | undefined;
   /** `/scim/v2`: provisioning by an identity provider (docs/scim.md); absent, it answers 503. */
   scim?: ScimSettings | undefined;
   /**
@@ -74,7 +86,7 @@ export interface AdminDependencies {
 
 /** The admin process's HTTP side: `/api/*` from the route rows, single sign-on, SCIM and the web UI. */
 export function createAdminApp(dependencies: AdminDependencies) {
-  const { router } = dependencies;
+  const { router, outbound } = dependencies;
   const maxBodyBytes = dependencies.maxBodyBytes ?? 1024 * 1024;
 
   async function teamExists(id: string): Promise<boolean> {
@@ -91,12 +103,12 @@ export function createAdminApp(dependencies: AdminDependencies) {
   const routes = createRouteTable([
     ...createProvidersAdmin(router),
     ...createGovernanceAdmin({ governance: dependencies.governance, router }),
-    ...createMcpAdmin(dependencies.mcp ?? {}),
+    ...createMcpAdmin({ ...dependencies.mcp, outbound }),
     ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
     ...createConfigAdmin(dependencies.systemConfig),
-    ...createGuardrailsAdmin(dependencies.guardrails ?? {}),
+    ...createGuardrailsAdmin({ ...dependencies.guardrails, outbound }),
     ...createCacheAdmin(dependencies.cache ?? {}),
-    ...createAlertsAdmin(dependencies.alerts ?? {}),
+    ...createAlertsAdmin({ ...dependencies.alerts, outbound }),
     ...createVaultAdmin(dependencies.vault ?? {}),
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
@@ -117,6 +129,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     dependencies.sso &&
     createSso({
       ...dependencies.sso,
+      outbound,
       identities: dependencies.identities,
       logger: dependencies.logger,
       audit: dependencies.audit,

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
-import { type Logger, parseGatewayConfig } from '@gw/shared';
+import { type Logger, LiveSettings, outboundPolicy, parseGatewayConfig } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { IdentityStore } from '../core/access/identity-store.ts';
 import { createAdminApp } from '../core/admin-app.ts';
@@ -59,8 +59,9 @@ export async function startAdminHarness(options: { allowAnonymous?: boolean } = 
     governance: governanceStub(),
     logger: silent,
     auth: { adminToken: BOOTSTRAP_TOKEN, allowAnonymous: options.allowAnonymous ?? false },
+    outbound: outboundPolicy(),
     loadBalancer: { store, seed: config.load_balancer },
-    systemConfig: { store, config },
+    systemConfig: { store, settings: LiveSettings.of(config) },
     identities,
   });
   const server: Server = createServer((request, response) => {

@@ -3,7 +3,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type McpClientConfig, mcpClientConfigSchema, silentLogger } from '@gw/shared';
+import { type McpClientConfig, mcpClientConfigSchema, outboundPolicy, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import {
   FIXTURE_MCP_SERVER,
@@ -108,6 +108,7 @@ describe('McpRunnerCore', () => {
     ];
     await registry.seed(configs.map((config) => mcpClientConfigSchema.parse(config)));
     core = await McpRunnerCore.start({
+      outbound: outboundPolicy(),
       registry,
       logger: silentLogger(),
       settings: SETTINGS,
@@ -199,6 +200,7 @@ describe('McpRunnerCore', () => {
   it('times out a hanging tool (final 504) and keeps the connection usable', async () => {
     const started = Date.now();
     const quick = await McpRunnerCore.start({
+      outbound: outboundPolicy(),
       registry,
       logger: silentLogger(),
       settings: { ...SETTINGS, tool_timeout_ms: 300 },
@@ -268,6 +270,7 @@ describe('McpRunnerCore', () => {
 
   it('bounds the calls sent to one client at once', async () => {
     const bounded = await McpRunnerCore.start({
+      outbound: outboundPolicy(),
       registry,
       logger: silentLogger(),
       settings: { ...SETTINGS, max_concurrency_per_client: 1 },

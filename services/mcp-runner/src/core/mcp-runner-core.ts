@@ -5,7 +5,6 @@ import {
   type McpClientConfig,
   type McpSettings,
   type OutboundPolicy,
-  outboundPolicy,
 } from '@gw/shared';
 import { fetchThrough, outboundAgent } from '@gw/shared/outbound';
 import type { ChangeFollower } from '@gw/shared/store';
@@ -29,8 +28,8 @@ export interface McpRunnerCoreDependencies {
   backoff?: { initialMs: number; maxMs: number };
   /** Writes the config file's clients again (the store lost its data). */
   reseed?: () => Promise<void>;
-  /** Where http and sse clients may connect (docs/network.md): the config file's policy; its defaults if absent. */
-  outbound?: OutboundPolicy | undefined;
+  /** Where http and sse clients may connect (docs/network.md): the config file's policy. */
+  outbound: OutboundPolicy;
 }
 
 /** Reports of runners that died are removed this long after they expired. */
@@ -56,7 +55,7 @@ export class McpRunnerCore {
 
   private constructor(dependencies: McpRunnerCoreDependencies) {
     this.dependencies = dependencies;
-    this.outbound = dependencies.outbound ?? outboundPolicy();
+    this.outbound = dependencies.outbound;
     this.agent = outboundAgent(this.outbound);
     this.runnerId = dependencies.runnerId ?? `${hostname()}:${process.pid}`;
     this.heartbeatMs = dependencies.heartbeatMs ?? 10_000;

@@ -2,7 +2,7 @@
 // outside its operation's documented root, or one that a URL parser would rewrite, is refused before any
 // upstream call, so gw's provider key never goes anywhere else.
 import { gzipSync } from 'node:zlib';
-import { createMetrics, parseGatewayConfig, silentLogger } from '@gw/shared';
+import { createMetrics, LiveSettings, outboundPolicy, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -25,6 +25,8 @@ beforeAll(async () => {
     metrics: createMetrics({ service: 'passthrough-test' }),
     environment: {},
     seedProviders: config.providers,
+    client: LiveSettings.of(config).client,
+    outbound: outboundPolicy(),
   });
 });
 afterAll(async () => {

@@ -1,8 +1,10 @@
 import {
   type ChatCompletionChunk,
+  type ClientConfig,
   GatewayError,
   invalidRequest,
   isTransient,
+  type Live,
   MAX_ATTEMPT_MESSAGE,
   MAX_TARGET_ATTEMPTS,
   type Metrics,
@@ -48,14 +50,11 @@ export type Attempt<O extends Operation, T> = (
   context: AdapterContext,
 ) => Promise<T>;
 
-/** What one request may cost upstream: its fallbacks, and its calls across targets and retries together. */
-export interface PlanLimits {
-  maxFallbacks: number;
-  maxAttempts: number;
-}
-
-/** client.max_fallbacks and client.max_attempts by default. */
-export const DEFAULT_PLAN_LIMITS: PlanLimits = { maxFallbacks: 5, maxAttempts: 10 };
+/**
+ * What one request may cost upstream (`client.max_fallbacks`, `client.max_attempts`): its fallbacks, and its
+ * calls across targets and retries together. Read at each request.
+ */
+export type PlanLimits = Live<Pick<ClientConfig, 'max_fallbacks' | 'max_attempts'>>;
 
 export interface PlanExecutionDependencies {
   providers: ProviderConfigs;
@@ -129,7 +128,7 @@ export class PlanExecution {
     /** The parent of the attempts' spans (the router's request span). */
     trace?: TraceContext | undefined;
   }): Promise<Attempted<T>> {
-    const { maxFallbacks, maxAttempts } = this.dependencies.limits;
+    const { max_fallbacks: maxFallbacks, max_attempts: maxAttempts } = this.dependencies.limits.current();
     const fallbacks = options.targets.length - 1;
     if (fallbacks > maxFallbacks) {
       throw invalidRequest(

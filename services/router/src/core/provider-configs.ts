@@ -1,4 +1,5 @@
 import {
+  checkDestinations,
   checkOutboundUrl,
   type GatewayConfig,
   GatewayError,
@@ -65,17 +66,15 @@ function tokenUriOf(value: unknown): unknown {
  * again when they open (UpstreamClient), for names that resolve elsewhere later.
  */
 async function assertAllowedUpstreams(config: ProviderConfig, policy: OutboundPolicy): Promise<void> {
-  const urls: Array<[string, unknown]> = [
-    ['network_config.base_url', config.network_config.base_url],
-    ...config.keys.flatMap(
-      (key, index): Array<[string, unknown]> => [
-        [`keys[${index}].config.endpoint`, key.config?.['endpoint']],
-        // A service-account key file names where its tokens come from (Vertex honours `token_uri`).
-        [`keys[${index}].value.token_uri`, tokenUriOf(key.value)],
-        [`keys[${index}].config.auth_credentials.token_uri`, tokenUriOf(key.config?.['auth_credentials'])],
-      ],
-    ),
-  ];
+  await checkDestinations(providerConfigSchema, config, policy);
+  // A service-account key file written as JSON text names where its tokens come from (Vertex honours
+  // `token_uri`): a destination inside a credential's value, which no schema field can declare.
+  const urls: Array<[string, unknown]> = config.keys.flatMap(
+    (key, index): Array<[string, unknown]> => [
+      [`keys[${index}].value.token_uri`, tokenUriOf(key.value)],
+      [`keys[${index}].config.auth_credentials.token_uri`, tokenUriOf(key.config?.['auth_credentials'])],
+    ],
+  );
   for (const [field, url] of urls) {
     if (typeof url !== 'string') continue;
     // A value that is no URL at all is the schema's and the adapter's to refuse, as before.
@@ -250,11 +249,17 @@ export class ProviderConfigs {
     stored: ProviderConfig | undefined,
     options: ProviderWriteOptions,
   ): Promise<Record<string, unknown>> {
-    refuseSecretReferences(input, { mayReference: options.allowSecretReferences === true, stored });
+    refuseSecretReferences(providerConfigSchema, input, {
+      mayReference: options.allowSecretReferences === true,
+      stored,
+    });
     const loaded = loadProvider(name, input, this.dependencies);
     await assertAllowedUpstreams(loaded.config, this.dependencies.outbound);
     const config = keepRedactedSecrets(loaded.config, stored);
-    refuseMovedSecrets(config, { mayReference: options.allowSecretReferences === true, stored });
+    refuseMovedSecrets(providerConfigSchema, config, {
+      mayReference: options.allowSecretReferences === true,
+      stored,
+    });
     const final = loadProvider(name, config, this.dependencies);
     await this.documents.put(name, final.config);
     this.loaded.set(name, final);

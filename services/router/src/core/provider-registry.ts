@@ -1,15 +1,15 @@
 import {
+  fieldTree,
   GatewayError,
+  keepStoredSecrets,
   looksLikeSecretReference,
-  maskSecret,
-  maskSecretFields,
+  maskSecrets,
   PROVIDER_NAMES,
   type ProviderConfig,
   providerConfigSchema,
   resolveSecret,
-  SECRET_FIELD,
   type SecretLookup,
-  standsForSecret,
+  secretValues,
 } from '@gw/shared';
 import type { SelectableKey } from './key-selector.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
@@ -167,24 +167,16 @@ function withSecretFields<T extends object, F extends string>(
 }
 
 /**
- * Key values, credential fields of key settings (any depth: JSON credentials), and the values of every extra
- * header (an operator's custom auth header may have any name; taking a harmless value out of an error costs
- * nothing).
+ * The credentials of a provider as its keys resolve them (what the schema declares: key values, credential
+ * settings of keys), and the values of every extra header (an operator's custom auth header may have any name;
+ * taking a harmless value out of an error costs nothing).
  */
 function providerSecrets(keys: SelectableKey[], config: ProviderConfig): string[] {
-  const secrets: string[] = [];
-  const collect = (value: unknown, field: string) => {
-    if (typeof value === 'string' && SECRET_FIELD.test(field)) secrets.push(value);
-    else if (value && typeof value === 'object') {
-      for (const [inner, item] of Object.entries(value)) collect(item, inner);
-    }
-  };
-  for (const key of keys) {
-    if (key.value) secrets.push(key.value);
-    collect(key.config, '');
-  }
-  secrets.push(...Object.values(config.network_config.extra_headers));
-  return secrets.filter((secret) => secret.length >= 8);
+  const resolved = { keys: keys.map((key) => ({ value: key.value, config: key.config })) };
+  return [
+    ...secretValues(fieldTree(providerConfigSchema), resolved),
+    ...Object.values(config.network_config.extra_headers),
+  ].filter((secret) => secret.length >= 8);
 }
 
 function restrictOperations(
@@ -227,62 +219,20 @@ function invalid(message: string): GatewayError {
   return new GatewayError({ type: 'invalid_request', message });
 }
 
-/** The provider config as the admin API shows it: secrets redacted, `env.NAME` references shown. */
+/** The provider config as the admin API shows it: credentials masked, references shown as written. */
 export function redactProvider(name: string, config: ProviderConfig): Record<string, unknown> {
-  return {
-    name,
-    ...config,
-    // Custom auth headers (`authorization`, `x-api-key`…) are credentials too.
-    network_config: {
-      ...config.network_config,
-      extra_headers: maskSecretFields(config.network_config.extra_headers),
-    },
-    keys: config.keys.map((key) => ({
-      ...key,
-      value: maskSecret(key.value),
-      ...(key.config ? { config: maskSecretFields(key.config) } : {}),
-    })),
-  };
+  return { name, ...maskSecrets(fieldTree(providerConfigSchema), config) };
 }
 
 /**
- * An update that sends back a redacted value (read, edit, write) keeps the stored secret instead of
- * overwriting it with the mask.
+ * An update that sends back a masked value (read, edit, write) keeps the stored secret instead of overwriting
+ * it with the mask (keys paired by id).
  */
 export function keepRedactedSecrets(
   incoming: ProviderConfig,
   stored: ProviderConfig | undefined,
 ): ProviderConfig {
-  if (!stored) return incoming;
-  const storedById = new Map(stored.keys.map((key) => [key.id, key]));
-  const storedHeaders = stored.network_config.extra_headers;
-  return {
-    ...incoming,
-    network_config: {
-      ...incoming.network_config,
-      extra_headers: Object.fromEntries(
-        Object.entries(incoming.network_config.extra_headers).map(([header, value]) => {
-          const old = storedHeaders[header];
-          return [header, old !== undefined && standsForSecret(value, old) ? old : value];
-        }),
-      ),
-    },
-    keys: incoming.keys.map((key) => {
-      const previous = key.id === undefined ? undefined : storedById.get(key.id);
-      if (!previous) return key;
-      const value = standsForSecret(key.value, previous.value) ? previous.value : key.value;
-      const config =
-        key.config && previous.config
-          ? Object.fromEntries(
-              Object.entries(key.config).map(([field, item]) => {
-                const old = previous.config?.[field];
-                return [field, typeof old === 'string' && standsForSecret(item, old) ? old : item];
-              }),
-            )
-          : key.config;
-      return { ...key, value, ...(config ? { config } : {}) };
-    }),
-  };
+  return keepStoredSecrets(fieldTree(providerConfigSchema), incoming, stored);
 }
 
 export function isBuiltInProvider(name: string): boolean {

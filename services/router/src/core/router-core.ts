@@ -1,17 +1,18 @@
 import {
+  type ClientConfig,
   type GatewayConfig,
   invalidRequest,
+  type Live,
   type Logger,
   type Metrics,
   type OutboundPolicy,
-  outboundPolicy,
   type SecretLookup,
 } from '@gw/shared';
 import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
 import { runPassthrough } from './passthrough.ts';
-import { DEFAULT_PLAN_LIMITS, PlanExecution, type PlanLimits } from './plan-execution.ts';
+import { PlanExecution } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
 import { ProviderGates } from './provider-gate.ts';
 import type { ProviderAdapter } from './providers/adapter.ts';
@@ -35,6 +36,9 @@ import { UpstreamClient } from './upstream-client.ts';
 /** An adapter that takes a format verbatim (router-service.ts NativeRequest). */
 type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
 
+/** The client settings a router reads at each request. */
+export type RouterClientSettings = Pick<ClientConfig, 'send_raw_response' | 'max_fallbacks' | 'max_attempts'>;
+
 export interface RouterCoreDependencies {
   store: Store;
   logger: Logger;
@@ -45,12 +49,15 @@ export interface RouterCoreDependencies {
   secrets?: SecretLookup | undefined;
   /** Providers of the config file, written to the store at start (the file wins for the names it lists). */
   seedProviders?: GatewayConfig['providers'];
-  sendRawResponse?: boolean;
-  /** client.max_fallbacks and client.max_attempts (their defaults when not given). */
-  limits?: PlanLimits;
+  /**
+   * The client settings the router follows (`PUT /api/config` changes them for the next request): whether
+   * answers carry the provider's body (`send_raw_response`) and how many fallbacks and upstream calls one
+   * request may cause.
+   */
+  client: Live<RouterClientSettings>;
   http?: UpstreamClient;
-  /** The config file's outbound address policy (docs/network.md); its defaults when not given. */
-  outbound?: OutboundPolicy | undefined;
+  /** The config file's outbound address policy (docs/network.md): every upstream connection passes it. */
+  outbound: OutboundPolicy;
   random?: () => number;
   /**
    * Health: a board shared with governance (embedded mode), or, when absent, one of the router's own that
@@ -86,8 +93,7 @@ export class RouterCore implements RouterService {
   ) {
     this.dependencies = dependencies;
     this.providers = parts.providers;
-    this.http =
-      dependencies.http ?? new UpstreamClient({ outbound: dependencies.outbound ?? outboundPolicy() });
+    this.http = dependencies.http ?? new UpstreamClient({ outbound: dependencies.outbound });
     this.healthBoard = parts.health;
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
@@ -102,7 +108,7 @@ export class RouterCore implements RouterService {
         onLoad: (provider, inflight, capacity) => health.setLoad(provider, inflight, capacity),
       }),
       random: dependencies.random,
-      limits: dependencies.limits ?? DEFAULT_PLAN_LIMITS,
+      limits: dependencies.client,
       tracer: dependencies.tracer,
     });
   }
@@ -114,7 +120,7 @@ export class RouterCore implements RouterService {
       environment: dependencies.environment,
       secrets: dependencies.secrets,
       seed: dependencies.seedProviders,
-      outbound: dependencies.outbound ?? outboundPolicy(),
+      outbound: dependencies.outbound,
     });
     const health =
       dependencies.health ??
@@ -192,7 +198,7 @@ export class RouterCore implements RouterService {
       provider: provider.name,
       result: value,
       startedAt,
-      sendRawResponse: this.dependencies.sendRawResponse ?? true,
+      sendRawResponse: this.dependencies.client.current().send_raw_response,
     });
     const servedBy = { fallbackIndex, keyId };
     return native
@@ -238,7 +244,7 @@ export class RouterCore implements RouterService {
       provider: provider.name,
       result: value,
       startedAt,
-      sendRawResponse: this.dependencies.sendRawResponse ?? true,
+      sendRawResponse: this.dependencies.client.current().send_raw_response,
     });
     return { response, provider: provider.name, servedBy: { fallbackIndex, keyId } };
   }

@@ -10,7 +10,7 @@ import type { GovernanceService } from '@gw/governance';
 import type { AuditRecord, AuditStore } from '@gw/logs';
 import { SqliteAuditStore } from '@gw/logs/sqlite-audit';
 import type { RouterService } from '@gw/router';
-import { type Logger, notFound, parseGatewayConfig } from '@gw/shared';
+import { LiveSettings, type Logger, notFound, outboundPolicy, parseGatewayConfig } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { capturedLogger } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,8 +93,9 @@ async function startApp(
     ...services(),
     logger,
     auth: { adminToken: ADMIN, allowAnonymous: false },
+    outbound: outboundPolicy(),
     loadBalancer: { store, seed: config.load_balancer },
-    systemConfig: { store, config },
+    systemConfig: { store, settings: LiveSettings.of(config) },
     identities,
     audit,
     auditLogs: { store: auditStore },

@@ -1,5 +1,6 @@
 // `/api/alerts/*` over a memory store: CRUD of rules and channels, 400s naming the field, redaction, history.
 import { AlertDispatcher, AlertRegistry } from '@gw/alerts';
+import { outboundPolicy } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { startFakeSlackWebhook, startFakeWebhookReceiver } from '@gw/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ beforeEach(async () => {
   registry = new AlertRegistry({ store: await MemoryStore.open() });
   admin = routeCaller(
     createAlertsAdmin({
+      outbound: outboundPolicy(),
       registry,
       dispatcher: new AlertDispatcher({ registry, backoffMs: 1 }),
       unsupported: (kind) =>
@@ -294,7 +296,7 @@ describe('alert rules', () => {
 
 describe('without a store', () => {
   it('answers 503 saying why', async () => {
-    const bare = createAlertsAdmin({});
+    const bare = createAlertsAdmin({ outbound: outboundPolicy() });
     const error = await routeCaller(bare)('GET', '/api/alerts/rules').catch(
       (thrown: unknown) => thrown as { status: number; message: string },
     );

@@ -5,23 +5,22 @@ import {
   type AlertRule,
   alertChannelSchema,
   alertRuleSchema,
-  CHANNEL_SECRET_FIELDS,
   outboundChannelUrls,
 } from '@gw/alerts';
 import {
   checkOutboundUrl,
+  fieldTree,
   GatewayError,
   invalidRequest,
   isPlainObject,
+  keepStoredSecrets,
   maskSecret,
+  maskSecrets,
   mergePatch,
   notFound,
   type OutboundPolicy,
-  outboundPolicy,
-  redactUrl,
   refuseMovedSecrets,
   refuseSecretReferences,
-  urlSecrets,
   validate,
 } from '@gw/shared';
 import { mayReferenceSecrets } from '../access/permissions.ts';
@@ -35,55 +34,31 @@ export interface AlertsAdminOptions {
   dispatcher?: AlertDispatcher | undefined;
   /** Why a rule kind cannot be evaluated in this gateway (its source is missing); undefined when it can. */
   unsupported?: ((kind: AlertRule['kind']) => string | undefined) | undefined;
-  /** Where channels may send: the config file's outbound address policy (docs/network.md); defaults if absent. */
-  outbound?: OutboundPolicy | undefined;
+  /** Where channels may send: the config file's outbound address policy (docs/network.md). */
+  outbound: OutboundPolicy;
 }
 
 const HISTORY_MAX_LIMIT = 500;
 
-/** A URL as answers show it: a Slack webhook's last path segment is its secret, a webhook's password too. */
-function shownUrl(channel: AlertChannel): string | undefined {
-  if (channel.type === 'slack') return channel.url.replace(/[^/]+$/, (token) => maskSecret(token));
-  if (channel.type === 'webhook' && urlSecrets(channel.url).length > 0) return redactUrl(channel.url);
-  return undefined;
+/** The channels' marks: credentials, destinations (docs/architecture.md "Declared configuration"). */
+const channelFields = fieldTree(alertChannelSchema);
+
+/** A Slack webhook's URL is its credential too (its last path segment): shown masked, kept when sent back so. */
+function shownSlackUrl(url: string): string {
+  return url.replace(/[^/]+$/, (token) => maskSecret(token));
 }
 
 /** A channel as answers show it: credentials masked (as provider keys are), so a read leaks none. */
-function shownChannel(channel: AlertChannel): Record<string, unknown> {
-  const shown: Record<string, unknown> = { ...channel };
-  for (const field of CHANNEL_SECRET_FIELDS[channel.type]) {
-    const value = shown[field];
-    if (typeof value === 'string') shown[field] = maskSecret(value);
-  }
-  const url = shownUrl(channel);
-  if (url !== undefined) shown['url'] = url;
-  if (channel.type === 'webhook' && channel.headers) {
-    shown['headers'] = Object.fromEntries(Object.keys(channel.headers).map((name) => [name, '****']));
-  }
-  return shown;
+function shownChannel(channel: AlertChannel): AlertChannel {
+  const shown = maskSecrets(channelFields, channel);
+  return shown.type === 'slack' ? { ...shown, url: shownSlackUrl(shown.url) } : shown;
 }
 
-/** A body that sends back what a read showed (a masked secret, a masked URL, masked headers) keeps the stored value. */
+/** A body that sends back what a read showed (a masked secret, a masked URL) keeps the stored value. */
 function keepMasked(incoming: Record<string, unknown>, stored: AlertChannel): Record<string, unknown> {
-  const shown = shownChannel(stored);
-  const kept = { ...incoming };
-  for (const field of [...CHANNEL_SECRET_FIELDS[stored.type], 'url']) {
-    const previous = (stored as Record<string, unknown>)[field];
-    // `[redacted]`: the read of a caller without secrets:read.
-    if (previous !== undefined && (kept[field] === shown[field] || kept[field] === '[redacted]')) {
-      kept[field] = previous;
-    }
-  }
-  const headers = kept['headers'];
-  if (stored.type === 'webhook' && stored.headers && isPlainObject(headers)) {
-    kept['headers'] = Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => {
-        const previous = stored.headers?.[name];
-        const masked = value === '****' || value === '[redacted]';
-        return [name, previous !== undefined && masked ? previous : value];
-      }),
-    );
-  }
+  const kept = keepStoredSecrets(channelFields, incoming, stored);
+  if (stored.type === 'slack' && (kept['url'] === shownSlackUrl(stored.url) || kept['url'] === '[redacted]'))
+    return { ...kept, url: stored.url };
   return kept;
 }
 
@@ -157,7 +132,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
   async function createChannel(request: AdminRequest): Promise<AdminResult> {
     const registry = registryOf();
     const body = await request.body();
-    refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
+    refuseSecretReferences(alertChannelSchema, body, { mayReference: mayReferenceSecrets(request) });
     const channel = await allowedChannel(validate(alertChannelSchema, body));
     if (await registry.getChannel(channel.id))
       throw conflict(`alert channel '${channel.id}' already exists`, 'id');
@@ -171,9 +146,9 @@ export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
     const stored = await storedChannel(id);
     const body = keepMasked(await request.body(), stored);
     const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
-    refuseSecretReferences(next, { mayReference: mayReferenceSecrets(request), stored });
+    refuseSecretReferences(alertChannelSchema, next, { mayReference: mayReferenceSecrets(request), stored });
     const channel = await allowedChannel(validate(alertChannelSchema, next));
-    refuseMovedSecrets(channel, { mayReference: mayReferenceSecrets(request), stored });
+    refuseMovedSecrets(alertChannelSchema, channel, { mayReference: mayReferenceSecrets(request), stored });
     await registryOf().putChannel(channel);
     return { status: 200, body: shownChannel(channel) };
   }
@@ -197,7 +172,7 @@ export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
   /** A channel whose receiver the outbound address policy allows (the dispatcher checks again at connect). */
   async function allowedChannel(channel: AlertChannel): Promise<AlertChannel> {
     for (const { field, url } of outboundChannelUrls(channel)) {
-      await checkOutboundUrl(url, options.outbound ?? outboundPolicy(), {
+      await checkOutboundUrl(url, options.outbound, {
         field,
         protocols: ['http:', 'https:', 'smtp:'],
       });

@@ -1,9 +1,9 @@
 import {
-  applySystemSettings,
-  type GatewayConfig,
   invalidRequest,
+  type LiveSettings,
   RESTART_REQUIRED,
   readSystemSettings,
+  type SystemSettings,
   systemSettingsSchema,
   validate,
   writeSystemSettings,
@@ -15,66 +15,68 @@ import { requireStore } from './require-store.ts';
 export interface ConfigAdminOptions {
   /** Where the settings live (every process follows them); absent in a cluster admin without REDIS_URL. */
   store: Store | undefined;
-  /** This process's live config (the config file's, with the stored settings applied). */
-  config: GatewayConfig;
+  /** This process's live settings (the config file's, kept on the stored ones). */
+  settings: LiveSettings;
 }
 
-const SECTIONS = ['client', 'governance', 'mcp', 'logs'] as const;
+/** The sections a PUT may name; `governance` only through its `settings`. */
+const SECTIONS = ['client', 'governance', 'mcp', 'logs', 'cache'] as const;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const sectionOf = (changes: Record<string, unknown>, name: string) =>
+  isObject(changes[name]) ? changes[name] : {};
+
 /**
- * `GET|PUT /api/config`: the system settings (client, governance settings, how MCP tool calls run, request logs). A PUT
- * changes the fields it names; the result is validated whole (an error names the field), stored, and applied by
- * every process without a restart, except the settings listed in `restart_required`.
+ * `GET|PUT /api/config`: the system settings (client, governance settings, how MCP tool calls run, request
+ * logs, the response cache). A PUT changes the fields it names; the result is validated whole (an error names
+ * the field), stored, and applied by every process to its next request, except the settings listed in
+ * `restart_required` (their schema marks them read at start).
  */
 export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
   const storeOf = () => requireStore(options.store, 'the system settings');
+  const answer = (settings: SystemSettings): AdminResult => ({
+    status: 200,
+    body: { ...settings, restart_required: RESTART_REQUIRED },
+  });
   return [
     {
       method: 'GET',
       path: '/config',
       permission: 'config:read',
-      handle: async () => ({
-        status: 200,
-        body: {
-          ...(await readSystemSettings(storeOf(), options.config)),
-          restart_required: RESTART_REQUIRED,
-        },
-      }),
+      handle: async () => answer(await readSystemSettings(storeOf(), options.settings.current())),
     },
     { method: 'PUT', path: '/config', permission: 'config:write', handle: change },
   ];
 
   async function change(request: AdminRequest): Promise<AdminResult> {
     const store = storeOf();
-    const current = await readSystemSettings(store, options.config);
+    const current = await readSystemSettings(store, options.settings.current());
     const changes = await request.body();
     for (const key of Object.keys(changes)) {
       if (!(SECTIONS as readonly string[]).includes(key)) {
         throw invalidRequest(
-          `${key}: is not a system setting (/api/config changes client, governance.settings, mcp and logs; providers, keys, MCP clients and the load balancer have their own APIs)`,
+          `${key}: is not a system setting (/api/config changes client, governance.settings, mcp, logs and cache; providers, keys, MCP clients, guardrails and the load balancer have their own APIs)`,
           key,
         );
       }
     }
-    const governance = isObject(changes['governance']) ? changes['governance'] : {};
+    const governance = sectionOf(changes, 'governance');
     const merged = {
-      client: { ...current.client, ...(isObject(changes['client']) ? changes['client'] : {}) },
+      client: { ...current.client, ...sectionOf(changes, 'client') },
       governance: {
         ...governance,
-        settings: {
-          ...current.governance.settings,
-          ...(isObject(governance['settings']) ? governance['settings'] : {}),
-        },
+        settings: { ...current.governance.settings, ...sectionOf(governance, 'settings') },
       },
-      mcp: { ...current.mcp, ...(isObject(changes['mcp']) ? changes['mcp'] : {}) },
-      logs: { ...current.logs, ...(isObject(changes['logs']) ? changes['logs'] : {}) },
+      mcp: { ...current.mcp, ...sectionOf(changes, 'mcp') },
+      logs: { ...current.logs, ...sectionOf(changes, 'logs') },
+      cache: { ...current.cache, ...sectionOf(changes, 'cache') },
     };
-    const settings = validate(systemSettingsSchema, merged);
+    const settings = validate(systemSettingsSchema, merged) as SystemSettings;
     await writeSystemSettings(store, settings);
-    applySystemSettings(options.config, settings);
-    return { status: 200, body: { ...settings, restart_required: RESTART_REQUIRED } };
+    // This process at once; the others when the change notice reaches them.
+    options.settings.replace(settings);
+    return answer(settings);
   }
 }

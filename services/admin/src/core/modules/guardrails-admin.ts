@@ -1,23 +1,21 @@
 import { checkProfile, compileRuleCondition, GuardrailConfigError } from '@gw/guardrails';
 import type { GuardrailRegistry } from '@gw/guardrails/registry';
 import {
-  checkOutboundUrl,
+  checkDestinations,
+  fieldTree,
   GatewayError,
-  GUARDRAIL_SECRET_FIELDS,
   type GuardrailProfile,
   type GuardrailRule,
   guardrailProfileSchema,
   guardrailProviderFormSchema,
   guardrailRuleSchema,
   invalidRequest,
-  maskSecret,
+  keepStoredSecrets,
+  maskSecrets,
   notFound,
   type OutboundPolicy,
-  outboundPolicy,
-  redactUrl,
   refuseMovedSecrets,
   refuseSecretReferences,
-  standsForSecret,
   validate,
 } from '@gw/shared';
 import { mayReferenceSecrets } from '../access/permissions.ts';
@@ -28,54 +26,20 @@ export interface GuardrailsAdminOptions {
   /** Absent when this admin has no store (every call answers 503). */
   registry?: GuardrailRegistry | undefined;
   /** Where remote profiles may send: the config file's outbound address policy (docs/network.md). */
-  outbound?: OutboundPolicy | undefined;
+  outbound: OutboundPolicy;
 }
 
-/** The URL a remote profile sends to, with its field: the webhook's, Azure's endpoint, a Bedrock endpoint. */
-function profileUrl(profile: GuardrailProfile): { field: string; url: string } | undefined {
-  if (profile.type === 'webhook') return { field: 'url', url: profile.url };
-  if (profile.type === 'azure_content_safety') return { field: 'endpoint', url: profile.endpoint };
-  if (profile.type === 'bedrock' && profile.endpoint) return { field: 'endpoint', url: profile.endpoint };
-  return undefined;
-}
+/** The profiles' marks: credentials, destinations (docs/architecture.md "Declared configuration"). */
+const profileFields = fieldTree(guardrailProfileSchema);
 
 /** A profile as answers show it: credentials masked, URLs without their secrets. */
-function shownProfile(profile: GuardrailProfile): Record<string, unknown> {
-  const shown: Record<string, unknown> = { ...profile };
-  for (const field of GUARDRAIL_SECRET_FIELDS) {
-    const value = shown[field];
-    if (typeof value === 'string') shown[field] = maskSecret(value);
-  }
-  if (profile.type === 'webhook') {
-    shown['url'] = redactUrl(profile.url);
-    // A receiver's headers exist to carry its credentials, whatever their names: every value is masked.
-    if (profile.headers) {
-      shown['headers'] = Object.fromEntries(
-        Object.entries(profile.headers).map(([name, value]) => [name, maskSecret(value)]),
-      );
-    }
-  }
-  return shown;
+function shownProfile(profile: GuardrailProfile): GuardrailProfile {
+  return maskSecrets(profileFields, profile);
 }
 
 /** A PUT that sends back a masked credential (as GET showed it) keeps the stored one. */
 function keepMaskedSecrets(incoming: Record<string, unknown>, stored: GuardrailProfile | undefined) {
-  if (!stored) return incoming;
-  const kept = { ...incoming };
-  for (const field of GUARDRAIL_SECRET_FIELDS) {
-    const previous = (stored as Record<string, unknown>)[field];
-    if (typeof previous === 'string' && standsForSecret(kept[field], previous)) kept[field] = previous;
-  }
-  const headers = kept['headers'];
-  if (stored.type === 'webhook' && stored.headers && headers && typeof headers === 'object') {
-    kept['headers'] = Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => {
-        const previous = stored.headers?.[name];
-        return [name, previous !== undefined && standsForSecret(value, previous) ? previous : value];
-      }),
-    );
-  }
-  return kept;
+  return keepStoredSecrets(profileFields, incoming, stored);
 }
 
 function asBadRequest<Value>(work: () => Value): Value {
@@ -109,19 +73,18 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions): AdminRou
   ): Promise<AdminResult> {
     const create = write.stored === undefined;
     // Credentials (`api_key`, `secret`, `access_key`…) are resolved by every ingress from its own environment.
-    refuseSecretReferences(body, {
+    const policy = {
       mayReference: mayReferenceSecrets(write.request),
       stored: write.stored,
       prefix: write.prefix,
-    });
+    };
+    refuseSecretReferences(guardrailProfileSchema, body, policy);
     const profile = validate(guardrailProfileSchema, body);
     // A stored credential (sent back masked) goes nowhere new unless Admin says so.
-    refuseMovedSecrets(profile, { mayReference: mayReferenceSecrets(write.request), stored: write.stored });
+    refuseMovedSecrets(guardrailProfileSchema, profile, policy);
     asBadRequest(() => checkProfile(profile));
     // The ingresses check again at every connection; here for a plain answer, before anything is stored.
-    const target = profileUrl(profile);
-    if (target)
-      await checkOutboundUrl(target.url, options.outbound ?? outboundPolicy(), { field: target.field });
+    await checkDestinations(guardrailProfileSchema, profile, options.outbound, { prefix: write.prefix });
     if (create && (await registry.getProfile(profile.id))) {
       throw new GatewayError({
         type: 'conflict',
@@ -264,7 +227,6 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions): AdminRou
   async function enterprise(request: AdminRequest): Promise<AdminResult> {
     const registry = registryOf();
     const form = validate(guardrailProviderFormSchema, await request.body());
-    refuseSecretReferences(form.config, { mayReference: mayReferenceSecrets(request), prefix: 'config.' });
     const { guardrail_arn, guardrail_version, ...config } = form.config;
     const body = {
       ...config,
@@ -282,7 +244,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions): AdminRou
         field === 'guardrail_id' ? 'guardrail_arn' : field === 'version' ? 'guardrail_version' : field;
       throw invalidRequest(`config.${named}: ${issue.message}`, `config.${named}`);
     }
-    return saveProfile(registry, profile.data, { request });
+    return saveProfile(registry, profile.data, { request, prefix: 'config.' });
   }
 
   return [

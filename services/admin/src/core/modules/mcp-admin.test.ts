@@ -1,7 +1,7 @@
 // The MCP admin handlers over a memory store, without runners: the role rule for stdio clients, the success
 // bodies, filter edits and the errors.
 import { McpRegistry } from '@gw/mcp-runner/control';
-import { silentLogger } from '@gw/shared';
+import { outboundPolicy, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeCaller } from '../../testing/admin-harness.ts';
@@ -26,6 +26,7 @@ describe('MCP admin', () => {
       createMcpAdmin({
         registry: new McpRegistry({ store, logger: silentLogger() }),
         reportWaitMs: 50,
+        outbound: outboundPolicy(),
       }),
     );
   });
@@ -163,6 +164,7 @@ describe('MCP admin: remote clients', () => {
     const handle = createMcpAdmin({
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
+      outbound: outboundPolicy(),
       remoteUrls: ['http://127.0.0.1:9/tools/'],
     });
     const listed = {
@@ -186,6 +188,7 @@ describe('MCP admin: remote clients', () => {
     const handle = createMcpAdmin({
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
+      outbound: outboundPolicy(),
     });
     for (const connection_string of [
       'http://[::ffff:169.254.169.254]/',

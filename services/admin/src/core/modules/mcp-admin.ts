@@ -1,13 +1,13 @@
 import { type McpClientView, type McpRegistry, mcpClientNotFound } from '@gw/mcp-runner/control';
 import {
-  checkOutboundUrl,
+  checkDestinations,
+  fieldTree,
   GatewayError,
   invalidRequest,
+  maskSecrets,
   type McpClientConfig,
   mcpClientConfigSchema,
   type OutboundPolicy,
-  outboundPolicy,
-  redactUrl,
   refuseSecretReferences,
   validate,
 } from '@gw/shared';
@@ -21,8 +21,8 @@ export interface McpAdminOptions {
   registry?: McpRegistry | undefined;
   /** How long add and reconnect wait for a runner to report the new connection; 5 s by default. */
   reportWaitMs?: number;
-  /** The config file's outbound address policy (docs/network.md); its defaults when absent. */
-  outbound?: OutboundPolicy | undefined;
+  /** The config file's outbound address policy (docs/network.md). */
+  outbound: OutboundPolicy;
   /** The config file's `network.mcp_remote_urls`: http/sse servers `mcp:write` alone may add. */
   remoteUrls?: readonly string[] | undefined;
 }
@@ -58,7 +58,7 @@ async function assertRemoteAllowed(
       code: 'missing_permission',
     });
   }
-  await checkOutboundUrl(url, options.outbound ?? outboundPolicy(), { field: 'connection_string' });
+  await checkDestinations(mcpClientConfigSchema, config, options.outbound);
 }
 
 /** The filter edits PUT accepts; `null` removes a list. Connection fields change by delete and add. */
@@ -70,13 +70,10 @@ const editSchema = z.strictObject({
   allow_by_default: z.boolean().optional(),
 });
 
+/** A client as answers show it: its URL without the credentials it carries. */
 function shown(view: McpClientView) {
   const { definitions: _definitions, ...client } = view;
-  if (!client.config.connection_string) return client;
-  return {
-    ...client,
-    config: { ...client.config, connection_string: redactUrl(client.config.connection_string) },
-  };
+  return { ...client, config: maskSecrets(fieldTree(mcpClientConfigSchema), client.config) };
 }
 
 /**
@@ -110,7 +107,7 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
 
   async function add(registry: McpRegistry, request: AdminRequest): Promise<AdminResult> {
     const body = await request.body();
-    refuseSecretReferences(body, { mayReference: mayReferenceSecrets(request) });
+    refuseSecretReferences(mcpClientConfigSchema, body, { mayReference: mayReferenceSecrets(request) });
     const config = validate(mcpClientConfigSchema, body);
     if (config.connection_type === 'stdio' && request.role !== 'admin') {
       throw new GatewayError({

@@ -10,7 +10,7 @@ describe('checkIssuer', () => {
       'http://localhost:4000/oidc',
       'http://[::1]:4000',
     ])
-      expect(checkIssuer(issuer).href).toBe(new URL(issuer).href);
+      expect(checkIssuer(issuer, outboundPolicy()).href).toBe(new URL(issuer).href);
   });
 
   it('refuses http elsewhere, and other schemes, with a config error naming the field', () => {
@@ -20,8 +20,10 @@ describe('checkIssuer', () => {
       'http://idp.localhost',
       'ftp://127.0.0.1',
     ]) {
-      expect(() => checkIssuer(issuer)).toThrow(ConfigError);
-      expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .* must be an https URL/);
+      expect(() => checkIssuer(issuer, outboundPolicy())).toThrow(ConfigError);
+      expect(() => checkIssuer(issuer, outboundPolicy())).toThrow(
+        /^auth\.oidc\.issuer: .* must be an https URL/,
+      );
     }
   });
 });
@@ -35,7 +37,9 @@ describe('checkIssuer and the outbound address policy', () => {
       'https://metadata.google.internal./',
       'https://10.0.0.5/',
     ])
-      expect(() => checkIssuer(issuer)).toThrow(/^auth\.oidc\.issuer: .*; gw does not call it$/);
+      expect(() => checkIssuer(issuer, outboundPolicy())).toThrow(
+        /^auth\.oidc\.issuer: .*; gw does not call it$/,
+      );
   });
 
   it('allows a private issuer the config file allows', () => {

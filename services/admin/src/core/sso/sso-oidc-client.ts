@@ -6,7 +6,6 @@ import {
   type Logger,
   literalRefusal,
   type OutboundPolicy,
-  outboundPolicy,
   serviceUnavailable,
 } from '@gw/shared';
 import { fetchThrough, outboundAgent } from '@gw/shared/outbound';
@@ -26,7 +25,7 @@ const onLoopback = (url: URL) => LOOPBACK_HOSTS.has(url.hostname);
  * Refuses, at start, an issuer gw would talk to in clear text: only https, or http on a loopback address
  * (`http://127.0.0.1`, `http://localhost`); and one at a literal address the outbound policy refuses.
  */
-export function checkIssuer(issuer: string, policy: OutboundPolicy = outboundPolicy()): URL {
+export function checkIssuer(issuer: string, policy: OutboundPolicy): URL {
   const url = new URL(issuer);
   if (!(url.protocol === 'https:' || (url.protocol === 'http:' && onLoopback(url)))) {
     throw new ConfigError(
@@ -72,11 +71,11 @@ export class OidcClient {
     settings: OidcSettings;
     clientSecret: string | undefined;
     logger: Logger;
-    /** The config file's outbound address policy (docs/network.md); its defaults when absent. */
-    outbound?: OutboundPolicy | undefined;
+    /** The config file's outbound address policy (docs/network.md). */
+    outbound: OutboundPolicy;
   }) {
     this.settings = options.settings;
-    this.outbound = options.outbound ?? outboundPolicy();
+    this.outbound = options.outbound;
     this.issuer = checkIssuer(options.settings.issuer, this.outbound);
     this.clientSecret = options.clientSecret;
     this.logger = options.logger;

@@ -1,6 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AuthConfig, authConfigSchema, ConfigError, sendError, silentLogger } from '@gw/shared';
+import {
+  type AuthConfig,
+  authConfigSchema,
+  ConfigError,
+  outboundPolicy,
+  sendError,
+  silentLogger,
+} from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +37,7 @@ describe('createSso', () => {
   it('is off without auth.oidc, and refuses at start without a store or with a cleartext issuer', async () => {
     const store = await MemoryStore.open();
     const identities = new IdentityStore({ store, logger: silentLogger() });
-    const base = { clientSecret: undefined, identities, logger: silentLogger() };
+    const base = { clientSecret: undefined, identities, logger: silentLogger(), outbound: outboundPolicy() };
     expect(createSso({ ...base, auth: authConfigSchema.parse({}), store })).toBeUndefined();
     expect(() => createSso({ ...base, auth: authOf('http://127.0.0.1:9'), store: undefined })).toThrow(
       'auth.oidc: single sign-on keeps sessions in the state store, and this admin has none (set REDIS_URL)',
@@ -47,6 +54,7 @@ async function serveSso(options: {
   const store = await MemoryStore.open();
   const sso = createSso({
     auth: authOf(options.issuer),
+    outbound: outboundPolicy(),
     clientSecret: CLIENT_SECRET,
     store,
     identities: new IdentityStore({ store, logger: silentLogger() }),

@@ -33,7 +33,7 @@ export interface SsoOptions {
   /** Where sign-ins under way and sessions live (Redis in a cluster, so every replica shares them). */
   store: Store | undefined;
   /** The config file's outbound address policy: where the identity provider may be (docs/network.md). */
-  outbound?: OutboundPolicy | undefined;
+  outbound: OutboundPolicy;
 }
 
 /** A backslash (a slash to a browser) or a control character. */
