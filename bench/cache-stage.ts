@@ -3,7 +3,7 @@
 // stored), and with one question asked again and again (an exact hit). Part of `pnpm bench:cache`.
 import { setImmediate as yieldToStores } from 'node:timers/promises';
 import { MemoryCacheBackend, SemanticCache } from '@gw/cache';
-import type { GovernanceService } from '@gw/governance';
+import type { Admission } from '@gw/governance';
 import { cacheStage, createPipeline, type PipelineCall, type Stage } from '@gw/ingress';
 import type { CompletionResult, RouterService } from '@gw/router';
 import { createLogger, createMetrics, parseGatewayConfig } from '@gw/shared';
@@ -27,11 +27,11 @@ const answer: CompletionResult = {
 
 function pipelineOf(stages: Stage[]) {
   const router = { complete: async () => answer } as Pick<RouterService, 'complete'> as RouterService;
-  const governance = {
+  const admission = {
     authorize: async () => ({ targets: [{ provider: 'openai', model: 'gpt-4o-mini' }], virtualKeyId: 'vk' }),
-  } as Pick<GovernanceService, 'authorize'> as GovernanceService;
+  } as Pick<Admission, 'authorize'> as Admission;
   const settler = { settle: () => undefined, drain: async () => undefined };
-  return createPipeline({ governance, router, settler, stages });
+  return createPipeline({ admission, router, settler, stages });
 }
 
 const call = (question: string): PipelineCall => ({

@@ -193,7 +193,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   let draining = false;
   const ingress = composeIngress({
     config,
-    governance,
+    // The governance core is the ingress's admission here (it implements the port).
+    admission: governance,
     router,
     logger,
     metrics,

@@ -1,45 +1,99 @@
-import { closeOnDispose, type GatewayConfig, type Logger, type Metrics } from '@gw/shared';
+import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
 import { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
+import { AdmissionCore } from './core/admission-core.ts';
 import { GovernanceCore } from './core/governance-core.ts';
-import type { GovernanceService } from './core/governance-service.ts';
-import { TracedGovernance } from './core/traced-governance.ts';
+import { GovernanceRepository } from './core/governance-repository.ts';
+import type { Admission, GovernanceService } from './core/governance-service.ts';
+import { TracedAdmission, TracedGovernance } from './core/traced-governance.ts';
 
-/** Governance of a gateway config: its one composition root, used by its main and by the embedded gateway. */
-export async function startGovernance(options: {
+/** What a composition root hands its caller: the service, closed with everything started for it. */
+type Started<Service> = Service & { close(): Promise<void> } & AsyncDisposable;
+
+interface GovernanceOptions {
   config: GatewayConfig;
   store: Store;
   logger: Logger;
   /** `gw_cost_usd_total` is counted where requests are settled. */
-  metrics?: Metrics;
-  /**
-   * Embedded mode: the router's health board. Without it governance reads the routers' shared windows from
-   * the store, so weighted provider configs of a key follow the same health in every process.
-   */
-  health?: HealthBoard;
+  metrics?: Metrics | undefined;
   /** Spans of authorize and settle; none when tracing is off. */
   tracer?: Tracer | undefined;
-  /** A cluster's ingress: authorize and settle only (GovernanceCoreDependencies.admissionOnly). */
-  admissionOnly?: boolean;
-}): Promise<GovernanceService & { close(): Promise<void> } & AsyncDisposable> {
-  const health =
-    options.health ??
-    (await new HealthBoard({
-      config: options.config.load_balancer,
-      store: options.store,
-      share: { replicaId: 'governance', publish: false },
-      logger: options.logger,
-    }).start());
-  const core = await GovernanceCore.start({
+}
+
+/**
+ * Provider health as governance weighs a key's provider configs by it: the routers' shared windows, read from
+ * the store, so they follow the same health in every process.
+ */
+async function sharedHealth(options: GovernanceOptions): Promise<HealthBoard> {
+  return new HealthBoard({
+    config: options.config.load_balancer,
     store: options.store,
+    share: { replicaId: 'governance', publish: false },
     logger: options.logger,
+  }).start();
+}
+
+/** Closing the answer closes what was started for it, in reverse order of starting. */
+function closing(resources: AsyncDisposableStack) {
+  const owned = resources.move();
+  const close = () => owned.disposeAsync();
+  return { close, [Symbol.asyncDispose]: close };
+}
+
+/** Governance of a gateway config: its one composition root, used by its main and by the embedded gateway. */
+export async function startGovernance(
+  options: GovernanceOptions & {
+    /** Embedded mode: the router's health board. Without it governance follows the routers' shared windows. */
+    health?: HealthBoard;
+  },
+): Promise<Started<GovernanceService>> {
+  await using started = new AsyncDisposableStack();
+  const health = options.health ?? started.use(await sharedHealth(options));
+  const core = started.use(
+    await GovernanceCore.start({
+      store: options.store,
+      logger: options.logger,
+      client: options.config.client,
+      governance: options.config.governance,
+      health,
+      metrics: options.metrics,
+    }),
+  );
+  const governance: GovernanceService = options.tracer ? new TracedGovernance(core, options.tracer) : core;
+  return {
+    authorize: governance.authorize.bind(governance),
+    settle: governance.settle.bind(governance),
+    manage: governance.manage.bind(governance),
+    ...closing(started),
+  };
+}
+
+/**
+ * Admission on its own, as a cluster's ingress runs it (docs/architecture.md "Admission"): the governance
+ * resources in memory following the store, the admission checks and the reservations of this process. Seeding
+ * and the sweeper are the governance service's; every admitting process doing them too would only repeat the
+ * same writes.
+ */
+export async function startAdmission(options: GovernanceOptions): Promise<Started<Admission>> {
+  await using started = new AsyncDisposableStack();
+  const health = started.use(await sharedHealth(options));
+  const repository = new GovernanceRepository({ store: options.store, logger: options.logger });
+  await repository.start();
+  started.defer(() => repository.close());
+  const core = new AdmissionCore({
+    store: options.store,
+    repository,
     client: options.config.client,
     governance: options.config.governance,
     health,
-    ownsHealth: options.health === undefined,
     metrics: options.metrics,
-    admissionOnly: options.admissionOnly,
   });
-  return closeOnDispose(options.tracer ? new TracedGovernance(core, options.tracer) : core);
+  started.defer(() => core.close());
+  const admission: Admission = options.tracer ? new TracedAdmission(core, options.tracer) : core;
+  return {
+    authorize: admission.authorize.bind(admission),
+    settle: admission.settle.bind(admission),
+    ...closing(started),
+  };
 }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { type CacheBackend, SemanticCache } from '@gw/cache';
-import type { GovernanceService } from '@gw/governance';
+import type { Admission } from '@gw/governance';
 import type { GuardrailRuntime } from '@gw/guardrails/registry';
 import { DroppedTally, type LogRecord, type LogSink, LogWriter } from '@gw/logs';
 import type { McpCatalog, ToolExecutor } from '@gw/mcp-runner/control';
@@ -14,7 +14,8 @@ import { createRequestLog } from './request/request-log.ts';
 /** Ingress of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeIngress(options: {
   config: GatewayConfig;
-  governance: GovernanceService;
+  /** Authorize and settle: a governance core (embedded), this process's own admission or the gRPC client. */
+  admission: Admission;
   router: RouterService;
   logger: Logger;
   metrics: Metrics;
@@ -64,7 +65,7 @@ export function composeIngress(options: {
         ),
     });
   const app = createIngressApp({
-    governance: options.governance,
+    admission: options.admission,
     router: options.router,
     logger,
     metrics: options.metrics,

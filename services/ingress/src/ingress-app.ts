@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GovernanceService } from '@gw/governance';
+import type { Admission } from '@gw/governance';
 import type { RouterService } from '@gw/router';
 import {
   type ClientConfig,
@@ -33,7 +33,7 @@ import { noteFailedTarget, type RequestLog } from './request/request-log.ts';
 import { buildRoutes } from './routes/index.ts';
 
 export interface IngressDependencies {
-  governance: GovernanceService;
+  admission: Admission;
   router: RouterService;
   logger: Logger;
   metrics: Metrics;
@@ -61,9 +61,9 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * hot path is one Map lookup, parse, authorize, route, write.
  */
 export function createIngressApp(dependencies: IngressDependencies) {
-  const { governance, router, logger, metrics, client, mcp, tracer, requestLog } = dependencies;
+  const { admission, router, logger, metrics, client, mcp, tracer, requestLog } = dependencies;
   // The stages after authorize, outermost first (docs/architecture.md). The native chat paths add MCP's.
-  const settler = createSettler({ governance, logger });
+  const settler = createSettler({ admission, logger });
   // An outage (Redis, governance) fails every request alike: one line per kind of failure and 10 s, then a count.
   const requestFailed = throttledLog(logger, 'error');
   // Guardrails wrap the cache and the router call, so every agent-loop round is checked, and a cached answer is
@@ -77,10 +77,10 @@ export function createIngressApp(dependencies: IngressDependencies) {
   ];
   const stages = [...base, ...guarded, ...cache];
   const passthroughInput = dependencies.guardrails?.passthroughInput;
-  const pipeline = createPipeline({ governance, router, settler, stages, passthroughInput });
+  const pipeline = createPipeline({ admission, router, settler, stages, passthroughInput });
   const chatPipeline = mcp
     ? createPipeline({
-        governance,
+        admission,
         router,
         settler,
         stages: [...base, mcpStage(mcp), ...guarded, ...cache],
@@ -111,7 +111,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
       metrics,
       logger,
       bodyLimit: client,
-      mcp: mcp && { ...mcp, governance, guardrails: dependencies.guardrails },
+      mcp: mcp && { ...mcp, admission, guardrails: dependencies.guardrails },
     }),
     {
       routes: [

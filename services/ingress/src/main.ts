@@ -1,5 +1,5 @@
 import { RedisCacheBackend } from '@gw/cache/redis';
-import { startGovernance } from '@gw/governance';
+import { startAdmission } from '@gw/governance';
 import { GovernanceClient } from '@gw/governance/client';
 import { GuardrailRegistry, GuardrailRuntime } from '@gw/guardrails/registry';
 import { RedisLogProducer } from '@gw/logs/redis';
@@ -134,16 +134,15 @@ await startService(logger, async (resources) => {
   // Admission is one atomic script on the shared store wherever it runs: run here, a governed request costs
   // no hop to a governance replica (docs/architecture.md "Admission"). Remote, requests without a virtual key
   // are still decided here from the shared client settings.
-  const governance = resources.use(
+  const admission = resources.use(
     store && environment.GW_GOVERNANCE_ADMISSION === 'local'
-      ? await startGovernance({
+      ? await startAdmission({
           config,
           store,
           logger,
           metrics,
           // Its spans are governance's, as in the embedded gateway, wherever admission runs.
           tracer: tracing?.tracer('governance'),
-          admissionOnly: true,
         })
       : closeOnDispose(
           new GovernanceClient(
@@ -155,7 +154,7 @@ await startService(logger, async (resources) => {
   let draining = false;
   const app = composeIngress({
     config,
-    governance,
+    admission,
     router,
     logger,
     metrics,

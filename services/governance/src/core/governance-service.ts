@@ -25,11 +25,19 @@ export interface GovernanceCallOptions {
   trace?: TraceContext | undefined;
 }
 
-/** Governance's interface: the core implements it, and so does the gRPC client. Denials are GatewayErrors. */
-export interface GovernanceService {
+/**
+ * Admission, the port a request's path uses: authorize once before the router, settle once after. A governance
+ * core implements it (embedded mode), so does an ingress's own admission (a cluster, `startAdmission`) and the
+ * gRPC client (remote admission). Denials are GatewayErrors.
+ */
+export interface Admission {
   authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult>;
   /** Charges a finished request exactly once; a repeated settle of the same plan changes nothing. */
   settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult>;
+}
+
+/** Governance's interface: admission and the management the admin API calls. The core and the gRPC client implement it. */
+export interface GovernanceService extends Admission {
   /** Management of governance resources (the admin API); the answer's type follows the action. */
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
 }

@@ -1,6 +1,7 @@
 import { ATTRIBUTES, providerAttributes, type Tracer, traced } from '@gw/shared/tracing';
 import type { ManageResults } from './governance-messages.ts';
 import type {
+  Admission,
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceCallOptions,
@@ -11,16 +12,16 @@ import type {
 } from './governance-service.ts';
 
 /**
- * Governance with a span per authorize and settle (docs/tracing.md), children of the caller's context: the
- * request id, the kind of call, the virtual key's id (never its value), and a denial's error type. Management
- * calls are not traced. Wraps the core in both modes (in-process, and behind the gRPC server).
+ * Admission with a span per authorize and settle (docs/tracing.md), children of the caller's context: the
+ * request id, the kind of call, the virtual key's id (never its value), and a denial's error type. Wraps
+ * admission wherever it runs (in-process, behind the gRPC server, in a cluster's ingress).
  */
-export class TracedGovernance implements GovernanceService {
-  private readonly core: GovernanceService & { close(): Promise<void> };
+export class TracedAdmission implements Admission {
+  private readonly admission: Admission;
   private readonly tracer: Tracer;
 
-  constructor(core: GovernanceService & { close(): Promise<void> }, tracer: Tracer) {
-    this.core = core;
+  constructor(admission: Admission, tracer: Tracer) {
+    this.admission = admission;
     this.tracer = tracer;
   }
 
@@ -34,7 +35,7 @@ export class TracedGovernance implements GovernanceService {
     });
     return traced(
       span,
-      () => this.core.authorize(request, options),
+      () => this.admission.authorize(request, options),
       (result) => ({ [ATTRIBUTES.virtualKeyId]: result.virtualKeyId }),
     );
   }
@@ -51,14 +52,20 @@ export class TracedGovernance implements GovernanceService {
         ...(request.provider && providerAttributes(request.provider)),
       }),
     });
-    return traced(span, () => this.core.settle(request, options));
+    return traced(span, () => this.admission.settle(request, options));
+  }
+}
+
+/** Governance with its admission traced (TracedAdmission); management calls are not traced. */
+export class TracedGovernance extends TracedAdmission implements GovernanceService {
+  private readonly core: GovernanceService;
+
+  constructor(core: GovernanceService, tracer: Tracer) {
+    super(core, tracer);
+    this.core = core;
   }
 
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]> {
     return this.core.manage(request);
-  }
-
-  close(): Promise<void> {
-    return this.core.close();
   }
 }

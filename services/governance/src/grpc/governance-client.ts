@@ -21,6 +21,7 @@ import {
   settleResultSchema,
 } from '../core/governance-messages.ts';
 import type {
+  Admission,
   AuthorizeRequest,
   AuthorizeResult,
   GovernanceCallOptions,
@@ -51,7 +52,7 @@ const MAX_IN_FLIGHT_PER_REPLICA = 64;
  * releases, management writes are whole-document puts and a merge patch applied twice is applied once; a
  * repeated delete answers not_found).
  */
-export class GovernanceClient implements GovernanceService {
+export class GovernanceClient implements GovernanceService, Admission {
   private readonly replicas: ReplicaPool<Client>;
   /** Authorize and Settle: messages on one stream per replica, not a call each. */
   private readonly lanes: LaneClient<Client, { json: Buffer }>;

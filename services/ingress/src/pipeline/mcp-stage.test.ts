@@ -1,7 +1,7 @@
 // The agent loop inside the real pipeline, with a scripted router, a counting governance and a stand-in tool
 // executor: one authorization per request, depth limit, mixed tool calls, a failing tool, usage of all rounds
 // settled once, streaming (injection only), text completions.
-import type { AuthorizeRequest, GovernanceService, SettleRequest } from '@gw/governance';
+import type { Admission, AuthorizeRequest, SettleRequest } from '@gw/governance';
 import { aggregateView, buildSnapshot, type McpCatalog, type ToolJob } from '@gw/mcp-runner/control';
 import type { CompletionResult, CompletionRoute, RouterService } from '@gw/router';
 import { createLogger, GatewayError, mcpClientConfigSchema } from '@gw/shared';
@@ -82,7 +82,7 @@ function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
       return (async function* () {})();
     },
   } as Pick<RouterService, 'complete' | 'stream'> as RouterService;
-  const governance: GovernanceService = {
+  const admission: Admission = {
     async authorize(request) {
       authorizations.push(request);
       return {
@@ -105,9 +105,6 @@ function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
       settles.push(request);
       return { cost: 0 };
     },
-    async manage() {
-      throw new Error('ingress never manages governance resources');
-    },
   };
   const mcp: McpIngress = {
     catalog: { snapshot: () => catalog, refresh: async () => {} } as Pick<
@@ -124,9 +121,9 @@ function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
     },
     settings: { queue_timeout_ms: 1_000, agent_max_depth: depth },
   };
-  const settler = createSettler({ governance, logger: createLogger({ service: 'test', level: 'silent' }) });
+  const settler = createSettler({ admission, logger: createLogger({ service: 'test', level: 'silent' }) });
   const agent = createPipeline({
-    governance,
+    admission,
     router,
     settler,
     stages: [settleStage(settler), mcpStage(mcp)],

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthorizeResult, GovernanceService } from '@gw/governance';
+import type { Admission, AuthorizeResult } from '@gw/governance';
 import {
   type CatalogTool,
   type McpCatalog,
@@ -22,7 +22,7 @@ export interface McpIngress {
 }
 
 export interface McpRouteDependencies extends McpIngress {
-  governance: GovernanceService;
+  admission: Admission;
   /** Guardrails on tool calls: arguments are the input, the tool's answer the output. */
   guardrails?: IngressGuardrails | undefined;
 }
@@ -44,7 +44,7 @@ export async function resolveAccess(
   mcp: McpRouteDependencies,
   request: { requestId: string; headers: IncomingHttpHeaders; trace?: TraceContext | undefined },
 ): Promise<{ access: ToolAccess; authorization: AuthorizeResult }> {
-  const authorization = await mcp.governance.authorize(
+  const authorization = await mcp.admission.authorize(
     {
       requestId: request.requestId,
       kind: 'mcp',

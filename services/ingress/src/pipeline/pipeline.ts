@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthorizeResult, GovernanceService } from '@gw/governance';
+import type { Admission, AuthorizeResult } from '@gw/governance';
 import type {
   CompletionResult,
   CompletionRoute,
@@ -21,7 +21,7 @@ import type { Settler } from './settle-stage.ts';
 import { type AnswerHeaders, compose, type Exchange, type Stage } from './stage.ts';
 
 export interface PipelineDependencies {
-  governance: GovernanceService;
+  admission: Admission;
   router: RouterService;
   settler: Settler;
   /** The stages between authorize and the router, outermost first (docs/architecture.md). */
@@ -102,7 +102,7 @@ function embeddingsRoute(call: PipelineCall, authorization: AuthorizeResult): Em
  * and makes the exchange; the stages wrap the router call in list order; the route renders the result.
  */
 export function createPipeline(dependencies: PipelineDependencies) {
-  const { governance, router, stages } = dependencies;
+  const { admission, router, stages } = dependencies;
 
   /** Governance, once per request: the plan, the key, its MCP policy and the reservation. */
   async function authorize<Route extends RouteRequest>(
@@ -113,7 +113,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
       const { provider, model } = call.parsed.target;
       call.log.requestedModel = provider ? `${provider}/${model}` : model;
     }
-    const authorization = await governance.authorize(
+    const authorization = await admission.authorize(
       {
         requestId: call.requestId,
         kind: 'llm',
@@ -169,7 +169,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
       headers: IncomingHttpHeaders;
       span?: TraceSpan | undefined;
     }): Promise<void> {
-      await governance.authorize(
+      await admission.authorize(
         {
           requestId: call.requestId,
           kind: 'meta',
@@ -189,7 +189,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
       call: PassthroughCall,
     ): Promise<{ answer: PassthroughResponse; done(usage?: Usage): void }> {
       const trace = call.span?.context;
-      const authorization = await governance.authorize(
+      const authorization = await admission.authorize(
         {
           requestId: call.requestId,
           kind: 'llm',

@@ -1,7 +1,7 @@
 // Background settlement: a settle that fails for want of governance or Redis is retried until its
 // reservation's deadline, so the request is charged what it used; refusals are final; a settle whose earlier
 // try landed unanswered is done; shutdown stops the retries (the sweeper charges what is left).
-import type { AuthorizeResult, GovernanceService, SettleRequest } from '@gw/governance';
+import type { Admission, AuthorizeResult, SettleRequest } from '@gw/governance';
 import { createLogger, GatewayError, serviceUnavailable } from '@gw/shared';
 import { waitFor } from '@gw/testkit';
 import { expect, it } from 'vitest';
@@ -24,8 +24,8 @@ function authorization(deadlineMs: number): AuthorizeResult {
   };
 }
 
-/** A governance whose settles fail with the given errors first, then succeed; it records each try. */
-function governance(failures: Error[]) {
+/** An admission whose settles fail with the given errors first, then succeed; it records each try. */
+function admission(failures: Error[]) {
   const tries: SettleRequest[] = [];
   const settled: SettleRequest[] = [];
   const service = {
@@ -35,7 +35,7 @@ function governance(failures: Error[]) {
       if (failure) throw failure;
       settled.push(request);
     },
-  } as unknown as GovernanceService;
+  } as unknown as Admission;
   return { service, tries, settled };
 }
 
@@ -44,8 +44,8 @@ const outcome = { provider: 'openai', model: 'gpt-4o', usage: USAGE };
 
 it('retries a settle while governance is unavailable and charges the real usage once it is back', async () => {
   const unavailable = Array.from({ length: 6 }, () => serviceUnavailable('redis is down'));
-  const fake = governance(unavailable);
-  const settler = createSettler({ governance: fake.service, logger });
+  const fake = admission(unavailable);
+  const settler = createSettler({ admission: fake.service, logger });
   settler.settle({ requestId: 'r1', authorization: authorization(Date.now() + 60_000) }, outcome);
   await waitFor(() => fake.settled.length === 1, { timeoutMs: 15_000, what: 'the settle to land' });
   expect(fake.tries).toHaveLength(7);
@@ -53,8 +53,8 @@ it('retries a settle while governance is unavailable and charges the real usage 
 });
 
 it('gives up at the reservation deadline, when the sweeper takes over', async () => {
-  const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
-  const settler = createSettler({ governance: fake.service, logger });
+  const fake = admission(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
+  const settler = createSettler({ admission: fake.service, logger });
   settler.settle({ requestId: 'r2', authorization: authorization(Date.now() + 300) }, outcome);
   await settler.drain();
   expect(fake.settled).toHaveLength(0);
@@ -62,17 +62,17 @@ it('gives up at the reservation deadline, when the sweeper takes over', async ()
 });
 
 it('treats a refusal as final, and a reservation already settled by a lost try as done', async () => {
-  const refused = governance([new GatewayError({ type: 'invalid_request', message: 'bad usage' })]);
-  const first = createSettler({ governance: refused.service, logger });
+  const refused = admission([new GatewayError({ type: 'invalid_request', message: 'bad usage' })]);
+  const first = createSettler({ admission: refused.service, logger });
   first.settle({ requestId: 'r3', authorization: authorization(Date.now() + 60_000) }, outcome);
   await first.drain();
   expect(refused.tries).toHaveLength(1);
 
-  const lost = governance([
+  const lost = admission([
     serviceUnavailable('the answer was lost'),
     new GatewayError({ type: 'not_found', message: 'open reservation res_1 does not exist' }),
   ]);
-  const second = createSettler({ governance: lost.service, logger });
+  const second = createSettler({ admission: lost.service, logger });
   second.settle({ requestId: 'r4', authorization: authorization(Date.now() + 60_000) }, outcome);
   await waitFor(() => lost.tries.length === 2, { what: 'the retry' });
   await second.drain();
@@ -80,8 +80,8 @@ it('treats a refusal as final, and a reservation already settled by a lost try a
 });
 
 it('stops retrying when the process drains', async () => {
-  const fake = governance(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
-  const settler = createSettler({ governance: fake.service, logger });
+  const fake = admission(Array.from({ length: 100 }, () => serviceUnavailable('redis is down')));
+  const settler = createSettler({ admission: fake.service, logger });
   settler.settle({ requestId: 'r5', authorization: authorization(Date.now() + 600_000) }, outcome);
   await waitFor(() => fake.tries.length >= 2, { what: 'a retry' });
   const started = Date.now();

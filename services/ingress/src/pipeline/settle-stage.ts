@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthorizeResult, GovernanceService, SettleRequest, SideCall } from '@gw/governance';
+import type { Admission, AuthorizeResult, SettleRequest, SideCall } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import {
   type ChatCompletionChunk,
@@ -39,8 +39,8 @@ const MAX_SETTLE_BACKOFF_MS = 5_000;
  * the estimate instead), so a request is charged what it used whenever that is known. When the process
  * stops, retries stop too and the sweeper charges what is left at its estimate.
  */
-export function createSettler(dependencies: { governance: GovernanceService; logger: Logger }) {
-  const { governance, logger } = dependencies;
+export function createSettler(dependencies: { admission: Admission; logger: Logger }) {
+  const { admission, logger } = dependencies;
   const pending = new Set<Promise<number | undefined>>();
   const stopping = new AbortController();
 
@@ -55,7 +55,7 @@ export function createSettler(dependencies: { governance: GovernanceService; log
     const until = request.settlement.deadlineMs ?? Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await governance.settle(request, { trace })).cost;
+        return (await admission.settle(request, { trace })).cost;
       } catch (error) {
         const refused = error instanceof GatewayError && error.status < 500;
         if (refused && attempt > 0 && error.type === 'not_found') return undefined;

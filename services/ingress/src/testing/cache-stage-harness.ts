@@ -1,7 +1,7 @@
 // A harness for the cache stage's tests: the real pipeline (settle outside the stage) over a scripted router
 // whose embeddings the test controls, the memory backend, and a clock the test moves.
 import { MemoryCacheBackend, SemanticCache } from '@gw/cache';
-import type { GovernanceService, SettleRequest } from '@gw/governance';
+import type { Admission, SettleRequest } from '@gw/governance';
 import type {
   CompletionResult,
   CompletionRoute,
@@ -81,7 +81,7 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
       };
     },
   } as Pick<RouterService, 'complete' | 'stream' | 'embed'> as RouterService;
-  const governance = {
+  const admission: Admission = {
     async authorize(request: { virtualKey?: string }) {
       return {
         targets: [{ provider: 'openai', model: 'gpt-4o-mini' }],
@@ -100,7 +100,7 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
       settles.push(request);
       return { cost: 0 };
     },
-  } as Pick<GovernanceService, 'authorize' | 'settle'> as GovernanceService;
+  };
   const config = parseGatewayConfig({
     cache: { enabled: true, embedding: { model: 'embedder/embed-small' }, ...cacheSection },
   }).cache;
@@ -108,9 +108,9 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
   const cache = new SemanticCache({ backend, now: () => clock.now, defaultTtlMs: config.ttl_ms });
   const logger = createLogger({ service: 'test', level: 'silent' });
   const metrics = createMetrics({ service: 'test', defaultMetrics: false });
-  const settler = createSettler({ governance, logger });
+  const settler = createSettler({ admission, logger });
   const stage = cacheStage({ cache, config, router, metrics, logger });
-  const pipeline = createPipeline({ governance, router, settler, stages: [settleStage(settler), stage] });
+  const pipeline = createPipeline({ admission, router, settler, stages: [settleStage(settler), stage] });
   const stores = async () =>
     (await metrics.cacheStores.get()).values.reduce((sum, { value }) => sum + value, 0);
 

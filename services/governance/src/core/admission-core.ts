@@ -1,0 +1,299 @@
+import {
+  type ClientConfig,
+  type GatewayConfig,
+  GatewayError,
+  type Metrics,
+  type ModelAlias,
+} from '@gw/shared';
+import type { HealthBoard } from '@gw/shared/health';
+import type { Store } from '@gw/shared/store';
+import { type AdmissionChecks, admissionChecks, chargedOwners } from './admission-checks.ts';
+import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
+import type { GovernanceRepository } from './governance-repository.ts';
+import type {
+  Admission,
+  AuthorizeRequest,
+  AuthorizeResult,
+  PlanTarget,
+  SettleRequest,
+  SettleResult,
+} from './governance-service.ts';
+import { resolveAliases } from './model-aliases.ts';
+import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
+import { PriceCatalog } from './pricing.ts';
+import { admissionRefusal, assertKeyUsable, refusedFor } from './refusal-errors.ts';
+import { Reservations } from './reservations.ts';
+import type { StoredVirtualKey } from './resources.ts';
+import { settlementPlan } from './settlement.ts';
+
+export interface AdmissionCoreDependencies {
+  store: Store;
+  /** The governance resources, in memory and following the store (started and closed by its owner). */
+  repository: GovernanceRepository;
+  client: ClientConfig;
+  /** The config file's governance section: prices and budget settings. */
+  governance?: GatewayConfig['governance'];
+  now?: () => number;
+  random?: () => number;
+  /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
+  health?: HealthBoard | undefined;
+  /** `gw_cost_usd_total`: what settled requests were charged. */
+  metrics?: Metrics | undefined;
+}
+
+/** The governance settings of a config section, as the config schema defaults them where there is none. */
+export function governanceSettings(
+  governance: GatewayConfig['governance'] | undefined,
+): GatewayConfig['governance']['settings'] {
+  return (
+    governance?.settings ?? {
+      strict_budgets: false,
+      settle_deadline_ms: 900_000,
+      sweep_interval_ms: 30_000,
+      default_max_completion_tokens: 4096,
+      expected_completion_tokens: 256,
+    }
+  );
+}
+
+/** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
+const MIN_CAPPED_COMPLETION_TOKENS = 16;
+
+/**
+ * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
+ * refused (unless `governance.settings.unpriced_model_price` says what such models cost) instead of being
+ * served for nothing.
+ */
+function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], prices: PriceCatalog): void {
+  const budgeted = [checks.required, ...checks.alternatives].some((group) =>
+    group.some(({ meaning }) => meaning.kind === 'budget'),
+  );
+  if (!budgeted) return;
+  const unpriced = targets.find((target) => !prices.price(target.model));
+  if (!unpriced) return;
+  throw new GatewayError({
+    type: 'model_not_allowed',
+    message: `model '${unpriced.model}' has no price and a budget applies to this key: set its price in governance.pricing (or governance.settings.unpriced_model_price)`,
+    provider: unpriced.provider,
+    model: unpriced.model,
+  });
+}
+
+/**
+ * Admission: authentication of virtual keys, access to providers and models, hierarchical budgets and rate
+ * limits admitted in one atomic store step with the request's reservation, and its exactly-once settle. What a
+ * request's path needs of governance, and nothing else: a governance core runs it, and so does a cluster's
+ * ingress on its own (`startAdmission`, docs/architecture.md "Admission").
+ */
+export class AdmissionCore implements Admission {
+  private readonly dependencies: AdmissionCoreDependencies;
+  private readonly repository: GovernanceRepository;
+  private readonly reservations: Reservations;
+  private readonly prices: PriceCatalog;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly settings: GatewayConfig['governance']['settings'];
+
+  constructor(dependencies: AdmissionCoreDependencies) {
+    this.dependencies = dependencies;
+    this.repository = dependencies.repository;
+    this.now = dependencies.now ?? Date.now;
+    this.random = dependencies.random ?? Math.random;
+    this.settings = governanceSettings(dependencies.governance);
+    this.prices = new PriceCatalog(
+      dependencies.governance?.pricing,
+      this.settings.unpriced_model_price,
+      this.random,
+    );
+    this.reservations = new Reservations({
+      store: dependencies.store,
+      prices: this.prices,
+      metrics: dependencies.metrics,
+    });
+  }
+
+  close(): void {
+    this.reservations.close();
+  }
+
+  async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
+    if (!request.virtualKey) {
+      return authorizeAnonymous(this.dependencies.client, {
+        ...request,
+        targets: this.aliased(request.targets, undefined),
+      });
+    }
+    checkRequiredHeaders(this.dependencies.client, request.headerNames);
+    const key = await this.repository.findVirtualKey(request.virtualKey);
+    const now = this.now();
+    try {
+      assertKeyUsable(key, now);
+      const identity = this.identityOf(key);
+      if (request.kind !== 'llm') return { targets: [], ...identity };
+      const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
+        random: this.random,
+        health: this.dependencies.health,
+      });
+      return { ...(await this.admit(key, targets, request, now)), ...identity };
+    } catch (error) {
+      // A known key refused (inactive, expired, a model, a limit): the refusal names it and its owners.
+      throw key ? refusedFor(error, this.identityOf(key)) : error;
+    }
+  }
+
+  /**
+   * Charges a request against the reservation admission recorded (never the caller's copy of the plan);
+   * the store applies a settle once however many race (reservations.ts).
+   */
+  settle(request: SettleRequest): Promise<SettleResult> {
+    return this.reservations.settle(request);
+  }
+
+  /** What an authorization says of the key: its id and name, MCP tools, content opt-out and charged owners. */
+  private identityOf(key: StoredVirtualKey) {
+    return {
+      virtualKeyId: key.id,
+      virtualKeyName: key.name,
+      mcpTools: key.mcp_tools ?? [],
+      ...(key.log_content === false ? { logContent: false } : {}),
+      ...chargedOwners(this.repository, key),
+    };
+  }
+
+  /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */
+  private aliased(targets: PlanTarget[], keyAliases: ModelAlias[] | undefined): PlanTarget[] {
+    const gateway = this.repository.modelAliases();
+    if (gateway.length === 0 && !keyAliases?.length) return targets;
+    return resolveAliases(targets, { key: keyAliases, gateway }, this.random);
+  }
+
+  /**
+   * Plans are admitted in one atomic store step: the checks of the hierarchy, the key and each target's
+   * provider config, together with the reservation settlement will release.
+   */
+  private async admit(
+    key: StoredVirtualKey,
+    targets: ConfiguredTarget[],
+    request: AuthorizeRequest,
+    now: number,
+  ): Promise<AuthorizeResult> {
+    const promptTokens = request.estimate?.promptTokens ?? 0;
+    const asked = request.estimate?.maxCompletionTokens;
+    const maxCompletionTokens = asked ?? this.settings.default_max_completion_tokens;
+    const choices = Math.max(1, request.estimate?.choices ?? 1);
+    const strict = this.settings.strict_budgets;
+    const attempt = (completionTokens: number) =>
+      this.admitWith({
+        requestId: request.requestId,
+        key,
+        targets,
+        now,
+        promptTokens,
+        completionTokens,
+        choices,
+      });
+    // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
+    // expected to cost, so concurrent requests count against the balance before any of them settles.
+    const first = await attempt(
+      strict ? maxCompletionTokens : Math.min(maxCompletionTokens, this.settings.expected_completion_tokens),
+    );
+    if (first.allowed || !strict || asked !== undefined) return first.answer();
+    // A strict request without max_tokens that the budget cannot cover at the default: served with the
+    // max_tokens what is left buys (governance sets it), when that is a useful answer.
+    const affordable = this.affordableCompletionTokens(first, targets, promptTokens, choices);
+    if (affordable < MIN_CAPPED_COMPLETION_TOKENS) return first.answer();
+    const capped = await attempt(affordable);
+    return capped.allowed ? { ...capped.answer(), maxCompletionTokens: affordable } : capped.answer();
+  }
+
+  /** One atomic admission of a plan reserving `completionTokens` per choice; its answer, or its refusal. */
+  private async admitWith(options: {
+    requestId: string;
+    key: StoredVirtualKey;
+    targets: ConfiguredTarget[];
+    now: number;
+    promptTokens: number;
+    /** Reserved per choice: also what the sweeper charges if no settle comes. */
+    completionTokens: number;
+    choices: number;
+  }) {
+    const { key, targets, now, promptTokens, completionTokens, choices } = options;
+    const strict = this.settings.strict_budgets;
+    const reserve = Math.max(
+      ...targets.map((target) =>
+        this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
+      ),
+    );
+    const checks = admissionChecks({
+      repository: this.repository,
+      key,
+      targets,
+      budgets: { reserve, strict, now },
+    });
+    assertPriced(checks, targets, this.prices);
+    const settlement = settlementPlan({
+      requestId: options.requestId,
+      virtualKeyId: key.id,
+      targets,
+      checks,
+      estimate: { promptTokens, completionTokens: completionTokens * choices },
+      deadlineMs: now + this.settings.settle_deadline_ms,
+    });
+    const payload = JSON.stringify(settlement);
+    const result = await this.dependencies.store
+      .admit({
+        required: checks.required.map(({ check }) => check),
+        alternatives: checks.alternatives.map((group) => group.map(({ check }) => check)),
+        reservation: { id: settlement.reservationId, deadlineMs: settlement.deadlineMs ?? now, payload },
+      })
+      .catch((error: unknown) => {
+        // Its reservation may still be made once Redis answers again: released then.
+        this.reservations.releaseLater(settlement);
+        throw error;
+      });
+    const admitted = result.passing[0];
+    if (admitted !== undefined) settlement.reservedProvider = targets[admitted]!.provider;
+    // A duplicate admission found another's reservation under this id: its settle reads what that one stored.
+    if (result.allowed && !result.duplicate) this.reservations.remember(settlement, admitted ?? -1);
+    return {
+      allowed: result.allowed,
+      failed: result.failed,
+      checks,
+      answer: (): AuthorizeResult => {
+        if (!result.allowed) throw admissionRefusal({ failed: result.failed, ...checks, now });
+        return {
+          targets: result.passing.map((index) => withoutConfig(targets[index]!)),
+          virtualKeyId: key.id,
+          settlement,
+        };
+      },
+    };
+  }
+
+  /**
+   * Completion tokens per choice the failing budget of a refused strict admission still buys after the
+   * prompt, at the dearest of the plan's models; 0 when the refusal was not a budget's.
+   */
+  private affordableCompletionTokens(
+    refused: {
+      failed?: { group: number; index: number; current: number } | undefined;
+      checks: AdmissionChecks;
+    },
+    targets: ConfiguredTarget[],
+    promptTokens: number,
+    choices: number,
+  ): number {
+    const { failed, checks } = refused;
+    if (!failed) return 0;
+    const failing = (failed.group === -1 ? checks.required : checks.alternatives[failed.group])?.[
+      failed.index
+    ];
+    if (failing?.meaning.kind !== 'budget') return 0;
+    const room = failing.check.limit - failed.current;
+    const prices = targets.map((target) => this.prices.price(target.model));
+    const promptCost = Math.max(...prices.map((price) => (price?.input ?? 0) * promptTokens));
+    const outputPrice = Math.max(...prices.map((price) => price?.output ?? 0));
+    if (outputPrice === 0) return 0;
+    return Math.max(0, Math.floor((room - promptCost) / (outputPrice * choices)));
+  }
+}
