@@ -6,7 +6,7 @@ import { MemoryCacheBackend, SemanticCache } from '@gw/cache';
 import type { Admission } from '@gw/governance';
 import { cacheStage, createPipeline, type PipelineCall, type Stage } from '@gw/ingress';
 import type { CompletionResult, RouterService } from '@gw/router';
-import { createLogger, createMetrics, parseGatewayConfig } from '@gw/shared';
+import { createLogger, createMetrics, fixed, parseGatewayConfig } from '@gw/shared';
 import { summarize } from './load.ts';
 
 const SAMPLES = 5_000;
@@ -74,7 +74,7 @@ export async function measureCacheStage(): Promise<void> {
   const backend = new MemoryCacheBackend();
   const stage = cacheStage({
     cache: new SemanticCache({ backend }),
-    config,
+    config: fixed(config),
     router: {} as RouterService,
     metrics: createMetrics({ service: 'bench', defaultMetrics: false }),
     logger: createLogger({ service: 'bench', level: 'silent' }),

@@ -14,6 +14,7 @@ import {
   createMetrics,
   followSystemSettings,
   type GatewayConfig,
+  LiveSettings,
   type Logger,
   outboundPolicy,
   resolveSecret,
@@ -112,8 +113,11 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
       outbound: outboundPolicy(config.network),
     }),
   );
-  // One config object for every service: settings changed through the admin API apply to it in place.
-  started.use(await followSystemSettings({ store, config, logger }));
+  // One set of live settings for every service: a change through the admin API (or the config file) replaces
+  // them, and each service reads the ones in force at its next request. Restart-only ones are read here, once.
+  const settings = LiveSettings.of(config);
+  started.use(await followSystemSettings({ store, settings, logger }));
+  const { cache: cacheSettings, mcp: mcpSettings } = settings.current();
   if (options.configPath)
     started.use(
       watchConfigFile({
@@ -136,6 +140,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const router = started.use(
     await startRouter({
       config,
+      settings,
       store,
       logger,
       metrics,
@@ -148,6 +153,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const governance = started.use(
     await startGovernance({
       config,
+      settings,
       store,
       logger,
       health,
@@ -160,6 +166,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const { registry: mcpRegistry, core: mcpRunner } = started.use(
     await startMcpRunner({
       config,
+      settings,
       store,
       logger,
       runnerId: 'embedded',
@@ -169,21 +176,21 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const mcpQueue = started.use(
     new InProcessToolQueue({
       runner: tracing ? traceToolRunner(mcpRunner, tracing.tracer('mcp-runner')) : mcpRunner,
-      concurrency: config.mcp.worker_concurrency,
-      maxQueued: config.mcp.max_queued,
+      concurrency: mcpSettings.worker_concurrency,
+      maxQueued: mcpSettings.max_queued,
     }),
   );
   const mcpCatalog = started.use(await McpCatalog.start({ registry: mcpRegistry, logger }));
   // The response cache, when enabled: entries in process, shared by ingress (lookups) and admin (removals).
-  const cacheBackend = config.cache.enabled
-    ? started.use(new MemoryCacheBackend({ maxEntriesPerScope: config.cache.max_entries_per_scope }))
+  const cacheBackend = cacheSettings.enabled
+    ? started.use(new MemoryCacheBackend({ maxEntriesPerScope: cacheSettings.max_entries_per_scope }))
     : undefined;
   // Request logs: request-logs.sqlite in the data directory, on a thread of its own; deleted by age hourly.
   const logStore = started.use(await SqliteLogStore.open({ dataDir: options.dataDir }));
   started.use(
     startLogRetention({
       store: logStore,
-      retentionDays: () => config.logs.retention_days,
+      retentionDays: () => settings.logs.current().retention_days,
       onError: (error) => logger.warn({ err: error }, 'request logs: retention failed'),
     }),
   );
@@ -192,7 +199,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const auditStore = started.use(await SqliteAuditStore.open({ dataDir: options.dataDir }));
   let draining = false;
   const ingress = composeIngress({
-    config,
+    settings,
     // The governance core is the ingress's admission here (it implements the port).
     admission: governance,
     router,
@@ -230,6 +237,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   );
   const admin = composeAdmin({
     config,
+    settings,
     router,
     governance,
     logger,

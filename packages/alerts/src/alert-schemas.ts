@@ -163,7 +163,6 @@ export const alertChannelSchema = z.discriminatedUnion('type', [
   }),
 ]);
 export type AlertChannel = z.infer<typeof alertChannelSchema>;
-export type AlertChannelType = AlertChannel['type'];
 
 /** What a notification says: the same fields on every channel, each rendering them its own way. */
 export interface AlertNotification {

@@ -1,4 +1,4 @@
-import type { GatewayConfig, Logger, Metrics } from '@gw/shared';
+import type { GatewayConfig, LiveSettings, Logger, Metrics } from '@gw/shared';
 import { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
@@ -13,6 +13,8 @@ type Started<Service> = Service & { close(): Promise<void> } & AsyncDisposable;
 
 interface GovernanceOptions {
   config: GatewayConfig;
+  /** The live settings: client and governance settings apply to the next request. */
+  settings: LiveSettings;
   store: Store;
   logger: Logger;
   /** `gw_cost_usd_total` is counted where requests are settled. */
@@ -54,8 +56,10 @@ export async function startGovernance(
     await GovernanceCore.start({
       store: options.store,
       logger: options.logger,
-      client: options.config.client,
-      governance: options.config.governance,
+      client: options.settings.client,
+      settings: options.settings.governance,
+      pricing: options.config.governance.pricing,
+      seed: options.config.governance,
       health,
       metrics: options.metrics,
     }),
@@ -84,8 +88,9 @@ export async function startAdmission(options: GovernanceOptions): Promise<Starte
   const core = new AdmissionCore({
     store: options.store,
     repository,
-    client: options.config.client,
-    governance: options.config.governance,
+    client: options.settings.client,
+    settings: options.settings.governance,
+    pricing: options.config.governance.pricing,
     health,
     metrics: options.metrics,
   });

@@ -5,7 +5,7 @@ import type { GuardrailRuntime } from '@gw/guardrails/registry';
 import { DroppedTally, type LogRecord, type LogSink, LogWriter } from '@gw/logs';
 import type { McpCatalog, ToolExecutor } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import { type GatewayConfig, type Logger, type Metrics, throttledLog } from '@gw/shared';
+import { type LiveSettings, type Logger, type Metrics, throttledLog } from '@gw/shared';
 import type { Tracer } from '@gw/shared/tracing';
 import { createIngressApp } from './ingress-app.ts';
 import { createGuardrails } from './pipeline/guardrail-stage.ts';
@@ -13,7 +13,8 @@ import { createRequestLog } from './request/request-log.ts';
 
 /** Ingress of a gateway config: its one composition root, used by its main and by the embedded gateway. */
 export function composeIngress(options: {
-  config: GatewayConfig;
+  /** The live settings: client, MCP, request-log and cache settings apply to the next request. */
+  settings: LiveSettings;
   /** Authorize and settle: a governance core (embedded), this process's own admission or the gRPC client. */
   admission: Admission;
   router: RouterService;
@@ -36,26 +37,23 @@ export function composeIngress(options: {
    */
   logs?: IngressLogs | undefined;
 }) {
-  const { config, mcp, cacheBackend, logger } = options;
+  const { settings, mcp, cacheBackend, logger } = options;
   const cacheFailed = throttledLog(logger, 'warn');
   const writer =
     options.logs &&
     new LogWriter({
       sink: options.logs.sink,
       tally: options.logs.tally,
-      contentMaxBytes: config.logs.content_max_bytes,
       onDrop: (reason, count) => options.metrics.droppedLogRecords.inc({ reason }, count),
       onError: (error) => logger.warn({ err: error }, 'request logs: a batch was not written'),
       onWritten: options.logs.onWritten,
     });
   const requestLog =
-    writer && createRequestLog({ sink: writer, config: config.logs, tally: options.logs?.tally });
+    writer && createRequestLog({ sink: writer, config: settings.logs, tally: options.logs?.tally });
   const cache =
     cacheBackend &&
     new SemanticCache({
       backend: cacheBackend,
-      defaultTtlMs: config.cache.ttl_ms,
-      defaultThreshold: config.cache.threshold,
       // Redis down fails every lookup alike: one line per kind of failure and 10 s, then a count.
       onError: (error) =>
         cacheFailed(
@@ -69,15 +67,15 @@ export function composeIngress(options: {
     router: options.router,
     logger,
     metrics: options.metrics,
-    client: config.client,
+    client: settings.client,
     isDraining: options.isDraining,
-    mcp: mcp && { ...mcp, settings: config.mcp },
+    mcp: mcp && { ...mcp, settings: settings.mcp },
     metricsToken: options.metricsToken,
     tracer: options.tracer,
     guardrails:
       options.guardrails &&
       createGuardrails({ runtime: options.guardrails, metrics: options.metrics, logger: options.logger }),
-    cache: cache && { cache, config: config.cache },
+    cache: cache && { cache, config: settings.cache },
     requestLog,
   });
   return {

@@ -4,6 +4,7 @@ import type { RouterService } from '@gw/router';
 import {
   type ClientConfig,
   carriesToken,
+  type Live,
   type Logger,
   type Metrics,
   methodNotAllowed,
@@ -37,7 +38,8 @@ export interface IngressDependencies {
   router: RouterService;
   logger: Logger;
   metrics: Metrics;
-  client: ClientConfig;
+  /** The client settings (CORS origins, body size), followed live. */
+  client: Live<ClientConfig>;
   /** True while the process drains: /health answers 503 so load balancers stop sending. */
   isDraining?: () => boolean;
   /** MCP tool execution and injection; without it `/v1/mcp/tool/execute` answers 400 mcp_not_configured. */
@@ -121,7 +123,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     },
   ]);
 
-  const cors = createCors(() => client.cors_allowed_origins);
+  const cors = createCors(() => client.current().cors_allowed_origins);
 
   /** Answers the request when the path is an ingress route; false when it is not (embedded mode falls through to admin). */
   function handle(request: IncomingMessage, response: ServerResponse): boolean {

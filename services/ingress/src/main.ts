@@ -15,6 +15,7 @@ import {
   followSystemSettings,
   httpLimits,
   ingressEnvironmentSchema,
+  LiveSettings,
   metricsExposureWarning,
   otlpTracesEndpoint,
   outboundPolicy,
@@ -50,23 +51,28 @@ await startService(logger, async (resources) => {
     observe: (method: string, seconds: number) => metrics.grpcClientDuration.observe({ method }, seconds),
   };
   const redisUrl = environment.REDIS_URL;
+  const store = redisUrl ? resources.use(await createStore(environment)) : undefined;
+  // System settings changed through the admin API apply here without a restart; the restart-only ones (the
+  // cache's backend, the MCP queue's bounds) are read from them once, here.
+  const settings = LiveSettings.of(config);
+  if (store) resources.use(await followSystemSettings({ store, settings, logger }));
+  const { cache: cacheSettings, mcp: mcpSettings } = settings.current();
   // The response cache: entries in Redis, shared by every replica (each keeps the index in process).
-  if (config.cache.enabled && !redisUrl) {
+  if (cacheSettings.enabled && !redisUrl) {
     throw new ConfigError('cache.enabled: a cluster keeps cache entries in Redis, and REDIS_URL is not set');
   }
   const cacheBackend =
-    config.cache.enabled && redisUrl
+    cacheSettings.enabled && redisUrl
       ? resources.use(
           await RedisCacheBackend.connect({
             url: redisUrl,
             prefix: environment.GW_REDIS_PREFIX,
             commandTimeoutMs: environment.GW_REDIS_COMMAND_TIMEOUT_MS,
-            maxEntriesPerScope: config.cache.max_entries_per_scope,
+            maxEntriesPerScope: cacheSettings.max_entries_per_scope,
             onError: (error) => logger.warn({ err: error }, 'cache: Redis'),
           }),
         )
       : undefined;
-  const store = redisUrl ? resources.use(await createStore(environment)) : undefined;
   // Request logs: appended to the Redis stream the admin's log worker stores (docs/logs.md), sharing the store's
   // connection; off with GW_LOGS_STREAM=off (no log database, no worker).
   const logsConnection =
@@ -78,8 +84,6 @@ await startService(logger, async (resources) => {
         })
       : undefined;
   if (logsConnection) resources.defer(() => logsConnection.disconnect());
-  // System settings changed through the admin API apply here without a restart.
-  if (store) resources.use(await followSystemSettings({ store, config, logger }));
   // Guardrails: the config file's, and (with a store) what the admin API adds, followed on every replica.
   const useGuardrails = store || config.guardrails.rules.length > 0;
   // Guardrail credentials written as secret-manager references (docs/vault.md).
@@ -117,8 +121,8 @@ await startService(logger, async (resources) => {
         await BullToolQueue.open({
           redisUrl,
           redisPrefix: environment.GW_REDIS_PREFIX,
-          maxQueued: config.mcp.max_queued,
-          toolTimeoutMs: config.mcp.tool_timeout_ms,
+          maxQueued: mcpSettings.max_queued,
+          toolTimeoutMs: mcpSettings.tool_timeout_ms,
         }),
       )
     : undefined;
@@ -138,6 +142,7 @@ await startService(logger, async (resources) => {
     store && environment.GW_GOVERNANCE_ADMISSION === 'local'
       ? await startAdmission({
           config,
+          settings,
           store,
           logger,
           metrics,
@@ -147,13 +152,13 @@ await startService(logger, async (resources) => {
       : closeOnDispose(
           new GovernanceClient(
             { ...grpc, address: environment.GW_GOVERNANCE_ADDR },
-            { anonymousLocally: config.client },
+            { anonymousLocally: settings.client },
           ),
         ),
   );
   let draining = false;
   const app = composeIngress({
-    config,
+    settings,
     admission,
     router,
     logger,
@@ -188,7 +193,7 @@ await startService(logger, async (resources) => {
     draining = true;
   });
   logger.info({ port: http.port }, 'ingress listening');
-  const exposed = exposureWarning(environment.GW_HOST, config.client);
+  const exposed = exposureWarning(environment.GW_HOST, settings.client.current());
   if (exposed) logger.warn(exposed);
   const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
   if (metricsExposed) logger.warn(metricsExposed);

@@ -132,7 +132,7 @@ describe('declared values', () => {
         { value: 'sk-****aaaa' },
       ],
     };
-    const kept = keepStoredSecrets(tree, written, stored);
+    const kept = keepStoredSecrets(tree, written as typeof stored, stored);
     expect(kept.keys[0]?.value).toBe('env.B_KEY');
     expect(kept.keys[1]?.value).toBe('sk-aaaaaaaaaaaaaaaaaaaa');
     expect(kept.keys[1]?.config?.['secret_key']).toBe('aws-new-secret-99999');

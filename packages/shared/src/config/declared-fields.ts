@@ -120,8 +120,8 @@ function fill(tree: MutableTree, schema: z.ZodType, seen: Set<z.ZodType>): void 
   switch (definition.type) {
     case 'object':
       for (const [name, field] of Object.entries(definition.shape ?? {})) {
-        let child = tree.fields.get(name);
-        if (!child) tree.fields.set(name, (child = emptyTree()));
+        const child = tree.fields.get(name) ?? emptyTree();
+        tree.fields.set(name, child);
         fill(child, field, new Set(seen));
       }
       break;
@@ -172,7 +172,7 @@ const CREDENTIAL_NAME =
   /secret|token|password|passwd|credential|api[-_]?key|access[-_]?key|private|authorization|(?:^|[-_])auth(?:$|[-_])|cookie|signature/i;
 
 /** Whether a member of a `secret-by-name` map is a credential by its name. */
-export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name);
+const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name);
 
 /**
  * Calls `visit` for every string and number of `value`, with what the schema's marks say of it. Unknown fields

@@ -160,6 +160,7 @@ export const gatewayConfigSchema = z.strictObject({
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type ClientConfig = z.infer<typeof clientConfigSchema>;
+export type GovernanceSettings = z.infer<typeof governanceSettingsSchema>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

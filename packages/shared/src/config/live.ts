@@ -14,7 +14,7 @@ export interface Live<T> {
 }
 
 /** Freezes a value and everything reachable from it, so a snapshot cannot be edited by a reader. */
-export function deepFreeze<T>(value: T): T {
+function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
   // A typed array's elements cannot be frozen (and settings hold none).
   if (ArrayBuffer.isView(value)) return value;
@@ -62,7 +62,7 @@ export class LiveValue<T> implements Live<T> {
 }
 
 /** A part of a live value, following it. */
-export function selected<T, Part>(source: Live<T>, pick: (value: T) => Part): Live<Part> {
+function selected<T, Part>(source: Live<T>, pick: (value: T) => Part): Live<Part> {
   let from = source.current();
   let part = pick(from);
   const current = () => {

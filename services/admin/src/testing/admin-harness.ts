@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
-import { type Logger, LiveSettings, outboundPolicy, parseGatewayConfig } from '@gw/shared';
+import { LiveSettings, type Logger, outboundPolicy, parseGatewayConfig } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { IdentityStore } from '../core/access/identity-store.ts';
 import { createAdminApp } from '../core/admin-app.ts';

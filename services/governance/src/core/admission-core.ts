@@ -2,6 +2,8 @@ import {
   type ClientConfig,
   type GatewayConfig,
   GatewayError,
+  type GovernanceSettings,
+  type Live,
   type Metrics,
   type ModelAlias,
 } from '@gw/shared';
@@ -30,30 +32,18 @@ export interface AdmissionCoreDependencies {
   store: Store;
   /** The governance resources, in memory and following the store (started and closed by its owner). */
   repository: GovernanceRepository;
-  client: ClientConfig;
-  /** The config file's governance section: prices and budget settings. */
-  governance?: GatewayConfig['governance'];
+  /** The client settings (required headers, whether keys are mandatory), followed live. */
+  client: Live<ClientConfig>;
+  /** The governance settings (budget mode, estimates, settle deadline), followed live. */
+  settings: Live<GovernanceSettings>;
+  /** The config file's price overrides per model (read at start). */
+  pricing?: GatewayConfig['governance']['pricing'] | undefined;
   now?: () => number;
   random?: () => number;
   /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
   health?: HealthBoard | undefined;
   /** `gw_cost_usd_total`: what settled requests were charged. */
   metrics?: Metrics | undefined;
-}
-
-/** The governance settings of a config section, as the config schema defaults them where there is none. */
-export function governanceSettings(
-  governance: GatewayConfig['governance'] | undefined,
-): GatewayConfig['governance']['settings'] {
-  return (
-    governance?.settings ?? {
-      strict_budgets: false,
-      settle_deadline_ms: 900_000,
-      sweep_interval_ms: 30_000,
-      default_max_completion_tokens: 4096,
-      expected_completion_tokens: 256,
-    }
-  );
 }
 
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
@@ -92,17 +82,16 @@ export class AdmissionCore implements Admission {
   private readonly prices: PriceCatalog;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly settings: GatewayConfig['governance']['settings'];
 
   constructor(dependencies: AdmissionCoreDependencies) {
     this.dependencies = dependencies;
     this.repository = dependencies.repository;
     this.now = dependencies.now ?? Date.now;
     this.random = dependencies.random ?? Math.random;
-    this.settings = governanceSettings(dependencies.governance);
     this.prices = new PriceCatalog(
-      dependencies.governance?.pricing,
-      this.settings.unpriced_model_price,
+      dependencies.pricing,
+      // Restart-only (its schema says): the price catalog is made once.
+      dependencies.settings.current().unpriced_model_price,
       this.random,
     );
     this.reservations = new Reservations({
@@ -118,12 +107,12 @@ export class AdmissionCore implements Admission {
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
     if (!request.virtualKey) {
-      return authorizeAnonymous(this.dependencies.client, {
+      return authorizeAnonymous(this.dependencies.client.current(), {
         ...request,
         targets: this.aliased(request.targets, undefined),
       });
     }
-    checkRequiredHeaders(this.dependencies.client, request.headerNames);
+    checkRequiredHeaders(this.dependencies.client.current(), request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
     const now = this.now();
     try {
@@ -179,9 +168,10 @@ export class AdmissionCore implements Admission {
   ): Promise<AuthorizeResult> {
     const promptTokens = request.estimate?.promptTokens ?? 0;
     const asked = request.estimate?.maxCompletionTokens;
-    const maxCompletionTokens = asked ?? this.settings.default_max_completion_tokens;
+    const settings = this.dependencies.settings.current();
+    const maxCompletionTokens = asked ?? settings.default_max_completion_tokens;
     const choices = Math.max(1, request.estimate?.choices ?? 1);
-    const strict = this.settings.strict_budgets;
+    const strict = settings.strict_budgets;
     const attempt = (completionTokens: number) =>
       this.admitWith({
         requestId: request.requestId,
@@ -195,7 +185,7 @@ export class AdmissionCore implements Admission {
     // Strict: the worst case of every choice, so a budget never goes over. Default: what the request is
     // expected to cost, so concurrent requests count against the balance before any of them settles.
     const first = await attempt(
-      strict ? maxCompletionTokens : Math.min(maxCompletionTokens, this.settings.expected_completion_tokens),
+      strict ? maxCompletionTokens : Math.min(maxCompletionTokens, settings.expected_completion_tokens),
     );
     if (first.allowed || !strict || asked !== undefined) return first.answer();
     // A strict request without max_tokens that the budget cannot cover at the default: served with the
@@ -218,7 +208,8 @@ export class AdmissionCore implements Admission {
     choices: number;
   }) {
     const { key, targets, now, promptTokens, completionTokens, choices } = options;
-    const strict = this.settings.strict_budgets;
+    const settings = this.dependencies.settings.current();
+    const strict = settings.strict_budgets;
     const reserve = Math.max(
       ...targets.map((target) =>
         this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
@@ -237,7 +228,7 @@ export class AdmissionCore implements Admission {
       targets,
       checks,
       estimate: { promptTokens, completionTokens: completionTokens * choices },
-      deadlineMs: now + this.settings.settle_deadline_ms,
+      deadlineMs: now + settings.settle_deadline_ms,
     });
     const payload = JSON.stringify(settlement);
     const result = await this.dependencies.store

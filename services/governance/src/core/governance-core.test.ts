@@ -3,6 +3,7 @@ import { GatewayError, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore, RedisStore, type Store } from '@gw/shared/store';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { liveGovernance } from '../testing/live-governance.ts';
 import { GovernanceCore } from './governance-core.ts';
 import type { AuthorizeRequest } from './governance-service.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
@@ -51,8 +52,7 @@ async function setup(
   const core = await GovernanceCore.start({
     store,
     logger: options.logger ?? silentLogger(),
-    client: config.client,
-    governance: config.governance,
+    ...liveGovernance(config),
     now: () => clock.now,
   });
   const createKey = async (body: object) =>

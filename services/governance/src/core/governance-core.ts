@@ -1,5 +1,5 @@
-import type { Logger } from '@gw/shared';
-import { AdmissionCore, type AdmissionCoreDependencies, governanceSettings } from './admission-core.ts';
+import type { GatewayConfig, Logger } from '@gw/shared';
+import { AdmissionCore, type AdmissionCoreDependencies } from './admission-core.ts';
 import type { ManageRequest, ManageResult, ManageResults } from './governance-messages.ts';
 import { GovernanceRepository } from './governance-repository.ts';
 import type {
@@ -16,6 +16,8 @@ import { sweepUnsettled } from './settlement.ts';
 
 export interface GovernanceCoreDependencies extends Omit<AdmissionCoreDependencies, 'repository'> {
   logger: Logger;
+  /** The config file's governance resources, written to the store at start and again if it loses them. */
+  seed?: GatewayConfig['governance'] | undefined;
 }
 
 /**
@@ -42,7 +44,8 @@ export class GovernanceCore implements GovernanceService {
     const core = new GovernanceCore(dependencies);
     await core.repository.start({ reseed: () => core.seed() });
     await core.seed();
-    const { sweep_interval_ms: sweepIntervalMs } = governanceSettings(dependencies.governance);
+    // Restart-only (its schema says): the sweeper's timer is set once.
+    const { sweep_interval_ms: sweepIntervalMs } = dependencies.settings.current();
     if (sweepIntervalMs > 0) {
       core.sweepTimer = setInterval(() => {
         core.sweep().catch((error) => dependencies.logger.error({ err: error }, 'settlement sweep failed'));
@@ -90,6 +93,6 @@ export class GovernanceCore implements GovernanceService {
   }
 
   private async seed(): Promise<void> {
-    if (this.dependencies.governance) await seedGovernance(this.writes, this.dependencies.governance);
+    if (this.dependencies.seed) await seedGovernance(this.writes, this.dependencies.seed);
   }
 }

@@ -4,6 +4,7 @@
 import { GatewayError, parseGatewayConfig, silentLogger } from '@gw/shared';
 import { MemoryStore, type Store } from '@gw/shared/store';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { liveGovernance } from '../testing/live-governance.ts';
 import { GovernanceCore } from './governance-core.ts';
 import type { ManageRequest } from './governance-messages.ts';
 
@@ -19,8 +20,7 @@ async function startCore(store: Store): Promise<GovernanceCore> {
   const core = await GovernanceCore.start({
     store,
     logger: silentLogger(),
-    client: config.client,
-    governance: config.governance,
+    ...liveGovernance(config),
   });
   cores.push(core);
   return core;

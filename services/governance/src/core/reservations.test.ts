@@ -1,10 +1,11 @@
 // Reservations of admissions whose answer was lost (a Redis command that timed out, then ran): released once
 // the store answers again, so they stop holding the key's limits. Admission runs on its own here, as in a
 // cluster's ingress (`startAdmission`), beside a governance core on the same store that manages the key.
-import { parseGatewayConfig, serviceUnavailable, silentLogger } from '@gw/shared';
+import { LiveSettings, parseGatewayConfig, serviceUnavailable, silentLogger } from '@gw/shared';
 import { MemoryStore, type Store } from '@gw/shared/store';
 import { afterAll, expect, it, vi } from 'vitest';
 import { startAdmission } from '../compose.ts';
+import { liveGovernance } from '../testing/live-governance.ts';
 import { GovernanceCore } from './governance-core.ts';
 
 const closing: Array<{ close(): Promise<void> | void }> = [];
@@ -42,8 +43,7 @@ it('releases the reservation of an admission whose answer was lost, once the sto
   const governance = await GovernanceCore.start({
     store,
     logger: silentLogger(),
-    client: config.client,
-    governance: config.governance,
+    ...liveGovernance(config),
   });
   closing.push(governance);
   const key = (await governance.manage({
@@ -56,7 +56,12 @@ it('releases the reservation of an admission whose answer was lost, once the sto
     },
   })) as { id: string; value: string };
   const { flaky, lost } = losingAnswers(store);
-  const admission = await startAdmission({ config, store: flaky, logger: silentLogger() });
+  const admission = await startAdmission({
+    config,
+    settings: LiveSettings.of(config),
+    store: flaky,
+    logger: silentLogger(),
+  });
   closing.push(admission);
   /** What the key's budget holds, in micro-USD (a token costs one here). */
   const budgetUsed = async () => {

@@ -1,5 +1,5 @@
 import { Client, type ServiceDefinition } from '@grpc/grpc-js';
-import type { ClientConfig } from '@gw/shared';
+import type { ClientConfig, Live } from '@gw/shared';
 import { GatewayError } from '@gw/shared';
 import {
   decodeMessage,
@@ -59,13 +59,13 @@ export class GovernanceClient implements GovernanceService, Admission {
   private readonly deadlineMs: number;
   private readonly observe: GrpcClientSettings['observe'];
   private readonly methods: ServiceDefinition;
-  private readonly anonymousLocally: ClientConfig | undefined;
+  private readonly anonymousLocally: Live<ClientConfig> | undefined;
 
   /**
    * `anonymousLocally`: the client settings, when the caller has them (ingress does): a request without a
    * virtual key is then decided here, without a round trip, by the same function the core uses.
    */
-  constructor(settings: GrpcClientSettings, options: { anonymousLocally?: ClientConfig } = {}) {
+  constructor(settings: GrpcClientSettings, options: { anonymousLocally?: Live<ClientConfig> } = {}) {
     this.anonymousLocally = options.anonymousLocally;
     this.methods = governanceGrpcService().service;
     this.deadlineMs = settings.deadlineMs;
@@ -152,7 +152,7 @@ export class GovernanceClient implements GovernanceService, Admission {
 
   async authorize(request: AuthorizeRequest, options?: GovernanceCallOptions): Promise<AuthorizeResult> {
     if (!request.virtualKey && this.anonymousLocally)
-      return authorizeAnonymous(this.anonymousLocally, request);
+      return authorizeAnonymous(this.anonymousLocally.current(), request);
     const reply = await this.onLane('Authorize', request, options?.trace);
     return decodeMessage(authorizeResultSchema, reply, { what: 'authorization', side: 'reply' });
   }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientConfig, Live } from '@gw/shared';
 import type { TraceSpan } from '@gw/shared/tracing';
 import type { RequestLogDraft } from '../request/request-log.ts';
 
@@ -27,6 +28,9 @@ export type RouteHandler = (
   response: ServerResponse,
   context: RequestContext,
 ) => Promise<void>;
+
+/** The most a request body may hold (`client.max_request_body_bytes`), read at each request. */
+export type BodyLimit = Live<Pick<ClientConfig, 'max_request_body_bytes'>>;
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE';
 

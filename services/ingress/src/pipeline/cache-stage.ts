@@ -14,7 +14,7 @@ import {
 } from '@gw/cache';
 import type { AuthorizeResult } from '@gw/governance';
 import type { CompletionRoute, RouterService } from '@gw/router';
-import { type CacheConfig, invalidRequest, type Logger, type Metrics } from '@gw/shared';
+import { type CacheConfig, invalidRequest, type Live, type Logger, type Metrics } from '@gw/shared';
 import {
   type CacheReport,
   collectingStream,
@@ -27,8 +27,8 @@ import type { CompletionExchange, Stage } from './stage.ts';
 
 export interface CacheStageOptions {
   cache: SemanticCache;
-  /** The config's `cache` section (enabled). */
-  config: CacheConfig;
+  /** The `cache` settings (enabled at start), followed live: each request reads the ones in force. */
+  config: Live<CacheConfig>;
   /** Embeds conversations for semantic matches, through the router like any call. */
   router: Pick<RouterService, 'embed'>;
   metrics: Metrics;
@@ -78,18 +78,37 @@ function keyParams(route: CompletionRoute): Readonly<Record<string, unknown>> {
  * a hit answers without calling `next`, in the shape asked (a stored whole answer as a stream and the other
  * way round). After a miss: the complete answer is stored once it is out, never on the request's path.
  */
-export function cacheStage(options: CacheStageOptions): Stage {
-  const { cache, config, router, metrics, logger } = options;
-  const types: readonly CacheHitType[] = config.types;
-  const embedding = config.embedding;
-  const embeddingProvider = embedding?.model.slice(0, embedding.model.indexOf('/'));
-  const embeddingModel = embedding?.model.slice(embedding.model.indexOf('/') + 1);
-  // Vectors of another model, or of the same model at other dimensions, live in another space: part of the
-  // context hash, so they are never compared.
-  const embeddingSpace =
-    embedding && `${embedding.model}${embedding.dimensions === undefined ? '' : `@${embedding.dimensions}`}`;
+/** What the stage reads of the `cache` settings, worked out once per version of them. */
+function stageSettings(config: CacheConfig) {
+  const { embedding } = config;
+  return {
+    config,
+    types: config.types as readonly CacheHitType[],
+    embedding,
+    embeddingProvider: embedding?.model.slice(0, embedding.model.indexOf('/')),
+    embeddingModel: embedding?.model.slice(embedding.model.indexOf('/') + 1),
+    // Vectors of another model, or of the same model at other dimensions, live in another space: part of the
+    // context hash, so they are never compared.
+    embeddingSpace:
+      embedding &&
+      `${embedding.model}${embedding.dimensions === undefined ? '' : `@${embedding.dimensions}`}`,
+  };
+}
 
-  function wantedTypes(requestOptions: CacheRequestOptions): readonly CacheHitType[] {
+export function cacheStage(options: CacheStageOptions): Stage {
+  const { cache, router, metrics, logger } = options;
+  let settings = stageSettings(options.config.current());
+  /** The settings in force (a change made through `PUT /api/config` applies to the next lookup). */
+  const current = () => {
+    const config = options.config.current();
+    if (config !== settings.config) settings = stageSettings(config);
+    return settings;
+  };
+
+  function wantedTypes(
+    requestOptions: CacheRequestOptions,
+    types: readonly CacheHitType[],
+  ): readonly CacheHitType[] {
     if (requestOptions.types === undefined) return types;
     const wanted = requestOptions.types.filter((type) => types.includes(type));
     if (wanted.length === 0) {
@@ -103,6 +122,7 @@ export function cacheStage(options: CacheStageOptions): Stage {
 
   /** The embedding of a conversation, charged to the request as a side call; undefined when it failed. */
   async function embed(exchange: CompletionExchange, text: string): Promise<number[] | undefined> {
+    const { embedding, embeddingProvider, embeddingModel } = current();
     if (embeddingProvider === undefined || embeddingModel === undefined) return undefined;
     // The virtual key's provider keys for that provider when its plan names it; the gateway's otherwise.
     const planned = exchange.authorization.targets.find((target) => target.provider === embeddingProvider);
@@ -154,7 +174,7 @@ export function cacheStage(options: CacheStageOptions): Stage {
    * config says so, and then it cannot choose what an entry answers (no key of its own, no semantic neighbour
    * it could craft) nor keep it longer than the default.
    */
-  function anonymousOptions(requestOptions: CacheRequestOptions): CacheRequestOptions {
+  function anonymousOptions(requestOptions: CacheRequestOptions, config: CacheConfig): CacheRequestOptions {
     if (requestOptions.callerKey !== undefined) {
       throw invalidRequest(
         'x-gw-cache-key: a request without a virtual key may not name its cache key',
@@ -171,11 +191,12 @@ export function cacheStage(options: CacheStageOptions): Stage {
 
   async function lookUp(exchange: CompletionExchange): Promise<Lookup | undefined> {
     const startedAt = performance.now();
+    const { config, types, embeddingSpace } = current();
     const anonymous = exchange.authorization.virtualKeyId === undefined;
     if (anonymous && !(config.anonymous && types.includes('exact'))) return undefined;
     const headerOptions = parseCacheHeaders(exchange.headers);
-    const requestOptions = anonymous ? anonymousOptions(headerOptions) : headerOptions;
-    const wanted = wantedTypes(requestOptions);
+    const requestOptions = anonymous ? anonymousOptions(headerOptions, config) : headerOptions;
+    const wanted = wantedTypes(requestOptions, types);
     const { route } = exchange;
     const target = route.targets[0];
     if (!target) return undefined;
@@ -194,7 +215,8 @@ export function cacheStage(options: CacheStageOptions): Stage {
     const lookup: Lookup = {
       scope: cacheScope(exchange.authorization, config.scope_by_virtual_key),
       hash: exactHash(keyInput, keyOptions),
-      options: requestOptions,
+      // The TTL of what is stored: the request's, else the settings' (as they are when it was looked up).
+      options: { ...requestOptions, ttlMs: requestOptions.ttlMs ?? config.ttl_ms },
       startedAt,
     };
     // Exact first: an exact hit never pays for an embedding.
@@ -215,7 +237,7 @@ export function cacheStage(options: CacheStageOptions): Stage {
       scope: lookup.scope,
       hash: lookup.hash,
       ...lookup.semantic,
-      threshold: requestOptions.threshold,
+      threshold: requestOptions.threshold ?? config.threshold,
     });
     return lookup;
   }

@@ -4,7 +4,7 @@
 import type { Admission, AuthorizeRequest, SettleRequest } from '@gw/governance';
 import { aggregateView, buildSnapshot, type McpCatalog, type ToolJob } from '@gw/mcp-runner/control';
 import type { CompletionResult, CompletionRoute, RouterService } from '@gw/router';
-import { createLogger, GatewayError, mcpClientConfigSchema } from '@gw/shared';
+import { createLogger, fixed, GatewayError, mcpClientConfigSchema } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { mcpStage } from './mcp-stage.ts';
 import type { McpIngress } from './mcp-tools.ts';
@@ -119,7 +119,7 @@ function setup(script: CompletionResult[], depth = 5, catalog = snapshot) {
       },
       async close() {},
     },
-    settings: { queue_timeout_ms: 1_000, agent_max_depth: depth },
+    settings: fixed({ queue_timeout_ms: 1_000, agent_max_depth: depth }),
   };
   const settler = createSettler({ admission, logger: createLogger({ service: 'test', level: 'silent' }) });
   const agent = createPipeline({

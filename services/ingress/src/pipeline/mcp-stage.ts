@@ -151,7 +151,7 @@ export function mcpStage(mcp: McpIngress): Stage {
         const calls = message?.tool_calls ?? [];
         const automatic =
           calls.length > 0 && calls.every((toolCall) => tools.get(toolCall.function.name)?.autoExecute);
-        if (!automatic || round >= mcp.settings.agent_max_depth) {
+        if (!automatic || round >= mcp.settings.current().agent_max_depth) {
           const extra_fields = { ...response.extra_fields, mcp_injected_tools: injected };
           const { provider, servedBy } = result;
           if (round === 0) return { provider, servedBy, response: { ...response, extra_fields } };

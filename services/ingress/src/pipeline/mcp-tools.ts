@@ -9,7 +9,7 @@ import {
   type ToolExecutor,
   type ToolMessage,
 } from '@gw/mcp-runner/control';
-import { GatewayError, invalidRequest, type McpSettings, type ToolCall } from '@gw/shared';
+import { GatewayError, invalidRequest, type Live, type McpSettings, type ToolCall } from '@gw/shared';
 import type { TraceContext } from '@gw/shared/tracing';
 import { findVirtualKey, presentHeaderNames } from '../request/virtual-key-header.ts';
 import type { IngressGuardrails } from './guardrail-stage.ts';
@@ -18,7 +18,8 @@ import type { IngressGuardrails } from './guardrail-stage.ts';
 export interface McpIngress {
   catalog: McpCatalog;
   executor: ToolExecutor;
-  settings: Pick<McpSettings, 'queue_timeout_ms' | 'agent_max_depth'>;
+  /** How tool calls run (`PUT /api/config`), followed live. */
+  settings: Live<Pick<McpSettings, 'queue_timeout_ms' | 'agent_max_depth'>>;
 }
 
 export interface McpRouteDependencies extends McpIngress {
@@ -102,7 +103,7 @@ export async function runToolCall(
     arguments: parseArguments(options.call.function.arguments),
     callId: options.call.id,
     requestId: options.requestId,
-    notAfter: Date.now() + mcp.settings.queue_timeout_ms,
+    notAfter: Date.now() + mcp.settings.current().queue_timeout_ms,
     // The context crosses the queue in the job's data (BullMQ, or the in-process queue).
     ...(options.trace && { trace: options.trace }),
   });

@@ -2,7 +2,7 @@ import type { AuthorizeResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
 import { type DroppedTally, type LogRecord, MAX_ERROR_TEXT, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
-import { type GatewayError, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
+import { type GatewayError, type Live, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
 
 /**
  * What the pipeline learns of one request for its log record: the record stage and settle fill it, the
@@ -145,25 +145,27 @@ export function traceIdOf(traceparent: string | undefined): string | undefined {
  */
 export function createRequestLog(options: {
   sink: RecordSink;
-  config: LogsConfig;
+  /** The `logs` settings, followed live: each request reads the ones in force. */
+  config: Live<LogsConfig>;
   /** The process's dropped counts: requests refused for overload are counted here, logs on or off. */
   tally?: DroppedTally | undefined;
 }) {
-  const { sink, config, tally } = options;
+  const { sink, tally } = options;
+  const config = () => options.config.current();
   const surfaces = new Map<string, string>();
 
   function enqueue(draft: RequestLogDraft, record: LogRecord, content: boolean): void {
     // A finding that came while the record waited for its cost is in it; a later one amends what was written.
     if (draft.asyncFlagged && (record.guardrail_outcome === null || record.guardrail_outcome === 'passed'))
       record.guardrail_outcome = 'flagged';
-    if (!sink.enqueueRecord(record, { content, contentMaxBytes: config.content_max_bytes })) return;
+    if (!sink.enqueueRecord(record, { content, contentMaxBytes: config().content_max_bytes })) return;
     draft.amend = () => sink.flagGuardrail(record.id);
   }
 
   return {
     /** Most UTF-8 bytes kept of each content (the live setting). */
     get contentMaxBytes(): number {
-      return config.content_max_bytes;
+      return config().content_max_bytes;
     },
 
     /** A request refused for overload (`request_dropped`), under the reason its error code names. */
@@ -173,12 +175,12 @@ export function createRequestLog(options: {
 
     /** A draft for a request, or undefined while logs are off (the request then costs nothing more). */
     start(): RequestLogDraft | undefined {
-      return config.enabled ? {} : undefined;
+      return config().enabled ? {} : undefined;
     },
 
     /** Whether this request's content is kept: on globally, and not refused by its virtual key. */
     keepsContent(authorization: AuthorizeResult | undefined): boolean {
-      return config.content && authorization?.logContent !== false;
+      return config().content && authorization?.logContent !== false;
     },
 
     /** The answer is over: its record, with the status the caller got. */

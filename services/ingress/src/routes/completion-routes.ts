@@ -2,7 +2,7 @@ import type { Logger, Metrics } from '@gw/shared';
 import { parseJson, readBody } from '@gw/shared';
 import { abortOnClose } from '../http/abort-on-close.ts';
 import { answerStatus } from '../http/answer-status.ts';
-import type { Route, RouteHandler } from '../http/route.ts';
+import type { BodyLimit, Route, RouteHandler } from '../http/route.ts';
 import { OPENAI_SSE, writeSse } from '../http/sse-writer.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { type ParsedCompletion, parseChatRequest, parseTextRequest } from '../request/parse-request.ts';
@@ -11,8 +11,8 @@ export interface CompletionRouteDependencies {
   pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
-  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
-  bodyLimit: { max_request_body_bytes: number };
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it). */
+  bodyLimit: BodyLimit;
 }
 
 /** gw's native completion paths: `/v1/chat/completions`, `/chat/completions`, `/v1/text/completions`. */
@@ -22,7 +22,7 @@ export function completionRoutes(dependencies: CompletionRouteDependencies): Rou
   const completion =
     (parse: (body: unknown, bytes: number) => ParsedCompletion): RouteHandler =>
     async (request, response, context) => {
-      const body = await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
+      const body = await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes);
       const parsed = parse(parseJson(body), body.length);
       const call = {
         requestId: context.requestId,

@@ -1,13 +1,13 @@
 import { GatewayError, parseJson, readBody, toolCallSchema, validate } from '@gw/shared';
-import type { Route, RouteHandler } from '../http/route.ts';
+import type { BodyLimit, Route, RouteHandler } from '../http/route.ts';
 import { guardedToolCall } from '../pipeline/guardrail-tool-call.ts';
 import { type McpRouteDependencies, resolveAccess, resolveTool, runToolCall } from '../pipeline/mcp-tools.ts';
 
 export interface McpRouteModuleDependencies {
   /** Absent when this ingress has no MCP (every call answers 400 mcp_not_configured). */
   mcp?: McpRouteDependencies | undefined;
-  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
-  bodyLimit: { max_request_body_bytes: number };
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it). */
+  bodyLimit: BodyLimit;
 }
 
 /** Set on a tool message whose tool reported a failure (`isError`); the body stays the native tool message. */
@@ -35,7 +35,7 @@ export function mcpRoutes(dependencies: McpRouteModuleDependencies): Route[] {
     });
     const call = validate(
       toolCallSchema,
-      parseJson(await readBody(request, dependencies.bodyLimit.max_request_body_bytes)),
+      parseJson(await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes)),
     );
     const tool = await resolveTool(mcp, call.function.name, access);
     const run = (checked: typeof call) =>

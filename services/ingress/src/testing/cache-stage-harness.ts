@@ -13,6 +13,7 @@ import {
   type ChatCompletionChunk,
   createLogger,
   createMetrics,
+  fixed,
   GatewayError,
   type Message,
   parseGatewayConfig,
@@ -109,7 +110,7 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
   const logger = createLogger({ service: 'test', level: 'silent' });
   const metrics = createMetrics({ service: 'test', defaultMetrics: false });
   const settler = createSettler({ admission, logger });
-  const stage = cacheStage({ cache, config, router, metrics, logger });
+  const stage = cacheStage({ cache, config: fixed(config), router, metrics, logger });
   const pipeline = createPipeline({ admission, router, settler, stages: [settleStage(settler), stage] });
   const stores = async () =>
     (await metrics.cacheStores.get()).values.reduce((sum, { value }) => sum + value, 0);

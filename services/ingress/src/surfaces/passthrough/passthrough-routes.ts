@@ -105,7 +105,7 @@ async function readCall(
   if (json || /^application\/(.+\+)?json/i.test(contentType)) {
     const raw = json
       ? Buffer.from(JSON.stringify(json))
-      : await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
+      : await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes);
     const value = json ?? (parseJson(raw) as Record<string, unknown>);
     const model = typeof value?.['model'] === 'string' ? value['model'] : '';
     const resolved = resolve(model);

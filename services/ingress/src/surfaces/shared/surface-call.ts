@@ -3,7 +3,7 @@ import type { CompletionResult, EmbeddingsResult, Served } from '@gw/router';
 import { type Logger, type Metrics, parseJson, readBody, throttledLog, toGatewayError } from '@gw/shared';
 import { abortOnClose } from '../../http/abort-on-close.ts';
 import { answerStatus } from '../../http/answer-status.ts';
-import type { RequestContext } from '../../http/route.ts';
+import type { BodyLimit, RequestContext } from '../../http/route.ts';
 import { type SseFraming, writeSse } from '../../http/sse-writer.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
 import type { ParsedCompletion } from '../../request/parse-request.ts';
@@ -13,8 +13,8 @@ export interface SurfaceDependencies {
   pipeline: Pipeline;
   metrics: Metrics;
   logger: Logger;
-  /** The most a body may hold, read at each request (`PUT /api/config` changes it in place). */
-  bodyLimit: { max_request_body_bytes: number };
+  /** The most a body may hold, read at each request (`PUT /api/config` changes it). */
+  bodyLimit: BodyLimit;
 }
 
 /** Reads and parses a JSON body (bounded by the request size limit). */
@@ -22,7 +22,7 @@ export async function readJsonBody(
   request: IncomingMessage,
   dependencies: SurfaceDependencies,
 ): Promise<{ body: unknown; bytes: number }> {
-  const raw = await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
+  const raw = await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes);
   return { body: parseJson(raw), bytes: raw.length };
 }
 
