@@ -50,8 +50,8 @@ describe.each(modes)('back-pressure (%s)', (_mode, start) => {
     await fake?.close();
   });
 
-  // In a cluster the first stream of a gateway is its own Stream call (its lane's headers have not come yet);
-  // after a completion, streams ride the lane, held back by the lane's credit instead of HTTP/2's window.
+  // In a cluster a stream rides the router's lane, held back by the lane's credit, whether it opens the lane (the
+  // gateway's first request) or finds it open (after a completion).
   it.each([
     ['as the first request', false],
     ['after a completion', true],

@@ -39,7 +39,7 @@ export interface ServerContext {
 export async function startGrpcServer(options: {
   port: number;
   host: string;
-  /** `draining` aborts when the server starts to shut down (lanes stop taking calls: call-lanes.ts). */
+  /** `draining` aborts when the server starts to shut down (lanes stop taking calls: lane-server.ts). */
   register: (server: GrpcServer, context: ServerContext) => void;
   security: GrpcSecurity;
   /** GW_GRPC_MAX_CONNECTION_AGE_MS and its grace for the calls still running; unlimited when unset. */

@@ -8,7 +8,6 @@ import {
   LaneClient,
   ReplicaPool,
   replicaFault,
-  traceMetadata,
 } from '@gw/shared/grpc';
 import type { TraceContext } from '@gw/shared/tracing';
 import { authorizeAnonymous } from '../core/anonymous.ts';
@@ -78,37 +77,13 @@ export class GovernanceClient implements GovernanceService, Admission {
     const lane = this.methods['Lane']!;
     this.lanes = new LaneClient({
       pool: this.replicas,
-      open: (client, headers) =>
-        client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize, headers),
-      unary: async ({ stub }, method, json, { trace, deadlineMs }) => ({
-        json: await this.unary(stub, method as 'Authorize' | 'Settle', json, { trace, deadlineMs }),
-      }),
-    });
-  }
-
-  /** One unary call on a replica's client; the caller's trace crosses as the call's metadata. */
-  private unary(
-    client: Client,
-    method: 'Authorize' | 'Settle' | 'Manage',
-    json: Buffer,
-    options: { trace?: TraceContext | undefined; deadlineMs: number },
-  ): Promise<Buffer> {
-    const definition = this.methods[method]!;
-    return new Promise<Buffer>((resolve, reject) => {
-      client.makeUnaryRequest<JsonMessage, JsonMessage>(
-        definition.path,
-        definition.requestSerialize,
-        definition.responseDeserialize,
-        { json },
-        traceMetadata(options.trace),
-        { deadline: Date.now() + options.deadlineMs },
-        (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
-      );
+      open: (client) =>
+        client.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize),
     });
   }
 
   /**
-   * An Authorize or Settle: a message on a replica's lane (call-lanes.ts), inside the pool's window; one that
+   * An Authorize or Settle: a message on a replica's lane (lane-client.ts), inside the pool's window; one that
    * finds its replica down or frozen is tried once more on another (the pool ejected the first).
    */
   private async onLane(
@@ -137,10 +112,21 @@ export class GovernanceClient implements GovernanceService, Admission {
   /** A management call (unary, retried once on another replica when its replica is at fault). */
   private async call(method: 'Manage', request: unknown): Promise<Buffer> {
     const json = Buffer.from(JSON.stringify(request));
+    const definition = this.methods[method]!;
     const startedAt = performance.now();
     try {
       return await this.replicas.call(
-        (client) => this.unary(client, method, json, { deadlineMs: this.deadlineMs * MANAGE_DEADLINES }),
+        (client) =>
+          new Promise<Buffer>((resolve, reject) => {
+            client.makeUnaryRequest<JsonMessage, JsonMessage>(
+              definition.path,
+              definition.requestSerialize,
+              definition.responseDeserialize,
+              { json },
+              { deadline: Date.now() + this.deadlineMs * MANAGE_DEADLINES },
+              (error, value) => (error ? reject(error) : resolve(value?.json ?? Buffer.alloc(0))),
+            );
+          }),
         { retry: true },
       );
     } catch (error) {

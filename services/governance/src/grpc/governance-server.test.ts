@@ -3,7 +3,7 @@
 // what it decodes: a management answer of the wrong shape is a broken peer.
 import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { GatewayError } from '@gw/shared';
-import { startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
+import { LaneClient, ReplicaPool, startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
 import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ManageRequest, ManageResult, ManageResults } from '../core/governance-messages.ts';
@@ -33,6 +33,9 @@ class RecordingCore implements GovernanceService {
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
 let client: Client;
 let governance: GovernanceClient;
+let pool: ReplicaPool<Client>;
+/** Authorize and Settle calls on lanes, their JSON as a forged or broken peer could send it. */
+let lanes: LaneClient<Client, { json: Buffer }>;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -45,6 +48,15 @@ beforeAll(async () => {
     interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
   });
   governance = new GovernanceClient(testGrpcClientSettings(`127.0.0.1:${server.port}`));
+  pool = new ReplicaPool({
+    ...testGrpcClientSettings(`127.0.0.1:${server.port}`),
+    create: (target, channelCredentials, options) => new Client(target, channelCredentials, options),
+  });
+  const lane = governanceGrpcService().service['Lane']!;
+  lanes = new LaneClient({
+    pool,
+    open: (stub) => stub.makeBidiStreamRequest(lane.path, lane.requestSerialize, lane.responseDeserialize),
+  });
 });
 
 beforeEach(() => {
@@ -54,11 +66,24 @@ beforeEach(() => {
 afterAll(async () => {
   client.close();
   governance.close();
+  lanes.close();
+  pool.close();
   await server.close(1_000);
 });
 
-/** Sends raw JSON bytes, as a forged or broken peer could. */
-function send(method: 'Authorize' | 'Settle' | 'Manage', json: string): Promise<ServiceError | undefined> {
+/** Sends raw JSON bytes on a lane; the gateway error the server answered, if any. */
+function onLane(method: 'Authorize' | 'Settle', json: string): Promise<GatewayError | undefined> {
+  return lanes.call(method, Buffer.from(json), { deadlineMs: 5_000 }).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof GatewayError) return error;
+      throw error;
+    },
+  );
+}
+
+/** Sends raw JSON bytes as a management call, as a forged or broken peer could. */
+function send(method: 'Manage', json: string): Promise<ServiceError | undefined> {
   const definition = governanceGrpcService().service[method]!;
   return new Promise((resolve) => {
     client.makeUnaryRequest(
@@ -86,7 +111,7 @@ const plan = {
 
 describe('governance gRPC server', () => {
   it('refuses a settle with negative usage without calling the core', async () => {
-    const error = await send(
+    const error = await onLane(
       'Settle',
       JSON.stringify({
         requestId: 'x',
@@ -96,16 +121,16 @@ describe('governance gRPC server', () => {
         usage: { prompt_tokens: -1_000_000, completion_tokens: 0, total_tokens: -1_000_000 },
       }),
     );
-    expect(error?.code).toBe(status.INVALID_ARGUMENT);
-    expect(error?.details).toContain('usage.prompt_tokens');
+    expect(error?.type).toBe('invalid_request');
+    expect(error?.message).toContain('usage.prompt_tokens');
     expect(calls).toEqual([]);
   });
 
   it('refuses bytes that are not JSON, and an authorize without a request id', async () => {
-    expect((await send('Authorize', '{not json'))?.code).toBe(status.INVALID_ARGUMENT);
-    const missing = await send('Authorize', JSON.stringify({ kind: 'llm', headerNames: [], targets: [] }));
-    expect(missing?.code).toBe(status.INVALID_ARGUMENT);
-    expect(missing?.details).toContain('requestId');
+    expect((await onLane('Authorize', '{not json'))?.type).toBe('invalid_request');
+    const missing = await onLane('Authorize', JSON.stringify({ kind: 'llm', headerNames: [], targets: [] }));
+    expect(missing?.type).toBe('invalid_request');
+    expect(missing?.message).toContain('requestId');
     expect(calls).toEqual([]);
   });
 
@@ -142,7 +167,7 @@ describe('governance gRPC server', () => {
 
   it('passes a well-formed settle to the core', async () => {
     const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
-    const error = await send(
+    const error = await onLane(
       'Settle',
       JSON.stringify({ requestId: 'y', settlement: plan, provider: 'openai', model: 'm', usage }),
     );

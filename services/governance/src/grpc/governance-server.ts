@@ -1,14 +1,5 @@
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { invalidRequest } from '@gw/shared';
-import {
-  decodeMessage,
-  loadService,
-  type ServerContext,
-  serveLanes,
-  toGrpcError,
-  traceOfMetadata,
-} from '@gw/shared/grpc';
-import type { TraceContext } from '@gw/shared/tracing';
+import { decodeMessage, loadService, type ServerContext, serveLanes, toGrpcError } from '@gw/shared/grpc';
 import type { z } from 'zod';
 import {
   authorizeRequestSchema,
@@ -22,21 +13,14 @@ export const governanceGrpcService = () => loadService('governance', 'Governance
 
 type JsonCall = ServerUnaryCall<{ json: Buffer }, unknown>;
 
-/**
- * A unary JSON call: the request validated (invalid_request otherwise), the answer serialized. The caller's
- * trace context comes from the call's metadata.
- */
+/** A unary JSON call: the request validated (invalid_request otherwise), the answer serialized. */
 function unary<Schema extends z.ZodType>(
   schema: Schema,
   what: string,
-  run: (request: z.infer<Schema>, trace: TraceContext | undefined) => Promise<unknown>,
+  run: (request: z.infer<Schema>) => Promise<unknown>,
 ): (call: JsonCall, callback: sendUnaryData<unknown>) => void {
   return (call, callback) => {
-    (async () =>
-      run(
-        decodeMessage(schema, call.request.json, { what, side: 'request' }),
-        traceOfMetadata(call.metadata),
-      ))().then(
+    (async () => run(decodeMessage(schema, call.request.json, { what, side: 'request' })))().then(
       (result) => callback(null, { json: Buffer.from(JSON.stringify(result ?? null)) }),
       (error) => callback(toGrpcError(error)),
     );
@@ -45,26 +29,22 @@ function unary<Schema extends z.ZodType>(
 
 /** Adds the Governance service, backed by a GovernanceService core, to a gRPC server. */
 export function addGovernanceService(server: Server, core: GovernanceService, context: ServerContext): void {
-  const lane = {
-    Authorize: async (json: Buffer, trace: TraceContext | undefined) =>
-      core.authorize(decodeMessage(authorizeRequestSchema, json, authorizeWhat), { trace }),
-    Settle: async (json: Buffer, trace: TraceContext | undefined) =>
-      core.settle(decodeMessage(settleRequestSchema, json, settleWhat), { trace }),
-  };
   server.addService(governanceGrpcService().service, {
-    Authorize: unary(authorizeRequestSchema, authorizeWhat.what, (request, trace) =>
-      core.authorize(request, { trace }),
-    ),
-    Settle: unary(settleRequestSchema, settleWhat.what, (request, trace) => core.settle(request, { trace })),
+    Lane: serveLanes<{ json: Buffer }>({
+      draining: context.draining,
+      calls: {
+        Authorize: async (json, { trace }) =>
+          jsonAnswer(
+            await core.authorize(decodeMessage(authorizeRequestSchema, json, authorizeWhat), { trace }),
+          ),
+        Settle: async (json, { trace }) =>
+          jsonAnswer(await core.settle(decodeMessage(settleRequestSchema, json, settleWhat), { trace })),
+      },
+    }),
     Manage: unary(manageRequestSchema, 'manage request', (request) => core.manage(request)),
-    Lane: serveLanes<{ json: Buffer }>(async (method, json, { trace }) => {
-      if (!Object.hasOwn(lane, method))
-        throw invalidRequest(`a lane carries Authorize and Settle calls, not '${method}'`);
-      const result = await lane[method as keyof typeof lane](json, trace);
-      return { json: Buffer.from(JSON.stringify(result)) };
-    }, context.draining),
   });
 }
 
+const jsonAnswer = (result: unknown) => ({ json: Buffer.from(JSON.stringify(result)) });
 const authorizeWhat = { what: 'authorize request', side: 'request' } as const;
 const settleWhat = { what: 'settle request', side: 'request' } as const;

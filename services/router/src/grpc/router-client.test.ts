@@ -11,6 +11,7 @@ import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CompletionRoute, RouterService, StreamItem } from '../core/router-service.ts';
 import { RouterClient } from './router-client.ts';
+import { routerGrpcService } from './router-proto.ts';
 import { addRouterService } from './router-server.ts';
 
 const response: CompletionResponse = {
@@ -96,6 +97,20 @@ it('streams typed chunks, the provider on the first, each with its JSON text', a
   expect(items.map((item) => item.chunk.choices[0]?.delta?.content)).toEqual(['a', 'b']);
   expect(items.map((item) => item.provider)).toEqual(['openai', undefined]);
   expect(items[1]?.json).toBe(JSON.stringify(chunk('b')));
+});
+
+it('streams on the lane from a client’s first call: the router serves completions on lanes only', async () => {
+  reply = {};
+  const unary = ['Complete', 'Embed', 'Stream'].filter((name) => name in routerGrpcService().service);
+  expect(unary).toEqual([]);
+  const fresh = new RouterClient(testGrpcClientSettings(`127.0.0.1:${server.port}`));
+  try {
+    const items: StreamItem[] = [];
+    for await (const item of fresh.stream(route, call)) items.push(item);
+    expect(items.map((item) => item.chunk.choices[0]?.delta?.content)).toEqual(['a', 'b']);
+  } finally {
+    fresh.close();
+  }
 });
 
 it('keeps a relayed stream’s empty native apart from a translated chunk (issue 27)', async () => {

@@ -14,12 +14,10 @@ import {
   type GrpcClientSettings,
   LaneClient,
   neverSent,
-  type PickedReplica,
   ReplicaPool,
   traceMetadata,
 } from '@gw/shared/grpc';
 import { providerHealthReportSchema } from '@gw/shared/health';
-import type { TraceContext } from '@gw/shared/tracing';
 import { z } from 'zod';
 import type {
   CallOptions,
@@ -99,7 +97,7 @@ export interface RouterClientSettings extends GrpcClientSettings {
  */
 export class RouterClient implements RouterService {
   private readonly replicas: ReplicaPool<RouterGrpcClient>;
-  /** Completions, embeddings and streams: messages on one stream per replica, not a call each (call-lanes.ts). */
+  /** Completions, embeddings and streams: messages on one stream per replica, not a call each (lane-client.ts). */
   private readonly lanes: LaneClient<RouterGrpcClient, ServedMessage, StreamReplyMessage>;
   private readonly deadlineMs: number;
   private readonly callDeadlineMs: number;
@@ -110,39 +108,7 @@ export class RouterClient implements RouterService {
     this.callDeadlineMs = settings.callDeadlineMs;
     this.observe = settings.observe;
     this.replicas = new ReplicaPool({ ...settings, create: routerGrpcClient });
-    this.lanes = new LaneClient({
-      pool: this.replicas,
-      open: (stub, headers) => stub.Lane(headers),
-      unary: (replica, method, json, options) =>
-        this.unaryServed(replica, method as 'Complete' | 'Embed', json, options),
-    });
-  }
-
-  /** A Complete or Embed as its own unary call on a replica (one that serves no lanes: call-lanes.ts). */
-  private async unaryServed(
-    replica: PickedReplica<RouterGrpcClient>,
-    method: 'Complete' | 'Embed',
-    json: Buffer,
-    options: { signal?: AbortSignal | undefined; trace?: TraceContext | undefined; deadlineMs: number },
-  ): Promise<ServedMessage> {
-    const long = await this.longCall(options.signal ?? new AbortController().signal, replica);
-    let unbind = () => {};
-    return unaryCall<ServedMessage>((callback) => {
-      const call = replica.stub[method](
-        { json },
-        traceMetadata(options.trace),
-        {
-          deadline: Date.now() + options.deadlineMs,
-        },
-        callback,
-      );
-      unbind = long.bind(call);
-      return call;
-    })
-      .catch((error) => {
-        throw long.failure(error);
-      })
-      .finally(() => unbind());
+    this.lanes = new LaneClient({ pool: this.replicas, open: (stub) => stub.Lane() });
   }
 
   /** Runs a call on a replica, reporting its failure to the pool (a replica fault ejects the replica). */
@@ -157,16 +123,14 @@ export class RouterClient implements RouterService {
   }
 
   /**
-   * A long call (completion, stream, pass-through) on a connected replica: `bind` cancels the call when the
-   * caller goes away or the replica stops answering health checks (and gives the undo, for when the call
-   * ends); `failure` reports how it failed to the pool and names the replica that stopped answering.
+   * A pass-through call on a connected replica: `bind` cancels the call when the caller goes away or the
+   * replica stops answering health checks (and gives the undo, for when the call ends); `failure` reports how
+   * it failed to the pool and names the replica that stopped answering.
    */
-  private async longCall(callerSignal: AbortSignal, replica?: PickedReplica<RouterGrpcClient>) {
-    const picked =
-      replica ??
-      (await this.replicas.connected().catch((error) => {
-        throw callFailure(error);
-      }));
+  private async longCall(callerSignal: AbortSignal) {
+    const picked = await this.replicas.connected().catch((error) => {
+      throw callFailure(error);
+    });
     const watched = this.replicas.watch(picked.target);
     return {
       stub: picked.stub,
@@ -219,7 +183,7 @@ export class RouterClient implements RouterService {
     return decodeMessage(schema, reply.json, { what, side: 'reply' });
   }
 
-  /** A unary call answering a served result: the reply's JSON validated, and kept as the result's text. */
+  /** A Complete or Embed call on a lane: the reply's JSON validated, and kept as the result's text. */
   private async served<Response>(
     method: 'Complete' | 'Embed',
     request: RouteRequest,
@@ -269,12 +233,11 @@ export class RouterClient implements RouterService {
   async *stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
     const startedAt = performance.now();
     const json = Buffer.from(JSON.stringify(request));
-    const messages = this.lanes.stream(
-      'Stream',
-      json,
-      { signal: options.signal, trace: options.trace, deadlineMs: this.callDeadlineMs },
-      (replica) => this.streamCall(replica, json, options),
-    );
+    const messages = this.lanes.stream('Stream', json, {
+      signal: options.signal,
+      trace: options.trace,
+      deadlineMs: this.callDeadlineMs,
+    });
     let first = true;
     try {
       for await (const message of messages) {
@@ -298,27 +261,6 @@ export class RouterClient implements RouterService {
       }
     } catch (error) {
       throw laneFailure(error);
-    }
-  }
-
-  /** A stream as its own Stream call on a replica (one whose lane runs no streams: call-lanes.ts). */
-  private async *streamCall(
-    replica: PickedReplica<RouterGrpcClient>,
-    json: Buffer,
-    options: CallOptions,
-  ): AsyncGenerator<StreamReplyMessage> {
-    const long = await this.longCall(options.signal, replica);
-    const call = replica.stub.Stream({ json }, traceMetadata(options.trace), {
-      deadline: Date.now() + this.callDeadlineMs,
-    });
-    const unbind = long.bind(call);
-    try {
-      for await (const message of call) yield message as StreamReplyMessage;
-    } catch (error) {
-      throw long.failure(error);
-    } finally {
-      unbind();
-      call.cancel();
     }
   }
 

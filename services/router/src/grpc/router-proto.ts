@@ -3,12 +3,11 @@ import type {
   ChannelCredentials,
   ClientDuplexStream,
   ClientOptions,
-  ClientReadableStream,
   ClientUnaryCall,
   Metadata,
   ServiceError,
 } from '@grpc/grpc-js';
-import { type LaneReply, type LaneRequest, loadService } from '@gw/shared/grpc';
+import { type LaneReplyMessage, type LaneRequestMessage, loadService } from '@gw/shared/grpc';
 
 /** The Router service of proto/router.proto (loaded on first use). */
 export const routerGrpcService = () => loadService('router', 'Router');
@@ -51,30 +50,13 @@ type Unary<Request, Reply> = (
   callback: (error: ServiceError | null, reply?: Reply) => void,
 ) => ClientUnaryCall;
 
-/** A call that carries metadata: the caller's trace context (`traceparent`). */
-type TracedUnary<Request, Reply> = (
-  request: Request,
-  metadata: Metadata,
-  options: CallOptions,
-  callback: (error: ServiceError | null, reply?: Reply) => void,
-) => ClientUnaryCall;
-
 /** A client of the Router service with its methods typed (proto-loader gives them as plain functions). */
 export interface RouterGrpcClient {
-  Complete: TracedUnary<JsonMessage, ServedMessage>;
-  Embed: TracedUnary<JsonMessage, ServedMessage>;
-  Stream: (
-    request: JsonMessage,
-    metadata: Metadata,
-    options: CallOptions,
-  ) => ClientReadableStream<StreamReplyMessage>;
   Passthrough: (
     metadata: Metadata,
     options: CallOptions,
   ) => ClientDuplexStream<Partial<PassthroughFrame>, PassthroughFrame>;
-  Lane: (
-    metadata?: Metadata,
-  ) => ClientDuplexStream<Partial<LaneRequest>, LaneReply<ServedMessage, StreamReplyMessage>>;
+  Lane: () => ClientDuplexStream<LaneRequestMessage, LaneReplyMessage<ServedMessage, StreamReplyMessage>>;
   ListProviders: Unary<Record<string, never>, JsonMessage>;
   GetProvider: Unary<{ name: string }, JsonMessage>;
   PutProvider: Unary<{ name: string; json: Buffer; create: boolean }, JsonMessage>;
@@ -97,9 +79,6 @@ export function routerGrpcClient(
     return found.bind(client);
   };
   return {
-    Complete: method('Complete'),
-    Embed: method('Embed'),
-    Stream: method('Stream'),
     Passthrough: method('Passthrough'),
     Lane: method('Lane'),
     ListProviders: method('ListProviders'),

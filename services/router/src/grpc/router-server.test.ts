@@ -1,10 +1,11 @@
 // The router's gRPC server validates what it decodes: a malformed route request is invalid_request and
 // never reaches the core.
-import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
-import { TEST_GRPC_SECURITY } from '@gw/testkit';
+import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RouterService } from '../core/router-service.ts';
+import type { CompletionRoute, EmbeddingsRoute, RouterService } from '../core/router-service.ts';
+import { RouterClient } from './router-client.ts';
 import { type RouterGrpcClient, routerGrpcClient } from './router-proto.ts';
 import { addRouterService } from './router-server.ts';
 
@@ -22,6 +23,8 @@ const core = {
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
 let client: RouterGrpcClient;
+/** Sends route requests as the ingress does: on lanes, serialized as they are, forged or not. */
+let router: RouterClient;
 
 beforeAll(async () => {
   server = await startGrpcServer({
@@ -33,11 +36,15 @@ beforeAll(async () => {
   client = routerGrpcClient(`127.0.0.1:${server.port}`, credentials.createInsecure(), {
     interceptors: [tokenInterceptor(TEST_GRPC_SECURITY)],
   });
+  router = new RouterClient(testGrpcClientSettings(`127.0.0.1:${server.port}`));
 });
 
 afterAll(async () => {
+  router.close();
   await server.close(1_000);
 });
+
+const call = { signal: new AbortController().signal };
 
 it.each([
   ['no targets', { requestId: 'r', operation: 'chat', targets: [], params: {}, messages: [] }, 'targets'],
@@ -54,40 +61,22 @@ it.each([
     'messages.0.role',
   ],
 ])('refuses a route request with %s', async (_name, request, field) => {
-  const error = await new Promise<ServiceError | undefined>((resolve) => {
-    client.Complete({ json: Buffer.from(JSON.stringify(request)) }, new Metadata(), {}, (failure) =>
-      resolve(failure ?? undefined),
-    );
-  });
-  expect(error?.code).toBe(status.INVALID_ARGUMENT);
-  expect(error?.details).toContain(field);
+  const error = await router.complete(request as unknown as CompletionRoute, call).catch((e: unknown) => e);
+  expect(error).toMatchObject({ type: 'invalid_request', message: expect.stringContaining(field) });
   expect(calls).toEqual([]);
 });
 
 it('refuses a malformed stream or embeddings request before the core', async () => {
-  const stream = client.Stream(
-    { json: Buffer.from(JSON.stringify({ requestId: 'r', operation: 'chat' })) },
-    new Metadata(),
-    {},
-  );
-  const streamError = await new Promise<ServiceError>((resolve) => {
-    stream.on('error', resolve);
-    stream.on('data', () => {});
-  });
-  expect(streamError.code).toBe(status.INVALID_ARGUMENT);
-  const embedError = await new Promise<ServiceError | undefined>((resolve) => {
-    const request = {
-      requestId: 'r',
-      operation: 'embeddings',
-      targets: [{ provider: 'openai', model: 'm' }],
-      params: {},
-    };
-    client.Embed({ json: Buffer.from(JSON.stringify(request)) }, new Metadata(), {}, (failure) =>
-      resolve(failure ?? undefined),
-    );
-  });
-  expect(embedError?.code).toBe(status.INVALID_ARGUMENT);
-  expect(embedError?.details).toContain('input');
+  const stream = router.stream({ requestId: 'r', operation: 'chat' } as unknown as CompletionRoute, call);
+  await expect(stream.next()).rejects.toMatchObject({ type: 'invalid_request' });
+  const request = {
+    requestId: 'r',
+    operation: 'embeddings',
+    targets: [{ provider: 'openai', model: 'm' }],
+    params: {},
+  };
+  const embedError = await router.embed(request as unknown as EmbeddingsRoute, call).catch((e: unknown) => e);
+  expect(embedError).toMatchObject({ type: 'invalid_request', message: expect.stringContaining('input') });
   expect(calls).toEqual([]);
 });
 

@@ -1,10 +1,4 @@
-import type {
-  Server,
-  ServerDuplexStream,
-  ServerUnaryCall,
-  ServerWritableStream,
-  sendUnaryData,
-} from '@grpc/grpc-js';
+import type { Server, ServerDuplexStream, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { invalidRequest, parseJson } from '@gw/shared';
 import { decodeMessage, type ServerContext, serveLanes, toGrpcError, traceOfMetadata } from '@gw/shared/grpc';
 import type { TraceContext } from '@gw/shared/tracing';
@@ -76,41 +70,6 @@ const routeRequest = { what: 'route request', side: 'request' } as const;
 /** A value's JSON bytes: the text the service already holds when it has it (`json`), else serialized here. */
 const jsonBytes = (value: unknown, json: string | undefined) => Buffer.from(json ?? JSON.stringify(value));
 
-/**
- * A unary call answering a served result, cancelled when the caller cancels; the caller's trace context comes
- * from the call's metadata.
- */
-function served(
-  run: ServedCall,
-): (call: ServerUnaryCall<JsonMessage, ServedMessage>, callback: sendUnaryData<ServedMessage>) => void {
-  return (call, callback) => {
-    const abort = new AbortController();
-    let answered = false;
-    // grpc-js also says 'cancelled' once an answered call's stream closes: aborting then would only make an
-    // AbortError nobody reads.
-    call.on('cancelled', () => {
-      if (!answered) abort.abort();
-    });
-    const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
-    run(call.request.json, options).then(
-      (result) => {
-        answered = true;
-        callback(null, result);
-      },
-      (error) => {
-        answered = true;
-        callback(toGrpcError(error));
-      },
-    );
-  };
-}
-
-/** A Complete or Embed call: the route's JSON in, the served answer out. */
-type ServedCall = (
-  json: Buffer,
-  options: { signal: AbortSignal; trace: TraceContext | undefined },
-) => Promise<ServedMessage>;
-
 /** A served result as its message. */
 function servedMessage(result: Served<unknown>): ServedMessage {
   const { native } = result as CompletionResult;
@@ -123,7 +82,7 @@ function servedMessage(result: Served<unknown>): ServedMessage {
   };
 }
 
-/** A Stream call's messages (on its own call or a lane): the route's JSON in, a message per chunk out. */
+/** A Stream call's messages: the route's JSON in, a message per chunk out. */
 async function* streamMessages(
   core: RouterService,
   json: Buffer,
@@ -144,45 +103,19 @@ async function* streamMessages(
 
 /** Adds the Router service, backed by a RouterService core, to a gRPC server. */
 export function addRouterService(server: Server, core: RouterService, context: ServerContext): void {
-  const calls: Record<'Complete' | 'Embed', ServedCall> = {
-    Complete: async (json, options) =>
-      servedMessage(await core.complete(decodeMessage(completionRouteSchema, json, routeRequest), options)),
-    Embed: async (json, options) =>
-      servedMessage(await core.embed(decodeMessage(embeddingsRouteSchema, json, routeRequest), options)),
-  };
   server.addService(routerGrpcService().service, {
-    Complete: served(calls.Complete),
-    Embed: served(calls.Embed),
-    Lane: serveLanes<ServedMessage, StreamReplyMessage>(
-      (method, json, options) => {
-        const call = Object.hasOwn(calls, method) ? calls[method as keyof typeof calls] : undefined;
-        if (!call)
-          return Promise.reject(
-            invalidRequest(`a lane carries Complete, Embed and Stream calls, not '${method}'`),
-          );
-        return call(json, options);
+    Lane: serveLanes<ServedMessage, StreamReplyMessage>({
+      draining: context.draining,
+      calls: {
+        Complete: async (json, options) =>
+          servedMessage(
+            await core.complete(decodeMessage(completionRouteSchema, json, routeRequest), options),
+          ),
+        Embed: async (json, options) =>
+          servedMessage(await core.embed(decodeMessage(embeddingsRouteSchema, json, routeRequest), options)),
       },
-      context.draining,
-      { methods: new Set(['Stream']), run: (_method, json, options) => streamMessages(core, json, options) },
-    ),
-    Stream: (call: ServerWritableStream<JsonMessage, StreamReplyMessage>) => {
-      const abort = new AbortController();
-      call.on('cancelled', () => abort.abort());
-      (async () => {
-        const options = { signal: abort.signal, trace: traceOfMetadata(call.metadata) };
-        for await (const message of streamMessages(core, call.request.json, options)) {
-          if (abort.signal.aborted) break;
-          // Respect back-pressure: wait for the drain of a full buffer before the next chunk.
-          if (!call.write(message)) await new Promise((resolve) => call.once('drain', resolve));
-        }
-      })().then(
-        () => call.end(),
-        (error) => {
-          // grpc-js sends a server stream's error status through the 'error' event.
-          if (!abort.signal.aborted) call.emit('error', toGrpcError(error));
-        },
-      );
-    },
+      streams: { Stream: (json, options) => streamMessages(core, json, options) },
+    }),
     Passthrough: (call: ServerDuplexStream<PassthroughFrame, PassthroughFrame>) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
