@@ -8,7 +8,6 @@ import {
 } from 'node:http';
 import {
   createServer as createHttp2Server,
-  type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
   type ServerHttp2Session,
@@ -20,15 +19,16 @@ import {
   type Socket,
 } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError } from './config/gateway-config.ts';
 import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error.ts';
 import { errorBody, sendError } from './errors/http.ts';
+import { closeIdleSessions, dispatchConnection } from './h2c-connections.ts';
 import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
 import { addressShare, ConnectionSlots } from './http/connection-slots.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
-import type { Logger } from './logger.ts';
+
+// What every main does around its servers: start, refuse to start, shut down (one entry point, @gw/shared/server).
+export { onShutdown, refuseStart, startService } from './service-lifecycle.ts';
 
 export interface Closable {
   /** Stops accepting work, waits for what is in flight up to the deadline, then forces. */
@@ -56,9 +56,6 @@ function notFoundHandler(request: IncomingMessage, response: ServerResponse): vo
   const path = (request.url ?? '/').split('?')[0];
   sendError(response, noEndpoint(request.method, path ?? '/'), newRequestId());
 }
-
-/** The first bytes of every HTTP/2 connection (RFC 9113 §3.4); an HTTP/1 request never starts with them. */
-const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
 /**
  * How long clients may take, and how many may hold a connection: every socket is bounded so that idle or
@@ -134,66 +131,6 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
   );
-}
-
-/**
- * Hands a new connection to the HTTP/1.1 or the HTTP/2 server by its first bytes (h2c with prior
- * knowledge, as the AWS SDK's default handler speaks it). Only the first packet of a connection is
- * looked at; keep-alive requests after it cost nothing more. A connection that sends nothing, or only part
- * of the HTTP/2 preface, within the headers timeout is closed.
- */
-function dispatchConnection(options: {
-  socket: Socket;
-  http1: Server;
-  http2: Http2Server;
-  timeoutMs: number;
-  /** An HTTP/2 connection: multiplexed, it is never taken for an idle one (its session closes when idle). */
-  onHttp2: (socket: Socket) => void;
-}): void {
-  const { socket, http1, http2, timeoutMs } = options;
-  let received: Buffer | undefined;
-  const silent = setTimeout(() => socket.destroy(), timeoutMs);
-  silent.unref();
-  const onData = (chunk: Buffer) => {
-    received = received ? Buffer.concat([received, chunk]) : chunk;
-    const compared = Math.min(received.length, HTTP2_PREFACE.length);
-    const preface = received.subarray(0, compared).equals(HTTP2_PREFACE.subarray(0, compared));
-    if (preface && received.length < HTTP2_PREFACE.length) return;
-    clearTimeout(silent);
-    socket.off('data', onData);
-    socket.pause();
-    socket.unshift(received);
-    if (preface) {
-      options.onHttp2(socket);
-      // The HTTP/2 session reads what the socket already buffered itself (nodejs/node#35475).
-      http2.emit('connection', socket);
-    } else {
-      http1.emit('connection', socket);
-      process.nextTick(() => socket.resume());
-    }
-  };
-  socket.on('data', onData);
-  socket.once('close', () => clearTimeout(silent));
-}
-
-/**
- * Closes an HTTP/2 session that has had no stream for the keep-alive timeout (a client that sent the preface
- * alone, or stopped asking); sessions with streams in flight are left alone, however long those take.
- */
-function closeIdleSessions(http2: Http2Server, keepAliveTimeoutMs: number): void {
-  const open = new WeakMap<ServerHttp2Session, number>();
-  http2.on('session', (session: ServerHttp2Session) => {
-    open.set(session, 0);
-    session.setTimeout(keepAliveTimeoutMs, () => {
-      if ((open.get(session) ?? 0) === 0) session.close();
-    });
-  });
-  http2.on('stream', (stream) => {
-    const session = stream.session as ServerHttp2Session | undefined;
-    if (!session) return;
-    open.set(session, (open.get(session) ?? 0) + 1);
-    stream.once('close', () => open.set(session, (open.get(session) ?? 1) - 1));
-  });
 }
 
 /** Why the HTTP server refused or cut a connection (`gw_dropped_requests_total`'s reason). */
@@ -372,105 +309,6 @@ function listen(server: NetServer, at: { port: number; host: string }): Promise<
     server.once('error', reject);
     server.listen(at.port, at.host, () => resolve());
   });
-}
-
-/**
- * On SIGTERM or SIGINT: dispose the process's resources (the stack its start filled: servers drain first
- * because they started last, connections are released after), bounded by GW_SHUTDOWN_TIMEOUT_MS, then exit.
- */
-export function onShutdown(options: {
-  logger: Logger;
-  /** GW_SHUTDOWN_TIMEOUT_MS: how long draining may take before the process is stopped. */
-  deadlineMs: number;
-  resources: AsyncDisposable;
-}): void {
-  const { logger, deadlineMs, resources } = options;
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    const hardStop = setTimeout(() => {
-      logger.warn('drain deadline passed; exiting');
-      process.exit(1);
-    }, deadlineMs + 5_000);
-    hardStop.unref();
-    resources[Symbol.asyncDispose]().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-}
-
-/**
- * Whether an error says all there is in its message: a bad environment or config (ConfigError), a refusal
- * (GatewayError), or the system refusing a resource (a port in use, Redis unreachable: a Node error code,
- * here or in its cause). Anything else is named by its class (`TypeError: …`), a bug's hint.
- */
-function explainsItself(error: unknown): boolean {
-  if (error instanceof ConfigError || error instanceof GatewayError) return true;
-  if (!(error instanceof Error)) return false;
-  const code = (error as NodeJS.ErrnoException).code;
-  return typeof code === 'string' || (error.cause !== undefined && explainsItself(error.cause));
-}
-
-/** An error as one line: its message, and its cause's where the message does not already say it. */
-function oneLine(error: unknown): string {
-  if (!(error instanceof Error))
-    return String(error)
-      .replace(/\s*\n\s*/g, ' ')
-      .trim();
-  const plain = explainsItself(error) || error.name === 'Error';
-  let text = plain ? error.message : `${error.name}: ${error.message}`;
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  if (cause && !text.includes(cause)) text = `${text}: ${cause}`;
-  return text.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-/**
- * Ends a process that could not start: exit code 1 and one line on stderr, the same for every process,
- * `gw-<service> cannot start: <what is wrong>`, never a stack (startService logs it at debug level).
- */
-export function refuseStart(service: string, error: unknown): never {
-  process.stderr.write(`gw-${service} cannot start: ${oneLine(error)}\n`);
-  process.exit(1);
-}
-
-/** How long a start that failed may take releasing what it had started before the process exits. */
-const RELEASE_AFTER_FAILED_START_MS = 5_000;
-
-/**
- * Runs a service's start-up, which puts everything it starts on `resources` (disposed in reverse order at
- * shutdown: `onShutdown`). A failure (a missing or bad variable, a bad config file, a port in use, Redis
- * unreachable) releases what had started, then ends the process through refuseStart.
- */
-export async function startService(
-  logger: Logger,
-  start: (resources: AsyncDisposableStack) => Promise<void>,
-): Promise<void> {
-  const resources = new AsyncDisposableStack();
-  try {
-    await start(resources);
-  } catch (error) {
-    // The stack, for whoever runs with LOG_LEVEL=debug; stderr gets the one line.
-    logger.debug({ err: error }, 'start-up failed');
-    // Bounded: a connection that hangs while closing must not keep a process that cannot start alive.
-    await Promise.race([
-      resources
-        .disposeAsync()
-        .catch((cleanup) => logger.debug({ err: cleanup }, 'release after a failed start')),
-      sleep(RELEASE_AFTER_FAILED_START_MS),
-    ]);
-    refuseStart(String(logger.bindings()['service'] ?? 'gateway'), error);
-  }
 }
 
 /** `GET /metrics` for services whose main port is gRPC; with `token` (GW_METRICS_TOKEN) only for its bearer. */
