@@ -2,10 +2,12 @@
 // outcome, weighing a key choice, and ordering a plan's targets, each over BENCH_HEALTH_CALLS (200,000) calls
 // against a board tracking 3 providers × 4 keys × 20 models (240 targets and the 75 provider, key and model
 // views derived from them); and one recompute of that board.
+
+import { fixed } from '@gw/shared';
 import { HealthBoard, healthId, loadBalancerConfigSchema } from '@gw/shared/health';
 
 const calls = Number(process.env['BENCH_HEALTH_CALLS'] ?? 200_000);
-const board = new HealthBoard({ config: loadBalancerConfigSchema.parse({}) });
+const board = new HealthBoard({ config: fixed(loadBalancerConfigSchema.parse({})) });
 const providers = ['openai', 'anthropic', 'gemini'];
 for (const provider of providers) {
   for (let key = 0; key < 4; key++) {

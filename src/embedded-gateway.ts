@@ -127,7 +127,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
         onChange: async (edited) => {
           await writeSystemSettings(store, systemSettingsOf(edited), { fromFile: true });
           // The load balancer's file settings apply where no document of the admin API replaces them.
-          Object.assign(config.load_balancer, edited.load_balancer);
+          settings.loadBalancer.replace(edited.load_balancer);
         },
       }),
     );
@@ -135,7 +135,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const { environment } = options;
   // One health board for the router (which records) and governance (which weighs a key's provider configs).
   const health = started.use(
-    await new HealthBoard({ config: config.load_balancer, store, logger, metrics }).start(),
+    await new HealthBoard({ config: settings.loadBalancer, store, logger, metrics }).start(),
   );
   const router = started.use(
     await startRouter({

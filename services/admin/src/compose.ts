@@ -60,7 +60,7 @@ export function composeAdmin(options: {
     },
     outbound,
     mcp: { registry: options.mcpRegistry, remoteUrls: options.config.network.mcp_remote_urls },
-    loadBalancer: { store: options.store, seed: options.config.load_balancer },
+    loadBalancer: { store: options.store, seed: options.settings.loadBalancer },
     systemConfig: { store: options.store, settings: options.settings },
     guardrails: {
       registry: options.store && new GuardrailRegistry({ store: options.store, logger: options.logger }),

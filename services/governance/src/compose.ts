@@ -29,7 +29,7 @@ interface GovernanceOptions {
  */
 async function sharedHealth(options: GovernanceOptions): Promise<HealthBoard> {
   return new HealthBoard({
-    config: options.config.load_balancer,
+    config: options.settings.loadBalancer,
     store: options.store,
     share: { replicaId: 'governance', publish: false },
     logger: options.logger,

@@ -56,7 +56,7 @@ export async function startRouter(options: {
     outbound: outboundPolicy(options.config.network),
     client: options.settings.client,
     health: options.health,
-    loadBalancer: options.config.load_balancer,
+    loadBalancer: options.settings.loadBalancer,
     replicaId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     tracer: options.tracer,
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { LoadBalancerConfig } from '../health/load-balancer-config.ts';
 import { closeOnDispose } from '../lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import { mcpRuntimeSettingsSchema } from '../schemas/mcp.ts';
@@ -71,9 +72,19 @@ export class LiveSettings extends LiveValue<SystemSettings> {
   readonly mcp: Live<SystemSettings['mcp']> = this.select((settings) => settings.mcp);
   readonly logs: Live<SystemSettings['logs']> = this.select((settings) => settings.logs);
   readonly cache: Live<SystemSettings['cache']> = this.select((settings) => settings.cache);
+  /**
+   * The config file's `load_balancer`: the seed of the load balancer's own document (`/api/load-balancer/config`),
+   * replaced where the file is watched (the embedded gateway).
+   */
+  readonly loadBalancer: LiveValue<LoadBalancerConfig>;
+
+  constructor(settings: SystemSettings, loadBalancer: LoadBalancerConfig) {
+    super(settings);
+    this.loadBalancer = new LiveValue(loadBalancer);
+  }
 
   static of(config: GatewayConfig): LiveSettings {
-    return new LiveSettings(systemSettingsOf(config));
+    return new LiveSettings(systemSettingsOf(config), config.load_balancer);
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fixed } from '../config/live.ts';
 import { MemoryStore } from '../store/memory-store.ts';
 import type { Store } from '../store/store.ts';
 import { HealthBoard } from './health-board.ts';
@@ -21,7 +22,7 @@ function boardAt(
   options: { store?: Store; share?: { replicaId: string; publish: boolean } } = {},
 ) {
   const clock = { now: start };
-  const board = new HealthBoard({ config, now: () => clock.now, ...options });
+  const board = new HealthBoard({ config: fixed(config), now: () => clock.now, ...options });
   return { board, clock };
 }
 
@@ -225,10 +226,20 @@ describe('HealthBoard', () => {
   it('replicas sharing one store reach the same view within one recompute', async () => {
     const store = await MemoryStore.open({});
     const now = () => 1_000_000;
-    const first = new HealthBoard({ config, now, store, share: { replicaId: 'r1', publish: true } });
-    const second = new HealthBoard({ config, now, store, share: { replicaId: 'r2', publish: true } });
+    const first = new HealthBoard({
+      config: fixed(config),
+      now,
+      store,
+      share: { replicaId: 'r1', publish: true },
+    });
+    const second = new HealthBoard({
+      config: fixed(config),
+      now,
+      store,
+      share: { replicaId: 'r2', publish: true },
+    });
     const reader = new HealthBoard({
-      config,
+      config: fixed(config),
       now,
       store,
       share: { replicaId: 'governance', publish: false },

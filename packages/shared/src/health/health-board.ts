@@ -1,3 +1,4 @@
+import type { Live } from '../config/live.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
@@ -16,8 +17,11 @@ import {
 } from './load-balancer-config.ts';
 
 export interface HealthBoardOptions {
-  /** The config file's `load_balancer`; a document written through the admin API replaces it. */
-  config?: LoadBalancerConfig | undefined;
+  /**
+   * The config file's `load_balancer` (live where the file is watched); a document written through the admin
+   * API replaces it. Read at each recompute.
+   */
+  config?: Live<LoadBalancerConfig> | undefined;
   /** Where the admin API's config document is read from, and (with `share`) the replicas' windows. */
   store?: Store | undefined;
   /**
@@ -48,7 +52,6 @@ export class HealthBoard {
   private readonly load = new Map<string, { inflight: number; capacity: number }>();
   /** Cluster mode: the replicas' windows in the store. */
   private readonly sharing: SharedWindows | undefined;
-  private readonly seed: LoadBalancerConfig;
   private config: LoadBalancerConfig;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -58,8 +61,7 @@ export class HealthBoard {
 
   constructor(options: HealthBoardOptions = {}) {
     this.options = options;
-    this.seed = options.config ?? DEFAULT_LOAD_BALANCER_CONFIG;
-    this.config = this.seed;
+    this.config = this.seed();
     this.now = options.now ?? Date.now;
     this.tracked = new HealthEntries({
       now: this.now,
@@ -216,11 +218,19 @@ export class HealthBoard {
     recomputeHealth(this.tracked, local, this.sharing?.remote ?? NO_REMOTE_WINDOWS);
   }
 
+  /** The config file's settings in force (the defaults without any). */
+  private seed(): LoadBalancerConfig {
+    return this.options.config?.current() ?? DEFAULT_LOAD_BALANCER_CONFIG;
+  }
+
   private async refreshConfig(): Promise<void> {
     const { store } = this.options;
-    if (!store) return;
+    if (!store) {
+      this.config = this.seed();
+      return;
+    }
     try {
-      this.config = await readLoadBalancerConfig(store, this.seed);
+      this.config = await readLoadBalancerConfig(store, this.seed());
     } catch {
       // The store is down: the config in force stays.
     }

@@ -1,6 +1,7 @@
 // Fast ejection, recovery that follows the probes, and health per target (provider, key and model) with the
 // provider, key and model views derived from it (issue 26 items 1–3).
 import { describe, expect, it } from 'vitest';
+import { fixed } from '../config/live.ts';
 import { MemoryStore } from '../store/memory-store.ts';
 import { HealthBoard } from './health-board.ts';
 import { healthId } from './health-id.ts';
@@ -15,7 +16,7 @@ const OPENAI = healthId.model('openai', 'gpt-4o-mini');
 function boardAt(options: { consecutive_failures?: number } = {}) {
   const clock = { now: 1_000_000 };
   const board = new HealthBoard({
-    config: { ...config, ...options },
+    config: fixed({ ...config, ...options }),
     now: () => clock.now,
   });
   return { board, clock };
@@ -218,9 +219,14 @@ describe('ejection shared by every replica', () => {
     const clock = { now: 1_000_000 };
     const now = () => clock.now;
     const boards = [
-      new HealthBoard({ config, now, store, share: { replicaId: 'r1', publish: true } }),
-      new HealthBoard({ config, now, store, share: { replicaId: 'r2', publish: true } }),
-      new HealthBoard({ config, now, store, share: { replicaId: 'governance', publish: false } }),
+      new HealthBoard({ config: fixed(config), now, store, share: { replicaId: 'r1', publish: true } }),
+      new HealthBoard({ config: fixed(config), now, store, share: { replicaId: 'r2', publish: true } }),
+      new HealthBoard({
+        config: fixed(config),
+        now,
+        store,
+        share: { replicaId: 'governance', publish: false },
+      }),
     ] as const;
     const [first, second] = boards;
     const all = async () => {

@@ -53,15 +53,15 @@ function routerStub(): RouterService {
 export async function startAdminHarness(options: { allowAnonymous?: boolean } = {}) {
   const store = await MemoryStore.open();
   const identities = new IdentityStore({ store, logger: silent });
-  const config = parseGatewayConfig({});
+  const settings = LiveSettings.of(parseGatewayConfig({}));
   const app = createAdminApp({
     router: routerStub(),
     governance: governanceStub(),
     logger: silent,
     auth: { adminToken: BOOTSTRAP_TOKEN, allowAnonymous: options.allowAnonymous ?? false },
     outbound: outboundPolicy(),
-    loadBalancer: { store, seed: config.load_balancer },
-    systemConfig: { store, settings: LiveSettings.of(config) },
+    loadBalancer: { store, seed: settings.loadBalancer },
+    systemConfig: { store, settings },
     identities,
   });
   const server: Server = createServer((request, response) => {

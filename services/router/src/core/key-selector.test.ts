@@ -1,3 +1,4 @@
+import { fixed } from '@gw/shared';
 import { HealthBoard, loadBalancerConfigSchema } from '@gw/shared/health';
 import { describe, expect, it } from 'vitest';
 import { type SelectableKey, selectKey } from './key-selector.ts';
@@ -78,7 +79,7 @@ describe('selectKey with health', () => {
   it('leaves a key Failed for the model out, save for one probe per interval', async () => {
     let now = 1_000_000;
     const health = new HealthBoard({
-      config: loadBalancerConfigSchema.parse({ probe_interval_ms: 5_000 }),
+      config: fixed(loadBalancerConfigSchema.parse({ probe_interval_ms: 5_000 })),
       now: () => now,
     });
     for (let index = 0; index < 100; index++) {

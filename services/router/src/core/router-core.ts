@@ -65,7 +65,7 @@ export interface RouterCoreDependencies {
    */
   health?: HealthBoard | undefined;
   /** The config file's `load_balancer` (the admin API's document replaces it). */
-  loadBalancer?: LoadBalancerConfig | undefined;
+  loadBalancer?: Live<LoadBalancerConfig> | undefined;
   /** Names this replica's window in the store (cluster mode). */
   replicaId?: string | undefined;
   /** A span per upstream attempt, child of the call's `trace` (docs/tracing.md); none when tracing is off. */

@@ -88,14 +88,14 @@ async function startApp(
 ) {
   const store = await MemoryStore.open();
   const identities = new IdentityStore({ store, logger: silent });
-  const config = parseGatewayConfig({});
+  const settings = LiveSettings.of(parseGatewayConfig({}));
   const app = createAdminApp({
     ...services(),
     logger,
     auth: { adminToken: ADMIN, allowAnonymous: false },
     outbound: outboundPolicy(),
-    loadBalancer: { store, seed: config.load_balancer },
-    systemConfig: { store, settings: LiveSettings.of(config) },
+    loadBalancer: { store, seed: settings.loadBalancer },
+    systemConfig: { store, settings },
     identities,
     audit,
     auditLogs: { store: auditStore },

@@ -1,5 +1,5 @@
 import type { RouterService } from '@gw/router';
-import { validate } from '@gw/shared';
+import { type Live, validate } from '@gw/shared';
 import {
   type LoadBalancerConfig,
   loadBalancerConfigSchema,
@@ -14,8 +14,8 @@ export interface LoadBalancerAdminOptions {
   router: RouterService;
   /** Where the config document lives (every replica's health board reads it); absent without a store. */
   store?: Store | undefined;
-  /** The config file's `load_balancer`. */
-  seed: LoadBalancerConfig;
+  /** The config file's `load_balancer` (live where the file is watched). */
+  seed: Live<LoadBalancerConfig>;
 }
 
 /**
@@ -36,7 +36,10 @@ export function createLoadBalancerAdmin(options: LoadBalancerAdminOptions): Admi
       method: 'GET',
       path: '/load-balancer/config',
       permission: 'health:read',
-      handle: async () => ({ status: 200, body: await readLoadBalancerConfig(storeOf(), options.seed) }),
+      handle: async () => ({
+        status: 200,
+        body: await readLoadBalancerConfig(storeOf(), options.seed.current()),
+      }),
     },
     {
       method: 'PUT',
@@ -44,7 +47,7 @@ export function createLoadBalancerAdmin(options: LoadBalancerAdminOptions): Admi
       permission: 'health:write',
       handle: async (request) => {
         const store = storeOf();
-        const current = await readLoadBalancerConfig(store, options.seed);
+        const current = await readLoadBalancerConfig(store, options.seed.current());
         const changes = await request.body();
         const weights = changes['score_weights'];
         const merged = { ...current, ...changes };
