@@ -101,14 +101,14 @@ export function standsForSecret(value: unknown, stored: string): boolean {
   return value === maskSecret(stored) || value === '[redacted]';
 }
 
-/** A copy of a flat settings object with every credential field masked. */
-export function maskSecretFields(settings: Record<string, unknown>): Record<string, unknown> {
+/** A copy of a flat settings object with every credential field masked (a string stays a string: same shape). */
+export function maskSecretFields<Settings extends Record<string, unknown>>(settings: Settings): Settings {
   return Object.fromEntries(
     Object.entries(settings).map(([field, value]) => [
       field,
       typeof value === 'string' && SECRET_FIELD.test(field) ? maskSecret(value) : value,
     ]),
-  );
+  ) as Settings;
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -5,6 +5,7 @@ import {
   maskSecretFields,
   PROVIDER_NAMES,
   type ProviderConfig,
+  type ProviderView,
   providerConfigSchema,
   resolveSecret,
   SECRET_FIELD,
@@ -228,7 +229,7 @@ function invalid(message: string): GatewayError {
 }
 
 /** The provider config as the admin API shows it: secrets redacted, `env.NAME` references shown. */
-export function redactProvider(name: string, config: ProviderConfig): Record<string, unknown> {
+export function redactProvider(name: string, config: ProviderConfig): ProviderView {
   return {
     name,
     ...config,

@@ -7,6 +7,14 @@ export interface CacheAdminOptions {
   backend?: CacheBackend | undefined;
 }
 
+/** A removal's answer: the scope, what named the entry (its id or cache key) when one was asked for, and how many went. */
+export interface CacheRemoval {
+  scope: string;
+  id?: string;
+  key?: string;
+  removed: number;
+}
+
 const EXACT_HASH = /^[0-9a-f]{64}$/;
 
 /**
@@ -30,7 +38,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
       permission: 'cache:write',
       handle: async ({ params: { scope } }) => ({
         status: 200,
-        body: { scope, removed: await backendOf().clearScope(scope) },
+        body: { scope, removed: await backendOf().clearScope(scope) } satisfies CacheRemoval,
       }),
     }),
     route({
@@ -40,7 +48,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
       handle: async ({ params: { scope, id } }) => {
         if (!(await backendOf().deleteEntry(scope, id)))
           throw notFound(`cache entry ${id} of scope ${scope}`);
-        return { status: 200, body: { scope, id, removed: 1 } };
+        return { status: 200, body: { scope, id, removed: 1 } satisfies CacheRemoval };
       },
     }),
     route({
@@ -54,7 +62,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
         let removed = 0;
         for (const hash of hashes) if (await backend.deleteByHash(scope, hash)) removed++;
         if (removed === 0) throw notFound(`an entry of cache key ${key} in scope ${scope}`);
-        return { status: 200, body: { scope, key, removed } };
+        return { status: 200, body: { scope, key, removed } satisfies CacheRemoval };
       },
     }),
   ];

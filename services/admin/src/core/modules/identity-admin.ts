@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError, invalidRequest, notFound, validate } from '@gw/shared';
 import { z } from 'zod';
 import type { Principal } from '../access/admin-principal.ts';
-import type { AdminUser, IdentityStore } from '../access/identity-store.ts';
+import type { AdminToken, AdminUser, IdentityStore } from '../access/identity-store.ts';
 import {
   ADMIN_ONLY_PERMISSIONS,
   BUILT_IN_ROLES,
@@ -58,6 +58,15 @@ const roleSchema = z.strictObject({
   permissions: z.array(z.string()),
   team_scoped: z.boolean().optional(),
 });
+
+/** `POST /api/users`'s body (PUT's too; PATCH takes any part of it). */
+export type UserInput = z.input<typeof userCreateSchema>;
+/** `POST /api/tokens`'s body. */
+export type TokenInput = z.input<typeof tokenCreateSchema>;
+/** `POST /api/roles`'s body (PUT's too). */
+export type RoleInput = z.input<typeof roleSchema>;
+/** `POST /api/tokens`'s answer: the token and, this once, its value. */
+export type CreatedToken = AdminToken & { token: string };
 
 function withoutFlag(role: RoleDefinition) {
   const { built_in: _builtIn, ...fields } = role;
@@ -282,7 +291,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions): AdminRoute[]
       ...(expiresAt !== undefined && { expires_at: expiresAt }),
       created_by: principal.label,
     });
-    return { status: 201, body: { ...token, token: value } };
+    return { status: 201, body: { ...token, token: value } satisfies CreatedToken };
   }
 
   const tokenRoutes: AdminRoute[] = [

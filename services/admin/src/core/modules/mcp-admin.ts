@@ -69,8 +69,20 @@ const editSchema = z.strictObject({
   tools_to_auto_execute: z.array(z.string()).nullable().optional(),
   allow_by_default: z.boolean().optional(),
 });
+/** `PUT|PATCH /api/mcp/client/{name}`'s body. */
+export type McpClientEdit = z.input<typeof editSchema>;
 
-function shown(view: McpClientView) {
+/** An MCP client as the admin API shows it: the runners' view without the tools' definitions, URL redacted. */
+export type McpClient = Omit<McpClientView, 'definitions'>;
+
+/** What an add, an edit and a reconnect answer: the client as it is once a runner reported (or the wait ended). */
+export interface McpClientChange {
+  status: 'success';
+  message: string;
+  client: McpClient;
+}
+
+function shown(view: McpClientView): McpClient {
   const { definitions: _definitions, ...client } = view;
   if (!client.config.connection_string) return client;
   return {
@@ -132,7 +144,11 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
     const client = await settled(registry, config.name, since);
     return {
       status: 200,
-      body: { status: 'success', message: `MCP client '${config.name}' added`, client: shown(client) },
+      body: {
+        status: 'success',
+        message: `MCP client '${config.name}' added`,
+        client: shown(client),
+      } satisfies McpClientChange,
     };
   }
 
@@ -157,7 +173,7 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
         status: 'success',
         message: `MCP client '${name}' updated`,
         client: shown(await registry.view(name)),
-      },
+      } satisfies McpClientChange,
     };
   }
 
@@ -221,7 +237,11 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
         const client = await settled(registry, name, since);
         return {
           status: 200,
-          body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
+          body: {
+            status: 'success',
+            message: `MCP client '${name}' reconnected`,
+            client: shown(client),
+          } satisfies McpClientChange,
         };
       },
     }),

@@ -9,6 +9,11 @@ export interface VaultAdminOptions {
   publishRefresh?: (() => Promise<void>) | undefined;
 }
 
+/** What both routes answer: every secret-manager reference's state, never a value. */
+export interface VaultSecrets {
+  secrets: ReturnType<SecretResolver['status']>;
+}
+
 /**
  * `GET /api/vault/secrets`: each secret-manager reference with its backend, whether it has a value, its last
  * success and last error (never a value). `POST /api/vault/refresh`: reads them all again now (every process of
@@ -25,7 +30,7 @@ export function createVaultAdmin(options: VaultAdminOptions): AdminRoute[] {
       method: 'GET',
       path: '/vault/secrets',
       permission: 'vault:read',
-      handle: async () => ({ status: 200, body: { secrets: resolverOf().status() } }),
+      handle: async () => ({ status: 200, body: { secrets: resolverOf().status() } satisfies VaultSecrets }),
     },
     {
       method: 'POST',
@@ -34,7 +39,7 @@ export function createVaultAdmin(options: VaultAdminOptions): AdminRoute[] {
       handle: async () => {
         const resolver = resolverOf();
         await options.publishRefresh?.();
-        return { status: 200, body: { secrets: await resolver.refresh() } };
+        return { status: 200, body: { secrets: await resolver.refresh() } satisfies VaultSecrets };
       },
     },
   ];

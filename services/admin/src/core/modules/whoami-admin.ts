@@ -1,4 +1,17 @@
+import type { Principal } from '../access/admin-principal.ts';
+import type { Permission } from '../access/permissions.ts';
 import type { AdminRoute } from '../http/admin-route.ts';
+
+/** `GET /api/whoami`'s answer: the caller as the admin API sees them. */
+export interface Whoami {
+  kind: Principal['kind'];
+  label: string;
+  role: string;
+  permissions: Permission[];
+  team_scoped: boolean;
+  team_ids: readonly string[];
+  user_id: string | null;
+}
 
 /**
  * `GET /api/whoami`: the caller as the admin API sees them (what authenticated them, role, permissions, teams),
@@ -22,7 +35,7 @@ export function createWhoami(): AdminRoute[] {
             team_scoped: principal.teamScoped,
             team_ids: principal.teamIds,
             user_id: principal.userId ?? null,
-          },
+          } satisfies Whoami,
         };
       },
     },
