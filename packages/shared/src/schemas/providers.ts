@@ -88,7 +88,5 @@ export const providerConfigSchema = z.strictObject({
 
 export type NetworkConfig = z.infer<typeof networkConfigSchema>;
 export type ProviderConfig = z.infer<typeof providerConfigSchema>;
-/** A provider's body as `POST /api/providers` takes it: its name and its config (defaults may be left out). */
-export type ProviderInput = z.input<typeof providerConfigSchema> & { name: string };
 /** A provider as the admin API shows it: its name and config, key values and credential fields masked. */
 export type ProviderView = ProviderConfig & { name: string };

@@ -1,18 +1,11 @@
 import { type CacheBackend, callerKeyHash } from '@gw/cache';
 import { GatewayError, notFound } from '@gw/shared';
+import type { CacheRemoval } from '../../api-types.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
 
 export interface CacheAdminOptions {
   /** Where the cache's entries live (the ingress's in embedded mode, Redis in a cluster); none when it is off. */
   backend?: CacheBackend | undefined;
-}
-
-/** A removal's answer: the scope, what named the entry (its id or cache key) when one was asked for, and how many went. */
-export interface CacheRemoval {
-  scope: string;
-  id?: string;
-  key?: string;
-  removed: number;
 }
 
 const EXACT_HASH = /^[0-9a-f]{64}$/;

@@ -18,11 +18,6 @@ export interface LoadBalancerAdminOptions {
   seed: LoadBalancerConfig;
 }
 
-/** `PUT /api/load-balancer/config`'s body: the fields to change (`score_weights` too may name only some). */
-export type LoadBalancerChange = Partial<Omit<LoadBalancerConfig, 'score_weights'>> & {
-  score_weights?: Partial<LoadBalancerConfig['score_weights']>;
-};
-
 /**
  * `GET /api/health/providers` (state, score, rates, latency, weights and last transitions of every provider,
  * key and model) and `GET|PUT /api/load-balancer/config` (a PUT changes the fields it names; every replica

@@ -5,13 +5,14 @@ import {
   invalidRequest,
   type McpClientConfig,
   mcpClientConfigSchema,
+  mcpClientEditSchema,
   type OutboundPolicy,
   outboundPolicy,
   redactUrl,
   refuseSecretReferences,
   validate,
 } from '@gw/shared';
-import { z } from 'zod';
+import type { McpClient, McpClientChange } from '../../api-types.ts';
 import { mayReferenceSecrets } from '../access/permissions.ts';
 import type { AdminRequest, AdminResult } from '../http/admin-route.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
@@ -59,27 +60,6 @@ async function assertRemoteAllowed(
     });
   }
   await checkOutboundUrl(url, options.outbound ?? outboundPolicy(), { field: 'connection_string' });
-}
-
-/** The filter edits PUT accepts; `null` removes a list. Connection fields change by delete and add. */
-const editSchema = z.strictObject({
-  name: z.string().optional(),
-  tools_to_execute: z.array(z.string()).nullable().optional(),
-  tools_to_skip: z.array(z.string()).nullable().optional(),
-  tools_to_auto_execute: z.array(z.string()).nullable().optional(),
-  allow_by_default: z.boolean().optional(),
-});
-/** `PUT|PATCH /api/mcp/client/{name}`'s body. */
-export type McpClientEdit = z.input<typeof editSchema>;
-
-/** An MCP client as the admin API shows it: the runners' view without the tools' definitions, URL redacted. */
-export type McpClient = Omit<McpClientView, 'definitions'>;
-
-/** What an add, an edit and a reconnect answer: the client as it is once a runner reported (or the wait ended). */
-export interface McpClientChange {
-  status: 'success';
-  message: string;
-  client: McpClient;
 }
 
 function shown(view: McpClientView): McpClient {
@@ -155,7 +135,7 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
   async function edit(registry: McpRegistry, name: string, request: AdminRequest): Promise<AdminResult> {
     const existing = await registry.getConfig(name);
     if (!existing) throw mcpClientNotFound(name);
-    const changes = validate(editSchema, await request.body());
+    const changes = validate(mcpClientEditSchema, await request.body());
     if (changes.name !== undefined && changes.name !== name) {
       throw invalidRequest('name: a client cannot be renamed; delete it and add it again', 'name');
     }

@@ -1,5 +1,6 @@
 import { GatewayError } from '@gw/shared';
 import type { SecretResolver } from '@gw/vault';
+import type { VaultSecrets } from '../../api-types.ts';
 import type { AdminRoute } from '../http/admin-route.ts';
 
 export interface VaultAdminOptions {
@@ -7,11 +8,6 @@ export interface VaultAdminOptions {
   resolver?: Pick<SecretResolver, 'status' | 'refresh'> | undefined;
   /** Cluster mode: asks every router and ingress to refresh too (publishVaultRefresh through the store). */
   publishRefresh?: (() => Promise<void>) | undefined;
-}
-
-/** What both routes answer: every secret-manager reference's state, never a value. */
-export interface VaultSecrets {
-  secrets: ReturnType<SecretResolver['status']>;
 }
 
 /**

@@ -1,17 +1,5 @@
-import type { Principal } from '../access/admin-principal.ts';
-import type { Permission } from '../access/permissions.ts';
+import type { Whoami } from '../../api-types.ts';
 import type { AdminRoute } from '../http/admin-route.ts';
-
-/** `GET /api/whoami`'s answer: the caller as the admin API sees them. */
-export interface Whoami {
-  kind: Principal['kind'];
-  label: string;
-  role: string;
-  permissions: Permission[];
-  team_scoped: boolean;
-  team_ids: readonly string[];
-  user_id: string | null;
-}
 
 /**
  * `GET /api/whoami`: the caller as the admin API sees them (what authenticated them, role, permissions, teams),

@@ -15,10 +15,10 @@ import type { Store } from '@gw/shared/store';
 import { type Request, type Response, Router } from 'express';
 import * as oidc from 'openid-client';
 import type { SessionAuthenticator } from '../access/admin-principal.ts';
-import type { AdminUser, IdentityStore } from '../access/identity-store.ts';
+import type { IdentityStore } from '../access/identity-store.ts';
 import type { OriginPolicy } from '../access/origin-check.ts';
-import type { Permission } from '../access/permissions.ts';
 import type { AuditEvent, AuditGate, AuditSink } from '../audit/audit-sink.ts';
+import type { SessionView } from './session-view.ts';
 import { readCookie, SESSION_COOKIE, STATE_COOKIE, serializeCookie } from './sso-cookies.ts';
 import { LoginRefused, signInUser, wantedClaims } from './sso-identity.ts';
 import { OidcClient } from './sso-oidc-client.ts';
@@ -35,20 +35,6 @@ export interface SsoOptions {
   store: Store | undefined;
   /** The config file's outbound address policy: where the identity provider may be (docs/network.md). */
   outbound?: OutboundPolicy | undefined;
-}
-
-/** `GET /auth/session`'s answer: who the session's cookie signs in, and the CSRF token its changes send. */
-export interface SessionView {
-  user: Pick<AdminUser, 'id' | 'email' | 'name'>;
-  /** The highest of the user's roles: the one the session acts with. */
-  role: string;
-  roles: string[];
-  permissions: Permission[];
-  team_scoped: boolean;
-  team_ids: string[];
-  created_at: string;
-  expires_at: string;
-  csrf_token: string;
 }
 
 /** A backslash (a slash to a browser) or a control character. */
