@@ -101,16 +101,6 @@ export function standsForSecret(value: unknown, stored: string): boolean {
   return value === maskSecret(stored) || value === '[redacted]';
 }
 
-/** A copy of a flat settings object with every credential field masked. */
-export function maskSecretFields(settings: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(settings).map(([field, value]) => [
-      field,
-      typeof value === 'string' && SECRET_FIELD.test(field) ? maskSecret(value) : value,
-    ]),
-  );
-}
-
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**

@@ -1,14 +1,15 @@
 // The one API client of the UI: every call goes to gw's public admin API (/api/*, /auth/*), with the admin
 // token typed at login (sessionStorage) or the single sign-on cookie and its CSRF token. gw's error body
 // ({"error": {"message", "type", "code", "param"}}) becomes an ApiError whose message the pages show.
+import type { ErrorBody, SystemSettings, SystemSettingsView } from '@gw/admin/api-types';
 
 const TOKEN_KEY = 'gw.admin-token';
 
 export class ApiError extends Error {
   readonly status: number;
   readonly type: string | undefined;
-  readonly code: string | undefined;
-  constructor(status: number, message: string, type?: string, code?: string) {
+  readonly code: string | null | undefined;
+  constructor(status: number, message: string, type?: string, code?: string | null) {
     super(message);
     this.status = status;
     this.type = type;
@@ -102,7 +103,8 @@ export async function api<T = unknown>(
   } catch {
     body = text;
   }
-  const error = (body as { error?: { message?: string; type?: string; code?: string } } | undefined)?.error;
+  // Any answer with an `error` is gw's error body; a proxy's (an HTML 502) has none.
+  const error = (body as Partial<ErrorBody> | undefined)?.error;
   emit('reachable', !(UNANSWERED.has(response.status) && !error));
   if (!response.ok) {
     // A signed-in call refused for who made it: the session is over (expired, revoked), whatever page asked.
@@ -124,9 +126,10 @@ export async function api<T = unknown>(
  * read and change gw.
  */
 async function confirmOpening(body: unknown): Promise<boolean> {
-  const client = (body as { client?: { allow_anonymous_admin?: unknown } } | undefined)?.client;
+  // The body is what a form sent, the JSON one included: any part may be missing.
+  const client = (body as Partial<SystemSettings> | undefined)?.client;
   if (client?.allow_anonymous_admin !== true) return true;
-  const current = await api<{ client?: { allow_anonymous_admin?: boolean } }>('/api/config');
+  const current = await api<SystemSettingsView>('/api/config');
   if (current.client?.allow_anonymous_admin === true) return true;
   return window.confirm(
     'Allow anonymous admin access?\n\nAnyone who can reach the admin port will read and change gw without a token, until it is turned off again.',

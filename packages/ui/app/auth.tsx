@@ -1,16 +1,12 @@
+import type { Permission, SessionView, Whoami } from '@gw/admin/api-types';
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
 import { ApiError, api, getToken, onApiEvents, setCsrfToken, setToken } from './api.ts';
 
 /** Who is signed in, as `GET /api/whoami` (a token) or `GET /auth/session` (single sign-on) answers. */
-export interface Identity {
-  kind: string;
-  label: string;
-  role: string;
-  permissions: string[];
-  team_ids: string[];
+export type Identity = Pick<Whoami, 'kind' | 'label' | 'role' | 'permissions' | 'team_ids'> & {
   sso: boolean;
-}
+};
 
 interface AuthState {
   identity: Identity | undefined;
@@ -19,25 +15,19 @@ interface AuthState {
   endedBecause: string | undefined;
   signIn: (token: string) => Promise<void>;
   signOut: () => Promise<void>;
-  can: (permission: string) => boolean;
+  can: (permission: Permission) => boolean;
 }
 
 const AuthContext = createContext<AuthState | undefined>(undefined);
 
 async function whoami(signingIn = false): Promise<Identity> {
-  const body = await api<Omit<Identity, 'sso'>>('/api/whoami', { signingIn });
+  const body = await api<Whoami>('/api/whoami', { signingIn });
   return { ...body, sso: false };
 }
 
 async function sessionIdentity(): Promise<Identity | undefined> {
   try {
-    const session = await api<{
-      user: { email: string };
-      role: string;
-      permissions: string[];
-      team_ids: string[];
-      csrf_token: string;
-    }>('/auth/session');
+    const session = await api<SessionView>('/auth/session');
     setCsrfToken(session.csrf_token);
     return {
       kind: 'session',
@@ -103,7 +93,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   }, [identity, queries]);
 
   const can = useCallback(
-    (permission: string) => identity?.permissions.includes(permission) ?? false,
+    (permission: Permission) => identity?.permissions.includes(permission) ?? false,
     [identity],
   );
 

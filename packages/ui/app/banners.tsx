@@ -1,5 +1,6 @@
 // The shell's lasting notices: the gateway not answering (until it does again), and an admin API open to
 // anonymous callers (for as long as it is).
+import type { SystemSettingsView } from '@gw/admin/api-types';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { checkGateway, onApiEvents } from './api.ts';
@@ -36,9 +37,7 @@ function GatewayBanner() {
 /** The admin API open to anyone who reaches its port (`client.allow_anonymous_admin`), or this session anonymous. */
 function AnonymousAdminBanner() {
   const { identity, can } = useAuth();
-  const config = useApiQuery<{ client?: { allow_anonymous_admin?: boolean } }>(
-    can('config:read') ? '/api/config' : undefined,
-  );
+  const config = useApiQuery<SystemSettingsView>(can('config:read') ? '/api/config' : undefined);
   const open = identity?.kind === 'anonymous' || config.data?.client?.allow_anonymous_admin === true;
   if (!open) return null;
   return (

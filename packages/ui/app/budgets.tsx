@@ -1,28 +1,13 @@
 // Budgets and limits of a governance resource (virtual key, team, customer, user, business unit): their current
 // usage and reset times from `GET …/{id}/usage`, and a form that changes the first budget (PATCH `budgets`,
 // keeping the budget's id so that what was spent stays).
+import type { BudgetInput, UsageReport } from '@gw/admin/api-types';
 import { api } from './api.ts';
 import { formatCount, formatTime, formatUsd } from './format.ts';
 import { Field, Form, QueryView, useApiMutation, useApiQuery } from './ui.tsx';
 
-interface UsageEntry {
-  kind: string;
-  max_limit?: number;
-  limit?: number;
-  reset_duration?: string;
-  used: number;
-  remaining: number;
-  resets_at: string;
-}
-
-interface Budget {
-  id?: string;
-  max_limit: number;
-  reset_duration: string;
-}
-
 export function Usage({ path }: { path: string }) {
-  const usage = useApiQuery<{ usage: { scope: string; entries: UsageEntry[] }[] }>(`${path}/usage`);
+  const usage = useApiQuery<UsageReport>(`${path}/usage`);
   return (
     <QueryView query={usage}>
       {(body) => {
@@ -33,7 +18,9 @@ export function Usage({ path }: { path: string }) {
         return (
           <ul className="plain usage" data-testid="usage">
             {entries.map((entry) => (
-              <li key={`${entry.scope}-${entry.kind}-${entry.resets_at}-${entry.max_limit ?? entry.limit}`}>
+              <li
+                key={`${entry.scope}-${entry.kind}-${entry.resets_at}-${entry.kind === 'budget' ? entry.max_limit : entry.limit}`}
+              >
                 {entry.kind === 'budget'
                   ? `Budget ${formatUsd(entry.used)} of ${formatUsd(entry.max_limit)} per ${entry.reset_duration}`
                   : `${entry.kind.replace(/_/g, ' ')}: ${formatCount(entry.used)} of ${formatCount(entry.limit)}`}
@@ -50,7 +37,7 @@ export function Usage({ path }: { path: string }) {
 
 export function BudgetForm(props: {
   path: string;
-  budgets: Budget[] | undefined;
+  budgets: BudgetInput[] | undefined;
   invalidate: string;
   onDone: () => void;
 }) {

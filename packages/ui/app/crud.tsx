@@ -1,5 +1,6 @@
 // A collection of the admin API as one page: a table, create and edit with the JSON form, delete; buttons
 // only for roles holding the write permission.
+import type { Permission } from '@gw/admin/api-types';
 import { type ReactNode, useState } from 'react';
 import { api } from './api.ts';
 import { useAuth } from './auth.tsx';
@@ -14,26 +15,32 @@ import {
   useApiQuery,
 } from './ui.tsx';
 
-type Item = Record<string, unknown>;
+/** What a collection's resources are named by in their paths: an id, or else a name (providers, MCP clients). */
+type Identified = { id: string } | { name: string };
 
-export interface CrudProps {
+const identify = (item: Identified) => ('id' in item ? item.id : item.name);
+
+/**
+ * `Item` is what the list answers an array of (the API's type of the resource), `Created` what a create answers
+ * (the resource, unless the collection answers more: a token's value).
+ */
+export interface CrudProps<Item extends Identified, Created = Item> {
   title: string;
   /** `GET` lists, `POST` creates. */
   listPath: string;
   /** The item's path (GET, PATCH or PUT, DELETE). */
   itemPath: (id: string) => string;
   idOf?: (item: Item) => string;
-  /** From the list answer to its items (answers wrap them differently). */
-  items?: (body: unknown) => Item[];
   columns: Column<Item>[];
-  writePermission: string;
-  createTemplate?: Item;
+  writePermission: Permission;
+  /** The JSON form's start for a create: a body the API takes (checked against its `…Input` type where written). */
+  createTemplate?: object;
   /** How edits are sent; false: no edit. */
   editMethod?: 'PATCH' | 'PUT' | false;
   /** What an edit form starts from. */
   editBody?: (item: Item) => unknown;
   /** A value in the create answer to show once (a token's). */
-  onceValue?: (answer: Item) => string | undefined;
+  onceValue?: (answer: Created) => string | undefined;
   rowActions?: (item: Item) => ReactNode;
   /**
    * A form for the frequent fields, beside the JSON one ("Advanced"): it sends what `submit` takes (the create
@@ -45,12 +52,12 @@ export interface CrudProps {
 }
 
 /** The section's form: the JSON one alone, or the page's own form with the JSON one as the advanced tab. */
-function Editor(props: {
+function Editor<Item extends Identified>(props: {
   label: string;
   submit: string;
   initial: unknown;
   item?: Item | undefined;
-  form: CrudProps['form'];
+  form: CrudProps<Item>['form'];
   onSubmit: (body: unknown) => Promise<void>;
   onCancel: () => void;
 }) {
@@ -77,19 +84,16 @@ function Editor(props: {
   );
 }
 
-const asItems = (body: unknown): Item[] =>
-  Array.isArray(body) ? (body as Item[]) : ((body as { data?: Item[] })?.data ?? []);
-
-export function CrudSection(props: CrudProps) {
+export function CrudSection<Item extends Identified, Created = Item>(props: CrudProps<Item, Created>) {
   const { can } = useAuth();
   const writable = can(props.writePermission);
-  const idOf = props.idOf ?? ((item: Item) => String(item.id ?? item.name));
-  const list = useApiQuery<unknown>(props.listPath);
+  const idOf = props.idOf ?? identify;
+  const list = useApiQuery<Item[]>(props.listPath);
   const [mode, setMode] = useState<{ kind: 'create' } | { kind: 'edit'; item: Item } | undefined>();
   const [once, setOnce] = useState<string>();
   const invalidate = [props.listPath.split('/').slice(0, 3).join('/')];
   const create = useApiMutation(
-    (body: unknown) => api<Item>(props.listPath, { method: 'POST', body }),
+    (body: unknown) => api<Created>(props.listPath, { method: 'POST', body }),
     invalidate,
   );
   const edit = useApiMutation(
@@ -177,7 +181,7 @@ export function CrudSection(props: CrudProps) {
         {(body) => (
           <Table
             caption={props.title}
-            rows={(props.items ?? asItems)(body)}
+            rows={body}
             columns={columns}
             rowKey={idOf}
             empty={props.empty ?? `Nothing in ${props.title} yet.`}

@@ -1,5 +1,6 @@
 // The first run, as steps: a provider, a tested key, a virtual key, then how to call gw with it. Shown on the
 // pages where each step is taken until every step is done.
+import type { ProviderView, VirtualKey } from '@gw/admin/api-types';
 import { useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
 import { useAuth } from './auth.tsx';
@@ -22,8 +23,8 @@ const keyTested = () => sessionStorage.getItem(TESTED) === '1';
 
 export function FirstRun() {
   const { can } = useAuth();
-  const providers = useApiQuery<unknown[]>(can('providers:read') ? '/api/providers' : undefined);
-  const keys = useApiQuery<unknown[]>(can('keys:read') ? '/api/governance/virtual-keys' : undefined);
+  const providers = useApiQuery<ProviderView[]>(can('providers:read') ? '/api/providers' : undefined);
+  const keys = useApiQuery<VirtualKey[]>(can('keys:read') ? '/api/governance/virtual-keys' : undefined);
   const tested = useSyncExternalStore(subscribeTested, keyTested);
   if (!providers.data || !keys.data) return null;
   const steps = [

@@ -1,10 +1,11 @@
+import type { Permission } from '@gw/admin/api-types';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode, Suspense, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
 import { AuthProvider, useAuth } from './auth.tsx';
 import { Banners } from './banners.tsx';
-import { LazyPage, lazyPage, PageBoundary } from './lazy-page.tsx';
+import { LazyPage, lazyPage, PageBoundary, type PageSource } from './lazy-page.tsx';
 import { SsoButton } from './sso-button.tsx';
 import { Field, Form, Loading } from './ui.tsx';
 import './styles.css';
@@ -30,7 +31,7 @@ const Vault = lazyPage(() => import('./pages/vault.tsx'));
 const Pricing = lazyPage(() => import('./pages/pricing.tsx'));
 
 /** The pages, each shown to roles holding its read permission (the API refuses the rest anyway). */
-const PAGES = [
+const PAGES: { path: string; label: string; permission: Permission; source: PageSource }[] = [
   { path: '/', label: 'Overview', permission: 'logs:read', source: Overview },
   { path: '/providers', label: 'Providers', permission: 'providers:read', source: Providers },
   { path: '/keys', label: 'Virtual keys', permission: 'keys:read', source: VirtualKeys },

@@ -44,6 +44,18 @@ export const mcpClientConfigSchema = z
 
 export type McpClientConfig = z.infer<typeof mcpClientConfigSchema>;
 
+/**
+ * The filter edits `PUT|PATCH /api/mcp/client/{name}` accepts; `null` removes a list. Connection fields change by
+ * delete and add.
+ */
+export const mcpClientEditSchema = z.strictObject({
+  name: z.string().optional(),
+  tools_to_execute: z.array(z.string()).nullable().optional(),
+  tools_to_skip: z.array(z.string()).nullable().optional(),
+  tools_to_auto_execute: z.array(z.string()).nullable().optional(),
+  allow_by_default: z.boolean().optional(),
+});
+
 /** How tool calls are run: the `mcp` section without its clients (docs/mcp.md); `PUT /api/config` changes it. */
 export const mcpRuntimeSettingsSchema = z.strictObject({
   /** Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout. */

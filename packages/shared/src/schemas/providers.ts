@@ -112,3 +112,5 @@ export const providerConfigSchema = z.strictObject({
 
 export type NetworkConfig = z.infer<typeof networkConfigSchema>;
 export type ProviderConfig = z.infer<typeof providerConfigSchema>;
+/** A provider as the admin API shows it: its name and config, key values and credential fields masked. */
+export type ProviderView = ProviderConfig & { name: string };

@@ -1,3 +1,12 @@
+import type {
+  AdminTokenView,
+  AdminUser,
+  CreatedToken,
+  RoleDefinition,
+  RoleInput,
+  TokenInput,
+  UserInput,
+} from '@gw/admin/api-types';
 import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display, formatTime } from '../format.ts';
@@ -9,20 +18,22 @@ export default function Access() {
     <>
       <PageHeader title="Users, roles and API tokens" />
       {can('users:read') && (
-        <CrudSection
+        <CrudSection<AdminUser>
           title="Users"
           listPath="/api/users"
           itemPath={(id) => `/api/users/${encodeURIComponent(id)}`}
           writePermission="users:write"
           editMethod="PATCH"
-          editBody={(item) => ({
-            name: item.name,
-            email: item.email,
-            roles: item.roles,
-            team_ids: item.team_ids,
-            active: item.active,
-          })}
-          createTemplate={{ email: 'ada@example.com', name: 'Ada', roles: ['viewer'] }}
+          editBody={(item) =>
+            ({
+              name: item.name,
+              email: item.email,
+              roles: item.roles,
+              team_ids: item.team_ids,
+              active: item.active,
+            }) satisfies UserInput
+          }
+          createTemplate={{ email: 'ada@example.com', name: 'Ada', roles: ['viewer'] } satisfies UserInput}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },
@@ -34,40 +45,33 @@ export default function Access() {
         />
       )}
       {can('roles:read') && (
-        <CrudSection
+        <CrudSection<RoleDefinition>
           title="Roles"
           listPath="/api/roles"
           itemPath={(id) => `/api/roles/${encodeURIComponent(id)}`}
-          items={(body) =>
-            Array.isArray(body) ? body : ((body as { roles?: Record<string, unknown>[] }).roles ?? [])
-          }
           writePermission="roles:write"
           editMethod="PUT"
-          createTemplate={{ id: 'auditor', name: 'Auditor', permissions: ['audit:read', 'logs:read'] }}
+          createTemplate={
+            { id: 'auditor', name: 'Auditor', permissions: ['audit:read', 'logs:read'] } satisfies RoleInput
+          }
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },
-            { header: 'Permissions', cell: (item) => ((item.permissions as string[]) ?? []).join(', ') },
+            { header: 'Permissions', cell: (item) => (item.permissions ?? []).join(', ') },
             { header: 'Team scoped', cell: (item) => display(item.team_scoped) },
             { header: 'Built in', cell: (item) => display(item.built_in) },
           ]}
         />
       )}
       {can('tokens:read') && (
-        <CrudSection
+        <CrudSection<AdminTokenView, CreatedToken>
           title="API tokens"
           listPath="/api/tokens"
           itemPath={(id) => `/api/tokens/${encodeURIComponent(id)}`}
           writePermission="tokens:write"
           editMethod={false}
-          createTemplate={{ name: 'ci', role: 'viewer', expires_in_seconds: 86_400 }}
-          onceValue={(answer) =>
-            typeof answer.value === 'string'
-              ? answer.value
-              : typeof answer.token === 'string'
-                ? answer.token
-                : undefined
-          }
+          createTemplate={{ name: 'ci', role: 'viewer', expires_in_seconds: 86_400 } satisfies TokenInput}
+          onceValue={(answer) => answer.token}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },

@@ -1,15 +1,17 @@
 // An alert channel by its type: the fields each type takes (docs/alerts.md), nothing else. An edit sends
 // only what was typed, so a secret left empty stays as stored.
+import type { AlertChannel } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { Field, Form, listOf } from '../ui.tsx';
 
-const TYPES = ['webhook', 'slack', 'pagerduty', 'email'] as const;
-type ChannelType = (typeof TYPES)[number];
+type ChannelType = AlertChannel['type'];
 
-type Channel = Record<string, unknown> & { id?: string; type?: ChannelType; name?: string };
+const TYPES: ChannelType[] = ['webhook', 'slack', 'pagerduty', 'email'];
 
-function TypeFields({ type, channel }: { type: ChannelType; channel?: Channel | undefined }) {
-  const text = (name: string) => (typeof channel?.[name] === 'string' ? String(channel[name]) : undefined);
+function TypeFields({ type, channel }: { type: ChannelType; channel?: AlertChannel | undefined }) {
+  // Each type has its own fields: read by name, whichever type the stored channel is.
+  const fields: Record<string, unknown> = channel ?? {};
+  const text = (name: string) => (typeof fields[name] === 'string' ? String(fields[name]) : undefined);
   if (type === 'webhook')
     return (
       <>
@@ -50,7 +52,7 @@ function TypeFields({ type, channel }: { type: ChannelType; channel?: Channel | 
         label="SMTP port"
         name="port"
         type="number"
-        defaultValue={(channel?.port as number | undefined) ?? 587}
+        defaultValue={typeof fields.port === 'number' ? fields.port : 587}
       />
       <Field label="Username" name="username" defaultValue={text('username')} />
       <Field label="Password" name="password" type="password" hint="Empty keeps the stored one." />
@@ -59,7 +61,7 @@ function TypeFields({ type, channel }: { type: ChannelType; channel?: Channel | 
         label="To (comma-separated)"
         name="to"
         required={!channel}
-        defaultValue={Array.isArray(channel?.to) ? channel.to.join(', ') : undefined}
+        defaultValue={Array.isArray(fields.to) ? fields.to.join(', ') : undefined}
       />
     </>
   );
@@ -76,7 +78,7 @@ function bodyOf(values: Record<string, string>): Record<string, unknown> {
 }
 
 export function AlertChannelForm(props: {
-  item?: Channel | undefined;
+  item?: AlertChannel | undefined;
   submit: (body: unknown) => Promise<void>;
   cancel: () => void;
 }) {

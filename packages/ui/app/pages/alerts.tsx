@@ -1,3 +1,10 @@
+import type {
+  AlertChannel,
+  AlertChannelInput,
+  AlertHistoryPage,
+  AlertRule,
+  AlertRuleInput,
+} from '@gw/admin/api-types';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
@@ -5,21 +12,9 @@ import { display, formatTime } from '../format.ts';
 import { PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
 import { AlertChannelForm } from './alert-channel-form.tsx';
 
-interface HistoryEntry {
-  id: string;
-  time: number;
-  rule_id: string;
-  channel_id: string;
-  action: string;
-  subject: string;
-  summary: string;
-  outcome: string;
-  error?: string;
-}
-
 export default function Alerts() {
   const { can } = useAuth();
-  const history = useApiQuery<{ entries: HistoryEntry[] }>('/api/alerts/history', { query: { limit: 50 } });
+  const history = useApiQuery<AlertHistoryPage>('/api/alerts/history', { query: { limit: 50 } });
   const test = useApiMutation(
     (id: string) => api(`/api/alerts/channels/${encodeURIComponent(id)}/test`, { method: 'POST' }),
     ['/api/alerts'],
@@ -32,19 +27,21 @@ export default function Alerts() {
           {test.error.message}
         </p>
       )}
-      <CrudSection
+      <CrudSection<AlertChannel>
         title="Channels"
         listPath="/api/alerts/channels"
         itemPath={(id) => `/api/alerts/channels/${encodeURIComponent(id)}`}
         writePermission="alerts:write"
         editMethod="PATCH"
-        createTemplate={{
-          id: 'ops-webhook',
-          type: 'webhook',
-          name: 'Ops',
-          url: 'https://example.com/hook',
-          secret: 'change-me-sixteen-chars',
-        }}
+        createTemplate={
+          {
+            id: 'ops-webhook',
+            type: 'webhook',
+            name: 'Ops',
+            url: 'https://example.com/hook',
+            secret: 'change-me-sixteen-chars',
+          } satisfies AlertChannelInput
+        }
         form={({ item, submit, cancel }) => <AlertChannelForm item={item} submit={submit} cancel={cancel} />}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
@@ -60,13 +57,20 @@ export default function Alerts() {
           )
         }
       />
-      <CrudSection
+      <CrudSection<AlertRule>
         title="Rules"
         listPath="/api/alerts/rules"
         itemPath={(id) => `/api/alerts/rules/${encodeURIComponent(id)}`}
         writePermission="alerts:write"
         editMethod="PATCH"
-        createTemplate={{ id: 'errors', kind: 'error_rate', threshold: 0.1, channels: ['ops-webhook'] }}
+        createTemplate={
+          {
+            id: 'errors',
+            kind: 'error_rate',
+            threshold: 0.1,
+            channels: ['ops-webhook'],
+          } satisfies AlertRuleInput
+        }
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Kind', cell: (item) => display(item.kind) },

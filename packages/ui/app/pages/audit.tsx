@@ -1,27 +1,15 @@
+import type { AuditPage, AuditVerification } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { display, formatTime } from '../format.ts';
 import { ErrorMessage, Loading, PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
 
-interface AuditRecord {
-  seq: number;
-  time: number;
-  actor: string;
-  role: string | null;
-  action: string;
-  target: string;
-  status: number;
-  detail: string | null;
-}
-
 export default function Audit() {
   const [cursor, setCursor] = useState<string>();
   const [verifying, setVerifying] = useState(false);
-  const page = useApiQuery<{ records: AuditRecord[]; next_cursor: string | null }>('/api/audit-logs', {
+  const page = useApiQuery<AuditPage>('/api/audit-logs', {
     query: { limit: 100, cursor },
   });
-  const verify = useApiQuery<{ ok: boolean; records: number; message?: string }>(
-    verifying ? '/api/audit-logs/verify' : undefined,
-  );
+  const verify = useApiQuery<AuditVerification>(verifying ? '/api/audit-logs/verify' : undefined);
   return (
     <>
       <PageHeader title="Audit log">

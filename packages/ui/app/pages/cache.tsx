@@ -1,16 +1,11 @@
 // The response cache: how often it answered (from the request log: hits, misses, per scope), and removals of a
 // scope, of one entry (the id a hit reports in x-gw-cache-entry-id) or of a cache key.
+import type { CacheRemoval, LogPage, LogRecord, VirtualKey } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { formatCount, formatPercent } from '../format.ts';
 import { Field, Form, type Option, PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
-
-interface CacheRecord {
-  cache_outcome: 'hit' | 'miss' | 'bypass' | null;
-  virtual_key_id: string | null;
-  virtual_key_name: string | null;
-}
 
 interface ScopeRow {
   scope: string;
@@ -24,7 +19,7 @@ const DAY = 86_400_000;
 const SAMPLE = 1000;
 
 /** Hits and misses per cache scope (`vk:<key id>`, or `anonymous` for requests without a key). */
-function byScope(records: CacheRecord[]): ScopeRow[] {
+function byScope(records: LogRecord[]): ScopeRow[] {
   const rows = new Map<string, ScopeRow>();
   for (const record of records) {
     if (record.cache_outcome !== 'hit' && record.cache_outcome !== 'miss') continue;
@@ -39,7 +34,7 @@ function byScope(records: CacheRecord[]): ScopeRow[] {
 
 function HitRate() {
   const [from] = useState(() => Date.now() - DAY);
-  const logs = useApiQuery<{ records: CacheRecord[] }>('/api/logs', { query: { from, limit: SAMPLE } });
+  const logs = useApiQuery<LogPage>('/api/logs', { query: { from, limit: SAMPLE } });
   return (
     <QueryView query={logs}>
       {(body) => {
@@ -83,7 +78,7 @@ function HitRate() {
 }
 
 function Purge() {
-  const keys = useApiQuery<{ id: string; name: string }[]>('/api/governance/virtual-keys');
+  const keys = useApiQuery<VirtualKey[]>('/api/governance/virtual-keys');
   const [done, setDone] = useState<string>();
   const scopes: Option[] = [
     { value: 'global', label: 'global (shared by every key)' },
@@ -103,7 +98,7 @@ function Purge() {
             : `/api/cache/scopes/${scope}`;
         if (!values.entry && !values.key && !confirm(`Remove every entry of ${values.scope}?`)) return;
         setDone(undefined);
-        const answer = await api<{ removed: number }>(path, { method: 'DELETE' });
+        const answer = await api<CacheRemoval>(path, { method: 'DELETE' });
         setDone(
           `Removed ${answer.removed} ${answer.removed === 1 ? 'entry' : 'entries'} from ${values.scope}.`,
         );

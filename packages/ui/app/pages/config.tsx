@@ -1,3 +1,4 @@
+import type { SystemSettingsView } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
@@ -7,7 +8,7 @@ import { SettingsSections } from './settings-sections.tsx';
 export default function Config() {
   const { can } = useAuth();
   const [editing, setEditing] = useState(false);
-  const config = useApiQuery<Record<string, unknown>>('/api/config');
+  const config = useApiQuery<SystemSettingsView>('/api/config');
   const save = useApiMutation(
     (body: unknown) => api('/api/config', { method: 'PUT', body }),
     ['/api/config'],

@@ -1,16 +1,9 @@
 // A guardrail rule built from choices: when it applies (every request, one key, one team, a model prefix, or a
 // CEL condition written out), what it checks (profiles on the input, the output) and what it does. The API
 // compiles the condition and refuses one that does not (the error shows next to the field).
+import type { GuardrailProfile, GuardrailRule, Team, VirtualKey } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { Field, Form, useApiQuery } from '../ui.tsx';
-
-type Rule = Record<string, unknown> & {
-  id?: string;
-  condition?: string;
-  action?: string;
-  input_profiles?: string[];
-  output_profiles?: string[];
-};
 
 const WHEN = ['every request', 'virtual key', 'team', 'model starts with', 'CEL condition'] as const;
 type When = (typeof WHEN)[number];
@@ -48,13 +41,13 @@ function ProfileChoices({
 }
 
 export function GuardrailRuleForm(props: {
-  item?: Rule | undefined;
+  item?: GuardrailRule | undefined;
   submit: (body: unknown) => Promise<void>;
   cancel: () => void;
 }) {
-  const profiles = useApiQuery<{ id: string }[]>('/api/guardrails/profiles');
-  const keys = useApiQuery<{ name: string }[]>('/api/governance/virtual-keys');
-  const teams = useApiQuery<{ id: string; name: string }[]>('/api/governance/teams');
+  const profiles = useApiQuery<GuardrailProfile[]>('/api/guardrails/profiles');
+  const keys = useApiQuery<VirtualKey[]>('/api/governance/virtual-keys');
+  const teams = useApiQuery<Team[]>('/api/governance/teams');
   const [when, setWhen] = useState<When>(props.item ? 'CEL condition' : 'every request');
   const ids = (profiles.data ?? []).map((profile) => profile.id);
   const suggestions =

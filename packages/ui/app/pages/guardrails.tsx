@@ -1,3 +1,9 @@
+import type {
+  GuardrailProfile,
+  GuardrailProfileInput,
+  GuardrailRule,
+  GuardrailRuleInput,
+} from '@gw/admin/api-types';
 import { useState } from 'react';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
@@ -57,13 +63,13 @@ export default function Guardrails() {
       <p className="muted">
         Profiles say what to detect; rules say when and what to do (docs/guardrails.md).
       </p>
-      <CrudSection
+      <CrudSection<GuardrailProfile>
         title="Profiles"
         listPath="/api/guardrails/profiles"
         itemPath={(id) => `/api/guardrails/profiles/${encodeURIComponent(id)}`}
         writePermission="guardrails:write"
         editMethod="PUT"
-        createTemplate={{ id: 'pii', type: 'builtin', pii: ['email'] }}
+        createTemplate={{ id: 'pii', type: 'builtin', pii: ['email'] } satisfies GuardrailProfileInput}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Type', cell: (item) => display(item.type) },
@@ -75,13 +81,20 @@ export default function Guardrails() {
           },
         ]}
       />
-      <CrudSection
+      <CrudSection<GuardrailRule>
         title="Rules"
         listPath="/api/guardrails/rules"
         itemPath={(id) => `/api/guardrails/rules/${encodeURIComponent(id)}`}
         writePermission="guardrails:write"
         editMethod="PUT"
-        createTemplate={{ id: 'redact-email', condition: 'true', action: 'REDACT', input_profiles: ['pii'] }}
+        createTemplate={
+          {
+            id: 'redact-email',
+            condition: 'true',
+            action: 'REDACT',
+            input_profiles: ['pii'],
+          } satisfies GuardrailRuleInput
+        }
         form={({ item, submit, cancel }) => <GuardrailRuleForm item={item} submit={submit} cancel={cancel} />}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },

@@ -1,56 +1,12 @@
 // One request as the log keeps it: what went wrong (error, upstream status and body), the conversation with
 // its tool calls, how it was routed (targets tried, the fallback that served, the key), what it cost, and
 // whom it was charged to or refused for.
+import type { Customer, LogRecord, SystemSettingsView, Team } from '@gw/admin/api-types';
 import type { ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { useAuth } from '../auth.tsx';
 import { display, formatMs, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
-
-interface Attempt {
-  provider: string;
-  model: string | null;
-  status: number | null;
-  error_type: string | null;
-  message: string;
-}
-
-interface Detail {
-  id: string;
-  time: number;
-  surface: string;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  requested_model: string | null;
-  status: number;
-  error_type: string | null;
-  error_message: string | null;
-  upstream_status: number | null;
-  upstream_body: string | null;
-  latency_ms: number;
-  time_to_first_token_ms: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  reasoning_tokens: number;
-  cost: number;
-  virtual_key_id: string | null;
-  virtual_key_name: string | null;
-  team_id: string | null;
-  customer_id: string | null;
-  user_id: string | null;
-  business_unit_id: string | null;
-  selected_key_id: string | null;
-  attempts: Attempt[] | null;
-  fallback_index: number | null;
-  cache_outcome: string | null;
-  guardrail_outcome: string | null;
-  request_content: string | null;
-  response_content: string | null;
-  content_truncated: boolean;
-  trace_id: string | null;
-}
 
 interface ToolCall {
   id?: string;
@@ -194,15 +150,13 @@ function Raw({ title, text }: { title: string; text: string | null }) {
 }
 
 /** A request refused by gw itself (the key, its limits, its models): no target was tried. */
-const refusedBeforeRouting = (record: Detail) =>
+const refusedBeforeRouting = (record: LogRecord) =>
   record.status >= 400 && record.provider === null && record.upstream_status === null;
 
 /** Why a record holds no content: said from the setting, never guessed. */
-function NoContent({ record }: { record: Detail }) {
+function NoContent({ record }: { record: LogRecord }) {
   const { can } = useAuth();
-  const config = useApiQuery<{ logs?: { content?: boolean } }>(
-    can('config:read') ? '/api/config' : undefined,
-  );
+  const config = useApiQuery<SystemSettingsView>(can('config:read') ? '/api/config' : undefined);
   const on = config.data?.logs?.content;
   let why: string;
   if (on === false) why = 'Content logging is off (logs.content in System config).';
@@ -218,7 +172,7 @@ function NoContent({ record }: { record: Detail }) {
   );
 }
 
-function Failure({ record }: { record: Detail }) {
+function Failure({ record }: { record: LogRecord }) {
   if (record.status < 400) return null;
   const body = parseJson(record.upstream_body);
   return (
@@ -241,7 +195,7 @@ function Failure({ record }: { record: Detail }) {
   );
 }
 
-function Routing({ record }: { record: Detail }) {
+function Routing({ record }: { record: LogRecord }) {
   const attempts = record.attempts ?? [];
   const served = record.status < 400 && record.provider !== null;
   return (
@@ -308,7 +262,7 @@ function Item({ name, value }: { name: string; value: ReactNode }) {
 /** An owner by name where the caller may read its collection (its id otherwise, and beside the name). */
 function OwnerName({ collection, id }: { collection: 'teams' | 'customers'; id: string | null }) {
   const { can } = useAuth();
-  const list = useApiQuery<{ id: string; name: string }[]>(
+  const list = useApiQuery<Array<Team | Customer>>(
     id && can(`${collection}:read`) ? `/api/governance/${collection}` : undefined,
   );
   if (!id) return '—';
@@ -316,7 +270,7 @@ function OwnerName({ collection, id }: { collection: 'teams' | 'customers'; id: 
   return name ? `${name} (${id})` : id;
 }
 
-function Summary({ record }: { record: Detail }) {
+function Summary({ record }: { record: LogRecord }) {
   return (
     <dl className="details">
       <Item name="Time" value={formatTime(record.time)} />
@@ -356,7 +310,7 @@ function Summary({ record }: { record: Detail }) {
 
 export default function LogDetail() {
   const { id = '' } = useParams();
-  const record = useApiQuery<Detail>(`/api/logs/${encodeURIComponent(id)}`);
+  const record = useApiQuery<LogRecord>(`/api/logs/${encodeURIComponent(id)}`);
   return (
     <>
       <PageHeader title="Request">

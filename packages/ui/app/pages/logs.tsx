@@ -1,27 +1,10 @@
+import type { LogPage, LogRecord, LogStats, Team, VirtualKey } from '@gw/admin/api-types';
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { Link } from 'react-router';
 import { checkGateway, openLogStream, type Query } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { display, formatMs, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { ErrorMessage, Field, Loading, PageHeader, Table, useApiQuery } from '../ui.tsx';
-
-export interface LogRecord {
-  id: string;
-  time: number;
-  surface: string;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number;
-  error_type: string | null;
-  latency_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-  virtual_key_name: string | null;
-  cache_outcome: string | null;
-  guardrail_outcome: string | null;
-}
 
 /** The filter fields the form sends as typed (`from` is a date, turned into epoch ms). */
 const FILTERS = [
@@ -92,6 +75,7 @@ function LiveTail({ filter }: { filter: Query }) {
         setState('live');
       };
       ws.onmessage = (message) => {
+        // The tail sends each record as `GET /api/logs/{id}` answers it.
         const record = JSON.parse(String(message.data)) as LogRecord;
         setRecords((old) => [record, ...old].slice(0, 200));
       };
@@ -132,7 +116,7 @@ function LiveTail({ filter }: { filter: Query }) {
 function Picker(props: { label: string; name: string; path: string | undefined; value: 'name' | 'id' }) {
   const id = useId();
   // Read again each time the form shows: a key or team made a moment ago is offered.
-  const list = useApiQuery<{ id: string; name: string }[]>(props.path, { refetchOnMount: 'always' });
+  const list = useApiQuery<Array<VirtualKey | Team>>(props.path, { refetchOnMount: 'always' });
   if (!list.data) return <Field label={props.label} name={props.name} />;
   const choices = [...list.data].sort((a, b) => a.name.localeCompare(b.name));
   return (
@@ -153,7 +137,7 @@ function Picker(props: { label: string; name: string; path: string | undefined; 
 /** The error types the log holds in the last 30 days (what a filter can find). */
 function ErrorTypeField() {
   const [from] = useState(() => Date.now() - 30 * 86_400_000);
-  const stats = useApiQuery<{ buckets: { group: string | null }[] }>('/api/logs/stats', {
+  const stats = useApiQuery<LogStats>('/api/logs/stats', {
     query: { from, bucket_ms: 31 * 86_400_000, group_by: 'error_type' },
   });
   const types = [...new Set((stats.data?.buckets ?? []).map((bucket) => bucket.group ?? ''))].sort();
@@ -165,7 +149,7 @@ export default function Logs() {
   const [filter, setFilter] = useState<Query>({});
   const [cursor, setCursor] = useState<string>();
   const [live, setLive] = useState(false);
-  const page = useApiQuery<{ records: LogRecord[]; next_cursor: string | null }>('/api/logs', {
+  const page = useApiQuery<LogPage>('/api/logs', {
     query: { ...filter, limit: 50, cursor },
     enabled: !live,
   });

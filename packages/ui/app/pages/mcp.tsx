@@ -1,21 +1,10 @@
+import type { McpClient, McpClientEdit } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { Field, Form, PageHeader, useApiMutation } from '../ui.tsx';
-
-interface McpClient {
-  name: string;
-  config: {
-    connection_type: string;
-    connection_string?: string;
-    stdio_config?: { command: string; args?: string[] };
-  } & Record<string, unknown>;
-  tools: string[];
-  state: string;
-  error?: string;
-}
 
 const split = (text: string | undefined, by: RegExp) =>
   (text ?? '')
@@ -89,56 +78,48 @@ export default function Mcp() {
           {reconnect.error.message}
         </p>
       )}
-      <CrudSection
+      <CrudSection<McpClient>
         title="Clients"
         listPath="/api/mcp/clients"
         itemPath={(name) => `/api/mcp/client/${encodeURIComponent(name)}`}
-        idOf={(item) => String(item.name)}
+        idOf={(client) => client.name}
         writePermission="mcp:write"
         editMethod="PATCH"
-        editBody={(item) => {
-          const config = (item as unknown as McpClient).config;
-          return {
+        editBody={({ config }) =>
+          ({
             tools_to_execute: config.tools_to_execute ?? null,
             tools_to_skip: config.tools_to_skip ?? null,
             tools_to_auto_execute: config.tools_to_auto_execute ?? null,
-            allow_by_default: config.allow_by_default ?? null,
-          };
-        }}
+            allow_by_default: config.allow_by_default,
+          }) satisfies McpClientEdit
+        }
         columns={[
-          { header: 'Name', cell: (item) => String(item.name) },
+          { header: 'Name', cell: (client) => client.name },
           {
             header: 'Connection',
-            cell: (item) => {
-              const { config } = item as unknown as McpClient;
-              return `${config.connection_type} ${config.connection_string ?? config.stdio_config?.command ?? ''}`;
-            },
+            cell: ({ config }) =>
+              `${config.connection_type} ${config.connection_string ?? config.stdio_config?.command ?? ''}`,
           },
           {
             header: 'State',
-            cell: (item) => {
-              const client = item as unknown as McpClient;
-              return (
-                <span className={`state state-${client.state}`} title={client.error}>
-                  {client.state}
-                  {client.error ? `: ${client.error}` : ''}
-                </span>
-              );
-            },
+            cell: (client) => (
+              <span className={`state state-${client.state}`} title={client.error}>
+                {client.state}
+                {client.error ? `: ${client.error}` : ''}
+              </span>
+            ),
           },
-          { header: 'Tools', cell: (item) => (item as unknown as McpClient).tools.join(', ') || '—' },
+          { header: 'Tools', cell: (client) => client.tools.join(', ') || '—' },
           {
             header: 'Filters',
-            cell: (item) => {
-              const { config } = item as unknown as McpClient;
-              return `allow ${display(config.tools_to_execute ?? '*')}; skip ${display(config.tools_to_skip ?? [])}`;
-            },
+            cell: ({ config }) =>
+              `allow ${display(config.tools_to_execute ?? '*')}; skip ${display(config.tools_to_skip ?? [])}`,
           },
         ]}
-        rowActions={(item) =>
+        rowActions={(client) =>
           can('mcp:write') && (
-            <button type="button" className="secondary" onClick={() => reconnect.mutate(String(item.name))}>
-              Reconnect<span className="sr-only"> {String(item.name)}</span>
+            <button type="button" className="secondary" onClick={() => reconnect.mutate(client.name)}>
+              Reconnect<span className="sr-only"> {client.name}</span>
             </button>
           )
         }

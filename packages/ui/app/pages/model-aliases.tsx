@@ -1,16 +1,10 @@
 // Model aliases: a name callers use, served by weighted `<provider>/<model>` targets and fallbacks. The form
 // checks what it can see before sending (a name another alias has, a provider that is not configured); the
 // API refuses both anyway.
+import type { ModelAlias, ModelAliasInput, ProviderView } from '@gw/admin/api-types';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { Field, Form, listOf, useApiQuery } from '../ui.tsx';
-
-interface Alias {
-  id?: string;
-  name?: string;
-  targets?: { model: string; weight?: number }[];
-  fallbacks?: string[];
-}
 
 const COLLECTION = '/api/governance/model-aliases';
 
@@ -22,9 +16,13 @@ function parseTargets(text: string | undefined) {
   });
 }
 
-function AliasForm(props: { item?: Alias; submit: (body: unknown) => Promise<void>; cancel: () => void }) {
-  const providers = useApiQuery<{ name: string }[]>('/api/providers');
-  const aliases = useApiQuery<Alias[]>(COLLECTION);
+function AliasForm(props: {
+  item?: ModelAlias | undefined;
+  submit: (body: unknown) => Promise<void>;
+  cancel: () => void;
+}) {
+  const providers = useApiQuery<ProviderView[]>('/api/providers');
+  const aliases = useApiQuery<ModelAlias[]>(COLLECTION);
   const names = new Set((providers.data ?? []).map((provider) => provider.name));
   return (
     <Form
@@ -83,26 +81,28 @@ function AliasForm(props: { item?: Alias; submit: (body: unknown) => Promise<voi
 
 export function ModelAliases() {
   return (
-    <CrudSection
+    <CrudSection<ModelAlias>
       title="Model aliases"
       listPath={COLLECTION}
       itemPath={(id) => `${COLLECTION}/${encodeURIComponent(id)}`}
       writePermission="providers:write"
       editMethod="PATCH"
-      createTemplate={{ name: 'fast', targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }], fallbacks: [] }}
-      form={({ item, submit, cancel }) => (
-        <AliasForm item={item as Alias | undefined} submit={submit} cancel={cancel} />
-      )}
+      createTemplate={
+        {
+          name: 'fast',
+          targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }],
+          fallbacks: [],
+        } satisfies ModelAliasInput
+      }
+      form={({ item, submit, cancel }) => <AliasForm item={item} submit={submit} cancel={cancel} />}
       columns={[
         { header: 'Name', cell: (item) => display(item.name) },
         {
           header: 'Targets',
           cell: (item) =>
-            ((item as Alias).targets ?? [])
-              .map((target) => `${target.model} (×${target.weight ?? 1})`)
-              .join(', '),
+            (item.targets ?? []).map((target) => `${target.model} (×${target.weight ?? 1})`).join(', '),
         },
-        { header: 'Fallbacks', cell: (item) => ((item as Alias).fallbacks ?? []).join(', ') || '—' },
+        { header: 'Fallbacks', cell: (item) => (item.fallbacks ?? []).join(', ') || '—' },
       ]}
     />
   );

@@ -1,31 +1,9 @@
+import type { LogStats, LogStatsBucket, ProviderHealthReport, Team } from '@gw/admin/api-types';
 import { useMemo, useState } from 'react';
 import { useAuth } from '../auth.tsx';
 import { type Series, TimeChart, zeroFilled } from '../chart.tsx';
 import { formatCount, formatMs, formatPercent, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { Empty, PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
-
-interface Bucket {
-  start: number;
-  group: string | null;
-  count: number;
-  errors: number;
-  error_rate: number;
-  latency_p50_ms: number;
-  latency_p95_ms: number;
-  latency_p99_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-}
-
-interface Health {
-  provider: string;
-  state: string;
-  error_rate: number;
-  requests: number;
-  latency_ms: { p50: number | null; p95: number | null };
-  models: { model: string; state: string }[];
-}
 
 const RANGES = {
   '1 hour': [3_600_000, 60_000],
@@ -43,7 +21,7 @@ interface Range {
 }
 
 /** Rows of one group dimension over the whole range, summed per group. */
-function groupTotals(buckets: Bucket[]) {
+function groupTotals(buckets: LogStatsBucket[]) {
   const groups = new Map<
     string | null,
     { count: number; errors: number; p95: number; tokens: number; cost: number }
@@ -61,13 +39,13 @@ function groupTotals(buckets: Bucket[]) {
 }
 
 function useGroups(from: number, groupBy: string) {
-  return useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
+  return useApiQuery<LogStats>('/api/logs/stats', {
     query: { from, bucket_ms: WHOLE_RANGE_MS, group_by: groupBy },
     refetchInterval: 15_000,
   });
 }
 
-function Totals({ buckets, keyless }: { buckets: Bucket[]; keyless: number | undefined }) {
+function Totals({ buckets, keyless }: { buckets: LogStatsBucket[]; keyless: number | undefined }) {
   const total = buckets.reduce(
     (sum, bucket) => ({
       count: sum.count + bucket.count,
@@ -106,14 +84,14 @@ function Totals({ buckets, keyless }: { buckets: Bucket[]; keyless: number | und
   );
 }
 
-function Charts({ buckets, range }: { buckets: Bucket[]; range: Range }) {
+function Charts({ buckets, range }: { buckets: LogStatsBucket[]; range: Range }) {
   const data = useMemo(() => {
-    const series = (label: string, pick: (bucket: Bucket) => number): Series => ({
+    const series = (label: string, pick: (bucket: LogStatsBucket) => number): Series => ({
       label,
       values: zeroFilled(buckets, range, pick).values,
     });
     const served = new Set(buckets.filter((bucket) => bucket.count > 0).map((bucket) => bucket.start));
-    const measured = (label: string, pick: (bucket: Bucket) => number): Series => {
+    const measured = (label: string, pick: (bucket: LogStatsBucket) => number): Series => {
       const { times, values } = zeroFilled(buckets, range, pick);
       return { label, values: values.map((value, at) => (served.has(times[at]!) ? value : null)) };
     };
@@ -147,7 +125,7 @@ function Charts({ buckets, range }: { buckets: Bucket[]; range: Range }) {
 
 /** Errors per bucket by type: which failures, and when. */
 function ErrorTypes({ range }: { range: Range }) {
-  const stats = useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
+  const stats = useApiQuery<LogStats>('/api/logs/stats', {
     query: { from: range.from, bucket_ms: range.bucket, group_by: 'error_type' },
     refetchInterval: 15_000,
   });
@@ -238,7 +216,7 @@ function TopBySpend(props: {
 }
 
 function ProviderHealth() {
-  const health = useApiQuery<Health[]>('/api/health/providers', { refetchInterval: 10_000 });
+  const health = useApiQuery<ProviderHealthReport[]>('/api/health/providers', { refetchInterval: 10_000 });
   return (
     <section aria-labelledby="health">
       <h2 id="health">Provider health</h2>
@@ -280,16 +258,14 @@ export default function Overview() {
     const from = Math.floor((Date.now() - span) / bucket) * bucket;
     return { from, to: from + span + bucket, bucket };
   }, [span, bucket]);
-  const stats = useApiQuery<{ buckets: Bucket[] }>('/api/logs/stats', {
+  const stats = useApiQuery<LogStats>('/api/logs/stats', {
     query: { from: range.from, bucket_ms: bucket },
     refetchInterval: 15_000,
   });
   const keys = useGroups(range.from, 'virtual_key_name');
   const teams = useGroups(range.from, 'team_id');
   const models = useGroups(range.from, 'model');
-  const teamList = useApiQuery<{ id: string; name: string }[]>(
-    can('teams:read') ? '/api/governance/teams' : undefined,
-  );
+  const teamList = useApiQuery<Team[]>(can('teams:read') ? '/api/governance/teams' : undefined);
   const teamNames = useMemo(
     () => new Map((teamList.data ?? []).map((team) => [team.id, team.name])),
     [teamList.data],

@@ -1,3 +1,4 @@
+import type { BudgetUser, BusinessUnit, Customer, Team } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { useAuth } from '../auth.tsx';
 import { BudgetForm, Usage } from '../budgets.tsx';
@@ -37,12 +38,13 @@ const COLLECTIONS = [
   },
 ] as const;
 
-type Budgets = { id?: string; max_limit: number; reset_duration: string }[];
+/** A resource of one of the collections: each owns budgets and limits. */
+type Owner = Team | Customer | BusinessUnit | BudgetUser;
 
 /** An owner's name, and the customer a team belongs to (picked by name); budgets have their own form. */
 function OwnerForm(props: {
   collection: string;
-  item?: Record<string, unknown> | undefined;
+  item?: Owner | undefined;
   submit: (body: unknown) => Promise<void>;
   cancel: () => void;
 }) {
@@ -62,13 +64,13 @@ function OwnerForm(props: {
         })
       }
     >
-      <Field label="Name" name="name" required defaultValue={props.item?.name as string | undefined} />
+      <Field label="Name" name="name" required defaultValue={props.item?.name} />
       {team && (
         <Field
           label="Customer"
           name="customer_id"
           options={[{ value: '', label: 'none' }, ...customers]}
-          defaultValue={props.item?.customer_id as string | undefined}
+          defaultValue={props.item && 'customer_id' in props.item ? props.item.customer_id : undefined}
         />
       )}
       {person && (
@@ -76,7 +78,7 @@ function OwnerForm(props: {
           label="Email"
           name="email"
           type="email"
-          defaultValue={props.item?.email as string | undefined}
+          defaultValue={props.item && 'email' in props.item ? props.item.email : undefined}
         />
       )}
     </Form>
@@ -87,10 +89,10 @@ export default function Owners() {
   const { can } = useAuth();
   const [open, setOpen] = useState<{
     collection: string;
-    item: Record<string, unknown>;
+    item: Owner;
     what: 'usage' | 'budget';
   }>();
-  const path = open && `/api/governance/${open.collection}/${encodeURIComponent(String(open.item.id))}`;
+  const path = open && `/api/governance/${open.collection}/${encodeURIComponent(open.item.id)}`;
   return (
     <>
       <PageHeader title="Teams, customers, users and business units" />
@@ -107,7 +109,7 @@ export default function Owners() {
           ) : (
             <BudgetForm
               path={path}
-              budgets={open.item.budgets as Budgets | undefined}
+              budgets={open.item.budgets}
               invalidate={`/api/governance/${open.collection}`}
               onDone={() => setOpen(undefined)}
             />
@@ -115,7 +117,7 @@ export default function Owners() {
         </section>
       )}
       {COLLECTIONS.filter((collection) => can(collection.read)).map((collection) => (
-        <CrudSection
+        <CrudSection<Owner>
           key={collection.id}
           title={collection.title}
           listPath={`/api/governance/${collection.id}`}
@@ -132,9 +134,7 @@ export default function Owners() {
             {
               header: 'Budgets',
               cell: (item) =>
-                ((item.budgets as Budgets | undefined) ?? [])
-                  .map((b) => `$${b.max_limit} / ${b.reset_duration}`)
-                  .join(', ') || '—',
+                (item.budgets ?? []).map((b) => `$${b.max_limit} / ${b.reset_duration}`).join(', ') || '—',
             },
           ]}
           rowActions={(item) => (

@@ -1,5 +1,6 @@
 // A chat sent through the gateway with a virtual key, as an app sends it: streamed or not, with what gw says
 // about the answer (cache, guardrails, the provider and model that served it, the request id).
+import type { ModelAlias, ProviderView } from '@gw/admin/api-types';
 import { type FormEvent, useId, useState } from 'react';
 import { useLocation } from 'react-router';
 import { display } from '../format.ts';
@@ -8,8 +9,8 @@ import { ErrorMessage, Field, PageHeader, useApiQuery } from '../ui.tsx';
 
 /** Models to suggest: every key's models of every provider, and the gateway's aliases. */
 function useModelSuggestions(): string[] {
-  const providers = useApiQuery<{ name: string; keys?: { models?: string[] }[] }[]>('/api/providers');
-  const aliases = useApiQuery<{ name: string }[]>('/api/governance/model-aliases');
+  const providers = useApiQuery<ProviderView[]>('/api/providers');
+  const aliases = useApiQuery<ModelAlias[]>('/api/governance/model-aliases');
   const models = (providers.data ?? []).flatMap((provider) =>
     (provider.keys ?? []).flatMap((key) =>
       (key.models ?? []).filter((m) => m !== '*').map((m) => `${provider.name}/${m}`),

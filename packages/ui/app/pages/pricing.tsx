@@ -1,29 +1,21 @@
 // Pricing as the API shows it: the price of models without one (the unpriced default, a system setting), and
 // what each model served has cost per million tokens over the last 30 days (the request log's stats). The
 // built-in catalog and the file's `governance.pricing` overrides have no admin endpoint yet.
+import type { LogStats, LogStatsBucket, SystemSettingsView } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { formatCount, formatUsd } from '../format.ts';
 import { Field, Form, PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
 
-interface Settings {
-  governance: { settings: { unpriced_model_price?: { input: number; output: number } } };
-}
-
-interface ModelBucket {
-  group: string | null;
-  count: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-}
+/** A model's buckets summed over the range. */
+type ModelCost = Pick<LogStatsBucket, 'group' | 'count' | 'input_tokens' | 'output_tokens' | 'cost'>;
 
 const MONTH = 30 * 86_400_000;
 
 function UnpricedDefault() {
   const { can } = useAuth();
-  const config = useApiQuery<Settings>('/api/config');
+  const config = useApiQuery<SystemSettingsView>('/api/config');
   const save = useApiMutation(
     (body: unknown) => api('/api/config', { method: 'PUT', body }),
     ['/api/config'],
@@ -76,13 +68,13 @@ function UnpricedDefault() {
 
 function ObservedPrices() {
   const [from] = useState(() => Date.now() - MONTH);
-  const stats = useApiQuery<{ buckets: ModelBucket[] }>('/api/logs/stats', {
+  const stats = useApiQuery<LogStats>('/api/logs/stats', {
     query: { from, bucket_ms: MONTH + 86_400_000, group_by: 'model' },
   });
   return (
     <QueryView query={stats}>
       {(body) => {
-        const models = new Map<string, ModelBucket>();
+        const models = new Map<string, ModelCost>();
         for (const bucket of body.buckets) {
           const name = bucket.group ?? '—';
           const sum = models.get(name) ?? {

@@ -1,21 +1,9 @@
 // The provider forms: add one (network settings and its first key), and change one (network settings, each
 // key's weight and models, a key removed or added). What the form leaves out stays as stored (PATCH merges
 // keys by id and a key sent without `value` keeps its secret).
+import type { ProviderView } from '@gw/admin/api-types';
 import { useAuth } from '../auth.tsx';
 import { Field, Form, listOf } from '../ui.tsx';
-
-export interface ProviderKey {
-  id?: string;
-  value?: string;
-  models?: string[];
-  weight?: number;
-}
-
-export type Provider = Record<string, unknown> & {
-  name?: string;
-  keys?: ProviderKey[];
-  network_config?: { base_url?: string; timeout_ms?: number; max_retries?: number };
-};
 
 const BUILT_IN = 'openai, anthropic, azure, bedrock, gemini, vertex, mistral, groq, cohere, ollama, sgl';
 
@@ -48,7 +36,7 @@ function newKey(values: Record<string, string>) {
   };
 }
 
-function NetworkFields({ provider }: { provider?: Provider | undefined }) {
+function NetworkFields({ provider }: { provider?: ProviderView | undefined }) {
   const current = provider?.network_config;
   return (
     <fieldset>
@@ -109,7 +97,7 @@ export function AddProviderForm(props: { onSubmit: (body: unknown) => Promise<vo
 }
 
 export function EditProviderForm(props: {
-  provider: Provider;
+  provider: ProviderView;
   onSubmit: (body: unknown) => Promise<void>;
   onCancel: () => void;
 }) {

@@ -1,3 +1,4 @@
+import type { KeyTestResult, ProviderHealthReport, ProviderView } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
@@ -6,20 +7,13 @@ import { FirstRun, markKeyTested } from '../first-run.tsx';
 import { display } from '../format.ts';
 import { ErrorMessage, PageHeader, State, useApiMutation, useApiQuery } from '../ui.tsx';
 import { ModelAliases } from './model-aliases.tsx';
-import { AddProviderForm, EditProviderForm, type Provider } from './provider-form.tsx';
-
-interface KeyTest {
-  ok: boolean;
-  model: string;
-  latency_ms: number;
-  error?: { status: number; message: string };
-}
+import { AddProviderForm, EditProviderForm } from './provider-form.tsx';
 
 /** `POST /api/providers/{name}/keys/{id}/test`: one real one-token call on the key, and what came of it. */
 function TestKey({ provider, keyId, models }: { provider: string; keyId: string; models?: string[] }) {
   const [model, setModel] = useState(models?.find((name) => name !== '*') ?? '');
-  const test = useApiMutation<KeyTest>(async () => {
-    const result = await api<KeyTest>(
+  const test = useApiMutation(async () => {
+    const result = await api<KeyTestResult>(
       `/api/providers/${encodeURIComponent(provider)}/keys/${encodeURIComponent(keyId)}/test`,
       { method: 'POST', body: model ? { model } : {} },
     );
@@ -51,7 +45,7 @@ function TestKey({ provider, keyId, models }: { provider: string; keyId: string;
 /** Each provider's health state (healthy, degraded, failed, recovering), when the role reads health. */
 function useHealthStates(): Map<string, string> {
   const { can } = useAuth();
-  const health = useApiQuery<{ provider: string; state: string }[]>(
+  const health = useApiQuery<ProviderHealthReport[]>(
     can('health:read') ? '/api/health/providers' : undefined,
     { refetchInterval: 10_000 },
   );
@@ -85,38 +79,39 @@ export default function Providers() {
           }}
         />
       )}
-      <CrudSection
+      <CrudSection<ProviderView>
         title="Providers"
         listPath="/api/providers"
         itemPath={(name) => `/api/providers/${encodeURIComponent(name)}`}
-        idOf={(item) => String(item.name)}
+        idOf={(item) => item.name}
         writePermission="providers:write"
         editMethod="PATCH"
         editBody={(item) => {
-          const { name: _name, ...rest } = item as Provider;
+          const { name: _name, ...rest } = item;
           return rest;
         }}
-        form={({ item, submit, cancel }) => (
-          <EditProviderForm provider={item as Provider} onSubmit={submit} onCancel={cancel} />
-        )}
+        form={({ item, submit, cancel }) =>
+          // Providers are added by AddProviderForm: this form only ever edits one.
+          item && <EditProviderForm provider={item} onSubmit={submit} onCancel={cancel} />
+        }
         empty="No providers yet. Add one with its API key, then test the key."
         columns={[
-          { header: 'Name', cell: (item) => String(item.name) },
+          { header: 'Name', cell: (item) => item.name },
           {
             header: 'State',
-            cell: (item) => <State state={states.get(String(item.name)) ?? 'unused'} />,
+            cell: (item) => <State state={states.get(item.name) ?? 'unused'} />,
           },
-          { header: 'Base URL', cell: (item) => display((item as Provider).network_config?.base_url) },
+          { header: 'Base URL', cell: (item) => display(item.network_config?.base_url) },
           {
             header: 'Keys',
             cell: (item) => (
               <ul className="plain">
-                {((item as Provider).keys ?? []).map((key) => (
+                {(item.keys ?? []).map((key) => (
                   <li key={key.id}>
                     {key.id}: <code>{display(key.value)}</code> ×{key.weight ?? 1}
                     {key.models?.length ? ` (${key.models.join(', ')})` : ''}
                     {can('providers:write') && key.id && (
-                      <TestKey provider={String(item.name)} keyId={key.id} models={key.models} />
+                      <TestKey provider={item.name} keyId={key.id} models={key.models} />
                     )}
                   </li>
                 ))}

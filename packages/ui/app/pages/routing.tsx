@@ -1,28 +1,18 @@
 // Routing health: the load balancer's state of every provider, key and model (healthy, degraded, failed,
 // recovering), their scores and traffic multipliers, and its settings (`/api/load-balancer/config`).
+import type {
+  LoadBalancerChange,
+  LoadBalancerConfig,
+  ProviderHealthReport,
+  TargetHealthReport,
+} from '@gw/admin/api-types';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { formatCount, formatMs, formatPercent, formatTime } from '../format.ts';
 import { Field, Form, PageHeader, QueryView, State, Table, useApiMutation, useApiQuery } from '../ui.tsx';
 
-interface TargetHealth {
-  state: string;
-  since: number;
-  score: number;
-  weight_multiplier: number;
-  requests: number;
-  error_rate: number;
-  latency_ms: { p50: number | null; p95: number | null };
-}
-
-interface ProviderHealth extends TargetHealth {
-  provider: string;
-  keys: (TargetHealth & { id: string })[];
-  models: (TargetHealth & { model: string })[];
-  targets: (TargetHealth & { key: string | null; model: string | null })[];
-}
-
-type Row = TargetHealth & { level: string; name: string };
+/** A provider, a key, a model or a target, as one row of the table. */
+type Row = TargetHealthReport & { level: string; name: string };
 
 const columns = [
   {
@@ -39,7 +29,7 @@ const columns = [
 ];
 
 /** A provider, then its keys, then its models, then each key serving one model, as rows of one table. */
-function rowsOf(providers: ProviderHealth[]): Row[] {
+function rowsOf(providers: ProviderHealthReport[]): Row[] {
   return providers.flatMap((provider) => [
     { ...provider, level: 'provider', name: provider.provider },
     ...provider.keys.map((key) => ({ ...key, level: 'key', name: `${provider.provider} · key ${key.id}` })),
@@ -56,19 +46,11 @@ function rowsOf(providers: ProviderHealth[]): Row[] {
   ]);
 }
 
-interface BalancerConfig {
-  enabled: boolean;
-  degraded_error_rate: number;
-  failed_error_rate: number;
-  consecutive_failures: number;
-  min_samples: number;
-}
-
 function BalancerSettings() {
   const { can } = useAuth();
-  const config = useApiQuery<BalancerConfig>('/api/load-balancer/config');
+  const config = useApiQuery<LoadBalancerConfig>('/api/load-balancer/config');
   const save = useApiMutation(
-    (body: unknown) => api('/api/load-balancer/config', { method: 'PUT', body }),
+    (body: LoadBalancerChange) => api('/api/load-balancer/config', { method: 'PUT', body }),
     ['/api/load-balancer'],
   );
   return (
@@ -132,7 +114,7 @@ function BalancerSettings() {
 }
 
 export default function Routing() {
-  const health = useApiQuery<ProviderHealth[]>('/api/health/providers', { refetchInterval: 5_000 });
+  const health = useApiQuery<ProviderHealthReport[]>('/api/health/providers', { refetchInterval: 5_000 });
   return (
     <>
       <PageHeader title="Routing health" />

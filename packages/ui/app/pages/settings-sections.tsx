@@ -1,9 +1,8 @@
 // The system settings as one form per section (client, governance, MCP, logs), its fields made from the values
 // the API answers: a switch for a yes/no, a number, a text, a comma-separated list. A save sends only the
 // fields that changed; nested objects stay in the JSON tab.
+import type { SystemSettingsView } from '@gw/admin/api-types';
 import { Field, Form, listOf } from '../ui.tsx';
-
-type Settings = Record<string, unknown> & { restart_required?: string[] };
 
 const SECTIONS = [
   { path: ['client'], title: 'Client' },
@@ -14,7 +13,7 @@ const SECTIONS = [
 
 const label = (name: string) => name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
 
-function sectionOf(settings: Settings, path: readonly string[]): Record<string, unknown> {
+function sectionOf(settings: SystemSettingsView, path: readonly string[]): Record<string, unknown> {
   let value: unknown = settings;
   for (const part of path) value = (value as Record<string, unknown> | undefined)?.[part];
   return (value ?? {}) as Record<string, unknown>;
@@ -47,8 +46,11 @@ function changes(section: Record<string, unknown>, values: Record<string, string
   return changed;
 }
 
-export function SettingsSections(props: { settings: Settings; save: (body: unknown) => Promise<unknown> }) {
-  const restart = new Set(props.settings.restart_required ?? []);
+export function SettingsSections(props: {
+  settings: SystemSettingsView;
+  save: (body: unknown) => Promise<unknown>;
+}) {
+  const restart = new Set<string>(props.settings.restart_required ?? []);
   return (
     <>
       {SECTIONS.map(({ path, title }) => {

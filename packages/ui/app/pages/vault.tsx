@@ -1,24 +1,16 @@
 // Secret-manager references (vault.…, aws-sm.…): whether each has a value, its last read and last error, and
 // a refresh that reads them all again on every process. Never a value.
+import type { VaultSecrets } from '@gw/admin/api-types';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { display, formatTime } from '../format.ts';
 import { ErrorMessage, PageHeader, QueryView, State, Table, useApiMutation, useApiQuery } from '../ui.tsx';
 
-interface SecretStatus {
-  reference: string;
-  backend: string;
-  resolved: boolean;
-  last_success_at: string | null;
-  last_error: string | null;
-  last_error_at: string | null;
-}
-
 const PATH = '/api/vault/secrets';
 
 export default function Vault() {
   const { can } = useAuth();
-  const secrets = useApiQuery<{ secrets: SecretStatus[] }>(PATH);
+  const secrets = useApiQuery<VaultSecrets>(PATH);
   const refresh = useApiMutation(() => api('/api/vault/refresh', { method: 'POST' }), [PATH]);
   return (
     <>

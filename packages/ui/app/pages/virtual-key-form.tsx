@@ -1,24 +1,11 @@
 // The fields a virtual key's create and edit forms share (owner pickers, limits, expiry), and the edit form:
 // which providers and models the key may use, its limits, expiry and owners. Budgets have their own form.
+import type { Customer, ProviderView, Team, VirtualKey } from '@gw/admin/api-types';
 import { Field, Form, listOf, type Option, useApiQuery } from '../ui.tsx';
-
-export interface VirtualKey {
-  id: string;
-  name: string;
-  value_hint?: string;
-  team_id?: string;
-  customer_id?: string;
-  is_active?: boolean;
-  expires_at?: string;
-  budgets?: { id?: string; max_limit: number; reset_duration: string }[];
-  provider_configs?: { provider: string; allowed_models?: string[] }[];
-  rate_limit?: { token_max_limit?: number; request_max_limit?: number };
-  created_at?: string;
-}
 
 /** Ids of a governance collection with their names, to pick from. */
 export function useOwnerOptions(collection: 'teams' | 'customers'): Option[] {
-  const owners = useApiQuery<{ id: string; name: string }[]>(`/api/governance/${collection}`);
+  const owners = useApiQuery<Array<Team | Customer>>(`/api/governance/${collection}`);
   return (owners.data ?? []).map((owner) => ({ value: owner.id, label: owner.name }));
 }
 
@@ -99,7 +86,7 @@ export function EditKeyForm(props: {
   onSubmit: (body: unknown) => Promise<void>;
   onCancel: () => void;
 }) {
-  const providers = useApiQuery<{ name: string }[]>('/api/providers');
+  const providers = useApiQuery<ProviderView[]>('/api/providers');
   const configs = new Map(
     (props.virtualKey.provider_configs ?? []).map((config) => [config.provider, config]),
   );

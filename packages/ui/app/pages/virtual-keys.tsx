@@ -1,3 +1,4 @@
+import type { CreatedVirtualKey, ProviderView, VirtualKey } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
@@ -17,7 +18,7 @@ import {
   useApiMutation,
   useApiQuery,
 } from '../ui.tsx';
-import { EditKeyForm, LimitFields, limitsBody, OwnerFields, type VirtualKey } from './virtual-key-form.tsx';
+import { EditKeyForm, LimitFields, limitsBody, OwnerFields } from './virtual-key-form.tsx';
 
 const COLLECTION = '/api/governance/virtual-keys';
 const pathOf = (id: string) => `${COLLECTION}/${encodeURIComponent(id)}`;
@@ -29,9 +30,9 @@ interface Created {
 }
 
 function CreateKey({ onCreated, onCancel }: { onCreated: (created: Created) => void; onCancel: () => void }) {
-  const providers = useApiQuery<{ name: string; keys?: { models?: string[] }[] }[]>('/api/providers');
+  const providers = useApiQuery<ProviderView[]>('/api/providers');
   const create = useApiMutation(
-    (body: unknown) => api<{ value: string }>(COLLECTION, { method: 'POST', body }),
+    (body: unknown) => api<CreatedVirtualKey>(COLLECTION, { method: 'POST', body }),
     [COLLECTION],
   );
   return (
@@ -89,12 +90,7 @@ function EditKey({ virtualKey, onDone }: { virtualKey: VirtualKey; onDone: () =>
     await patch.mutateAsync(body);
     onDone();
   };
-  const {
-    id: _id,
-    value_hint: _hint,
-    created_at: _created,
-    ...editable
-  } = virtualKey as VirtualKey & Record<string, unknown>;
+  const { id: _id, value_hint: _hint, created_at: _created, ...editable } = virtualKey;
   return (
     <FormTabs
       label={`Edit ${virtualKey.name}`}
@@ -124,7 +120,7 @@ export default function VirtualKeys() {
     [COLLECTION],
   );
   const rotate = useApiMutation(
-    (id: string) => api<{ value: string }>(`${pathOf(id)}/rotate`, { method: 'POST' }),
+    (id: string) => api<CreatedVirtualKey>(`${pathOf(id)}/rotate`, { method: 'POST' }),
     [COLLECTION],
   );
   const remove = useApiMutation((id: string) => api(pathOf(id), { method: 'DELETE' }), [COLLECTION]);

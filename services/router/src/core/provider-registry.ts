@@ -6,6 +6,7 @@ import {
   maskSecrets,
   PROVIDER_NAMES,
   type ProviderConfig,
+  type ProviderView,
   providerConfigSchema,
   resolveSecret,
   type SecretLookup,
@@ -220,7 +221,7 @@ function invalid(message: string): GatewayError {
 }
 
 /** The provider config as the admin API shows it: credentials masked, references shown as written. */
-export function redactProvider(name: string, config: ProviderConfig): Record<string, unknown> {
+export function redactProvider(name: string, config: ProviderConfig): ProviderView {
   return { name, ...maskSecrets(fieldTree(providerConfigSchema), config) };
 }
 

@@ -1,5 +1,6 @@
 import { type CacheBackend, callerKeyHash } from '@gw/cache';
 import { GatewayError, notFound } from '@gw/shared';
+import type { CacheRemoval } from '../../api-types.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
 
 export interface CacheAdminOptions {
@@ -30,7 +31,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
       permission: 'cache:write',
       handle: async ({ params: { scope } }) => ({
         status: 200,
-        body: { scope, removed: await backendOf().clearScope(scope) },
+        body: { scope, removed: await backendOf().clearScope(scope) } satisfies CacheRemoval,
       }),
     }),
     route({
@@ -40,7 +41,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
       handle: async ({ params: { scope, id } }) => {
         if (!(await backendOf().deleteEntry(scope, id)))
           throw notFound(`cache entry ${id} of scope ${scope}`);
-        return { status: 200, body: { scope, id, removed: 1 } };
+        return { status: 200, body: { scope, id, removed: 1 } satisfies CacheRemoval };
       },
     }),
     route({
@@ -54,7 +55,7 @@ export function createCacheAdmin(options: CacheAdminOptions): AdminRoute[] {
         let removed = 0;
         for (const hash of hashes) if (await backend.deleteByHash(scope, hash)) removed++;
         if (removed === 0) throw notFound(`an entry of cache key ${key} in scope ${scope}`);
-        return { status: 200, body: { scope, key, removed } };
+        return { status: 200, body: { scope, key, removed } satisfies CacheRemoval };
       },
     }),
   ];

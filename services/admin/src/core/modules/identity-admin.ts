@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError, invalidRequest, notFound, validate } from '@gw/shared';
-import { z } from 'zod';
+import type { CreatedToken } from '../../api-types.ts';
 import type { Principal } from '../access/admin-principal.ts';
+import {
+  roleSchema,
+  tokenCreateSchema,
+  userCreateSchema,
+  userPatchSchema,
+} from '../access/identity-input.ts';
 import type { AdminUser, IdentityStore } from '../access/identity-store.ts';
 import {
   ADMIN_ONLY_PERMISSIONS,
@@ -19,45 +25,6 @@ export interface IdentityAdminOptions {
   /** Whether a governance team of that id exists (a user's `team_ids` must name teams). */
   teamExists?: (id: string) => Promise<boolean>;
 }
-
-const ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const idSchema = z.string().regex(ID, 'must be 1 to 63 lowercase letters, digits, - or _');
-
-const userFields = {
-  email: z.email(),
-  name: z.string().min(1).max(200),
-  role: z.string().min(1).optional(),
-  roles: z.array(z.string().min(1)).min(1).optional(),
-  team_ids: z.array(z.string().min(1)).optional(),
-  active: z.boolean().optional(),
-};
-const userCreateSchema = z.strictObject({ id: idSchema.optional(), ...userFields });
-const userPatchSchema = z.strictObject({
-  id: z.string().optional(),
-  ...z.object(userFields).partial().shape,
-});
-
-const tokenCreateSchema = z.strictObject({
-  name: z.string().min(1).max(200),
-  role: z.string().min(1),
-  user_id: z.string().min(1).optional(),
-  /** An ISO 8601 time in the future. */
-  expires_at: z.iso.datetime({ offset: true }).optional(),
-  /** Or a lifetime from now. */
-  expires_in_seconds: z
-    .int()
-    .positive()
-    .max(10 * 365 * 86_400)
-    .optional(),
-});
-
-const roleSchema = z.strictObject({
-  id: idSchema,
-  name: z.string().min(1).max(200).optional(),
-  description: z.string().max(1000).optional(),
-  permissions: z.array(z.string()),
-  team_scoped: z.boolean().optional(),
-});
 
 function withoutFlag(role: RoleDefinition) {
   const { built_in: _builtIn, ...fields } = role;
@@ -282,7 +249,7 @@ export function createIdentityAdmin(options: IdentityAdminOptions): AdminRoute[]
       ...(expiresAt !== undefined && { expires_at: expiresAt }),
       created_by: principal.label,
     });
-    return { status: 201, body: { ...token, token: value } };
+    return { status: 201, body: { ...token, token: value } satisfies CreatedToken };
   }
 
   const tokenRoutes: AdminRoute[] = [

@@ -7,11 +7,12 @@ import {
   type McpClientConfig,
   maskSecrets,
   mcpClientConfigSchema,
+  mcpClientEditSchema,
   type OutboundPolicy,
   refuseSecretReferences,
   validate,
 } from '@gw/shared';
-import { z } from 'zod';
+import type { McpClient, McpClientChange } from '../../api-types.ts';
 import { mayReferenceSecrets } from '../access/permissions.ts';
 import type { AdminRequest, AdminResult } from '../http/admin-route.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
@@ -61,17 +62,8 @@ async function assertRemoteAllowed(
   await checkDestinations(mcpClientConfigSchema, config, options.outbound);
 }
 
-/** The filter edits PUT accepts; `null` removes a list. Connection fields change by delete and add. */
-const editSchema = z.strictObject({
-  name: z.string().optional(),
-  tools_to_execute: z.array(z.string()).nullable().optional(),
-  tools_to_skip: z.array(z.string()).nullable().optional(),
-  tools_to_auto_execute: z.array(z.string()).nullable().optional(),
-  allow_by_default: z.boolean().optional(),
-});
-
 /** A client as answers show it: its URL without the credentials it carries. */
-function shown(view: McpClientView) {
+function shown(view: McpClientView): McpClient {
   const { definitions: _definitions, ...client } = view;
   return { ...client, config: maskSecrets(fieldTree(mcpClientConfigSchema), client.config) };
 }
@@ -129,14 +121,18 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
     const client = await settled(registry, config.name, since);
     return {
       status: 200,
-      body: { status: 'success', message: `MCP client '${config.name}' added`, client: shown(client) },
+      body: {
+        status: 'success',
+        message: `MCP client '${config.name}' added`,
+        client: shown(client),
+      } satisfies McpClientChange,
     };
   }
 
   async function edit(registry: McpRegistry, name: string, request: AdminRequest): Promise<AdminResult> {
     const existing = await registry.getConfig(name);
     if (!existing) throw mcpClientNotFound(name);
-    const changes = validate(editSchema, await request.body());
+    const changes = validate(mcpClientEditSchema, await request.body());
     if (changes.name !== undefined && changes.name !== name) {
       throw invalidRequest('name: a client cannot be renamed; delete it and add it again', 'name');
     }
@@ -154,7 +150,7 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
         status: 'success',
         message: `MCP client '${name}' updated`,
         client: shown(await registry.view(name)),
-      },
+      } satisfies McpClientChange,
     };
   }
 
@@ -218,7 +214,11 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
         const client = await settled(registry, name, since);
         return {
           status: 200,
-          body: { status: 'success', message: `MCP client '${name}' reconnected`, client: shown(client) },
+          body: {
+            status: 'success',
+            message: `MCP client '${name}' reconnected`,
+            client: shown(client),
+          } satisfies McpClientChange,
         };
       },
     }),

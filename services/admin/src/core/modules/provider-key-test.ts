@@ -1,19 +1,9 @@
 import type { RouterService } from '@gw/router';
 import { invalidRequest, newRequestId, notFound, toGatewayError } from '@gw/shared';
+import type { KeyTestResult } from '../../api-types.ts';
 
 /** Most time a key test may take: a provider that does not answer within it fails the test. */
 const KEY_TEST_TIMEOUT_MS = 30_000;
-
-/** What a key test answers: whether the key served a one-token completion, and how long it took. */
-export interface KeyTestResult {
-  ok: boolean;
-  provider: string;
-  key_id: string;
-  model: string;
-  latency_ms: number;
-  /** Why it failed: gw's error as any caller would get it (secrets already redacted by the router). */
-  error?: { type: string; status: number; message: string };
-}
 
 /**
  * `POST /api/providers/{name}/keys/{id}/test`: a one-token chat completion (`ping`, `max_tokens: 1`) through

@@ -1,5 +1,6 @@
 import { GatewayError } from '@gw/shared';
 import type { SecretResolver } from '@gw/vault';
+import type { VaultSecrets } from '../../api-types.ts';
 import type { AdminRoute } from '../http/admin-route.ts';
 
 export interface VaultAdminOptions {
@@ -25,7 +26,7 @@ export function createVaultAdmin(options: VaultAdminOptions): AdminRoute[] {
       method: 'GET',
       path: '/vault/secrets',
       permission: 'vault:read',
-      handle: async () => ({ status: 200, body: { secrets: resolverOf().status() } }),
+      handle: async () => ({ status: 200, body: { secrets: resolverOf().status() } satisfies VaultSecrets }),
     },
     {
       method: 'POST',
@@ -34,7 +35,7 @@ export function createVaultAdmin(options: VaultAdminOptions): AdminRoute[] {
       handle: async () => {
         const resolver = resolverOf();
         await options.publishRefresh?.();
-        return { status: 200, body: { secrets: await resolver.refresh() } };
+        return { status: 200, body: { secrets: await resolver.refresh() } satisfies VaultSecrets };
       },
     },
   ];

@@ -1,3 +1,4 @@
+import type { Whoami } from '../../api-types.ts';
 import type { AdminRoute } from '../http/admin-route.ts';
 
 /**
@@ -22,7 +23,7 @@ export function createWhoami(): AdminRoute[] {
             team_scoped: principal.teamScoped,
             team_ids: principal.teamIds,
             user_id: principal.userId ?? null,
-          },
+          } satisfies Whoami,
         };
       },
     },

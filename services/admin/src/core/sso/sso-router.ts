@@ -18,6 +18,7 @@ import type { SessionAuthenticator } from '../access/admin-principal.ts';
 import type { IdentityStore } from '../access/identity-store.ts';
 import type { OriginPolicy } from '../access/origin-check.ts';
 import type { AuditEvent, AuditGate, AuditSink } from '../audit/audit-sink.ts';
+import type { SessionView } from './session-view.ts';
 import { readCookie, SESSION_COOKIE, STATE_COOKIE, serializeCookie } from './sso-cookies.ts';
 import { LoginRefused, signInUser, wantedClaims } from './sso-identity.ts';
 import { OidcClient } from './sso-oidc-client.ts';
@@ -253,7 +254,7 @@ export function createSso(
         created_at: session.created_at,
         expires_at: session.expires_at,
         csrf_token: session.csrf_token,
-      },
+      } satisfies SessionView,
       { 'cache-control': 'no-store', 'x-request-id': requestIdOf(response) },
     );
   });
