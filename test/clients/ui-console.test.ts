@@ -490,6 +490,14 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
           ).body.governance.settings.expected_completion_tokens,
       )
       .toBe(300);
+    // The cache section is live too; the settings its schema marks restart-only say so where they are edited.
+    const cache = page.getByRole('form', { name: 'Response cache' });
+    await cache.getByLabel('Ttl ms').fill('120000');
+    await cache.getByRole('button', { name: 'Save response cache' }).click();
+    await expect
+      .poll(async () => (await admin<{ cache: { ttl_ms: number } }>('GET', '/api/config')).body.cache.ttl_ms)
+      .toBe(120_000);
+    expect(await cache.getByText('Applies at the next start.').count()).toBe(2);
     await shot('config-sections-1440');
 
     await goTo('Pricing');

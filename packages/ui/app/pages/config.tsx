@@ -23,8 +23,8 @@ export default function Config() {
         )}
       </PageHeader>
       <p className="muted">
-        Settings every process applies without a restart (client, governance.settings, mcp, logs). A change
-        names only the fields it changes.
+        Settings every process applies to its next request (client, governance.settings, mcp, logs, cache),
+        except those marked to apply at the next start. A change names only the fields it changes.
       </p>
       <QueryView query={config}>
         {(body) =>

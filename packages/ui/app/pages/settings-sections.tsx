@@ -1,4 +1,4 @@
-// The system settings as one form per section (client, governance, MCP, logs), its fields made from the values
+// The system settings as one form per section (client, governance, MCP, logs, cache), its fields made from the values
 // the API answers: a switch for a yes/no, a number, a text, a comma-separated list. A save sends only the
 // fields that changed; nested objects stay in the JSON tab.
 import type { SystemSettingsView } from '@gw/admin/api-types';
@@ -9,6 +9,7 @@ const SECTIONS = [
   { path: ['governance', 'settings'], title: 'Governance' },
   { path: ['mcp'], title: 'MCP tool calls' },
   { path: ['logs'], title: 'Request logs' },
+  { path: ['cache'], title: 'Response cache' },
 ] as const;
 
 const label = (name: string) => name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
