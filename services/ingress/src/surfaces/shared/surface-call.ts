@@ -21,9 +21,8 @@ export interface SurfaceDependencies {
 export async function readJsonBody(
   request: IncomingMessage,
   dependencies: SurfaceDependencies,
-): Promise<{ body: unknown; bytes: number }> {
-  const raw = await readBody(request, dependencies.bodyLimit.max_request_body_bytes);
-  return { body: parseJson(raw), bytes: raw.length };
+): Promise<unknown> {
+  return parseJson(await readBody(request, dependencies.bodyLimit.max_request_body_bytes));
 }
 
 /** The non-streaming answer of a surface: its own JSON shape, plus any headers its SDK reads. */
