@@ -77,8 +77,8 @@ function writeAnswer(
 }
 
 /**
- * Runs a completion that came in by a surface through the shared pipeline and answers in the surface's
- * shape: `render` for a whole answer, a fresh `framing` for a stream.
+ * Runs a completion that came in by a surface (or by gw's native paths) through the shared pipeline and
+ * answers in the surface's shape: `render` for a whole answer, a fresh `framing` for a stream.
  */
 export async function answerCompletion(
   options: SurfaceCall & {
