@@ -4,8 +4,7 @@
 // Nanoseconds per call, the best of five rounds. `node bench/estimate.ts`.
 
 import { estimateOf } from '../services/ingress/src/request/estimate-tokens.ts';
-import type { ParsedCompletion } from '../services/ingress/src/request/parse-request.ts';
-import { parseChatRequest } from '../services/ingress/src/request/parse-request.ts';
+import { type ParsedCompletion, parseChatRequest } from '../services/ingress/src/request/parse-request.ts';
 import { PROMPT_4K } from './prompt-4k.ts';
 
 const CALLS = 1_000_000;

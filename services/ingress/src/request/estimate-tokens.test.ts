@@ -50,10 +50,11 @@ describe('estimateOf', () => {
     ).toBe(3 + 4 + 2 + 4);
   });
 
-  it('counts a text prompt and the texts to embed by their bytes', () => {
+  it('counts a text prompt and the texts to embed by their characters', () => {
     expect(estimateOf({ operation: 'text', prompt: 'Once upon a time', params: {} }).promptTokens).toBe(4);
-    expect(estimateOf({ operation: 'embeddings', input: ['abcd', 'é'], params: {} }).promptTokens).toBe(
-      1 + 1,
+    // Five characters (ten UTF-8 bytes) are two tokens; each text is rounded up on its own.
+    expect(estimateOf({ operation: 'embeddings', input: ['abcd', 'ééééé'], params: {} }).promptTokens).toBe(
+      1 + 2,
     );
   });
 
