@@ -31,7 +31,7 @@ export interface AdmissionCoreDependencies {
   /** The governance resources, in memory and following the store (started and closed by its owner). */
   repository: GovernanceRepository;
   client: ClientConfig;
-  /** The config file's governance section: prices and budget settings. */
+  /** The config file's governance section: admission reads its prices and budget settings. */
   governance?: GatewayConfig['governance'];
   now?: () => number;
   random?: () => number;

@@ -1,4 +1,4 @@
-import type { Logger } from '@gw/shared';
+import type { GatewayConfig, Logger } from '@gw/shared';
 import { AdmissionCore, type AdmissionCoreDependencies, governanceSettings } from './admission-core.ts';
 import type { ManageRequest, ManageResult, ManageResults } from './governance-messages.ts';
 import { GovernanceRepository } from './governance-repository.ts';
@@ -16,6 +16,8 @@ import { sweepUnsettled } from './settlement.ts';
 
 export interface GovernanceCoreDependencies extends Omit<AdmissionCoreDependencies, 'repository'> {
   logger: Logger;
+  /** The config file's governance section: resources to seed, prices, budget settings. */
+  governance?: GatewayConfig['governance'];
 }
 
 /**
