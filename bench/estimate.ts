@@ -1,7 +1,7 @@
-// What admission's estimate of a request costs, in process: `estimateOf` (a walk of the parsed messages and tool
-// definitions) against the estimate it replaced (the body's bytes ÷ 4, and the same read of max_tokens and n),
-// on the bench's one-message request, its 4 KB prompt (`+4k` rows) and a chat with ten tool definitions.
-// Nanoseconds per call, the best of five rounds. `node bench/estimate.ts`.
+// What admission's estimate of a request costs, in process: `estimateOf` (one walk of the parsed messages and
+// tool definitions) against the estimate it replaced (the body's bytes ÷ 4, with the same read of max_tokens
+// and n), on the bench's one-message request, its 4 KB prompt (`+4k` rows) and a chat with ten tool
+// definitions. Nanoseconds per call, the best of five rounds. `node bench/estimate.ts`.
 
 import { estimateOf } from '../services/ingress/src/request/estimate-tokens.ts';
 import { type ParsedCompletion, parseChatRequest } from '../services/ingress/src/request/parse-request.ts';
