@@ -49,7 +49,6 @@ const call = (question: string): PipelineCall => ({
     ],
     params: { temperature: 0, max_tokens: 64 },
     stream: false,
-    promptTokens: 20,
   },
 });
 

@@ -20,10 +20,10 @@ const CHAT = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 
 const COST = 0.018;
 /**
  * A call the frozen router took and never answered may have been served upstream (its late answer reaches
- * nobody): it is charged what admission reserved, the prompt's estimate (a token per four bytes of the body)
- * and the expected completion (256 tokens).
+ * nobody): it is charged what admission reserved, the prompt's estimate (3 tokens priming the reply, 4 framing
+ * the message, 1 for its two characters) and the expected completion (256 tokens).
  */
-const UNANSWERED_COST = (Math.ceil(Buffer.byteLength(JSON.stringify(CHAT)) / 4) + 256) * 0.001;
+const UNANSWERED_COST = (3 + 4 + 1 + 256) * 0.001;
 
 /**
  * Each admission: `local` (the default: the ingress admits and settles against Redis itself, so a frozen

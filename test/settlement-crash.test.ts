@@ -22,9 +22,10 @@ const KEY = 'sk-gw-crash000000000000000000000000000000000000';
 // No max_tokens: admission reserves the expected completion (256 tokens), and the worst case would be
 // default_max_completion_tokens (4,096).
 const BODY = JSON.stringify({ model: 'openai/gpt-crash', messages: [{ role: 'user', content: 'hi' }] });
-// The estimate: the body's bytes / 4 as prompt tokens, plus what admission reserved for the answer (not the
-// 4,096-token worst case: issue 25); at $1 per token.
-const ESTIMATE_USD = Math.ceil(Buffer.byteLength(BODY) / 4) + 256;
+// The estimate: the prompt's tokens as gw estimates them (3 priming the reply, 4 framing the message, 1 for its
+// two characters), plus what admission reserved for the answer (not the 4,096-token worst case: issue 25); at
+// $1 per token.
+const ESTIMATE_USD = 3 + 4 + 1 + 256;
 
 /** `settleDeadlineMs`: when the sweeper takes over a reservation. */
 function config(fake: FakeOpenAi, settleDeadlineMs = 800): GatewayConfigInput {

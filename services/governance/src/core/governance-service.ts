@@ -36,7 +36,10 @@ export interface Admission {
   settle(request: SettleRequest, options?: GovernanceCallOptions): Promise<SettleResult>;
 }
 
-/** Governance's interface: admission and the management the admin API calls. The core and the gRPC client implement it. */
+/**
+ * Governance's interface: admission and the management the admin API calls. The core and the gRPC client
+ * implement it.
+ */
 export interface GovernanceService extends Admission {
   /** Management of governance resources (the admin API); the answer's type follows the action. */
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;

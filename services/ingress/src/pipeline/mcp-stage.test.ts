@@ -143,7 +143,6 @@ function chatCall(overrides: Partial<PipelineCall['parsed']> = {}): PipelineCall
       messages: [{ role: 'user', content: 'hi' }],
       params: {},
       stream: false,
-      promptTokens: 1,
       ...overrides,
     },
   };

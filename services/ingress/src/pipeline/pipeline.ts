@@ -13,7 +13,8 @@ import type {
 } from '@gw/router';
 import { internalError, type Usage } from '@gw/shared';
 import type { TraceSpan } from '@gw/shared/tracing';
-import { estimateOf, type ParsedCompletion } from '../request/parse-request.ts';
+import { estimateOf } from '../request/estimate-tokens.ts';
+import type { ParsedCompletion } from '../request/parse-request.ts';
 import type { RequestLogDraft } from '../request/request-log.ts';
 import { findVirtualKey, presentHeaderNames } from '../request/virtual-key-header.ts';
 import type { IngressGuardrails, PassthroughContent } from './guardrail-stage.ts';

@@ -7,7 +7,6 @@ import {
   textRequestSchema,
   validate,
 } from '@gw/shared';
-import { tokensOfLength } from './estimate-tokens.ts';
 
 export interface Target {
   provider: string;
@@ -24,8 +23,6 @@ export interface ParsedCompletion {
   input?: string | string[];
   params: Record<string, unknown>;
   stream: boolean;
-  /** Rough size of the prompt in tokens (bytes / 4), for budget reservations. */
-  promptTokens: number;
   /** The caller's own request, for a provider of its format (a surface sets it; router-service.ts). */
   native?: NativeRequest | undefined;
 }
@@ -90,27 +87,7 @@ function fallbackTargets(fallbacks: string[] | undefined): Target[] {
   return (fallbacks ?? []).map((value, index) => parseTarget(value, `fallbacks[${index}]`));
 }
 
-function maxCompletionTokens(params: Record<string, unknown>): number | undefined {
-  const value = params['max_tokens'] ?? params['max_completion_tokens'];
-  return typeof value === 'number' ? value : undefined;
-}
-
-/** Choices the request asks for (`n`): each is a whole answer, paid for. */
-function choices(params: Record<string, unknown>): number | undefined {
-  const value = params['n'];
-  return typeof value === 'number' && Number.isInteger(value) && value > 1 ? value : undefined;
-}
-
-export function estimateOf(parsed: ParsedCompletion) {
-  const n = choices(parsed.params);
-  return {
-    promptTokens: parsed.promptTokens,
-    maxCompletionTokens: maxCompletionTokens(parsed.params),
-    ...(n !== undefined && { choices: n }),
-  };
-}
-
-export function parseChatRequest(body: unknown, bodyBytes = 0): ParsedCompletion {
+export function parseChatRequest(body: unknown): ParsedCompletion {
   const request = validate(chatRequestSchema, body);
   return {
     operation: 'chat',
@@ -119,11 +96,10 @@ export function parseChatRequest(body: unknown, bodyBytes = 0): ParsedCompletion
     messages: request.messages,
     params: collectParams(request, CHAT_ENVELOPE),
     stream: request.stream === true,
-    promptTokens: tokensOfLength(bodyBytes),
   };
 }
 
-export function parseTextRequest(body: unknown, bodyBytes = 0): ParsedCompletion {
+export function parseTextRequest(body: unknown): ParsedCompletion {
   const request = validate(textRequestSchema, body);
   const prompt = request.text ?? request.prompt;
   if (prompt === undefined) throw invalidRequest('text: is required', 'text');
@@ -134,6 +110,5 @@ export function parseTextRequest(body: unknown, bodyBytes = 0): ParsedCompletion
     prompt,
     params: collectParams(request, TEXT_ENVELOPE),
     stream: request.stream === true,
-    promptTokens: tokensOfLength(bodyBytes),
   };
 }

@@ -141,7 +141,6 @@ export function cacheStageHarness(cacheSection: Record<string, unknown> = {}) {
         messages,
         params: { ...options.params },
         stream: false,
-        promptTokens: 1,
       },
     };
     return { call, answerHeaders };

@@ -1,7 +1,6 @@
-import { validate } from '@gw/shared';
 import type { RouteGroup, RouteHandler } from '../../http/route.ts';
 import { relayingNative } from '../../http/sse-writer.ts';
-import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { estimateOf } from '../../request/estimate-tokens.ts';
 import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
@@ -12,7 +11,7 @@ import {
 } from '../shared/surface-call.ts';
 import { surfaceTarget } from '../shared/surface-target.ts';
 import { sendAnthropicError } from './anthropic-error.ts';
-import { anthropicRequestSchema, anthropicToChat, convertAnthropicMessages } from './anthropic-to-chat.ts';
+import { anthropicToChat } from './anthropic-to-chat.ts';
 import { chatChunksToAnthropicEvents } from './chat-chunks-to-anthropic-events.ts';
 import { chatToAnthropic } from './chat-to-anthropic.ts';
 
@@ -28,8 +27,8 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): RouteGroup {
   const sendError = loggingErrors(sendAnthropicError, dependencies.logger);
 
   const messages: RouteHandler = async (request, response, context) => {
-    const { body, bytes } = await readJsonBody(request, dependencies);
-    const parsed = anthropicToChat(body, bytes, target);
+    const body = await readJsonBody(request, dependencies);
+    const parsed = anthropicToChat(body, target);
     const beta = request.headers['anthropic-beta'];
     if (parsed.native && beta !== undefined) {
       parsed.native.headers['anthropic-beta'] = Array.isArray(beta) ? beta.join(',') : beta;
@@ -51,13 +50,12 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): RouteGroup {
 
   /**
    * Anthropic counts its own tokens (forwarded, governed like any pass-through); for other providers the
-   * count is gw's estimate of the translated request (about four bytes a token).
+   * count is gw's estimate of the translated request (request/estimate-tokens.ts `estimateOf`).
    */
   const countTokens: RouteHandler = async (request, response, context) => {
-    const { body } = await readJsonBody(request, dependencies);
-    const counted = validate(anthropicRequestSchema.partial({ max_tokens: true }), body);
-    const resolved = target(counted.model);
-    if (resolved.provider === 'anthropic') {
+    const body = await readJsonBody(request, dependencies);
+    const counted = anthropicToChat(body, target, { counting: true });
+    if (counted.target.provider === 'anthropic') {
       await handlePassthrough({
         dependencies,
         request,
@@ -66,7 +64,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): RouteGroup {
         operation: 'count_tokens',
         path: '/count-tokens',
         defaultProvider: 'anthropic',
-        json: { ...(body as Record<string, unknown>), model: resolved.model },
+        json: { ...(body as Record<string, unknown>), model: counted.target.model },
       });
       return;
     }
@@ -75,9 +73,7 @@ export function anthropicRoutes(dependencies: SurfaceDependencies): RouteGroup {
       headers: request.headers,
       span: context.span,
     });
-    writeJson(response, context, {
-      input_tokens: estimateTokens(convertAnthropicMessages(counted), counted.tools),
-    });
+    writeJson(response, context, { input_tokens: estimateOf(counted).promptTokens });
   };
 
   const models: RouteHandler = (request, response, context) =>

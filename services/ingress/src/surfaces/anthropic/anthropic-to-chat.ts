@@ -1,6 +1,5 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
 import { Untranslatable } from '../shared/untranslatable.ts';
@@ -216,11 +215,6 @@ function translateMessages(request: Pick<AnthropicRequest, 'system' | 'messages'
   return translation;
 }
 
-/** The messages of a Messages request in chat terms (for estimates: what cannot be translated is left out). */
-export function convertAnthropicMessages(request: Pick<AnthropicRequest, 'system' | 'messages'>): Message[] {
-  return translateMessages(request).messages;
-}
-
 function convertToolChoice(choice: AnthropicRequest['tool_choice'], params: Record<string, unknown>): void {
   if (!choice) return;
   if (choice.type === 'auto') params['tool_choice'] = 'auto';
@@ -233,15 +227,22 @@ function convertToolChoice(choice: AnthropicRequest['tool_choice'], params: Reco
   if (choice.disable_parallel_tool_use) params['parallel_tool_calls'] = false;
 }
 
-/** An Anthropic Messages request as a chat completion, servable by any provider. */
+/** A `count_tokens` body: a Messages request that need not say how long its answer may be. */
+const countedRequestSchema = anthropicRequestSchema.partial({ max_tokens: true });
+
+/**
+ * An Anthropic Messages request as a chat completion, servable by any provider; `counting`: the body of a
+ * `count_tokens` call, without `max_tokens`.
+ */
 export function anthropicToChat(
   body: unknown,
-  bodyBytes: number,
   target: (model: string) => Target,
+  options: { counting?: boolean } = {},
 ): ParsedCompletion {
-  const request = validate(anthropicRequestSchema, body);
+  const request = validate(options.counting ? countedRequestSchema : anthropicRequestSchema, body);
   const resolved = target(request.model);
-  const params: Record<string, unknown> = { max_tokens: request.max_tokens };
+  const params: Record<string, unknown> = {};
+  if (request.max_tokens !== undefined) params['max_tokens'] = request.max_tokens;
   const translation = translateMessages(request);
   const tools = translation.tools(request.tools);
   if (tools?.length) {
@@ -269,6 +270,5 @@ export function anthropicToChat(
       untranslatable: translation.untranslatable.first,
     },
     stream: request.stream === true,
-    promptTokens: tokensOfLength(bodyBytes),
   };
 }

@@ -15,6 +15,7 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null, usa
 
 /** A prompt gw estimates at 17 tokens (estimate-tokens.test.ts). */
 const PROMPT = {
+  operation: 'chat' as const,
   messages: [
     { role: 'system' as const, content: 'Be brief.' },
     { role: 'user' as const, content: 'Say hello' },

@@ -1,7 +1,7 @@
 import type { StreamItem } from '@gw/router';
 import type { GatewayError } from '@gw/shared';
 import type { SseFraming } from '../../http/sse-writer.ts';
-import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { estimateOf } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion } from '../../request/parse-request.ts';
 import { type BlockEvent, ChatChunksToBlocks } from '../shared/chat-chunks-to-blocks.ts';
 import { anthropicErrorType } from './anthropic-error.ts';
@@ -46,7 +46,7 @@ export interface AnthropicStreamOptions {
    * The prompt as sent to the provider, which `message_start` announces gw's estimate of: most providers
    * report the prompt's tokens only at the end, after the last chunk.
    */
-  prompt: Pick<ParsedCompletion, 'messages' | 'params'>;
+  prompt: Pick<ParsedCompletion, 'operation' | 'messages' | 'params'>;
 }
 
 /**
@@ -62,7 +62,7 @@ export function chatChunksToAnthropicObjects(options: AnthropicStreamOptions) {
   let started = false;
   let estimatedInputTokens = 0;
   const start = (model: string): AnthropicEvent => {
-    estimatedInputTokens = estimateTokens(options.prompt.messages ?? [], options.prompt.params['tools']);
+    estimatedInputTokens = estimateOf(options.prompt).promptTokens;
     return {
       type: 'message_start',
       message: {

@@ -56,7 +56,7 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): RouteGroup {
     async (request, response, context) => {
       const target = surfaceTarget(modelIdOf(context.wildcard), 'bedrock');
       const headers = withSigV4Key(request.headers);
-      const { body, bytes } = await readJsonBody(request, dependencies);
+      const body = await readJsonBody(request, dependencies);
       const common = { dependencies, request, response, context, headers };
       switch (operation) {
         case 'converse':
@@ -65,7 +65,6 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): RouteGroup {
             ...common,
             parsed: converseToChat({
               body,
-              bodyBytes: bytes,
               target,
               stream: operation === 'converse-stream',
             }),
@@ -78,7 +77,6 @@ export function bedrockRoutes(dependencies: SurfaceDependencies): RouteGroup {
         case 'invoke-with-response-stream': {
           const parsed = invokeToChat({
             body,
-            bodyBytes: bytes,
             target,
             stream: operation === 'invoke-with-response-stream',
           });

@@ -1,6 +1,5 @@
 import { type Message, validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { functionTool, userMessage } from '../shared/chat-parts.ts';
 import { Untranslatable } from '../shared/untranslatable.ts';
@@ -171,7 +170,6 @@ function convertTools(
  */
 export function converseToChat(options: {
   body: unknown;
-  bodyBytes: number;
   target: Target;
   stream: boolean;
 }): ParsedCompletion {
@@ -192,7 +190,6 @@ export function converseToChat(options: {
     messages,
     params,
     stream: options.stream,
-    promptTokens: tokensOfLength(options.bodyBytes),
     native: {
       format: 'converse',
       body: options.body as Record<string, unknown>,

@@ -15,12 +15,7 @@ import { concatFrames, eventFrame, exceptionFrame } from './event-stream-frame.t
  * the path, no `stream` member) as a chat completion. Other model families' native bodies are refused:
  * Converse is the model-neutral API for them.
  */
-export function invokeToChat(options: {
-  body: unknown;
-  bodyBytes: number;
-  target: Target;
-  stream: boolean;
-}): ParsedCompletion {
+export function invokeToChat(options: { body: unknown; target: Target; stream: boolean }): ParsedCompletion {
   const body = options.body as Record<string, unknown> | null;
   if (typeof body !== 'object' || body === null || typeof body['anthropic_version'] !== 'string') {
     throw invalidRequest(
@@ -29,11 +24,7 @@ export function invokeToChat(options: {
     );
   }
   const { anthropic_version: _version, ...messages } = body;
-  return anthropicToChat(
-    { ...messages, model: 'invoke', stream: options.stream },
-    options.bodyBytes,
-    () => options.target,
-  );
+  return anthropicToChat({ ...messages, model: 'invoke', stream: options.stream }, () => options.target);
 }
 
 /**

@@ -1,6 +1,5 @@
 import { type EmbeddingsList, invalidRequest, validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 
 const embedContentSchema = z.looseObject({
@@ -31,7 +30,6 @@ function params(first: EmbedContent, provider: string): Record<string, unknown> 
 /** `:embedContent` (one text) or `:batchEmbedContents` (several) as gw's embeddings operation. */
 export function genAiToEmbeddings(options: {
   body: unknown;
-  bodyBytes: number;
   target: Target;
   batch: boolean;
 }): ParsedCompletion {
@@ -48,7 +46,6 @@ export function genAiToEmbeddings(options: {
     input: options.batch ? input : input[0]!,
     params: params(requests[0]!, options.target.provider),
     stream: false,
-    promptTokens: tokensOfLength(options.bodyBytes),
   };
 }
 

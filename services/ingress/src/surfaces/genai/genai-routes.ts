@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { GatewayError, validate } from '@gw/shared';
+import { GatewayError } from '@gw/shared';
 import type { Route, RouteGroup, RouteHandler } from '../../http/route.ts';
 import { relayingNative } from '../../http/sse-writer.ts';
-import { estimateTokens } from '../../request/estimate-tokens.ts';
+import { estimateOf } from '../../request/estimate-tokens.ts';
 import { handlePassthrough } from '../passthrough/passthrough-routes.ts';
 import {
   answerCompletion,
@@ -17,7 +17,7 @@ import { chatChunksToGenAiEvents } from './chat-chunks-to-genai-events.ts';
 import { chatToGenAi } from './chat-to-genai.ts';
 import { embeddingsToGenAi, genAiToEmbeddings } from './genai-embeddings.ts';
 import { sendGenAiError } from './genai-error.ts';
-import { genAiMessages, genAiToChat, generateContentSchema } from './genai-to-chat.ts';
+import { genAiToChat } from './genai-to-chat.ts';
 
 const VERSIONS = ['v1beta', 'v1'] as const;
 const METHODS = [
@@ -82,7 +82,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
       const url = request.url ?? '';
       const headers = withQueryKey(request.headers, url);
       const target = modelTarget(context.wildcard);
-      const { body, bytes } = await readJsonBody(request, dependencies);
+      const body = await readJsonBody(request, dependencies);
       switch (method) {
         case 'generateContent':
         case 'streamGenerateContent': {
@@ -94,7 +94,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
             response,
             context,
             headers,
-            parsed: genAiToChat({ body, bodyBytes: bytes, target, stream, sse }),
+            parsed: genAiToChat({ body, target, stream, sse }),
             // A provider of Gemini's format answered the request as it came: its answer goes back as it came.
             render: (result) => ({ json: result.native ?? chatToGenAi(result.response, context.requestId) }),
             framing: () => relayingNative(chatChunksToGenAiEvents({ requestId: context.requestId, sse })),
@@ -110,7 +110,7 @@ export function genAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
             response,
             context,
             headers,
-            parsed: genAiToEmbeddings({ body, bodyBytes: bytes, target, batch }),
+            parsed: genAiToEmbeddings({ body, target, batch }),
             render: (result) => ({ json: embeddingsToGenAi(result.response, batch) }),
           });
           return;
@@ -118,19 +118,19 @@ export function genAiRoutes(dependencies: SurfaceDependencies): RouteGroup {
         case 'countTokens': {
           // gw's estimate whoever serves the model (Gemini's own counter is reachable through pass-through).
           const wrapped = (body as { generateContentRequest?: unknown }).generateContentRequest;
-          const counted = validate(
-            generateContentSchema,
-            wrapped ?? body,
-            wrapped ? 'generateContentRequest' : '',
-          );
+          const counted = genAiToChat({
+            body: wrapped ?? body,
+            field: wrapped ? 'generateContentRequest' : '',
+            target,
+            stream: false,
+            sse: false,
+          });
           await dependencies.pipeline.checkCaller({
             requestId: context.requestId,
             headers,
             span: context.span,
           });
-          writeJson(response, context, {
-            totalTokens: estimateTokens(genAiMessages(counted), counted.tools),
-          });
+          writeJson(response, context, { totalTokens: estimateOf(counted).promptTokens });
           return;
         }
       }

@@ -1,6 +1,5 @@
 import { invalidRequest, type Message, validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { userMessage } from '../shared/chat-parts.ts';
 import { Untranslatable } from '../shared/untranslatable.ts';
@@ -260,12 +259,13 @@ function convertGeneration(
  */
 export function genAiToChat(options: {
   body: unknown;
-  bodyBytes: number;
   target: Target;
   stream: boolean;
   sse: boolean;
+  /** Where the request is in the body, for the field an error names (`countTokens` may wrap it). */
+  field?: string;
 }): ParsedCompletion {
-  const request = validate(generateContentSchema, options.body);
+  const request = validate(generateContentSchema, options.body, options.field ?? '');
   const untranslatable = new Untranslatable();
   const params = convertGeneration(request.generationConfig, options.target.provider);
   const tools = convertTools(request, untranslatable);
@@ -288,14 +288,8 @@ export function genAiToChat(options: {
     messages,
     params,
     stream: options.stream,
-    promptTokens: tokensOfLength(options.bodyBytes),
     native: relayable
       ? { format: 'gemini', body: record, headers: {}, untranslatable: untranslatable.first }
       : undefined,
   };
-}
-
-/** The contents of a generate-content request in chat terms (for estimates: the untranslatable left out). */
-export function genAiMessages(request: GenerateContentRequest): Message[] {
-  return convertContents(request, new Untranslatable());
 }

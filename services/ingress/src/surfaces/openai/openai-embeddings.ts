@@ -1,7 +1,6 @@
 import type { EmbeddingsResult } from '@gw/router';
 import { validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 
 const embeddingsRequestSchema = z.looseObject({
@@ -22,7 +21,6 @@ const ENVELOPE = new Set(['model', 'input', 'encoding_format']);
  */
 export function openAiToEmbeddings(
   body: unknown,
-  bodyBytes: number,
   target: (model: string) => Target,
 ): { parsed: ParsedCompletion; base64: boolean } {
   const request = validate(embeddingsRequestSchema, body);
@@ -36,7 +34,6 @@ export function openAiToEmbeddings(
       input: request.input,
       params,
       stream: false,
-      promptTokens: tokensOfLength(bodyBytes),
     },
     base64: request.encoding_format === 'base64',
   };

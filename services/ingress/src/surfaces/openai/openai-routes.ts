@@ -64,32 +64,32 @@ export function openAiOperations(
     surfaceTarget(model, flavour.defaultProvider, flavour.aliases ? { aliases: flavour.aliases } : {});
   return {
     '/chat/completions': async (request, response, context) => {
-      const { body, bytes } = await readJsonBody(request, dependencies);
+      const body = await readJsonBody(request, dependencies);
       await answerCompletion({
         dependencies,
         request,
         response,
         context,
-        parsed: withProvider(parseChatRequest(body, bytes), flavour),
+        parsed: withProvider(parseChatRequest(body), flavour),
         render: servedJson,
         framing: () => OPENAI_SSE,
       });
     },
     '/completions': async (request, response, context) => {
-      const { body, bytes } = await readJsonBody(request, dependencies);
+      const body = await readJsonBody(request, dependencies);
       await answerCompletion({
         dependencies,
         request,
         response,
         context,
-        parsed: withProvider(parseTextRequest(body, bytes), flavour),
+        parsed: withProvider(parseTextRequest(body), flavour),
         render: (result) => ({ json: textCompletionToOpenAi(result.response) }),
         framing: () => OPENAI_SSE,
       });
     },
     '/embeddings': async (request, response, context) => {
-      const { body, bytes } = await readJsonBody(request, dependencies);
-      const { parsed, base64 } = openAiToEmbeddings(body, bytes, target);
+      const body = await readJsonBody(request, dependencies);
+      const { parsed, base64 } = openAiToEmbeddings(body, target);
       await answerEmbeddings({
         dependencies,
         request,
@@ -100,8 +100,8 @@ export function openAiOperations(
       });
     },
     '/responses': async (request, response, context) => {
-      const { body, bytes } = await readJsonBody(request, dependencies);
-      const parsed = responsesToChat(body, bytes, target);
+      const body = await readJsonBody(request, dependencies);
+      const parsed = responsesToChat(body, target);
       const beta = request.headers['openai-beta'];
       if (parsed.native && typeof beta === 'string') parsed.native.headers['openai-beta'] = beta;
       const echo = body as Parameters<typeof chatToResponses>[1];

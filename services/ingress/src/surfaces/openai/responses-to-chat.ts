@@ -1,6 +1,5 @@
 import { type Message, validate } from '@gw/shared';
 import { z } from 'zod';
-import { tokensOfLength } from '../../request/estimate-tokens.ts';
 import type { ParsedCompletion, Target } from '../../request/parse-request.ts';
 import { functionTool } from '../shared/chat-parts.ts';
 import { Untranslatable } from '../shared/untranslatable.ts';
@@ -164,11 +163,7 @@ function convertFormat(format: Record<string, unknown> | undefined, untranslatab
  * API. gw keeps no conversation state, so `previous_response_id` only works when OpenAI serves (it keeps
  * them); any other provider refuses it, and the caller sends the whole conversation in `input`.
  */
-export function responsesToChat(
-  body: unknown,
-  bodyBytes: number,
-  target: (model: string) => Target,
-): ParsedCompletion {
+export function responsesToChat(body: unknown, target: (model: string) => Target): ParsedCompletion {
   const request = validate(responsesRequestSchema, body);
   const untranslatable = new Untranslatable();
   if (request.previous_response_id) {
@@ -198,7 +193,6 @@ export function responsesToChat(
     messages,
     params,
     stream: request.stream === true,
-    promptTokens: tokensOfLength(bodyBytes),
     native: {
       format: 'openai-responses',
       body: body as Record<string, unknown>,

@@ -21,9 +21,8 @@ export interface SurfaceDependencies {
 export async function readJsonBody(
   request: IncomingMessage,
   dependencies: SurfaceDependencies,
-): Promise<{ body: unknown; bytes: number }> {
-  const raw = await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes);
-  return { body: parseJson(raw), bytes: raw.length };
+): Promise<unknown> {
+  return parseJson(await readBody(request, dependencies.bodyLimit.current().max_request_body_bytes));
 }
 
 /** The non-streaming answer of a surface: its own JSON shape, plus any headers its SDK reads. */
@@ -78,8 +77,8 @@ function writeAnswer(
 }
 
 /**
- * Runs a completion that came in by a surface through the shared pipeline and answers in the surface's
- * shape: `render` for a whole answer, a fresh `framing` for a stream.
+ * Runs a completion that came in by a surface (or by gw's native paths) through the shared pipeline and
+ * answers in the surface's shape: `render` for a whole answer, a fresh `framing` for a stream.
  */
 export async function answerCompletion(
   options: SurfaceCall & {
