@@ -222,10 +222,16 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
     expect((await call('DELETE', api('/providers/anthropic'), undefined, ADMIN)).status).toBe(200);
   });
 
-  it('refuses an mcp role an env reference in an MCP client', async () => {
+  it('refuses an env reference in an MCP client URL to every role, Admin too: it is no credential field', async () => {
     const mcp = bearer(await tokenOf('mcp-editor', ['mcp:read', 'mcp:write']));
     const client = { name: 'steal', connection_type: 'http', connection_string: STOLEN };
-    expectRefused(await call('POST', api('/mcp/client'), client, mcp), 'connection_string');
+    for (const caller of [mcp, ADMIN]) {
+      const answer = await call('POST', api('/mcp/client'), client, caller);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'secret_reference', param: 'connection_string' });
+      // Its schema does not declare it a credential: a reference there would be sent as written, never read.
+      expect(answer.body.error.message).toContain('connection_string is not a credential field');
+    }
   });
 
   it('refuses a providers role a reference in a provider key, and gives the permission to Admin alone', async () => {

@@ -209,7 +209,7 @@ describe('start-up', () => {
       /providers\.openai\.keys\[0\]\.value: 'vault\.secret-without-field' is not a valid secret reference/,
     );
     expect(() => parseGatewayConfig({ client: { required_headers: ['aws-sm.some-secret'] } })).toThrow(
-      /client\.required_headers\[0\].*provider keys and guardrail credentials only/,
+      /client\.required_headers\[0\].*secret-manager references are taken by credential fields only/,
     );
     await expect(
       launch({ providers: { openai: { keys: [{ value: 'vault.secret/gw/x#k', models: [], weight: 1 }] } } }),
