@@ -25,6 +25,9 @@ type ScriptedRedis = RedisConnection & {
 
 export type AdmissionScripts = ScriptBatches<'admit' | 'settle'>;
 
+/** The commands the scripts are defined as on the connection (never auto-pipelined on a Cluster). */
+export const SCRIPT_COMMANDS = ['admitCounters', 'settleReservation'] as const;
+
 /** The scripts' text, read before connecting (a missing file fails the start, not the first request). */
 export async function readAdmissionScripts(): Promise<{ admit: string; settle: string }> {
   const [admit, settle] = await Promise.all(
@@ -42,8 +45,9 @@ export function admissionScripts(
   lua: { admit: string; settle: string },
 ): AdmissionScripts {
   const scripted = connection as ScriptedRedis;
-  scripted.defineCommand('admitCounters', { lua: batchedScript(lua.admit) });
-  scripted.defineCommand('settleReservation', { lua: batchedScript(lua.settle) });
+  const [admit, settle] = SCRIPT_COMMANDS;
+  scripted.defineCommand(admit, { lua: batchedScript(lua.admit) });
+  scripted.defineCommand(settle, { lua: batchedScript(lua.settle) });
   return new ScriptBatches(
     {
       admit: (...call) => scripted.admitCounters(...call),

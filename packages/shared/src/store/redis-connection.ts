@@ -14,6 +14,13 @@ export interface RedisConnectionOptions {
    * requests send (admissions, settles, log records) costs both ends one system call, not one each.
    */
   enableAutoPipelining?: boolean;
+  /**
+   * Commands never auto-pipelined on a Cluster: ioredis groups a command into the pipeline of the node its
+   * first argument hashes to, and a script's first argument is its number of keys, not a key. Put in the
+   * pipeline of another node than its keys', it fails that whole pipeline ("All keys in the pipeline should
+   * belong to the same slots allocation group"), taking the other commands of the tick with it.
+   */
+  autoPipeliningIgnoredCommands?: string[];
   /** Delay before reconnect attempt `attempt` (1, 2, …), or null to give up. */
   retryStrategy?: (attempt: number) => number | null;
 }
@@ -26,7 +33,7 @@ export type RedisConnection = Redis | Cluster;
  */
 export function connectRedis(url: string, options: RedisConnectionOptions): RedisConnection {
   const topology = parseRedisTopology(url);
-  const { retryStrategy, ...common } = options;
+  const { retryStrategy, autoPipeliningIgnoredCommands, ...common } = options;
   const server: RedisOptions = { ...common, ...(retryStrategy && { retryStrategy }) };
   if (topology.kind === 'server') return new Redis(url, server);
   const tls = topology.tls ? { tls: {} } : {};
@@ -49,6 +56,7 @@ export function connectRedis(url: string, options: RedisConnectionOptions): Redi
     ...(lazyConnect !== undefined && { lazyConnect }),
     ...(enableOfflineQueue !== undefined && { enableOfflineQueue }),
     ...(enableAutoPipelining !== undefined && { enableAutoPipelining }),
+    ...(autoPipeliningIgnoredCommands && { autoPipeliningIgnoredCommands }),
     ...(retryStrategy && { clusterRetryStrategy: retryStrategy }),
     redisOptions: { ...perNode, ...topology.auth, ...tls },
   };

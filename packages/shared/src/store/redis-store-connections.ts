@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { GatewayError } from '../errors/gateway-error.ts';
+import { SCRIPT_COMMANDS } from './redis-admission-scripts.ts';
 import { connectRedis, type RedisConnection } from './redis-connection.ts';
 
 // The RedisStore's two connections: commands (opened at connect, failing fast once up) and pub/sub (opened on
@@ -29,6 +30,8 @@ export async function openCommandConnection(options: {
     commandTimeout: options.commandTimeoutMs,
     connectionName: connectionName(options.prefix, 'store'),
     enableAutoPipelining: true,
+    // The admission scripts (redis-admission-scripts.ts) go out on their own: already one call a turn.
+    autoPipeliningIgnoredCommands: [...SCRIPT_COMMANDS],
   });
   await waitUntilReady(connection, options.url);
   state.everReady = true;

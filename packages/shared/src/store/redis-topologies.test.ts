@@ -62,6 +62,34 @@ describe('RedisStore on Redis Cluster', () => {
       admin.disconnect();
     }
   });
+  it('admits in the same turn as reads of documents on every node (scripts are not pipelined by their key count)', async () => {
+    const store = await RedisStore.connect({ url: cluster.url, prefix: `${prefix}turn:` });
+    const check = (key: string) => ({
+      key,
+      limit: 1_000,
+      need: 1,
+      amount: 1,
+      expireAtMs: Date.now() + 60_000,
+    });
+    try {
+      for (let round = 0; round < 10; round++) {
+        // The number of keys varies with the checks: the script's first argument hashes to every master too.
+        const admitted = store.admit({
+          required: Array.from({ length: round + 1 }, (_, index) => check(`b:team:turn${index}`)),
+          alternatives: [],
+          reservation: { id: `res-turn-${round}`, deadlineMs: Date.now() + 60_000, payload: '{}' },
+        });
+        // Right after the turn's batch is sent: documents whose keys hash to every master are read in the
+        // same tick, so their commands join the auto-pipelines the script call is in.
+        await new Promise((resolve) => setImmediate(resolve));
+        const reads = Array.from({ length: 24 }, (_, index) => store.get(`spread-${index}`, `doc-${round}`));
+        const settled = await Promise.allSettled([admitted, ...reads]);
+        expect(settled.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('RedisStore through Sentinel', () => {
