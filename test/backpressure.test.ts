@@ -15,8 +15,10 @@ import {
 } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const CHUNKS = 12_000;
-const PIECE = 'x'.repeat(4_000);
+// Far more than the kernel's loopback buffers hold (on this machine a receive buffer grows to 32 MB, a send
+// buffer to 4 MB, and a cluster has three hops), so a finished upstream can only mean gw buffered it.
+const CHUNKS = 6_000;
+const PIECE = 'x'.repeat(16_000);
 const TOTAL_BYTES = CHUNKS * PIECE.length;
 
 function chunkEvent(): string {
@@ -116,7 +118,7 @@ describe.each(modes)('back-pressure (%s)', (_mode, start) => {
         { timeoutMs: 20_000, what: 'the upstream held back' },
       );
       expect(upstream.finished).toBe(false);
-      expect(upstream.written).toBeLessThan(TOTAL_BYTES / 2);
+      expect(upstream.written).toBeLessThan(TOTAL_BYTES * 0.75);
 
       // Reading again lets everything through, in order.
       const received: Buffer[] = [];
