@@ -40,4 +40,5 @@ export * from './schemas/guardrails.ts';
 export * from './schemas/mcp.ts';
 export * from './schemas/passthrough.ts';
 export * from './schemas/providers.ts';
+export * from './schemas/routing.ts';
 export * from './sse.ts';

@@ -13,6 +13,7 @@ import {
 import { guardrailsConfigSchema } from '../schemas/guardrails.ts';
 import { mcpSettingsSchema } from '../schemas/mcp.ts';
 import { providerConfigSchema, providerNameSchema } from '../schemas/providers.ts';
+import { configRoutingRuleSchema } from '../schemas/routing.ts';
 import { adminConfigSchema, auditConfigSchema, originOrAnySchema } from './admin-config.ts';
 import { alertsConfigSchema } from './alerts-config.ts';
 import { authConfigSchema } from './auth-config.ts';
@@ -109,6 +110,8 @@ export const gatewayConfigSchema = z.strictObject({
       business_units: z.array(businessUnitSchema.extend(idField)).default([]),
       /** The gateway's model aliases (every key's, after a key's own). */
       model_aliases: z.array(modelAliasSchema.extend(idField)).default([]),
+      /** Routing rules (docs/routing.md); `/api/governance/routing-rules` manages them (live). */
+      routing_rules: z.array(configRoutingRuleSchema).max(1000).default([]),
       budgets: notYetSupported('budgets are set on virtual keys, teams, customers and business units'),
       settings: liveSection(governanceSettingsSchema).default(governanceSettingsSchema.parse({})),
       /** Price overrides per model: USD per million tokens. */
@@ -119,6 +122,8 @@ export const gatewayConfigSchema = z.strictObject({
             input: z.number().nonnegative(),
             output: z.number().nonnegative(),
             cached_input: z.number().nonnegative().optional(),
+            /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
+            context_window: z.number().int().positive().optional(),
           }),
         ),
       ).default({}),
@@ -130,6 +135,7 @@ export const gatewayConfigSchema = z.strictObject({
     users: [],
     business_units: [],
     model_aliases: [],
+    routing_rules: [],
     settings: governanceSettingsSchema.parse({}),
     pricing: {},
   }),

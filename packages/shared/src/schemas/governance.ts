@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { routingObjectiveSchema, routingStrategySchema } from './routing.ts';
 
 /** Reset durations: `<n><unit>` with unit m(inute) h d w M(onth) Q(uarter) Y(ear). */
 const durationSchema = z
@@ -76,7 +77,18 @@ export const modelAliasSchema = z.strictObject({
     .min(1)
     .max(20),
   fallbacks: z.array(aliasTargetModelSchema).max(10).default([]),
+  /** How the first target is chosen among `targets` (docs/routing.md "Strategies"); weighted when absent. */
+  strategy: routingStrategySchema.optional(),
+  objective: routingObjectiveSchema.optional(),
 });
+
+/**
+ * Labels of a key or an owner that routing rules read (`key.metadata.tier == "gold"`): at most 32 entries of
+ * short strings.
+ */
+const metadataSchema = z
+  .record(z.string().min(1).max(64), z.string().max(256))
+  .refine((metadata) => Object.keys(metadata).length <= 32, { message: 'at most 32 entries' });
 
 export type ModelAlias = z.infer<typeof modelAliasSchema>;
 
@@ -100,6 +112,10 @@ export const virtualKeySchema = z.strictObject({
   model_aliases: z.array(modelAliasSchema).max(100).optional(),
   /** False: request logs of this key keep no request or response content, whatever `logs.content` says. */
   log_content: z.boolean().optional(),
+  /** How a bare model is routed among the key's provider configs (docs/routing.md "Strategies"); weighted when absent. */
+  routing_strategy: routingStrategySchema.optional(),
+  routing_objective: routingObjectiveSchema.optional(),
+  metadata: metadataSchema.optional(),
 });
 
 const ownerSchema = z.strictObject({
@@ -107,6 +123,7 @@ const ownerSchema = z.strictObject({
   budgets: z.array(budgetSchema).optional(),
   budget: budgetSchema.optional(),
   rate_limit: rateLimitSchema.optional(),
+  metadata: metadataSchema.optional(),
 });
 
 export const customerSchema = ownerSchema;
