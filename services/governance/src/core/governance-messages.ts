@@ -21,6 +21,11 @@ export const planTargetSchema = z.object({
   provider: z.string(),
   model: z.string(),
   keyIds: z.array(z.string()).optional(),
+  /**
+   * cache_affinity (docs/routing.md): a hash of the conversation's prefix; the router picks the target's
+   * provider key by it (rendezvous hashing), so one conversation meets the same provider prompt cache.
+   */
+  affinity: z.string().max(128).optional(),
 });
 
 /** What ingress knows of a request before anything is routed. */
