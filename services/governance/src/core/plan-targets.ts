@@ -3,6 +3,7 @@ import { type HealthBoard, healthId } from '@gw/shared/health';
 
 /** What routing reads of provider health: a board (every router replica's view), or a test's double. */
 export type HealthView = Pick<HealthBoard, 'weigh' | 'stateOf' | 'signals'>;
+
 import type { PlanTarget } from './governance-service.ts';
 import type { StoredProviderConfig, StoredVirtualKey } from './resources.ts';
 
