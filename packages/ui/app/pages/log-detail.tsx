@@ -228,10 +228,10 @@ function Routing({ record }: { record: LogRecord }) {
         <Item name="Guardrails" value={display(record.guardrail_outcome)} />
       </dl>
       {record.routing && (
-        <section aria-labelledby="routing-decision">
-          <h3 id="routing-decision">Routing decision</h3>
+        <>
+          <h3>Why these targets</h3>
           <RoutingDecisionView decision={record.routing} />
-        </section>
+        </>
       )}
       {attempts.length > 0 && (
         <Table
