@@ -346,9 +346,15 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
         headers: { authorization: `Bearer ${keyValue}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] }),
       });
-    const answer = await chat(LONG_PROMPT);
+    // A cluster's admitting processes read rule changes within moments.
+    const answer = await waitFor(
+      async () => {
+        const response = await chat(LONG_PROMPT);
+        return response.headers.get('x-gw-routing-rule') === 'long prompts' ? response : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the request routed by long prompts' },
+    );
     expect(answer.status, await answer.clone().text()).toBe(200);
-    expect(answer.headers.get('x-gw-routing-rule')).toBe('long prompts');
     expect(fake.requests.at(-1)!.body).toMatchObject({ model: 'gpt-4o' });
 
     const record = await waitFor(

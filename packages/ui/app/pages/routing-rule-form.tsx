@@ -111,7 +111,7 @@ export function RuleForm(props: {
         rows={3}
         required
         defaultValue={rule?.cel_expression}
-        placeholder={'tokens > 8000 || key.metadata["tier"] == "gold"'}
+        placeholder="tokens > 8000 && !stream"
         hint="Over model, provider, request_type, stream, params, headers, tokens, key, team, customer, user, usage, targets. `true` matches every request."
       />
       <Rows
