@@ -3,7 +3,7 @@
 // a team rule without its team refused under the scope id), reorders them (priorities rewritten), turns one off
 // and on, dry-runs described requests (the rule that matched, the one that failed to evaluate, candidates and
 // targets), finds a real request's decision on its log record, and sets strategies on a key and an alias and
-// metadata on a key; a Viewer reads the rules and dry-runs without a write button; a Developer has no page.
+// metadata on a key and a team; a Viewer reads the rules and dry-runs without a write button; a Developer has no page.
 // Screenshots go to test-artifacts/ui/.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -129,12 +129,12 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
   }
 
   /** Opens a page by its link and waits for its title (the page it left stays shown until the next loads). */
-  async function goTo(target: Page, label: string) {
+  async function goTo(target: Page, label: string, title = label) {
     await target
       .getByRole('navigation', { name: 'Pages' })
       .getByRole('link', { name: label, exact: true })
       .click();
-    await target.getByRole('heading', { level: 1, name: label }).waitFor();
+    await target.getByRole('heading', { level: 1, name: title }).waitFor();
   }
 
   /** The rows of a scope's table, in the order shown: each rule's name. */
@@ -414,6 +414,22 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
     expect(edited.metadata).toEqual({ region: 'eu' });
     expect(edited.routing_strategy).toBeUndefined();
     expect(edited.routing_objective).toBeUndefined();
+  });
+
+  it('gives a team metadata by form', async () => {
+    await goTo(page, 'Teams & budgets', 'Teams, customers');
+    await page.getByRole('button', { name: `Edit ${teamId}` }).click();
+    const form = page.getByRole('form', { name: 'Edit Platform' });
+    await form.getByRole('button', { name: 'Add metadata' }).click();
+    await form.getByLabel('Metadata key 1').fill('region');
+    await form.getByLabel('Metadata value 1').fill('eu');
+    await form.getByRole('button', { name: 'Save', exact: true }).click();
+    await form.waitFor({ state: 'detached' });
+    const team = await admin<{ name: string; metadata?: Record<string, string> }>(
+      'GET',
+      `/api/governance/teams/${teamId}`,
+    );
+    expect(team.body).toMatchObject({ name: 'Platform', metadata: { region: 'eu' } });
   });
 
   it('makes a model alias with a strategy by form', async () => {

@@ -2,8 +2,8 @@
 // the edit form: which providers and models the key may use, its limits, expiry, owners, how a bare model is
 // routed among its providers, and the metadata routing rules read. Budgets have their own form.
 import type { Customer, ProviderView, Team, VirtualKey } from '@gw/admin/api-types';
-import { Rows, readRows } from '../rows.tsx';
 import { Field, Form, listOf, type Option, useApiQuery } from '../ui.tsx';
+import { MetadataRows, metadataBody, metadataPatch } from './metadata-fields.tsx';
 import { objectiveOf, StrategyFields, strategyOf, strategyPatch } from './strategy-fields.tsx';
 
 /** Ids of a governance collection with their names, to pick from. */
@@ -72,48 +72,27 @@ export function RoutingFields({ current }: { current?: VirtualKey | undefined })
         objective={current?.routing_objective}
         unset="default (weighted)"
       />
-      <Rows
-        name="metadata"
-        legend="Metadata"
-        add="Add metadata"
-        hint="Labels routing rules read as key.metadata (tier = gold)."
-        fields={[
-          { name: 'key', label: 'Metadata key', placeholder: 'tier' },
-          { name: 'value', label: 'Metadata value', placeholder: 'gold' },
-        ]}
-        initial={Object.entries(current?.metadata ?? {}).map(([key, value]) => ({ key, value }))}
-      />
+      <MetadataRows current={current?.metadata} reads="key" />
     </>
   );
 }
-
-const metadataOf = (values: Record<string, string>) =>
-  Object.fromEntries(readRows(values, 'metadata').map((row) => [row.key ?? '', row.value ?? '']));
 
 /** A create's routing fields: only those filled in. */
 export function routingBody(values: Record<string, string>) {
   const strategy = strategyOf(values, 'routing_strategy');
   const objective = objectiveOf(values);
-  const metadata = metadataOf(values);
   return {
     ...(strategy && { routing_strategy: strategy }),
     ...(objective && { routing_objective: objective }),
-    ...(Object.keys(metadata).length && { metadata }),
+    ...metadataBody(values),
   };
 }
 
 /** An edit's routing fields as a merge patch: emptied ones removed, a metadata entry no longer listed too. */
-function routingPatch(values: Record<string, string>, current: VirtualKey) {
-  const metadata = metadataOf(values);
-  const removed = Object.keys(current.metadata ?? {}).filter((key) => !(key in metadata));
-  return {
-    ...strategyPatch(values, { strategy: 'routing_strategy', objective: 'routing_objective' }),
-    metadata: {
-      ...Object.fromEntries(removed.map((key) => [key, null])),
-      ...metadata,
-    },
-  };
-}
+const routingPatch = (values: Record<string, string>, current: VirtualKey) => ({
+  ...strategyPatch(values, { strategy: 'routing_strategy', objective: 'routing_objective' }),
+  ...metadataPatch(values, current.metadata),
+});
 
 /** The owner, limit and expiry fields as the API takes them; `clear` sends null for an emptied field (PATCH). */
 export function limitsBody(values: Record<string, string>, clear: boolean) {
