@@ -280,7 +280,10 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
     await toggle.click();
     await expect.poll(() => toggle.isChecked()).toBe(true);
     expect(await ruleNamed('long prompts')).toMatchObject({ enabled: true });
-    await shot(page, 'rules');
+    await shot(page, 'rules-1440');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, 'rules-390');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('edits a rule by form (a PUT of every field)', async () => {

@@ -134,7 +134,7 @@ function ScopeTable(props: {
                   },
                 },
               ]),
-          { header: 'When', cell: (rule) => <code className="wrap">{rule.cel_expression}</code> },
+          { header: 'When', cell: (rule) => <code className="expression">{rule.cel_expression}</code> },
           {
             header: 'Targets',
             cell: (rule) =>
