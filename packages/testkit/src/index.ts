@@ -9,7 +9,6 @@ export * from './fake-gemini.ts';
 export * from './fake-google-token-endpoint.ts';
 export * from './fake-guardrail-services.ts';
 export * from './fake-openai.ts';
-export type { FakeProviderOptions, PromptCacheOptions } from './fake-prompt-cache.ts';
 export * from './fake-upstream.ts';
 export * from './freezable-proxy.ts';
 export * from './gateway-launcher.ts';
