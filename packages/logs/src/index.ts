@@ -17,11 +17,13 @@ export { DroppedTally, droppedQuerySchema } from './requests/dropped-counts.ts';
 export { type LogQueryInput, logQueryParamsSchema, logStatsParamsSchema } from './requests/log-filter.ts';
 export { logTailParamsSchema, matchesLogFilter } from './requests/log-match.ts';
 export {
+  boundRoutingDecision,
   type LogRecord,
   type LogRecordInput,
   logRecordSchema,
   MAX_ERROR_TEXT,
   MAX_NAME,
+  ROUTING_LIMITS,
 } from './requests/log-record.ts';
 export { startLogRetention } from './requests/log-retention.ts';
 export type { LogStatsBucket, LogStore } from './requests/log-store.ts';

@@ -8,7 +8,9 @@ import {
   FILTER_CASES,
   FILTER_RECORDS,
   fullLogRecord,
+  largestRoutingDecision,
   logRecord,
+  routingDecision,
   T0,
   TEXT_CASES,
   TEXT_RECORDS,
@@ -51,6 +53,53 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
         expect(await store.get('minimal')).toEqual(minimal);
         expect(minimal).toMatchObject({ provider: null, cost: 0, input_tokens: 0, content_truncated: false });
         expect(await store.get('unknown')).toBeUndefined();
+      },
+    );
+
+    contractCase(
+      'a routing decision reads back as written, by id and in a page; a record without one, without it',
+      async (store) => {
+        const routed = logRecord({ id: 'routed', routing: routingDecision() });
+        const ruleless = logRecord({ id: 'ruleless', routing: { ...routingDecision(), rule: null } });
+        const unrouted = logRecord({ id: 'unrouted' });
+        const asNull = logRecord({ id: 'as-null', routing: null });
+        await store.insert([routed, ruleless, unrouted, asNull]);
+        expect((await store.get('routed'))?.routing).toEqual(routingDecision());
+        expect(await store.get('routed')).toEqual(routed);
+        expect((await store.get('ruleless'))?.routing?.rule).toBeNull();
+        const page = await store.query();
+        expect(new Map(page.records.map((record) => [record.id, record]))).toEqual(
+          new Map([routed, ruleless, unrouted, asNull].map((record) => [record.id, record])),
+        );
+        for (const id of ['unrouted', 'as-null']) {
+          expect((await store.get(id))?.routing).toBeUndefined();
+          expect(page.records.find((record) => record.id === id)?.routing).toBeUndefined();
+        }
+      },
+    );
+
+    contractCase(
+      'the largest routing decision a record keeps is stored whole; both writer paths cut a larger one to it',
+      async (store) => {
+        const largest = logRecord({ id: 'largest', routing: largestRoutingDecision() });
+        expect(largest.routing).toEqual(largestRoutingDecision());
+        await store.insert([largest]);
+        expect(await store.get('largest')).toEqual(largest);
+        const writer = new LogWriter({ sink: store, flushIntervalMs: 60_000 });
+        writer.enqueue({ ...logRecord({ id: 'parsed' }), routing: largestRoutingDecision(5) });
+        const decision = largestRoutingDecision(5);
+        // The typed path takes what the router built: an infinite score too, which JSON cannot carry.
+        decision.candidates[0]!.score = Number.POSITIVE_INFINITY;
+        writer.enqueueRecord({ ...logRecord({ id: 'typed' }), routing: decision });
+        await writer.close();
+        expect(writer.written).toBe(2);
+        expect((await store.get('parsed'))?.routing).toEqual(largestRoutingDecision());
+        const { score: _, ...unscored } = largestRoutingDecision().candidates[0]!;
+        const cut = largestRoutingDecision();
+        cut.candidates[0] = unscored;
+        expect((await store.get('typed'))?.routing).toEqual(cut);
+        // The router's decision is its own: the record took a cut copy.
+        expect(decision.candidates).toHaveLength(largestRoutingDecision(5).candidates.length);
       },
     );
 

@@ -1,5 +1,6 @@
+import type { RoutingDecision } from '@gw/shared';
 import type { LogQueryInput, LogRecord, LogRecordInput, LogStore } from '../../logs/src/index.ts';
-import { logRecordSchema } from '../../logs/src/index.ts';
+import { logRecordSchema, MAX_NAME, ROUTING_LIMITS } from '../../logs/src/index.ts';
 
 /** 2024-01-01T00:00:00Z: a whole hour, so minute and hour buckets start on it. */
 export const T0 = Date.UTC(2024, 0, 1);
@@ -15,6 +16,54 @@ export function logRecord(fields: Partial<LogRecordInput> & { id: string }): Log
     latency_ms: 100,
     ...fields,
   });
+}
+
+/** A rule's decision as the router explains it: a score for each candidate, one skipped, a rule that failed. */
+export function routingDecision(rule = { id: 'rule-cheap', name: 'cheap first' }): RoutingDecision {
+  return {
+    rule: { ...rule, scope: 'team' },
+    strategy: 'lowest_cost',
+    candidates: [
+      { provider: 'bedrock', model: 'anthropic.claude-3-5-sonnet', score: 0.875, state: 'healthy' },
+      { provider: 'openai', model: 'gpt-4o', score: -1.5e-7, state: 'degraded' },
+      {
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        skipped: 'context_window',
+        detail: 'needs 250000 tokens, "window" 200000 é',
+      },
+    ],
+    skipped_rules: [
+      { id: 'rule-eu', name: 'eu only', reason: 'error', error: "no such field 'region' 🚀" },
+      { id: 'rule-vip', name: 'vip', reason: 'boundary' },
+    ],
+  };
+}
+
+/**
+ * The largest decision a record keeps (ROUTING_LIMITS), every text at its bound; `over` goes past each bound by
+ * that much, for the writer to cut (what it keeps is then the decision of `over` 0).
+ */
+export function largestRoutingDecision(over = 0): RoutingDecision {
+  const text = (seed: string, length: number) => seed.repeat(length).slice(0, length);
+  return {
+    rule: { id: text('i', MAX_NAME + over), name: text('ñ', MAX_NAME + over), scope: 'virtual_key' },
+    strategy: 'weighted',
+    candidates: Array.from({ length: ROUTING_LIMITS.candidates + over }, (_, index) => ({
+      provider: text(`p${index}`, MAX_NAME + over),
+      model: text(`m${index}`, MAX_NAME + over),
+      score: index / 7,
+      state: text('s', MAX_NAME + over),
+      skipped: 'limits' as const,
+      detail: text(`d${index} é`, ROUTING_LIMITS.text + over),
+    })),
+    skipped_rules: Array.from({ length: ROUTING_LIMITS.skippedRules + over }, (_, index) => ({
+      id: text(`r${index}`, MAX_NAME + over),
+      name: text(`n${index}`, MAX_NAME + over),
+      reason: 'error' as const,
+      error: text(`e${index} "`, ROUTING_LIMITS.text + over),
+    })),
+  };
 }
 
 /** A record with every field set, to check that each one round-trips. */
@@ -56,6 +105,7 @@ export function fullLogRecord(id: string): LogRecord {
       },
     ],
     fallback_index: 1,
+    routing: routingDecision(),
     cache_outcome: 'miss',
     guardrail_outcome: 'redacted',
     request_content: '{"messages":[{"role":"user","content":"quotes \\" é 🚀 \\n"}]}',
@@ -81,6 +131,7 @@ export const FILTER_RECORDS: LogRecord[] = [
     cost: 0.01,
     request_content: 'hello world',
     response_content: 'Hi there',
+    routing: routingDecision(),
   }),
   logRecord({
     id: 'b',
@@ -94,6 +145,7 @@ export const FILTER_RECORDS: LogRecord[] = [
     guardrail_outcome: 'redacted',
     latency_ms: 250,
     cost: 0.002,
+    routing: routingDecision({ id: 'rule-eu', name: 'eu only' }),
   }),
   logRecord({
     id: 'c',
@@ -118,6 +170,7 @@ export const FILTER_RECORDS: LogRecord[] = [
     error_type: 'upstream_error',
     virtual_key_id: 'vk3',
     latency_ms: 1200,
+    routing: { ...routingDecision(), rule: null },
   }),
   logRecord({
     id: 'e',
@@ -161,6 +214,7 @@ export const FILTER_RECORDS: LogRecord[] = [
     customer_id: 'c1',
     latency_ms: 3000,
     cost: 0.1,
+    routing: routingDecision(),
   }),
 ];
 
@@ -194,6 +248,11 @@ export const FILTER_CASES: Array<[filter: LogQueryInput, ids: string]> = [
   [{ virtual_key_id: 'vk1', min_latency_ms: 100, to: T0 + 60 * SECOND }, 'a'],
   [{ provider: 'openai', team_id: 't1', max_cost: 0.01, status: 200 }, 'ab'],
   [{ q: 'HELLO', provider: 'gemini', min_cost: 0.05 }, 'e'],
+  [{ routing_rule: 'rule-cheap' }, 'ah'],
+  [{ routing_rule: 'cheap first' }, 'ah'],
+  [{ routing_rule: 'eu only', provider: 'openai' }, 'b'],
+  // A rule skipped on the way is not the rule that routed the request.
+  [{ routing_rule: 'rule-vip' }, ''],
   [{ provider: 'nobody' }, ''],
 ];
 

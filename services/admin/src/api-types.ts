@@ -17,6 +17,7 @@ import type {
   mcpClientEditSchema,
   modelAliasSchema,
   RESTART_REQUIRED,
+  routingRuleSchema,
   SystemSettings,
   virtualKeySchema,
 } from '@gw/shared';
@@ -25,7 +26,7 @@ import type { z } from 'zod';
 import type { HistoryPage } from '../../../packages/alerts/src/alert-registry.ts';
 import type { alertChannelSchema, alertRuleSchema } from '../../../packages/alerts/src/alert-schemas.ts';
 import type { SecretStatus } from '../../../packages/vault/src/secret-resolver.ts';
-import type { ManageResults } from '../../governance/src/core/governance-messages.ts';
+import type { dryRunRequestSchema, ManageResults } from '../../governance/src/core/governance-messages.ts';
 import type { Collection, StoredOf } from '../../governance/src/core/resources.ts';
 import type { McpClientView } from '../../mcp-runner/src/core/mcp-registry.ts';
 import type { AdminToken, IdentityStore } from './core/access/identity-store.ts';
@@ -95,6 +96,13 @@ export type CreatedVirtualKey = VirtualKey & { value: string };
 export type UsageReport = ManageResults['usage'];
 export type VirtualKeyInput = z.input<typeof virtualKeySchema>;
 export type ModelAliasInput = z.input<typeof modelAliasSchema>;
+/** `/api/governance/routing-rules`: a routing rule as stored, and what a create or PUT takes. */
+export type RoutingRule = GovernanceResource<'routing-rules'>;
+export type RoutingRuleInput = z.input<typeof routingRuleSchema>;
+/** `POST /api/governance/routing-rules/dry-run`: what it takes, and the decision and targets it answers. */
+export type DryRunInput = z.input<typeof dryRunRequestSchema>;
+export type DryRunResult = ManageResults['dry-run'];
+export type { RoutingCandidate, RoutingDecision, RoutingStrategy } from '@gw/shared';
 /** One budget of a governance resource's `budgets` (a PATCH keeps a budget's spend by sending its `id`). */
 export type BudgetInput = NonNullable<VirtualKeyInput['budgets']>[number];
 

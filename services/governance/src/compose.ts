@@ -93,6 +93,7 @@ export async function startAdmission(options: GovernanceOptions): Promise<Starte
     pricing: options.config.governance.pricing,
     health,
     metrics: options.metrics,
+    logger: options.logger,
   });
   started.defer(() => core.close());
   const admission: Admission = options.tracer ? new TracedAdmission(core, options.tracer) : core;

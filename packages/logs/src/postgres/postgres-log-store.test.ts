@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLogStoreContract } from '../../../testkit/src/log-store-contract.ts';
-import { logRecord, TEXT_CASES, TEXT_RECORDS } from '../../../testkit/src/log-store-fixtures.ts';
+import {
+  logRecord,
+  routingDecision,
+  TEXT_CASES,
+  TEXT_RECORDS,
+} from '../../../testkit/src/log-store-fixtures.ts';
 import { createTestDatabase } from '../../../testkit/src/postgres-database.ts';
 import { PostgresLogStore } from './postgres-log-store.ts';
 
@@ -50,24 +55,27 @@ describe('PostgresLogStore', () => {
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     await client.query(
-      `ALTER TABLE "${schema}".request_logs DROP COLUMN "business_unit_id", DROP COLUMN "attempts"`,
+      `ALTER TABLE "${schema}".request_logs DROP COLUMN "business_unit_id", DROP COLUMN "attempts",` +
+        ' DROP COLUMN "routing"',
     );
     await client.end();
     const store = await PostgresLogStore.open({ url: database.url, schema });
-    expect(await store.get('old')).toMatchObject({
-      team_id: 'team-1',
-      business_unit_id: null,
-      attempts: null,
-    });
+    const kept = await store.get('old');
+    expect(kept).toMatchObject({ team_id: 'team-1', business_unit_id: null, attempts: null });
+    expect(kept?.routing).toBeUndefined();
     const failed = logRecord({
       id: 'new',
       business_unit_id: 'unit-1',
       attempts: [
         { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },
       ],
+      routing: routingDecision(),
     });
     await store.insert([failed]);
     expect(await store.get('new')).toEqual(failed);
+    expect((await store.query({ routing_rule: 'rule-cheap' })).records.map((record) => record.id)).toEqual([
+      'new',
+    ]);
     await store.close();
   });
 

@@ -82,6 +82,7 @@ export class PostgresLogStore implements LogStore {
         const pattern = bind(likePattern(text));
         return `("request_content" ILIKE ${pattern} ESCAPE '\\' OR "response_content" ILIKE ${pattern} ESCAPE '\\')`;
       },
+      jsonText: (column, path) => `(${column}::json #>> '{${path.join(',')}}')`,
       latencyPercentiles: LATENCY_PERCENTILES.map(
         ([name, fraction]) => `percentile_cont(${fraction}) WITHIN GROUP (ORDER BY "latency_ms") AS ${name}`,
       ).join(', '),
@@ -215,7 +216,8 @@ export class PostgresLogStore implements LogStore {
 
 /** PostgreSQL text refuses NUL, which a model's answer may hold; it becomes U+FFFD rather than fail the batch. */
 function storable(value: LogRecord[keyof LogRecord]): string | number | boolean | null {
-  // A list (the targets tried) is kept as JSON text.
-  const text = Array.isArray(value) ? JSON.stringify(value) : value;
+  // A list (the targets tried) or an object (the routing decision) is kept as JSON text; an absent one as null.
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'object' ? JSON.stringify(value) : value;
   return typeof text === 'string' && text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

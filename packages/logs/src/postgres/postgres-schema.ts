@@ -31,6 +31,7 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   selected_key_id: ['text', true],
   attempts: ['text', true],
   fallback_index: ['integer', true],
+  routing: ['text', true],
   cache_outcome: ['text', true],
   guardrail_outcome: ['text', true],
   request_content: ['text', true],
@@ -46,6 +47,7 @@ const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = [
   'error_message',
   'upstream_status',
   'upstream_body',
+  'routing',
 ];
 
 /** How `q` is answered: through trigram indexes (pg_trgm), or by scanning the rows the other filters leave. */

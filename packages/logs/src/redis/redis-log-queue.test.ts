@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { logRecord } from '../../../testkit/src/log-store-fixtures.ts';
+import { logRecord, routingDecision } from '../../../testkit/src/log-store-fixtures.ts';
 import { type DroppedRow, DroppedTally } from '../requests/dropped-counts.ts';
 import type { LogRecord } from '../requests/log-record.ts';
 import { LogWriter } from '../requests/log-writer.ts';
@@ -82,7 +82,15 @@ describe('RedisLogProducer and RedisLogConsumer', () => {
     const store = await SqliteLogStore.open({ dataDir });
     const writer = new LogWriter({ sink: new RedisLogProducer({ redis: connect(), prefix }), batchSize: 10 });
     const sent = records(25);
-    sent.push(logRecord({ id: 'full', request_content: 'hello 🚀', cost: 0.5, cache_outcome: 'hit' }));
+    sent.push(
+      logRecord({
+        id: 'full',
+        request_content: 'hello 🚀',
+        cost: 0.5,
+        cache_outcome: 'hit',
+        routing: routingDecision(),
+      }),
+    );
     for (const record of sent) writer.enqueue(record);
     await writer.close();
     const consumer = startConsumer({ prefix, store });

@@ -41,6 +41,8 @@ const filterShape = {
   customer_id: value.optional(),
   user_id: value.optional(),
   business_unit_id: value.optional(),
+  /** The routing rule that sent the request, by its id or its name. */
+  routing_rule: value.optional(),
   min_latency_ms: bound.optional(),
   max_latency_ms: bound.optional(),
   min_cost: bound.optional(),

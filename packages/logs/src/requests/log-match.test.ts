@@ -16,7 +16,15 @@ const record: LogRecord = logRecordSchema.parse({
   cost: 0.5,
   virtual_key_id: 'vk-1',
   request_content: 'Hello World',
+  routing: {
+    rule: { id: 'rule-1', name: 'cheap first', scope: 'global' },
+    strategy: 'lowest_cost',
+    candidates: [{ provider: 'openai', model: 'gpt-4o-mini', score: 1 }],
+    skipped_rules: [{ id: 'rule-0', name: 'eu only', reason: 'error', error: 'no such field' }],
+  },
 });
+
+const unrouted: LogRecord = { ...record, routing: undefined };
 
 const matches = (query: string) =>
   matchesLogFilter(record, logTailParamsSchema.parse(new URLSearchParams(query)));
@@ -37,8 +45,17 @@ describe('matchesLogFilter', () => {
     ['max_cost=0.4', false],
     ['q=hello%20world', true],
     ['q=bye', false],
+    ['routing_rule=rule-1', true],
+    ['routing_rule=cheap%20first', true],
+    ['routing_rule=eu%20only', false],
   ])('%s → %s', (query, expected) => {
     expect(matches(query)).toBe(expected);
+  });
+
+  it('a record routing decided nothing for matches no routing rule', () => {
+    const filter = logTailParamsSchema.parse(new URLSearchParams('routing_rule=rule-1'));
+    expect(matchesLogFilter(unrouted, filter)).toBe(false);
+    expect(matchesLogFilter(unrouted, logTailParamsSchema.parse(new URLSearchParams()))).toBe(true);
   });
 
   it('refuses a bad parameter by name', () => {

@@ -26,6 +26,10 @@ export function matchesLogFilter(record: LogRecord, filter: LogFilter): boolean 
     const low = Number(filter.status_class[0]) * 100;
     if (record.status < low || record.status >= low + 100) return false;
   }
+  if (filter.routing_rule !== undefined) {
+    const rule = record.routing?.rule;
+    if (rule?.id !== filter.routing_rule && rule?.name !== filter.routing_rule) return false;
+  }
   if (filter.q !== undefined) {
     const text = filter.q.toLowerCase();
     const contains = (content: string | null) => content?.toLowerCase().includes(text) ?? false;

@@ -1,3 +1,4 @@
+import { type RoutingCandidate, type RoutingDecision, routingDecisionSchema } from '@gw/shared';
 import { z } from 'zod';
 
 /** How the cache answered a request: served from it, looked up and missed, or not consulted. */
@@ -39,6 +40,56 @@ function fromJsonText(value: unknown): unknown {
   } catch {
     return value;
   }
+}
+
+/**
+ * What a record keeps of its routing decision: the first candidates (a rule's 20 targets and 10 fallbacks), the
+ * first skipped rules, and each detail or error cut to a line, so that a decision cannot grow a record.
+ */
+export const ROUTING_LIMITS = { candidates: 30, skippedRules: 10, text: 500 } as const;
+
+const cut = (text: string, max: number): string => (text.length > max ? text.slice(0, max) : text);
+
+/**
+ * A copy of a decision within ROUTING_LIMITS, names cut to MAX_NAME, and only finite scores kept (JSON has no
+ * Infinity: one would come back as null and fail the schema). The router's object is left as it is.
+ */
+export function boundRoutingDecision(decision: RoutingDecision): RoutingDecision {
+  const { rule, candidates, skipped_rules: skippedRules } = decision;
+  return {
+    rule: rule && { id: cut(rule.id, MAX_NAME), name: cut(rule.name, MAX_NAME), scope: rule.scope },
+    strategy: decision.strategy,
+    candidates: candidates.slice(0, ROUTING_LIMITS.candidates).map(boundCandidate),
+    skipped_rules: skippedRules.slice(0, ROUTING_LIMITS.skippedRules).map(({ id, name, reason, error }) => ({
+      id: cut(id, MAX_NAME),
+      name: cut(name, MAX_NAME),
+      reason,
+      ...(error !== undefined && { error: cut(error, ROUTING_LIMITS.text) }),
+    })),
+  };
+}
+
+function boundCandidate({
+  provider,
+  model,
+  score,
+  state,
+  skipped,
+  detail,
+}: RoutingCandidate): RoutingCandidate {
+  return {
+    provider: cut(provider, MAX_NAME),
+    model: cut(model, MAX_NAME),
+    ...(score !== undefined && Number.isFinite(score) && { score }),
+    ...(state !== undefined && { state: cut(state, MAX_NAME) }),
+    ...(skipped !== undefined && { skipped }),
+    ...(detail !== undefined && { detail: cut(detail, ROUTING_LIMITS.text) }),
+  };
+}
+
+/** A stored decision is JSON text, and a record without one holds null there: read back, it is absent. */
+function fromStoredDecision(value: unknown): unknown {
+  return value === null ? undefined : fromJsonText(value);
 }
 
 /**
@@ -103,6 +154,12 @@ export const logRecordSchema = z.object({
   attempts: z.preprocess(fromJsonText, z.array(attemptSchema).max(MAX_ATTEMPTS).nullable().default(null)),
   /** Which target of the fallback chain answered: 0 the first; null when none was tried. */
   fallback_index: z.number().int().min(0).max(1_000).nullable().default(null),
+  /**
+   * What routing decided and why (the rule that matched, the strategy, each candidate's score or why it was
+   * skipped), cut to ROUTING_LIMITS. Absent when routing made no decision: a pass-through, an MCP call, a
+   * request refused before routing. Null is taken for absent.
+   */
+  routing: z.preprocess(fromStoredDecision, routingDecisionSchema.transform(boundRoutingDecision).optional()),
   cache_outcome: z.enum(CACHE_OUTCOMES).nullable().default(null),
   guardrail_outcome: z.enum(GUARDRAIL_OUTCOMES).nullable().default(null),
   /** The request body as received, truncated by the writer; null when content logging is off. */

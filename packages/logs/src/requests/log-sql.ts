@@ -13,6 +13,8 @@ export interface SqlDialect {
   placeholder(index: number): string;
   /** A condition true when either content contains the text, ignoring case. */
   contentContains(text: string, bind: (value: unknown) => string): string;
+  /** The text at a path of the JSON a text column holds (null where the path or the JSON is null). */
+  jsonText(column: string, path: readonly string[]): string;
   /** Selects the 50th, 95th and 99th latency percentiles as p50, p95 and p99. */
   latencyPercentiles: string;
 }
@@ -81,6 +83,12 @@ function whereClause(filter: LogFilter, dialect: SqlDialect, bind: (value: unkno
     conditions.push(`"status" >= ${bind(low)} AND "status" < ${bind(low + 100)}`);
   }
   if (filter.q !== undefined) conditions.push(dialect.contentContains(filter.q, bind));
+  if (filter.routing_rule !== undefined) {
+    // Bound once per use: each of SQLite's `?` takes a value of its own.
+    const value = filter.routing_rule;
+    const ruleIs = (key: string) => `${dialect.jsonText('"routing"', ['rule', key])} = ${bind(value)}`;
+    conditions.push(`(${ruleIs('id')} OR ${ruleIs('name')})`);
+  }
   return conditions;
 }
 

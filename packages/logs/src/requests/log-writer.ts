@@ -1,7 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { DroppedRow, DroppedTally } from './dropped-counts.ts';
 import { applyContentPolicy, type ContentPolicy } from './log-content.ts';
-import { type LogRecord, type LogRecordInput, logRecordSchema, MAX_NAME } from './log-record.ts';
+import {
+  boundRoutingDecision,
+  type LogRecord,
+  type LogRecordInput,
+  logRecordSchema,
+  MAX_NAME,
+} from './log-record.ts';
 
 /** Why a record never reached the sink. */
 const LOG_DROP_REASONS = ['buffer_full', 'invalid', 'write_failed', 'closed'] as const;
@@ -119,8 +125,8 @@ export class LogWriter {
 
   /**
    * Buffers a whole record built by typed code (the ingress's), without the schema pass that `enqueue` makes
-   * (about two thirds of its cost): only the two fields whose text comes from outside (the model names a caller
-   * or an upstream sent) are cut to the schema's bound. False when it was dropped.
+   * (about two thirds of its cost): only the fields whose size comes from outside are cut to the schema's
+   * bounds (the model names a caller or an upstream sent, the routing decision). False when it was dropped.
    */
   enqueueRecord(record: LogRecord, options: EnqueueOptions = {}): boolean {
     if (this.#closed) return this.#drop('closed');
@@ -129,6 +135,7 @@ export class LogWriter {
       record.model = record.model.slice(0, MAX_NAME);
     if (record.requested_model !== null && record.requested_model.length > MAX_NAME)
       record.requested_model = record.requested_model.slice(0, MAX_NAME);
+    if (record.routing) record.routing = boundRoutingDecision(record.routing);
     return this.#push(record, options);
   }
 

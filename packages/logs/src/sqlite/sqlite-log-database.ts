@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS request_logs (
   "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
   "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
   "business_unit_id" TEXT,
-  "selected_key_id" TEXT, "attempts" TEXT, "fallback_index" INTEGER, "cache_outcome" TEXT, "guardrail_outcome" TEXT,
+  "selected_key_id" TEXT, "attempts" TEXT, "fallback_index" INTEGER, "routing" TEXT,
+  "cache_outcome" TEXT, "guardrail_outcome" TEXT,
   "request_content" TEXT, "response_content" TEXT, "content_truncated" INTEGER NOT NULL, "trace_id" TEXT
 );
 CREATE INDEX IF NOT EXISTS request_logs_time ON request_logs ("time", "id");
@@ -92,6 +93,7 @@ function dialect(textIndex: boolean): SqlDialect {
       const pattern = likePattern(text);
       return `("request_content" LIKE ${bind(pattern)} ESCAPE '\\' OR "response_content" LIKE ${bind(pattern)} ESCAPE '\\')`;
     },
+    jsonText: (column, path) => `json_extract(${column}, '$.${path.join('.')}')`,
     latencyPercentiles:
       'percentile_cont("latency_ms", 0.5) AS p50, percentile_cont("latency_ms", 0.95) AS p95,' +
       ' percentile_cont("latency_ms", 0.99) AS p99',
@@ -105,6 +107,7 @@ const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [
   ['error_message', 'TEXT'],
   ['upstream_status', 'INTEGER'],
   ['upstream_body', 'TEXT'],
+  ['routing', 'TEXT'],
 ];
 
 function addMissingColumns(database: DatabaseSync): void {
@@ -273,10 +276,10 @@ export class SqliteLogDatabase implements SqliteLogMethods {
 }
 
 /**
- * A record's values in column order (LOG_RECORD_FIELDS'), as SQLite stores them: `attempts` as JSON text,
- * `content_truncated` as 0 or 1. Spelled out field by field rather than looped over LOG_RECORD_FIELDS: a
- * property read by a name from a list costs V8 a lookup each (about two thirds of this function's time, and
- * the writer's thread runs it once a record); a test holds the order to LOG_RECORD_FIELDS.
+ * A record's values in column order (LOG_RECORD_FIELDS'), as SQLite stores them: `attempts` and `routing` as
+ * JSON text (null without them), `content_truncated` as 0 or 1. Spelled out field by field rather than looped
+ * over LOG_RECORD_FIELDS: a property read by a name from a list costs V8 a lookup each (about two thirds of this
+ * function's time, and the writer's thread runs it once a record); a test holds the order to LOG_RECORD_FIELDS.
  */
 export function columnsOf(record: LogRecord): SQLInputValue[] {
   return [
@@ -308,6 +311,7 @@ export function columnsOf(record: LogRecord): SQLInputValue[] {
     record.selected_key_id,
     record.attempts === null ? null : JSON.stringify(record.attempts),
     record.fallback_index,
+    record.routing === undefined ? null : JSON.stringify(record.routing),
     record.cache_outcome,
     record.guardrail_outcome,
     record.request_content,

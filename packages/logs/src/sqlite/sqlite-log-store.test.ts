@@ -4,7 +4,13 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLogStoreContract } from '../../../testkit/src/log-store-contract.ts';
-import { logRecord, T0, TEXT_CASES, TEXT_RECORDS } from '../../../testkit/src/log-store-fixtures.ts';
+import {
+  logRecord,
+  routingDecision,
+  T0,
+  TEXT_CASES,
+  TEXT_RECORDS,
+} from '../../../testkit/src/log-store-fixtures.ts';
 import { LOG_RECORD_FIELDS, type LogRecord } from '../requests/log-record.ts';
 import { columnsOf } from './sqlite-log-database.ts';
 import { SQLITE_LOG_FILE_NAME, SqliteLogStore } from './sqlite-log-store.ts';
@@ -51,18 +57,22 @@ describe('SqliteLogStore', () => {
   });
 
   it('lays a record out in the columns’ order, field by field', () => {
-    // Each field holds its own name: the layout must give back LOG_RECORD_FIELDS, in order (the two fields
-    // stored converted aside: attempts as JSON text, content_truncated as 0 or 1).
+    // Each field holds its own name: the layout must give back LOG_RECORD_FIELDS, in order (the fields
+    // stored converted aside: attempts and routing as JSON text, content_truncated as 0 or 1).
     const named = Object.fromEntries(LOG_RECORD_FIELDS.map((field) => [field, field]));
     const record = {
       ...named,
       attempts: [{ provider: 'attempts' }],
+      routing: { strategy: 'routing' },
       content_truncated: true,
     } as unknown as LogRecord;
+    const converted: Partial<Record<keyof LogRecord, unknown>> = {
+      attempts: '[{"provider":"attempts"}]',
+      routing: '{"strategy":"routing"}',
+      content_truncated: 1,
+    };
     expect(columnsOf(record)).toEqual(
-      LOG_RECORD_FIELDS.map((field) =>
-        field === 'attempts' ? '[{"provider":"attempts"}]' : field === 'content_truncated' ? 1 : field,
-      ),
+      LOG_RECORD_FIELDS.map((field) => (field in converted ? converted[field] : field)),
     );
   });
 
@@ -83,20 +93,22 @@ describe('SqliteLogStore', () => {
       200, NULL, 5, NULL, 0, 0, 0, 0, 0, NULL, NULL, 'team-1', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL)`);
     old.close();
     const store = await SqliteLogStore.open({ dataDir });
-    expect(await store.get('old')).toMatchObject({
-      team_id: 'team-1',
-      business_unit_id: null,
-      attempts: null,
-    });
+    const kept = await store.get('old');
+    expect(kept).toMatchObject({ team_id: 'team-1', business_unit_id: null, attempts: null });
+    expect(kept?.routing).toBeUndefined();
     const failed = logRecord({
       id: 'new',
       business_unit_id: 'unit-1',
       attempts: [
         { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },
       ],
+      routing: routingDecision(),
     });
     await store.insert([failed]);
     expect(await store.get('new')).toEqual(failed);
+    expect((await store.query({ routing_rule: 'rule-cheap' })).records.map((record) => record.id)).toEqual([
+      'new',
+    ]);
     await store.close();
   });
 

@@ -16,6 +16,16 @@ import {
   readLoadBalancerConfig,
 } from './load-balancer-config.ts';
 
+export interface TargetSignals {
+  state: HealthState;
+  latencyP95Ms: number | undefined;
+  ttftP95Ms: number | undefined;
+  inflight: number;
+  requestsPerMinute: number;
+  tokensPerMinute: number;
+  headroom: number | undefined;
+}
+
 export interface HealthBoardOptions {
   /**
    * The config file's `load_balancer` (live where the file is watched); a document written through the admin
@@ -126,6 +136,20 @@ export class HealthBoard {
   /** Requests a provider serves right now on this replica, against its configured concurrency (utilization). */
   setLoad(provider: string, inflight: number, capacity: number): void {
     this.load.set(provider, { inflight, capacity });
+  }
+
+  /** What routing strategies read of a target or a provider's model (docs/routing.md "Strategies"). */
+  signals(id: string): TargetSignals {
+    const entry = this.entries.get(id);
+    return {
+      state: entry?.state.state ?? 'healthy',
+      latencyP95Ms: entry?.stats.p95Ms,
+      ttftP95Ms: undefined,
+      inflight: 0,
+      requestsPerMinute: 0,
+      tokensPerMinute: 0,
+      headroom: undefined,
+    };
   }
 
   stateOf(id: string): HealthState {

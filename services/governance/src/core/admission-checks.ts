@@ -152,7 +152,7 @@ type OwnerLookup = Pick<GovernanceRepository, 'get'>;
  * The key and its owners (team, customer, user, business unit), each with its level: whom an admission
  * charges, so also whom the request's log record names (a team's customer when the key names none).
  */
-function hierarchy(
+export function hierarchy(
   repository: OwnerLookup,
   key: StoredVirtualKey,
 ): Array<{ level: Level; owner: BudgetOwner }> {

@@ -4,28 +4,28 @@ import {
   GatewayError,
   type GovernanceSettings,
   type Live,
+  type Logger,
   type Metrics,
-  type ModelAlias,
+  validate,
 } from '@gw/shared';
-import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import { type AdmissionChecks, admissionChecks, chargedOwners } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
+import { type DryRunRequest, dryRunRequestSchema, type ManageResults } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
 import type {
   Admission,
   AuthorizeRequest,
   AuthorizeResult,
-  PlanTarget,
   SettleRequest,
   SettleResult,
 } from './governance-service.ts';
-import { resolveAliases } from './model-aliases.ts';
-import { type ConfiguredTarget, planTargets, withoutConfig } from './plan-targets.ts';
+import { type ConfiguredTarget, type HealthView, withoutConfig } from './plan-targets.ts';
 import { PriceCatalog } from './pricing.ts';
 import { admissionRefusal, assertKeyUsable, refusedFor } from './refusal-errors.ts';
 import { Reservations } from './reservations.ts';
 import type { StoredVirtualKey } from './resources.ts';
+import { Routing } from './routing/routing.ts';
 import { settlementPlan } from './settlement.ts';
 
 export interface AdmissionCoreDependencies {
@@ -41,9 +41,24 @@ export interface AdmissionCoreDependencies {
   now?: () => number;
   random?: () => number;
   /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
-  health?: HealthBoard | undefined;
+  health?: HealthView | undefined;
   /** `gw_cost_usd_total`: what settled requests were charged. */
   metrics?: Metrics | undefined;
+  /** Where a routing rule that fails at a request is reported. */
+  logger?: Logger | undefined;
+}
+
+/**
+ * A dry run's prompt tokens when it names none: four characters a token and a few per message, gw's rule of
+ * thumb (the ingress's estimate of a real request walks the same way).
+ */
+function roughTokens(messages: DryRunRequest['messages']): number {
+  let tokens = 3;
+  for (const { content } of messages) {
+    const text = typeof content === 'string' ? content : JSON.stringify(content ?? '');
+    tokens += 4 + Math.ceil(text.length / 4);
+  }
+  return tokens;
 }
 
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
@@ -80,20 +95,30 @@ export class AdmissionCore implements Admission {
   private readonly repository: GovernanceRepository;
   private readonly reservations: Reservations;
   private readonly prices: PriceCatalog;
+  private readonly routing: Routing;
   private readonly now: () => number;
-  private readonly random: () => number;
 
   constructor(dependencies: AdmissionCoreDependencies) {
     this.dependencies = dependencies;
     this.repository = dependencies.repository;
     this.now = dependencies.now ?? Date.now;
-    this.random = dependencies.random ?? Math.random;
+    const random = dependencies.random ?? Math.random;
     this.prices = new PriceCatalog(
       dependencies.pricing,
       // Restart-only (its schema says): the price catalog is made once.
       dependencies.settings.current().unpriced_model_price,
-      this.random,
+      random,
     );
+    this.routing = new Routing({
+      repository: this.repository,
+      store: dependencies.store,
+      prices: this.prices,
+      settings: dependencies.settings,
+      health: dependencies.health,
+      random,
+      now: this.now,
+      logger: dependencies.logger,
+    });
     this.reservations = new Reservations({
       store: dependencies.store,
       prices: this.prices,
@@ -107,10 +132,15 @@ export class AdmissionCore implements Admission {
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizeResult> {
     if (!request.virtualKey) {
-      return authorizeAnonymous(this.dependencies.client.current(), {
-        ...request,
-        targets: this.aliased(request.targets, undefined),
-      });
+      const client = this.dependencies.client.current();
+      // Refused before routing: a request the gateway refuses costs no rule evaluation.
+      authorizeAnonymous(client, { ...request, targets: [] });
+      if (request.kind !== 'llm') return { targets: [] };
+      const routed = await this.routing.planAnonymous(request);
+      return {
+        ...authorizeAnonymous(client, { ...request, targets: routed.targets }),
+        routing: routed.decision,
+      };
     }
     checkRequiredHeaders(this.dependencies.client.current(), request.headerNames);
     const key = await this.repository.findVirtualKey(request.virtualKey);
@@ -119,15 +149,56 @@ export class AdmissionCore implements Admission {
       assertKeyUsable(key, now);
       const identity = this.identityOf(key);
       if (request.kind !== 'llm') return { targets: [], ...identity };
-      const targets = planTargets(key, this.aliased(request.targets, key.model_aliases), {
-        random: this.random,
-        health: this.dependencies.health,
-      });
-      return { ...(await this.admit(key, targets, request, now)), ...identity };
+      const routed = await this.routing.planForKey(key, request, identity);
+      return {
+        ...(await this.admit(key, routed.targets, request, now)),
+        ...identity,
+        routing: routed.decision,
+      };
     } catch (error) {
       // A known key refused (inactive, expired, a model, a limit): the refusal names it and its owners.
       throw key ? refusedFor(error, this.identityOf(key)) : error;
     }
+  }
+
+  /**
+   * Where a described request would go and why (docs/routing.md "Dry run"): the routing of a real request,
+   * with the key's boundary, without admission (nothing is reserved, counted or called).
+   */
+  async dryRun(body: unknown): Promise<ManageResults['dry-run']> {
+    const input = validate(dryRunRequestSchema, body);
+    const slash = input.model.indexOf('/');
+    const request: AuthorizeRequest = {
+      requestId: 'dry-run',
+      kind: 'llm',
+      headerNames: Object.keys(input.headers),
+      targets: [
+        slash > 0
+          ? { provider: input.model.slice(0, slash), model: input.model.slice(slash + 1) }
+          : { provider: '', model: input.model },
+      ],
+      estimate: {
+        promptTokens: input.tokens ?? roughTokens(input.messages),
+        ...(typeof input.params['max_tokens'] === 'number' && {
+          maxCompletionTokens: input.params['max_tokens'],
+        }),
+      },
+      routing: {
+        requestType: input.request_type,
+        stream: input.stream,
+        headers: Object.fromEntries(
+          Object.entries(input.headers).map(([name, value]) => [name.toLowerCase(), value]),
+        ),
+        params: input.params,
+      },
+    };
+    if (input.virtual_key_id === undefined) {
+      const routed = await this.routing.planAnonymous(request);
+      return { decision: routed.decision, targets: routed.targets };
+    }
+    const key = await this.repository.current('virtual-keys', input.virtual_key_id);
+    const routed = await this.routing.planForKey(key, request, this.identityOf(key));
+    return { decision: routed.decision, targets: routed.targets.map(withoutConfig) };
   }
 
   /**
@@ -147,13 +218,6 @@ export class AdmissionCore implements Admission {
       ...(key.log_content === false ? { logContent: false } : {}),
       ...chargedOwners(this.repository, key),
     };
-  }
-
-  /** The requested targets with model aliases resolved (the key's, then the gateway's); as they were without. */
-  private aliased(targets: PlanTarget[], keyAliases: ModelAlias[] | undefined): PlanTarget[] {
-    const gateway = this.repository.modelAliases();
-    if (gateway.length === 0 && !keyAliases?.length) return targets;
-    return resolveAliases(targets, { key: keyAliases, gateway }, this.random);
   }
 
   /**

@@ -87,7 +87,13 @@ export class GovernanceCore implements GovernanceService {
   manage<Request extends ManageRequest>(request: Request): Promise<ManageResults[Request['action']]>;
   manage(request: ManageRequest): Promise<ManageResult> {
     return manageResources(
-      { repository: this.repository, writes: this.writes, store: this.dependencies.store, now: this.now },
+      {
+        repository: this.repository,
+        writes: this.writes,
+        store: this.dependencies.store,
+        now: this.now,
+        dryRun: (body) => this.admission.dryRun(body),
+      },
       request,
     );
   }

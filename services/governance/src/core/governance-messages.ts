@@ -1,4 +1,4 @@
-import { ownersSchema } from '@gw/shared';
+import { ownersSchema, routingDecisionSchema } from '@gw/shared';
 import { z } from 'zod';
 
 /**
@@ -51,6 +51,23 @@ export const authorizeRequestSchema = z.object({
       choices: count.optional(),
     })
     .optional(),
+  /**
+   * What routing rules read of a completion or embeddings request (docs/routing.md "Variables"); absent for
+   * calls no rule routes (pass-through, MCP, token counts).
+   */
+  routing: z
+    .object({
+      requestType: z.enum(['chat', 'text', 'embeddings']),
+      stream: z.boolean(),
+      /** Lowercased names; the caller's credentials are left out. */
+      headers: z.record(z.string(), z.string()),
+      params: z.record(z.string(), z.unknown()),
+      /** A hash of the conversation's prefix (system prompt and first user message), for cache_affinity. */
+      affinity: z.string().max(128).optional(),
+      /** Tokens of the prompt before its last message (lowest_cost prices them as cached input). */
+      prefixTokens: count.optional(),
+    })
+    .optional(),
 });
 
 /** A counter charged at settlement, with what authorize already added to it. */
@@ -97,6 +114,8 @@ export const authorizeResultSchema = z.object({
    * budget left buys no more.
    */
   maxCompletionTokens: count.optional(),
+  /** Why the plan is what it is: the routing rule that matched, the strategy, the candidates (docs/routing.md). */
+  routing: routingDecisionSchema.optional(),
 });
 
 /** A call made for a request besides its answer (the response cache's embedding): charged with it. */
@@ -136,7 +155,27 @@ export const manageRequestSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('delete'), collection, id, cascade: z.boolean().optional() }),
   z.object({ action: z.literal('rotate'), collection, id }),
   z.object({ action: z.literal('usage'), collection, id }),
+  // Routing rules: where a described request would go, and why, without admitting or calling anything.
+  z.object({ action: z.literal('dry-run'), collection, body: z.unknown() }),
 ]);
+
+/** A dry run's request (docs/routing.md "Dry run"): what a request would carry that routing reads. */
+export const dryRunRequestSchema = z.strictObject({
+  /** `<provider>/<model>`, a bare model (with a virtual key) or an alias. */
+  model: z.string().min(1).max(300),
+  virtual_key_id: z.string().min(1).max(200).optional(),
+  request_type: z.enum(['chat', 'text', 'embeddings']).default('chat'),
+  stream: z.boolean().default(false),
+  headers: z.record(z.string().max(200), z.string().max(8_000)).default({}),
+  params: z.record(z.string(), z.unknown()).default({}),
+  messages: z
+    .array(z.looseObject({ role: z.string(), content: z.unknown() }))
+    .max(1_000)
+    .default([]),
+  /** The prompt's tokens; by default gw's rule of thumb over the messages' texts (four characters a token). */
+  tokens: count.max(100_000_000).optional(),
+});
+export type DryRunRequest = z.infer<typeof dryRunRequestSchema>;
 
 /** A resource as the admin API shows it (never a key's hash); its other fields are its collection's. */
 const resourceViewSchema = z.looseObject({
@@ -193,6 +232,7 @@ export const manageResultSchemas = {
   delete: deleteResultSchema,
   rotate: resourceViewSchema.extend({ value: z.string() }),
   usage: usageReportSchema,
+  'dry-run': z.object({ decision: routingDecisionSchema, targets: z.array(planTargetSchema) }),
 } satisfies Record<ManageAction, z.ZodType>;
 
 export type PlanTarget = z.infer<typeof planTargetSchema>;

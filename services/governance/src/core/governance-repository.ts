@@ -57,6 +57,8 @@ export class GovernanceRepository {
   private readonly byHash = new Map<string, StoredVirtualKey>();
   /** The gateway's model aliases as one list, made again after a change to them. */
   private aliasList: ReadonlyArray<StoredOf<'model-aliases'>> | undefined;
+  /** The routing rules as one list, made again after a change to one (the rule set recompiles from it). */
+  private ruleList: ReadonlyArray<StoredOf<'routing-rules'>> | undefined;
   private readonly hashes = new Map<string, string>();
   private follower: ChangeFollower | undefined;
 
@@ -75,6 +77,7 @@ export class GovernanceRepository {
       users: table('users', storedSchemas.users),
       'business-units': table('business-units', storedSchemas['business-units']),
       'model-aliases': table('model-aliases', storedSchemas['model-aliases']),
+      'routing-rules': table('routing-rules', storedSchemas['routing-rules']),
     };
   }
 
@@ -136,6 +139,12 @@ export class GovernanceRepository {
     return this.aliasList;
   }
 
+  /** The routing rules (authorize reads them on every request: the same list until one changes). */
+  routingRules(): ReadonlyArray<StoredOf<'routing-rules'>> {
+    this.ruleList ??= this.list('routing-rules');
+    return this.ruleList;
+  }
+
   /** The key with this value; a key created a moment ago on another replica is read from the store. */
   async findVirtualKey(value: string): Promise<StoredVirtualKey | undefined> {
     // The hash of a value never changes; remembering it spares a SHA-256 per request.
@@ -162,6 +171,7 @@ export class GovernanceRepository {
   private apply<C extends Collection>(collection: C, id: string, resource: StoredOf<C> | undefined): void {
     const { resources } = this.tables[collection];
     if (collection === 'model-aliases') this.aliasList = undefined;
+    if (collection === 'routing-rules') this.ruleList = undefined;
     const previous = resources.get(id);
     if (previous && isVirtualKey(previous)) this.byHash.delete(previous.value_hash);
     if (resource === undefined) {

@@ -1,6 +1,6 @@
 import { invalidRequest, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
-import type { ManageRequest, ManageResult } from './governance-messages.ts';
+import type { ManageRequest, ManageResult, ManageResults } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
 import type { ResourceWrites } from './resource-writes.ts';
 import { COLLECTIONS, type OwnerCollection, type StoredOf } from './resources.ts';
@@ -11,7 +11,14 @@ import { usageReport } from './usage-report.ts';
  * one answer per action; an unknown collection or id is not_found.
  */
 export async function manageResources(
-  options: { repository: GovernanceRepository; writes: ResourceWrites; store: Store; now: () => number },
+  options: {
+    repository: GovernanceRepository;
+    writes: ResourceWrites;
+    store: Store;
+    now: () => number;
+    /** Routing rules' dry run (admission-core.ts). */
+    dryRun: (body: unknown) => Promise<ManageResults['dry-run']>;
+  },
   request: ManageRequest,
 ): Promise<ManageResult> {
   const { repository, writes } = options;
@@ -36,8 +43,12 @@ export async function manageResources(
     case 'rotate':
       if (collection !== 'virtual-keys') throw invalidRequest('only virtual keys can be rotated');
       return writes.rotate(request.id);
+    case 'dry-run':
+      if (collection !== 'routing-rules') throw invalidRequest('only routing rules have a dry run');
+      return options.dryRun(request.body);
     case 'usage':
-      if (collection === 'model-aliases') throw invalidRequest('model aliases have no budgets or limits');
+      if (collection === 'model-aliases' || collection === 'routing-rules')
+        throw invalidRequest(`${collection} have no budgets or limits`);
       return usageReport({
         store: options.store,
         collection,

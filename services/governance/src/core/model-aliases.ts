@@ -52,6 +52,8 @@ export function resolveAliases(
   targets: readonly PlanTarget[],
   aliases: { key?: readonly ModelAlias[] | undefined; gateway: readonly ModelAlias[] },
   random: () => number,
+  /** How the first target's alias orders its models (its strategy); weighted without it. */
+  order?: (alias: ModelAlias) => ModelAlias['targets'] | undefined,
 ): PlanTarget[] {
   const resolved: PlanTarget[] = [];
   const seen = new Set<string>();
@@ -69,7 +71,7 @@ export function resolveAliases(
     }
     const ordered =
       index === 0
-        ? weightedOrder(alias.targets, { random })
+        ? (order?.(alias) ?? weightedOrder(alias.targets, { random }))
         : [...alias.targets].sort((left, right) => right.weight - left.weight);
     for (const choice of ordered) add(target(choice.model));
     for (const fallback of alias.fallbacks) add(target(fallback));

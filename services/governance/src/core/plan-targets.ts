@@ -1,5 +1,9 @@
 import { GatewayError, invalidRequest } from '@gw/shared';
 import { type HealthBoard, healthId } from '@gw/shared/health';
+
+/** What routing reads of provider health: a board (every router replica's view), or a test's double. */
+export type HealthView = Pick<HealthBoard, 'weigh' | 'stateOf' | 'signals'>;
+
 import type { PlanTarget } from './governance-service.ts';
 import type { StoredProviderConfig, StoredVirtualKey } from './resources.ts';
 
@@ -8,7 +12,7 @@ export type ConfiguredTarget = PlanTarget & { config: StoredProviderConfig };
 
 /** How health weighs the candidates of a weighted choice: the board, and the targets each candidate is judged by. */
 export interface HealthWeighing<Weighted> {
-  board: HealthBoard;
+  board: HealthView;
   ids: (candidate: Weighted) => string[];
 }
 
@@ -57,7 +61,12 @@ export function weightedOrder<Weighted extends { weight: number }>(
 export function planTargets(
   key: StoredVirtualKey,
   targets: PlanTarget[],
-  options: { random: () => number; health?: HealthBoard | undefined },
+  options: {
+    random: () => number;
+    health?: HealthView | undefined;
+    /** How a bare model's provider configs are ordered (the key's strategy); weighted by health without it. */
+    order?: ((eligible: StoredProviderConfig[], model: string) => StoredProviderConfig[]) | undefined;
+  },
 ): ConfiguredTarget[] {
   const configs = key.provider_configs;
   if (configs.length === 0) {
@@ -80,14 +89,16 @@ export function planTargets(
       });
     }
     const { health } = options;
-    ordered = weightedOrder(eligible, {
-      random: options.random,
-      health: health && {
-        board: health,
-        // The provider's model, derived from every key serving it (a provider is not out for another model).
-        ids: (config) => [healthId.model(config.provider, primary.model)],
-      },
-    });
+    ordered =
+      options.order?.(eligible, primary.model) ??
+      weightedOrder(eligible, {
+        random: options.random,
+        health: health && {
+          board: health,
+          // The provider's model, derived from every key serving it (a provider is not out for another model).
+          ids: (config) => [healthId.model(config.provider, primary.model)],
+        },
+      });
   } else {
     const config = configs.find((candidate) => candidate.provider === primary.provider);
     if (!config) {
@@ -125,5 +136,6 @@ export function planTargets(
 }
 
 export function withoutConfig(target: ConfiguredTarget): PlanTarget {
-  return { provider: target.provider, model: target.model, keyIds: target.keyIds };
+  const { provider, model, keyIds, affinity } = target;
+  return affinity === undefined ? { provider, model, keyIds } : { provider, model, keyIds, affinity };
 }

@@ -5,6 +5,8 @@ export interface ModelPrice {
   input: number;
   output: number;
   cached_input?: number | undefined;
+  /** Tokens the model takes in one request: routing skips it for a larger prompt (docs/routing.md). */
+  context_window?: number | undefined;
 }
 
 /**

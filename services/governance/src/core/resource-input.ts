@@ -47,6 +47,7 @@ const PUT_REQUIRED: Record<Collection, readonly string[]> = {
   users: ['name'],
   'business-units': ['name'],
   'model-aliases': ['name', 'targets'],
+  'routing-rules': ['name', 'cel_expression', 'targets'],
 };
 
 /** Refuses a PUT body that misses a required part, naming it. */

@@ -24,9 +24,20 @@ import {
   storedSchemas,
   storedVirtualKeySchema,
 } from './resources.ts';
+import { compileRuleExpression, RuleExpressionError } from './routing/rule-expression.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
 
 type BudgetInput = { budget?: Budget | undefined; budgets?: Budget[] | undefined };
+
+/** The collections whose resources have no budgets. */
+const WITHOUT_BUDGETS: ReadonlySet<Collection> = new Set(['model-aliases', 'routing-rules']);
+
+/** The collection a routing rule's `scope_id` names, by its scope. */
+const SCOPE_COLLECTIONS = {
+  virtual_key: 'virtual-keys',
+  team: 'teams',
+  customer: 'customers',
+} as const satisfies Record<string, Collection>;
 
 function hint(value: string): string {
   return `sk-gw-…${value.slice(-4)}`;
@@ -62,6 +73,32 @@ export class ResourceWrites {
     }
   }
 
+  /**
+   * A routing rule's expression must compile (the 400 names the line and column of the error) and its scope
+   * must name a resource that exists: a rule is refused at write, never found broken by a request.
+   */
+  private async checkRule(input: ResourceInput): Promise<void> {
+    if (!('cel_expression' in input)) return;
+    try {
+      compileRuleExpression(input.cel_expression);
+    } catch (error) {
+      if (!(error instanceof RuleExpressionError)) throw error;
+      throw new GatewayError({
+        type: 'invalid_request',
+        message: `cel_expression: ${error.message}`,
+        param: 'cel_expression',
+      });
+    }
+    if (input.scope === 'global' || input.scope_id === undefined) return;
+    const collection = SCOPE_COLLECTIONS[input.scope];
+    if (await this.repository.exists(collection, input.scope_id)) return;
+    throw new GatewayError({
+      type: 'invalid_request',
+      message: `scope_id: ${collection} '${input.scope_id}' does not exist`,
+      param: 'scope_id',
+    });
+  }
+
   /** Creates a resource; for a virtual key the answer carries its value, the only time it is shown. */
   async create(
     collection: Collection,
@@ -70,6 +107,7 @@ export class ResourceWrites {
   ): Promise<ResourceView & { value?: string }> {
     const input = parseResourceInput(collection, body);
     await this.checkReferences(input);
+    await this.checkRule(input);
     const id = options.id ?? newId(ID_PREFIX[collection]);
     if (await this.repository.exists(collection, id))
       throw new GatewayError({ type: 'conflict', message: `${collection} '${id}' already exists` });
@@ -78,7 +116,7 @@ export class ResourceWrites {
     const base = {
       ...rest,
       id,
-      ...(collection === 'model-aliases' ? {} : { budgets: normalizeBudgets({ budgets, budget }) }),
+      ...(WITHOUT_BUDGETS.has(collection) ? {} : { budgets: normalizeBudgets({ budgets, budget }) }),
       created_at: timestamp,
       updated_at: timestamp,
     };
@@ -142,6 +180,7 @@ export class ResourceWrites {
   private async rewrite(collection: Collection, existing: Stored, body: unknown): Promise<ResourceView> {
     const input = parseResourceInput(collection, body);
     await this.checkReferences(input);
+    await this.checkRule(input);
     const { budget, budgets, ...rest } = input as ResourceInput & BudgetInput;
     const updated = {
       ...rest,

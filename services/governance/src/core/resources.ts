@@ -6,6 +6,8 @@ import {
   GatewayError,
   modelAliasSchema,
   newId,
+  routingRuleObjectSchema,
+  routingRuleSchema,
   teamSchema,
   userSchema,
   virtualKeyProviderConfigSchema,
@@ -21,9 +23,10 @@ export const COLLECTIONS = [
   'users',
   'business-units',
   'model-aliases',
+  'routing-rules',
 ] as const;
-/** The collections whose resources own budgets and limits (not model aliases). */
-export type OwnerCollection = Exclude<Collection, 'model-aliases'>;
+/** The collections whose resources own budgets and limits (not model aliases or routing rules). */
+export type OwnerCollection = Exclude<Collection, 'model-aliases' | 'routing-rules'>;
 export type Collection = (typeof COLLECTIONS)[number];
 
 export const storedBudgetSchema = budgetSchema.extend({ id: z.string() });
@@ -57,6 +60,7 @@ export const storedSchemas = {
   users: userSchema.omit(withoutBudgetInput).extend(stored),
   'business-units': businessUnitSchema.omit(withoutBudgetInput).extend(stored),
   'model-aliases': modelAliasSchema.extend({ id: z.string(), ...timestamps }),
+  'routing-rules': routingRuleObjectSchema.extend({ id: z.string(), ...timestamps }),
 } as const;
 
 export const inputSchemas = {
@@ -66,6 +70,7 @@ export const inputSchemas = {
   users: userSchema,
   'business-units': businessUnitSchema,
   'model-aliases': modelAliasSchema,
+  'routing-rules': routingRuleSchema,
 } as const;
 
 export type StoredVirtualKey = z.infer<typeof storedVirtualKeySchema>;
@@ -82,6 +87,7 @@ export const ID_PREFIX: Record<Collection, string> = {
   users: 'user',
   'business-units': 'bu',
   'model-aliases': 'alias',
+  'routing-rules': 'rule',
 };
 
 /**

@@ -26,4 +26,9 @@ export async function seedGovernance(
       throw new Error(`governance.virtual_keys[${index}].value: must start with sk-gw-`);
     await writes.writeFromConfig('virtual-keys', id, body, value);
   }
+  // Last: a rule's scope may name any of the above.
+  for (const [index, item] of governance.routing_rules.entries()) {
+    const { id = `config-rule-${index}`, ...body } = item;
+    await writes.writeFromConfig('routing-rules', id, body);
+  }
 }

@@ -3,18 +3,8 @@ import type { AuthorizeResult } from '@gw/governance';
 import type { RequestMetadata, SideTexts } from '@gw/guardrails';
 import type { CompletionRoute, EmbeddingsRoute, TextRoute } from '@gw/router';
 import type { ChatChoice, CompletionResponse, Message, TextChoice } from '@gw/shared';
+import { visibleHeaders } from '../request/visible-headers.ts';
 import { jsonTexts, rewriteJson } from './guardrail-json-texts.ts';
-
-/** Headers a condition never sees: the caller's credentials. */
-const HIDDEN_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-api-key',
-  'api-key',
-  'x-goog-api-key',
-  'x-gw-vk',
-]);
 
 /** What a rule's condition sees of a request (docs/guardrails.md "Conditions"). */
 export function requestMetadata(options: {
@@ -24,11 +14,7 @@ export function requestMetadata(options: {
   target?: { provider: string; model: string } | undefined;
   tool?: { client: string; tool: string; arguments: Record<string, unknown> };
 }): RequestMetadata {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers)) {
-    if (value === undefined || HIDDEN_HEADERS.has(name)) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
+  const headers = visibleHeaders(options.headers);
   const authorization = options.authorization;
   return {
     request_type: options.request_type,

@@ -16,6 +16,7 @@ import type { TraceSpan } from '@gw/shared/tracing';
 import { estimateOf } from '../request/estimate-tokens.ts';
 import type { ParsedCompletion } from '../request/parse-request.ts';
 import type { RequestLogDraft } from '../request/request-log.ts';
+import { headerSafe, routingInput } from '../request/routing-input.ts';
 import { findVirtualKey, presentHeaderNames } from '../request/virtual-key-header.ts';
 import type { IngressGuardrails, PassthroughContent } from './guardrail-stage.ts';
 import type { Settler } from './settle-stage.ts';
@@ -114,6 +115,7 @@ export function createPipeline(dependencies: PipelineDependencies) {
       const { provider, model } = call.parsed.target;
       call.log.requestedModel = provider ? `${provider}/${model}` : model;
     }
+    const estimate = estimateOf(call.parsed);
     const authorization = await admission.authorize(
       {
         requestId: call.requestId,
@@ -121,10 +123,14 @@ export function createPipeline(dependencies: PipelineDependencies) {
         virtualKey: findVirtualKey(call.headers),
         headerNames: presentHeaderNames(call.headers),
         targets: [call.parsed.target, ...call.parsed.fallbacks],
-        estimate: estimateOf(call.parsed),
+        estimate,
+        routing: routingInput(call.parsed, call.headers, estimate.promptTokens),
       },
       { trace: call.span?.context },
     );
+    const rule = authorization.routing?.rule;
+    if (rule && call.answerHeaders && !call.answerHeaders.headersSent)
+      call.answerHeaders.setHeader('x-gw-routing-rule', headerSafe(rule.name));
     return {
       requestId: call.requestId,
       headers: call.headers,

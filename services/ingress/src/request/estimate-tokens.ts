@@ -77,6 +77,16 @@ function estimateTokens(messages: Message[], tools?: unknown): number {
   return tokens;
 }
 
+/**
+ * Tokens of a chat prompt before its last message (the conversation so far, which a provider's prompt cache
+ * may hold): lowest_cost routing prices them as cached input.
+ */
+export function prefixTokensOf(messages: readonly Message[], promptTokens: number): number {
+  const last = messages.at(-1);
+  if (!last) return 0;
+  return Math.max(0, promptTokens - TOKENS_PER_MESSAGE - contentTokens(last.content) - REPLY_PRIMING_TOKENS);
+}
+
 /** Tokens of a text or a list of texts (a text completion's prompt, an embeddings input). */
 function textsTokens(texts: string | string[] | undefined): number {
   if (typeof texts === 'string') return textTokens(texts);

@@ -228,6 +228,8 @@ export function createRequestLog(options: {
         selected_key_id: draft.servedBy?.keyId ?? null,
         attempts: draft.attempts ?? null,
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
+        // Where routing sent it and why (docs/routing.md "Explained decisions"); the writer bounds its size.
+        ...(draft.authorization?.routing && { routing: draft.authorization.routing }),
         cache_outcome: draft.cache ?? null,
         guardrail_outcome: guardrailOutcome(draft, errorType),
         request_content: draft.requestContent ?? null,

@@ -24,6 +24,7 @@ export const ADMIN_RESOURCES = [
   'health',
   'alerts',
   'vault',
+  'routing',
 ] as const;
 
 export type AdminResource = (typeof ADMIN_RESOURCES)[number];

@@ -14,6 +14,7 @@ const COLLECTIONS = [
   // Governance users are budget owners, not people who sign in to the admin API (those are /api/users).
   { collection: 'users', resource: 'customers' },
   { collection: 'model-aliases', resource: 'providers' },
+  { collection: 'routing-rules', resource: 'routing' },
 ] as const;
 
 /** Collections whose writes a team-scoped role keeps within its teams (owner-scope.ts). */
@@ -28,7 +29,7 @@ const OWNERS: ReadonlySet<string> = new Set(['teams', 'customers', 'business-uni
 function collectionRoutes(options: {
   base: string;
   collection: string;
-  resource: 'keys' | 'teams' | 'customers' | 'providers';
+  resource: (typeof COLLECTIONS)[number]['resource'];
   governance: GovernanceService;
   router: RouterService;
   /** The create's handler, when the collection's body is not the resource itself (`/api/keys`). */
@@ -173,6 +174,20 @@ export function createGovernanceAdmin(options: {
     };
   };
   return [
+    // Where a described request would go, and why: reads routing, changes nothing (docs/routing.md "Dry run").
+    {
+      method: 'POST',
+      path: '/governance/routing-rules/dry-run',
+      permission: 'routing:read',
+      handle: async (request) => ({
+        status: 200,
+        body: await governance.manage({
+          action: 'dry-run',
+          collection: 'routing-rules',
+          body: await request.body(),
+        }),
+      }),
+    },
     ...COLLECTIONS.flatMap(({ collection, resource }) =>
       collectionRoutes({ base: `/governance/${collection}`, collection, resource, governance, router }),
     ),
