@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { rendezvousScore } from '@gw/shared';
 import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { ResolvedKey } from './providers/adapter.ts';
 
@@ -70,11 +70,7 @@ export function selectKey(
   return pool[pool.length - 1];
 }
 
-/**
- * Weighted rendezvous (highest random weight) hashing: each key scores `-weight / ln(hash)` for the affinity, the
- * highest wins. The same affinity meets the same key; a key that leaves or joins moves only the affinities it
- * wins or won; a key wins a share of affinities proportional to its weight.
- */
+/** The key of the pool with the highest rendezvous score for the affinity (rendezvousScore of @gw/shared). */
 function rendezvous(
   pool: ReadonlyArray<{ key: SelectableKey; weight: number }>,
   affinity: string,
@@ -82,18 +78,11 @@ function rendezvous(
   let best = pool[0]!.key;
   let bestScore = Number.NEGATIVE_INFINITY;
   for (const { key, weight } of pool) {
-    if (weight <= 0) continue;
-    const score = -weight / Math.log(unitHash(`${affinity}\u0000${key.id}`));
+    const score = rendezvousScore(affinity, key.id, weight);
     if (score > bestScore) {
       best = key;
       bestScore = score;
     }
   }
   return best;
-}
-
-/** A uniform number in (0, 1) from the text: 48 bits of its SHA-256, never 0 or 1 (the logarithm stays finite and negative). */
-function unitHash(text: string): number {
-  const bits = createHash('sha256').update(text).digest().readUIntBE(0, 6);
-  return (bits + 0.5) / 2 ** 48;
 }
