@@ -224,18 +224,28 @@ export class ResourceWrites {
   }
 
   private async referrersOf(collection: Collection, id: string): Promise<Referrer[]> {
-    if (!REFERENCE_FIELDS.some(([, target]) => target === collection)) return [];
+    const rules: Referrer[] = (await this.repository.listCurrent('routing-rules'))
+      .filter(
+        (rule) =>
+          rule.scope !== 'global' && SCOPE_COLLECTIONS[rule.scope] === collection && rule.scope_id === id,
+      )
+      .map((rule) => ({ collection: 'routing-rules', id: rule.id, field: 'scope_id' }));
+    if (!REFERENCE_FIELDS.some(([, target]) => target === collection)) return rules;
     const candidates: Array<{ collection: Collection; resource: Stored }> = [];
     for (const referring of REFERRING_COLLECTIONS) {
       for (const resource of await this.repository.listCurrent(referring))
         candidates.push({ collection: referring, resource });
     }
-    return referrersAmong(candidates, { collection, id });
+    return [...referrersAmong(candidates, { collection, id }), ...rules];
   }
 
   private async detach({ collection, id, field }: Referrer): Promise<void> {
     const resource = this.repository.get(collection, id);
     if (!resource) return;
+    if (field === 'scope_id') {
+      await this.repository.remove(collection, resource);
+      return;
+    }
     const { [field]: _detached, ...rest } = resource as Stored & Partial<Record<string, unknown>>;
     await this.repository.save(
       collection,
