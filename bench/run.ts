@@ -1519,7 +1519,10 @@ async function main(): Promise<number> {
         params.guardrails.flatMap((guardrails) =>
           params.routing.flatMap((routing) =>
             params.tracing.flatMap((ratio) =>
-              roots.map((root) => [mode, ratio, logs, guardrails, routing, root] as const),
+              // A baseline from before routing rules has none to configure: its rows are the rule-less ones.
+              (routing ? [undefined] : roots).map(
+                (root) => [mode, ratio, logs, guardrails, routing, root] as const,
+              ),
             ),
           ),
         ),

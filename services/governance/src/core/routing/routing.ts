@@ -275,7 +275,8 @@ export class Routing {
         prefixTokens: request.routing?.prefixTokens ?? 0,
         completionTokens: request.estimate?.maxCompletionTokens ?? settings.expected_completion_tokens,
       },
-      affinity: request.routing?.affinity,
+      // Read only for cache_affinity: the ingress hashes the prefix when it is read.
+      affinity: options.strategy === 'cache_affinity' ? request.routing?.affinity : undefined,
       random: this.dependencies.random,
     };
     return orderByStrategy(candidates, inputs);
