@@ -39,17 +39,17 @@ describe('routingInput', () => {
         'x-api-key': 'k',
         cookie: 'c',
         'x-tier': 'gold',
-        accept: ['a', 'b'],
+        'x-list': ['a', 'b'],
       },
       100,
     );
     expect(input).toMatchObject({
       requestType: 'chat',
       stream: false,
-      headers: { 'x-tier': 'gold', accept: 'a, b' },
+      headers: { 'x-tier': 'gold', 'x-list': 'a, b' },
       params: { temperature: 0.2 },
     });
-    expect(Object.keys(input.headers).sort()).toEqual(['accept', 'x-tier']);
+    expect(Object.keys(input.headers).sort()).toEqual(['x-list', 'x-tier']);
     // 100 tokens less the last message (4 framing + 4 of text) and the reply's priming (3).
     expect(input.prefixTokens).toBe(89);
   });
