@@ -122,6 +122,42 @@ function guardrailsEnv(): Array<'pii' | undefined> {
   });
 }
 
+/**
+ * BENCH_ROUTING: `off` or `rules`, comma-separated; each gw mode is measured once per entry. `rules` configures
+ * ten global routing rules (docs/routing.md) that every request evaluates: the usual rows then measure ten rules
+ * that do not match, and a `+rule` row sends a header the tenth one matches. Unset: `off` alone.
+ */
+function routingEnv(): Array<'rules' | undefined> {
+  const raw = process.env['BENCH_ROUTING'];
+  if (raw === undefined || raw === '') return [undefined];
+  return raw.split(',').map((entry) => {
+    const value = entry.trim();
+    if (value !== 'off' && value !== 'rules')
+      throw new Error(`BENCH_ROUTING: '${entry}' is neither off nor rules`);
+    return value === 'rules' ? value : undefined;
+  });
+}
+
+/** The header the tenth rule of BENCH_ROUTING=rules matches (the `+rule` rows). */
+const ROUTING_RULE_HEADER = 'x-bench-route';
+
+/** Ten rules of the shapes operators write, nine of which no bench request matches. */
+const ROUTING_RULES = [
+  '"x-tier" in headers && headers["x-tier"] == "gold"',
+  'tokens > 100000',
+  'has(key.metadata.tier) && key.metadata.tier == "enterprise"',
+  'model.startsWith("claude-") && stream',
+  'team.name == "research" || customer.name == "acme"',
+  '"temperature" in params && params.temperature > 1.5',
+  'request_type == "embeddings"',
+  'provider == "anthropic" && tokens > 5000',
+  '"user-agent" in headers && headers["user-agent"] == "never-this-agent"',
+  `"${ROUTING_RULE_HEADER}" in headers`,
+].map(
+  (expression, index) =>
+    `    - { name: bench-rule-${index}, cel_expression: '${expression}', priority: ${index}, targets: [{ provider: openai, model: gpt-4o-mini }] }`,
+);
+
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = join(ROOT, 'bench', 'results');
 const peers = peersEnv(ROOT);
@@ -141,6 +177,7 @@ const params = {
   streamChunks: intEnv('BENCH_STREAM_CHUNKS', 5, 1),
   modes: modesEnv(),
   guardrails: guardrailsEnv(),
+  routing: routingEnv(),
   redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
   startTimeoutMs: intEnv('BENCH_START_TIMEOUT_MS', 60_000, 1),
   tracing: tracingEnv('BENCH_TRACING'),
@@ -697,6 +734,8 @@ interface Variant {
   logs: boolean | undefined;
   /** BENCH_GUARDRAILS=pii: a guardrail configured whose rule applies only to the `+pii` rows. */
   guardrails?: 'pii' | undefined;
+  /** BENCH_ROUTING=rules: ten routing rules evaluated by every request; the tenth matches the `+rule` row. */
+  routing?: 'rules' | undefined;
   /** BENCH_BASELINE: the checkout whose gw runs (this one when undefined); its rows are named `…@base`. */
   root?: string | undefined;
 }
@@ -721,6 +760,7 @@ function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
       '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
       '      budget: { max_limit: 1000000, reset_duration: 1d }',
       '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+      ...(variant.routing ? ['  routing_rules:', ...ROUTING_RULES] : []),
       // BENCH_TRACING: every span of every process goes to the mock's collector, in batches, over HTTP.
       ...(tracing === undefined
         ? []
@@ -788,7 +828,7 @@ async function runMode(
   const { tmp, mockUrl, redisPrefix } = run;
   const configPath = gwConfig(tmp, mockUrl, variant);
   const { tracing, logs } = variant;
-  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}${variant.guardrails ? '+guardrails' : ''}${variant.root ? '@base' : ''}`;
+  const suffix = `${logs === undefined ? '' : logs ? '+logs' : '+nologs'}${tracing === undefined ? '' : `+trace${tracing}`}${variant.guardrails ? '+guardrails' : ''}${variant.routing ? '+rules' : ''}${variant.root ? '@base' : ''}`;
   const name = `${mode}${suffix}`;
   const cpuBaseline = `embedded${suffix}`;
   // Every gw process inherits NODE_OPTIONS (the cluster's launcher passes its environment on to each service).
@@ -899,6 +939,19 @@ async function runMode(
         if (requests > 0) governed.redisCallsPerRequest = Math.round((calls / requests) * 100) / 100;
       }
       governed.ok = true;
+    }
+    if (variant.routing) {
+      // The same request matched by the tenth rule: nine evaluated and passed over, then the match routes it.
+      const row: TargetResult = {
+        target: `${name}+rule`,
+        url: result.url,
+        ok: false,
+        errors: 0,
+        errorSamples: [],
+      };
+      Object.assign(row, await target(row.target, { [ROUTING_RULE_HEADER]: '1' }));
+      row.ok = true;
+      extra.push(row);
     }
     if (variant.guardrails) {
       // The same 4 KB prompt without and with the guardrail: the difference is what the check costs.
@@ -1346,6 +1399,11 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
     ...(params.logs.some((logs) => logs !== undefined)
       ? ['+logs / +nologs: request logs on (metadata only, SQLite or the Redis stream) / off (BENCH_LOGS)']
       : []),
+    ...(params.routing.some((routing) => routing !== undefined)
+      ? [
+          '+rules: ten routing rules evaluated by every request, the tenth matching the +rule rows (BENCH_ROUTING)',
+        ]
+      : []),
     ...(params.guardrails.some((guardrails) => guardrails !== undefined)
       ? [
           '+guardrails: a PII guardrail configured, its rule in force only on the +pii rows (BENCH_GUARDRAILS)',
@@ -1456,17 +1514,22 @@ async function main(): Promise<number> {
     for (const peer of params.peers) results.push(await runPeer(peer, run));
     // BENCH_BASELINE: each measurement of the baseline checkout right before the same one of this checkout.
     const roots = params.baseline ? [params.baseline, undefined] : [undefined];
-    for (const [mode, tracing, logs, guardrails, root] of params.modes.flatMap((mode) =>
+    for (const [mode, tracing, logs, guardrails, routing, root] of params.modes.flatMap((mode) =>
       params.logs.flatMap((logs) =>
         params.guardrails.flatMap((guardrails) =>
-          params.tracing.flatMap((ratio) =>
-            roots.map((root) => [mode, ratio, logs, guardrails, root] as const),
+          params.routing.flatMap((routing) =>
+            params.tracing.flatMap((ratio) =>
+              // A baseline from before routing rules has none to configure: its rows are the rule-less ones.
+              (routing ? [undefined] : roots).map(
+                (root) => [mode, ratio, logs, guardrails, routing, root] as const,
+              ),
+            ),
           ),
         ),
       ),
     )) {
       const traced = await mockStats(mockUrl);
-      const measured = await runMode(mode, { tracing, logs, guardrails, root }, run);
+      const measured = await runMode(mode, { tracing, logs, guardrails, routing, root }, run);
       if (tracing !== undefined) {
         const now = await mockStats(mockUrl);
         const exports = (now.traceExports ?? 0) - (traced.traceExports ?? 0);

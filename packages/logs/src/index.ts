@@ -17,7 +17,6 @@ export { DroppedTally, droppedQuerySchema } from './requests/dropped-counts.ts';
 export { type LogQueryInput, logQueryParamsSchema, logStatsParamsSchema } from './requests/log-filter.ts';
 export { logTailParamsSchema, matchesLogFilter } from './requests/log-match.ts';
 export {
-  boundRoutingDecision,
   type LogRecord,
   type LogRecordInput,
   logRecordSchema,

@@ -1,4 +1,10 @@
 import {
+  apiKeyOf,
+  type FakePromptCache,
+  type FakeProviderOptions,
+  promptCacheOf,
+} from './fake-prompt-cache.ts';
+import {
   type FakeRoute,
   type FakeUpstreamAnswer,
   type FakeUpstreamRequest,
@@ -10,11 +16,18 @@ function anthropicEvent(data: { type: string } & Record<string, unknown>): strin
   return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** A Messages answer's usage: `input_tokens` leaves out the tokens read from the cache, as Anthropic bills them. */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number;
+}
+
 export interface AnthropicAnswerOptions {
   model?: string;
   text?: string;
   toolUse?: { id: string; name: string; input: Record<string, unknown> };
-  usage?: { input_tokens: number; output_tokens: number };
+  usage?: AnthropicUsage;
 }
 
 /** A Messages API answer (anthropic-version 2023-06-01). */
@@ -37,7 +50,12 @@ export function anthropicMessage(options: AnthropicAnswerOptions = {}) {
 
 /** The events of a streamed Messages answer: text pieces, then optionally one tool call in two JSON pieces. */
 export function anthropicStream(
-  options: { model?: string; pieces?: string[]; toolUse?: { id: string; name: string; json: string[] } } = {},
+  options: {
+    model?: string;
+    pieces?: string[];
+    toolUse?: { id: string; name: string; json: string[] };
+    usage?: AnthropicUsage;
+  } = {},
 ): string[] {
   const pieces = options.pieces ?? ['Hel', 'lo', ' Claude'];
   const events = [
@@ -51,7 +69,9 @@ export function anthropicStream(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 1 },
+        usage: options.usage
+          ? { ...options.usage, output_tokens: 1 }
+          : { input_tokens: 10, output_tokens: 1 },
       },
     }),
   ];
@@ -92,7 +112,7 @@ export function anthropicStream(
     anthropicEvent({
       type: 'message_delta',
       delta: { stop_reason: options.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },
-      usage: { output_tokens: 7 },
+      usage: { output_tokens: options.usage?.output_tokens ?? 7 },
     }),
   );
   events.push(anthropicEvent({ type: 'message_stop' }));
@@ -108,14 +128,42 @@ export function anthropicError(status: number, type: string, message: string): F
   };
 }
 
-function messagesAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
-  const body = request.body as { stream?: boolean; model?: string } | undefined;
-  const model = body?.model;
-  if (body?.stream) return { sse: anthropicStream(model ? { model } : {}) };
-  return { json: anthropicMessage(model ? { model } : {}) };
+/** Output tokens of the fake's answers when it counts usage itself. */
+const ANSWER_TOKENS = 6;
+
+/** A Messages request's prompt as blocks of the cache, in the order Anthropic caches them: tools, system, messages. */
+function messagesBlocks(body: { tools?: unknown; system?: unknown; messages?: unknown }): unknown[] {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return [body.tools, body.system, ...messages].filter((block) => block !== undefined);
 }
 
-const ANTHROPIC_ROUTES: FakeRoute[] = [
+function messagesAnswer(
+  request: FakeUpstreamRequest,
+  cache: FakePromptCache | undefined,
+): FakeUpstreamAnswer {
+  const body = (request.body ?? {}) as {
+    stream?: boolean;
+    model?: string;
+    tools?: unknown;
+    system?: unknown;
+    messages?: unknown;
+  };
+  const read = cache?.read(apiKeyOf(request.headers), messagesBlocks(body));
+  const options = {
+    ...(body.model && { model: body.model }),
+    ...(read && {
+      usage: {
+        input_tokens: read.promptTokens - read.cachedTokens,
+        output_tokens: ANSWER_TOKENS,
+        cache_read_input_tokens: read.cachedTokens,
+      },
+    }),
+  };
+  if (body.stream) return { sse: anthropicStream(options) };
+  return { json: anthropicMessage(options) };
+}
+
+const anthropicRoutes = (cache: FakePromptCache | undefined): FakeRoute[] => [
   { path: /^\/v1\/messages\/count_tokens/, answer: () => ({ json: { input_tokens: 42 } }) },
   {
     path: /^\/v1\/models/,
@@ -125,10 +173,10 @@ const ANTHROPIC_ROUTES: FakeRoute[] = [
   },
   // Every other path answers a message: Vertex and pass-through targets put the Messages API at paths of
   // their own.
-  { path: /./, answer: messagesAnswer },
+  { path: /./, answer: (request) => messagesAnswer(request, cache) },
 ];
 
 /** A fake Anthropic Messages API on loopback (real wire format), recording what gw sent. */
-export function startFakeAnthropic() {
-  return startFakeUpstream(ANTHROPIC_ROUTES);
+export function startFakeAnthropic(options: FakeProviderOptions = {}) {
+  return startFakeUpstream(anthropicRoutes(promptCacheOf(options.promptCache)));
 }

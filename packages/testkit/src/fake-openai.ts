@@ -1,4 +1,10 @@
 import {
+  apiKeyOf,
+  type FakePromptCache,
+  type FakeProviderOptions,
+  promptCacheOf,
+} from './fake-prompt-cache.ts';
+import {
   type FakeRoute,
   type FakeUpstream,
   type FakeUpstreamAnswer,
@@ -10,14 +16,28 @@ import {
  * A fake OpenAI upstream on loopback that speaks the real wire format: the one recorder with OpenAI's routes
  * (answers that echo the request's model).
  */
-export function startFakeOpenAi(): Promise<FakeUpstream> {
-  return startFakeUpstream(OPENAI_ROUTES);
+export function startFakeOpenAi(options: FakeProviderOptions = {}): Promise<FakeUpstream> {
+  return startFakeUpstream(openAiRoutes(promptCacheOf(options.promptCache)));
 }
 
 export type FakeOpenAi = FakeUpstream;
 
+/** A chat completion's usage, as OpenAI reports it. */
+export interface OpenAiUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+}
+
 export function chatCompletion(
-  options: { content?: string | null; model?: string; toolCalls?: unknown[]; finishReason?: string } = {},
+  options: {
+    content?: string | null;
+    model?: string;
+    toolCalls?: unknown[];
+    finishReason?: string;
+    usage?: OpenAiUsage;
+  } = {},
 ) {
   return {
     id: 'chatcmpl-fake-1',
@@ -38,7 +58,7 @@ export function chatCompletion(
         finish_reason: options.finishReason ?? (options.toolCalls ? 'tool_calls' : 'stop'),
       },
     ],
-    usage: {
+    usage: options.usage ?? {
       prompt_tokens: 11,
       completion_tokens: 7,
       total_tokens: 18,
@@ -49,11 +69,7 @@ export function chatCompletion(
 
 /** The chunks OpenAI streams for a short answer, with `include_usage`: role, content pieces, finish, usage. */
 export function chatStreamEvents(
-  options: {
-    pieces?: string[];
-    model?: string;
-    usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  } = {},
+  options: { pieces?: string[]; model?: string; usage?: OpenAiUsage } = {},
 ): string[] {
   const base = {
     id: 'chatcmpl-fake-2',
@@ -124,10 +140,32 @@ function textCompletionAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer 
   };
 }
 
-function chatAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
+/** Completion tokens of the fake's answers when it counts usage itself (a short answer). */
+const ANSWER_TOKENS = 7;
+
+/** OpenAI caches prefixes in steps of 128 tokens past the first 1024: what it reports cached is a multiple of 128. */
+function openAiUsage(cache: FakePromptCache, request: FakeUpstreamRequest, blocks: unknown[]): OpenAiUsage {
+  const read = cache.read(apiKeyOf(request.headers), blocks);
+  return {
+    prompt_tokens: read.promptTokens,
+    completion_tokens: ANSWER_TOKENS,
+    total_tokens: read.promptTokens + ANSWER_TOKENS,
+    prompt_tokens_details: { cached_tokens: Math.floor(read.cachedTokens / 128) * 128 },
+  };
+}
+
+/** A chat request's prompt as blocks of the cache: its tools, then its messages. */
+function chatBlocks(request: FakeUpstreamRequest): unknown[] {
+  const body = request.body as { tools?: unknown; messages?: unknown } | undefined;
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  return body?.tools === undefined ? messages : [body.tools, ...messages];
+}
+
+function chatAnswer(request: FakeUpstreamRequest, cache: FakePromptCache | undefined): FakeUpstreamAnswer {
   const model = requestedModel(request);
-  if (streamed(request)) return { events: chatStreamEvents({ model }) };
-  return { json: chatCompletion({ model }) };
+  const usage = cache && openAiUsage(cache, request, chatBlocks(request));
+  if (streamed(request)) return { events: chatStreamEvents({ model, ...(usage && { usage }) }) };
+  return { json: chatCompletion({ model, ...(usage && { usage }) }) };
 }
 
 /** One SSE event of OpenAI's Responses API: `event:` naming the payload's type, then `data:`. */
@@ -135,8 +173,17 @@ function responsesEvent(data: { type: string } & Record<string, unknown>): strin
   return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** A Responses API answer's usage, as OpenAI reports it. */
+interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
 /** A Responses API answer of one text message (OpenAI's `/v1/responses`, whole). */
-function responseObject(options: { model?: string; text?: string } = {}) {
+function responseObject(options: { model?: string; text?: string; usage?: ResponsesUsage } = {}) {
   return {
     id: 'resp_fake_01',
     object: 'response',
@@ -154,7 +201,7 @@ function responseObject(options: { model?: string; text?: string } = {}) {
         ],
       },
     ],
-    usage: {
+    usage: options.usage ?? {
       input_tokens: 11,
       input_tokens_details: { cached_tokens: 0 },
       output_tokens: 6,
@@ -165,7 +212,9 @@ function responseObject(options: { model?: string; text?: string } = {}) {
 }
 
 /** The same answer streamed as OpenAI streams it: created, the message item, its text, done, completed. */
-export function responseStream(options: { model?: string; text?: string } = {}): string[] {
+export function responseStream(
+  options: { model?: string; text?: string; usage?: ResponsesUsage } = {},
+): string[] {
   const response = responseObject(options);
   const message = response.output[0]!;
   const text = message.content[0]!.text;
@@ -194,18 +243,39 @@ export function responseStream(options: { model?: string; text?: string } = {}):
   ];
 }
 
-function responsesAnswer(request: FakeUpstreamRequest): FakeUpstreamAnswer {
-  const model = requestedModel(request);
-  return streamed(request) ? { sse: responseStream({ model }) } : { json: responseObject({ model }) };
+/** A Responses request's prompt as blocks of the cache: instructions, tools, then the input's items. */
+function responsesBlocks(request: FakeUpstreamRequest): unknown[] {
+  const body = request.body as { instructions?: unknown; tools?: unknown; input?: unknown } | undefined;
+  const input = Array.isArray(body?.input) ? body.input : [body?.input];
+  return [body?.instructions, body?.tools, ...input].filter((block) => block !== undefined);
 }
 
-const OPENAI_ROUTES: FakeRoute[] = [
-  { path: /(?<!\/chat)\/completions$/, answer: textCompletionAnswer },
-  { path: /^\/v1\/responses$/, answer: responsesAnswer },
-  // Every other path answers a chat completion: the OpenAI-compatible servers (Azure deployments, Ollama,
-  // pass-through targets) put chat at paths of their own.
-  { path: /./, answer: chatAnswer },
-];
+function responsesAnswer(
+  request: FakeUpstreamRequest,
+  cache: FakePromptCache | undefined,
+): FakeUpstreamAnswer {
+  const model = requestedModel(request);
+  const counted = cache && openAiUsage(cache, request, responsesBlocks(request));
+  const usage = counted && {
+    input_tokens: counted.prompt_tokens,
+    input_tokens_details: { cached_tokens: counted.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens: counted.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: counted.total_tokens,
+  };
+  const options = { model, ...(usage && { usage }) };
+  return streamed(request) ? { sse: responseStream(options) } : { json: responseObject(options) };
+}
+
+function openAiRoutes(cache: FakePromptCache | undefined): FakeRoute[] {
+  return [
+    { path: /(?<!\/chat)\/completions$/, answer: textCompletionAnswer },
+    { path: /^\/v1\/responses$/, answer: (request) => responsesAnswer(request, cache) },
+    // Every other path answers a chat completion: the OpenAI-compatible servers (Azure deployments, Ollama,
+    // pass-through targets) put chat at paths of their own.
+    { path: /./, answer: (request) => chatAnswer(request, cache) },
+  ];
+}
 
 /**
  * The chunks OpenAI streams for one tool call whose arguments arrive in `fragments` (the first rides on

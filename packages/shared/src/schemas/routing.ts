@@ -84,7 +84,6 @@ function scopeNamed(rule: { scope: RoutingScope; scope_id?: string | undefined }
 /** A rule's fields without the scope check (what a stored rule extends). */
 export const routingRuleObjectSchema = z.strictObject(routingRuleFields);
 export const routingRuleSchema = routingRuleObjectSchema.superRefine(scopeNamed);
-export type RoutingRule = z.infer<typeof routingRuleSchema>;
 
 /** A rule of the config file (`governance.routing_rules`), with the id it keeps in the store. */
 export const configRoutingRuleSchema = z
@@ -92,8 +91,7 @@ export const configRoutingRuleSchema = z
   .superRefine(scopeNamed);
 
 /** Why a candidate or a rule was passed over (docs/routing.md "Explained decisions"). */
-export const ROUTING_SKIP_REASONS = ['boundary', 'health', 'context_window', 'limits', 'objective'] as const;
-export type RoutingSkipReason = (typeof ROUTING_SKIP_REASONS)[number];
+const ROUTING_SKIP_REASONS = ['boundary', 'health', 'context_window', 'limits', 'objective'] as const;
 
 /** One candidate target of a decision: its score under the strategy (higher is better), or why it was skipped. */
 export const routingCandidateSchema = z.object({

@@ -18,7 +18,8 @@ export const REFERRING_COLLECTIONS = ['virtual-keys', 'teams', 'users'] as const
 export interface Referrer {
   collection: Collection;
   id: string;
-  field: ReferenceField;
+  /** `scope_id`: a routing rule scoped to the resource (a cascade deletes the rule: it has no meaning left). */
+  field: ReferenceField | 'scope_id';
 }
 
 /** The reference fields of a resource that name `collection`'s resource `id`. */
@@ -48,6 +49,7 @@ export function stillReferenced(target: { collection: Collection; id: string }, 
     message:
       `${target.collection} '${target.id}' is still referenced by ${named.join(', ')}` +
       `${more > 0 ? ` and ${more} more` : ''}; change them first, or delete with ?cascade=true to detach ` +
-      'them (their reference is removed; nothing else is deleted)',
+      'them (their reference is removed; nothing else is deleted' +
+      `${referrers.some(({ field }) => field === 'scope_id') ? ' but the routing rules scoped to it' : ''})`,
   });
 }

@@ -1,4 +1,5 @@
 import { type Budget, GatewayError, newId, newVirtualKeyValue } from '@gw/shared';
+import { CelError } from '@gw/shared/cel';
 import type { DeleteResult, ResourceView } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
 import {
@@ -24,7 +25,7 @@ import {
   storedSchemas,
   storedVirtualKeySchema,
 } from './resources.ts';
-import { compileRuleExpression, RuleExpressionError } from './routing/rule-expression.ts';
+import { compileRuleExpression } from './routing/rule-expression.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
 
 type BudgetInput = { budget?: Budget | undefined; budgets?: Budget[] | undefined };
@@ -82,7 +83,7 @@ export class ResourceWrites {
     try {
       compileRuleExpression(input.cel_expression);
     } catch (error) {
-      if (!(error instanceof RuleExpressionError)) throw error;
+      if (!(error instanceof CelError)) throw error;
       throw new GatewayError({
         type: 'invalid_request',
         message: `cel_expression: ${error.message}`,
@@ -224,18 +225,28 @@ export class ResourceWrites {
   }
 
   private async referrersOf(collection: Collection, id: string): Promise<Referrer[]> {
-    if (!REFERENCE_FIELDS.some(([, target]) => target === collection)) return [];
+    const rules: Referrer[] = (await this.repository.listCurrent('routing-rules'))
+      .filter(
+        (rule) =>
+          rule.scope !== 'global' && SCOPE_COLLECTIONS[rule.scope] === collection && rule.scope_id === id,
+      )
+      .map((rule) => ({ collection: 'routing-rules', id: rule.id, field: 'scope_id' }));
+    if (!REFERENCE_FIELDS.some(([, target]) => target === collection)) return rules;
     const candidates: Array<{ collection: Collection; resource: Stored }> = [];
     for (const referring of REFERRING_COLLECTIONS) {
       for (const resource of await this.repository.listCurrent(referring))
         candidates.push({ collection: referring, resource });
     }
-    return referrersAmong(candidates, { collection, id });
+    return [...referrersAmong(candidates, { collection, id }), ...rules];
   }
 
   private async detach({ collection, id, field }: Referrer): Promise<void> {
     const resource = this.repository.get(collection, id);
     if (!resource) return;
+    if (field === 'scope_id') {
+      await this.repository.remove(collection, resource);
+      return;
+    }
     const { [field]: _detached, ...rest } = resource as Stored & Partial<Record<string, unknown>>;
     await this.repository.save(
       collection,

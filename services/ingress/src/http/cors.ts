@@ -10,6 +10,7 @@ const EXPOSED = [
   'x-request-id',
   ...Object.values(CACHE_RESPONSE_HEADERS),
   'x-gw-mcp-tool-error',
+  'x-gw-routing-rule',
   'retry-after',
 ].join(', ');
 

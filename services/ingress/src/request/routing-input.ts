@@ -49,9 +49,16 @@ export function routingInput(
   };
   const messages = parsed.messages;
   if (parsed.operation === 'chat' && messages && messages.length > 0) {
-    const affinity = affinityOf(messages);
-    if (affinity !== undefined) input.affinity = affinity;
     input.prefixTokens = prefixTokensOf(messages, promptTokens);
+    // Hashed only when read (cache_affinity reads it; a remote admission's JSON does): most requests never pay.
+    let affinity: string | undefined | null = null;
+    Object.defineProperty(input, 'affinity', {
+      enumerable: true,
+      get: () => {
+        if (affinity === null) affinity = affinityOf(messages);
+        return affinity;
+      },
+    });
   }
   return input;
 }

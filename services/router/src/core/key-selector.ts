@@ -1,3 +1,4 @@
+import { rendezvousScore } from '@gw/shared';
 import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { ResolvedKey } from './providers/adapter.ts';
 
@@ -13,6 +14,11 @@ export interface KeySelection {
   allowedIds?: readonly string[] | undefined;
   /** Keys rotated out by earlier attempts of this request. */
   excluded: ReadonlySet<string>;
+  /**
+   * cache_affinity (docs/routing.md): a hash of the conversation's prefix. With it the key is chosen by rendezvous
+   * hashing instead of at random, so every request of one conversation meets the same provider prompt cache.
+   */
+  affinity?: string | undefined;
 }
 
 function eligible(key: SelectableKey, selection: KeySelection): boolean {
@@ -25,7 +31,8 @@ function eligible(key: SelectableKey, selection: KeySelection): boolean {
 /**
  * Weighted random choice among the keys that may serve the model, their weights multiplied by their health for
  * this model (a key Failed for it is left out while another can serve, except for its probe). Keys rotated out are avoided while
- * any other eligible key remains; when all were rotated out the least bad choice is still a key.
+ * any other eligible key remains; when all were rotated out the least bad choice is still a key. With an
+ * affinity the choice among the same keys is by rendezvous hashing rather than at random.
  */
 export function selectKey(
   keys: readonly SelectableKey[],
@@ -48,6 +55,12 @@ export function selectKey(
     if (weighed.probe !== undefined) return pool[weighed.probe];
     weights = weighed.weights;
   }
+  if (selection.affinity !== undefined) {
+    return rendezvous(
+      pool.map((key, index) => ({ key, weight: weights[index]! })),
+      selection.affinity,
+    );
+  }
   const total = weights.reduce((sum, weight) => sum + weight, 0);
   let point = (options.random ?? Math.random)() * total;
   for (const [index, key] of pool.entries()) {
@@ -55,4 +68,21 @@ export function selectKey(
     if (point < 0) return key;
   }
   return pool[pool.length - 1];
+}
+
+/** The key of the pool with the highest rendezvous score for the affinity (rendezvousScore of @gw/shared). */
+function rendezvous(
+  pool: ReadonlyArray<{ key: SelectableKey; weight: number }>,
+  affinity: string,
+): SelectableKey {
+  let best = pool[0]!.key;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  for (const { key, weight } of pool) {
+    const score = rendezvousScore(affinity, key.id, weight);
+    if (score > bestScore) {
+      best = key;
+      bestScore = score;
+    }
+  }
+  return best;
 }

@@ -108,7 +108,12 @@ export async function runPassthrough(options: {
   }
   const key = selectKey(
     provider.keys,
-    { model: request.target.model, allowedIds: request.target.keyIds, excluded: new Set() },
+    {
+      model: request.target.model,
+      allowedIds: request.target.keyIds,
+      excluded: new Set(),
+      affinity: request.target.affinity,
+    },
     { provider: provider.name, health: options.health, random: options.random },
   );
   if (!key && !provider.adapter.capabilities.authOptional) {

@@ -255,7 +255,7 @@ export class PlanExecution {
     for (let attempt = 0; ; attempt++) {
       const key = selectKey(
         provider.keys,
-        { model: target.model, allowedIds: target.keyIds, excluded },
+        { model: target.model, allowedIds: target.keyIds, excluded, affinity: target.affinity },
         { provider: provider.name, health, random },
       );
       if (!key && !provider.adapter.capabilities.authOptional) {

@@ -14,6 +14,8 @@ export interface RouteTarget {
   model: string;
   /** Provider key ids allowed by the virtual key; undefined or `*` means all. */
   keyIds?: string[] | undefined;
+  /** cache_affinity: a hash of the conversation's prefix; the provider key is chosen by it (key-selector.ts). */
+  affinity?: string | undefined;
 }
 
 interface RouteBase {

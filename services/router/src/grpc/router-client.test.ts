@@ -34,9 +34,12 @@ const chunk = (content: string): ChatCompletionChunk => ({
 
 /** What the fake core answers next: a served result with or without forged JSON (or a stream's `native`). */
 let reply: { json?: string; native?: string } = {};
+/** The route requests the fake core was called with, as the server decoded them. */
+const received: CompletionRoute[] = [];
 
 const core = {
-  async complete() {
+  async complete(request: CompletionRoute) {
+    received.push(request);
     return { response, provider: 'openai', ...reply };
   },
   async *stream(): AsyncGenerator<StreamItem> {
@@ -80,6 +83,17 @@ it('answers the completion with the JSON text it decoded', async () => {
   expect(result.response).toEqual(response);
   expect(result.provider).toBe('openai');
   expect(result.json).toBe(JSON.stringify(response));
+});
+
+it('carries each target’s affinity to the router core (cache_affinity)', async () => {
+  reply = {};
+  received.length = 0;
+  const targets = [
+    { provider: 'openai', model: 'gpt-4o-mini', keyIds: ['k1', 'k2'], affinity: 'ab12cd34' },
+    { provider: 'anthropic', model: 'claude-haiku-4-5' },
+  ];
+  await client.complete({ ...route, targets }, call);
+  expect(received.map((request) => request.targets)).toEqual([targets]);
 });
 
 it('refuses a completion reply that fails its schema', async () => {

@@ -6,6 +6,7 @@ const targetSchema = z.object({
   provider: z.string(),
   model: z.string(),
   keyIds: z.array(z.string()).optional(),
+  affinity: z.string().max(128).optional(),
 });
 
 const routeBase = {

@@ -290,6 +290,32 @@ describe.each(backends)('routing rules over the %s store', (_name, create) => {
     ).toHaveLength(1);
   });
 
+  it('keeps a rule from outliving its scope: deleting the team is a 409 naming it, a cascade deletes it', async () => {
+    const { rule, team, manage } = await setup(create);
+    const scoped = await rule({
+      name: 'team-rule',
+      cel_expression: 'true',
+      scope: 'team',
+      scope_id: team.id,
+      targets: [{ provider: 'openai', model: 'x' }],
+    });
+    const refused = await refusal(manage({ action: 'delete', collection: 'teams', id: team.id }));
+    expect(refused.type).toBe('conflict');
+    expect(refused.message).toContain(`routing-rules '${scoped.id}' (scope_id)`);
+    expect(refused.message).toContain('but the routing rules scoped to it');
+    const deleted = await manage({ action: 'delete', collection: 'teams', id: team.id, cascade: true });
+    expect(deleted.detached).toContainEqual({
+      collection: 'routing-rules',
+      id: scoped.id,
+      field: 'scope_id',
+    });
+    await expect(manage({ action: 'get', collection: 'routing-rules', id: scoped.id })).rejects.toMatchObject(
+      {
+        type: 'not_found',
+      },
+    );
+  });
+
   it('applies global rules to requests without a virtual key, and changes apply to the next request', async () => {
     const { core, rule, request, manage } = await setup(create);
     const anonymous = request({ virtualKey: undefined });

@@ -143,7 +143,14 @@ export class Routing {
     const targets = this.aliased(request, undefined, (chosen) => {
       explained = chosen;
     });
-    return this.fitted({ targets, decision: this.unruled(targets, explained, skipped) }, request);
+    const affine = explained?.strategy === 'cache_affinity';
+    return this.fitted(
+      {
+        targets: affine ? this.withAffinity(targets, request) : targets,
+        decision: this.unruled(targets, explained, skipped),
+      },
+      request,
+    );
   }
 
   /** A dry run's view: the rules a request of these scopes would evaluate, in order (for the admin API). */
@@ -275,7 +282,8 @@ export class Routing {
         prefixTokens: request.routing?.prefixTokens ?? 0,
         completionTokens: request.estimate?.maxCompletionTokens ?? settings.expected_completion_tokens,
       },
-      affinity: request.routing?.affinity,
+      // Read only for cache_affinity: the ingress hashes the prefix when it is read.
+      affinity: options.strategy === 'cache_affinity' ? request.routing?.affinity : undefined,
       random: this.dependencies.random,
     };
     return orderByStrategy(candidates, inputs);

@@ -1,5 +1,9 @@
-import { hash } from 'node:crypto';
-import type { RoutingCandidate, RoutingObjective, RoutingStrategy } from '@gw/shared';
+import {
+  type RoutingCandidate,
+  type RoutingObjective,
+  type RoutingStrategy,
+  rendezvousScore,
+} from '@gw/shared';
 import { healthId, type TargetSignals } from '@gw/shared/health';
 import { type HealthView, weightedOrder } from '../plan-targets.ts';
 import type { ModelPrice } from '../pricing.ts';
@@ -52,12 +56,6 @@ interface Scored<Item> {
   detail?: string | undefined;
 }
 
-/** A number in [0, 1) from a string: the rendezvous draw of one candidate for one affinity. */
-function unitHash(text: string): number {
-  const digest = hash('sha1', text, 'buffer');
-  return digest.readUInt32BE(0) / 0x1_0000_0000;
-}
-
 /** Estimated USD of the request on a model: the prefix at the cached-input price where there is one. */
 function estimatedCost(price: ModelPrice, estimate: StrategyInputs['estimate']): number {
   const prefix = Math.min(estimate.prefixTokens, estimate.promptTokens);
@@ -99,8 +97,8 @@ function score<Item>(candidate: Candidate<Item>, signals: TargetSignals, inputs:
     case 'cache_affinity': {
       if (inputs.affinity === undefined) return { score: candidate.weight, detail: 'no prefix: weighted' };
       // Weighted rendezvous hashing: the same prefix meets the same candidate while it serves.
-      const draw = unitHash(`${inputs.affinity}\u001f${candidate.provider}/${candidate.model}`);
-      return { score: -candidate.weight / Math.log(draw || Number.MIN_VALUE), detail: 'prefix affinity' };
+      const id = `${candidate.provider}/${candidate.model}`;
+      return { score: rendezvousScore(inputs.affinity, id, candidate.weight), detail: 'prefix affinity' };
     }
     case 'weighted':
       return { score: candidate.weight };
