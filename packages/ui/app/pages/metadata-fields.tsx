@@ -25,7 +25,7 @@ export function MetadataRows({
 }
 
 /** The rows as the API's map; a row without a key is left out. */
-export function metadataOf(values: Record<string, string>): Record<string, string> {
+function metadataOf(values: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
     readRows(values, 'metadata')
       .filter((row) => row.key)

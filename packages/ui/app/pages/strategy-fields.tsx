@@ -6,7 +6,7 @@ import { Field } from '../ui.tsx';
 type Objective = NonNullable<RoutingRule['objective']>;
 
 /** Every strategy with what it orders by (a strategy added to the API and missing here fails the typecheck). */
-export const STRATEGIES: Record<RoutingStrategy, string> = {
+const STRATEGIES: Record<RoutingStrategy, string> = {
   weighted: 'weighted: by the targets’ weights',
   least_busy: 'least busy: fewest requests in flight',
   lowest_latency: 'lowest latency: fastest recent p95',
