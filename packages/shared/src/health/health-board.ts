@@ -4,12 +4,13 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { HealthEntries, type HealthEntry } from './health-entries.ts';
 import { type HealthTarget, healthId } from './health-id.ts';
-import { localRows, recomputeHealth } from './health-recompute.ts';
+import { localWindows, recomputeHealth } from './health-recompute.ts';
 import type { ProviderHealthReport } from './health-report.ts';
 import { healthSnapshot } from './health-reporting.ts';
 import { NO_REMOTE_WINDOWS, SharedWindows } from './health-sharing.ts';
+import { type KeyLimits, type ProviderKeyLimits, signalsOf, type TargetSignals } from './health-signals.ts';
 import type { HealthState } from './health-state.ts';
-import type { Outcome } from './health-window.ts';
+import type { Outcome, Samples } from './health-window.ts';
 import {
   DEFAULT_LOAD_BALANCER_CONFIG,
   type LoadBalancerConfig,
@@ -50,6 +51,10 @@ export class HealthBoard {
   /** `tracked`'s entries by id, held here because every request reads them. */
   private readonly entries: ReadonlyMap<string, HealthEntry>;
   private readonly load = new Map<string, { inflight: number; capacity: number }>();
+  /** Where this replica reads the limits of the keys it serves (a router), at each recompute. */
+  private limitSource: (() => Iterable<ProviderKeyLimits>) | undefined;
+  /** Key limits by provider as of the last recompute: this replica's, else another's. */
+  private limits: ReadonlyMap<string, readonly KeyLimits[]> = new Map();
   /** Cluster mode: the replicas' windows in the store. */
   private readonly sharing: SharedWindows | undefined;
   private config: LoadBalancerConfig;
@@ -105,6 +110,8 @@ export class HealthBoard {
     const now = this.now();
     const entry = this.tracked.entry(healthId.target(target.provider, target.key, target.model));
     entry.window!.record(now, this.config.bucket_ms, outcome);
+    entry.flow.recordedRequests++;
+    if (!outcome.failure) entry.flow.recordedTokens += outcome.tokens ?? 0;
     const failed = entry.state.state === 'failed';
     if (outcome.failure) {
       if (outcome.ejects !== false) entry.streak++;
@@ -117,10 +124,52 @@ export class HealthBoard {
     }
     entry.streak = 0;
     // Only an attempt begun after the failure is a probe (one in flight before it says nothing new).
-    if (failed && now - (outcome.latencyMs ?? 0) >= entry.failedAt) {
+    if (failed && now - (outcome.latencyMs ?? outcome.ttftMs ?? 0) >= entry.failedAt) {
       entry.probeSuccesses++;
       if (entry.probeSuccesses >= this.config.recovery_successes) this.tracked.recover(entry, now);
     }
+  }
+
+  /**
+   * Samples of an answer already counted by `record`: a stream is counted at its first content chunk (with its
+   * time to first token) and measures its latency and tokens when it ends. O(1).
+   */
+  measure(target: HealthTarget, samples: Samples): void {
+    const entry = this.tracked.entry(healthId.target(target.provider, target.key, target.model));
+    entry.window!.measure(this.now(), this.config.bucket_ms, samples);
+    entry.flow.recordedTokens += samples.tokens ?? 0;
+  }
+
+  /**
+   * A request to a target begins on this replica: it is in flight (here at once, on every replica and in
+   * governance from the next recompute) until the returned function is called (a second call does nothing).
+   */
+  begin(target: HealthTarget): () => void {
+    const flow = this.tracked.entry(healthId.target(target.provider, target.key, target.model)).flow;
+    flow.inflight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      flow.inflight--;
+    };
+  }
+
+  /**
+   * Where this replica reads the rpm/tpm limits of the keys it serves: read at each recompute and shared with
+   * its window, so every replica and governance know them (headroom).
+   */
+  publishLimits(source: () => Iterable<ProviderKeyLimits>): void {
+    this.limitSource = source;
+  }
+
+  /**
+   * What routing strategies read of a target (`healthId.target`) or a provider's model (`healthId.model`):
+   * what the last recompute summed over every replica, and this replica's requests in flight and served since.
+   * Cheap enough for every candidate of every request: no store, a few additions.
+   */
+  signals(id: string): TargetSignals {
+    return signalsOf(id, this.entries.get(id), this.limits);
   }
 
   /** Requests a provider serves right now on this replica, against its configured concurrency (utilization). */
@@ -212,10 +261,23 @@ export class HealthBoard {
   private async recomputeNow(): Promise<void> {
     await this.refreshConfig();
     const now = this.now();
-    const rows = localRows(this.entries, now - this.config.window_ms);
-    const local = { now, config: this.config, rows, load: this.load, entries: this.entries };
+    const { rows, flows } = localWindows(this.entries, { now, windowMs: this.config.window_ms });
+    const limits = this.localLimits();
+    const local = { now, config: this.config, rows, flows, limits, load: this.load, entries: this.entries };
     await this.sharing?.exchange(local);
-    recomputeHealth(this.tracked, local, this.sharing?.remote ?? NO_REMOTE_WINDOWS);
+    const remote = this.sharing?.remote ?? NO_REMOTE_WINDOWS;
+    recomputeHealth(this.tracked, local, remote);
+    this.limits = new Map([...remote.limits, ...limits]);
+  }
+
+  /** The limits of the keys this replica serves, by provider (a key with neither limit is left out). */
+  private localLimits(): Map<string, readonly KeyLimits[]> {
+    const limits = new Map<string, readonly KeyLimits[]>();
+    for (const { provider, keys } of this.limitSource?.() ?? []) {
+      const limited = keys.filter((key) => key.rpm !== undefined || key.tpm !== undefined);
+      if (limited.length > 0) limits.set(provider, limited);
+    }
+    return limits;
   }
 
   /** The config file's settings in force (the defaults without any). */
