@@ -330,8 +330,8 @@ export class PlanExecution {
             ttftMs: latencyMs,
             tokens: options.tokens?.(value),
           });
+          release();
         }
-        if (!options.hold) release();
         return {
           value,
           provider,
