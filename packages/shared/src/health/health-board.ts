@@ -40,8 +40,9 @@ export interface HealthBoardOptions {
  * them (docs/routing-health.md), and the weights that follow. Requests record their outcome in O(1) on
  * the replica that served them; a target that fails `consecutive_failures` times in a row is Failed at once
  * (fast ejection), and its successful probes start its recovery at once. Every `recompute_interval_ms` each
- * replica shares its window and its Failed targets through the store, merges every replica's, and recomputes
- * states by error rate, scores and weight multipliers, so all replicas reach the same view within one period.
+ * replica shares its window, its Failed targets, its requests in flight and its keys' limits through the store,
+ * merges every replica's, and recomputes states by error rate, scores, weight multipliers and the signals routing
+ * strategies read (`signals`), so all replicas reach the same view within one period.
  * Routing reads the last view without waiting for anything; when the store cannot be reached the last view
  * stays in force.
  */
