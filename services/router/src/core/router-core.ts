@@ -33,6 +33,9 @@ import type {
 } from './router-service.ts';
 import { UpstreamClient } from './upstream-client.ts';
 
+/** The tokens an answer served, as its usage counts them (the health board's tokens per minute). */
+const usageTokens = (result: { usage: { total_tokens: number } }) => result.usage.total_tokens;
+
 /** An adapter that takes a format verbatim (router-service.ts NativeRequest). */
 type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
 
@@ -97,6 +100,7 @@ export class RouterCore implements RouterService {
     this.healthBoard = parts.health;
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
+    health.publishLimits(() => parts.providers.keyLimits());
     this.plans = new PlanExecution({
       providers: parts.providers,
       http: this.http,
@@ -177,6 +181,7 @@ export class RouterCore implements RouterService {
         ? await this.plans.acrossTargets({
             ...common,
             operation: 'chat',
+            tokens: usageTokens,
             attempt: (chat, target, context) => {
               const adapter = this.nativeAdapter(request, target);
               native = adapter !== undefined;
@@ -188,6 +193,7 @@ export class RouterCore implements RouterService {
         : await this.plans.acrossTargets({
             ...common,
             operation: 'text',
+            tokens: usageTokens,
             attempt: async (text, target, context) =>
               withChatMessages(
                 await text({ model: target.model, prompt: request.prompt, params: request.params }, context),
@@ -236,6 +242,7 @@ export class RouterCore implements RouterService {
       signal: options.signal,
       trace: options.trace,
       operation: 'embeddings',
+      tokens: usageTokens,
       attempt: (embeddings, target, context) =>
         embeddings({ model: target.model, input: request.input, params: request.params }, context),
     });
