@@ -90,8 +90,13 @@ describe.each(MODES)('pricing (%s)', (mode, start) => {
     const before = await spent(key.id);
     const answer = await chat(url, key.value);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    let after = before;
-    await waitFor(async () => (after = await spent(key.id)) !== before, { what: 'the request settled' });
+    const after = await waitFor(
+      async () => {
+        const now = await spent(key.id);
+        return now !== before && now;
+      },
+      { what: 'the request settled' },
+    );
     return after - before;
   };
   /** Waits until every ingress answers as `holds` says. */
@@ -181,10 +186,13 @@ describe.each(MODES)('pricing (%s)', (mode, start) => {
       expect(audit.status, JSON.stringify(audit.body)).toBe(200);
       return audit.body.records as Json[];
     };
-    let entries: Json[] = [];
-    await waitFor(async () => (entries = await records()).some((entry) => entry.action === 'delete'), {
-      what: 'the changes recorded',
-    });
+    const entries = await waitFor(
+      async () => {
+        const recorded = await records();
+        return recorded.some((entry) => entry.action === 'delete') && recorded;
+      },
+      { what: 'the changes recorded' },
+    );
     const update = entries.find((entry) => entry.target === 'PUT /api/pricing/models/audited-model');
     expect(update).toMatchObject({ action: 'update', status: 200 });
     expect(update.after.override).toEqual({ input: 2, output: 3 });
