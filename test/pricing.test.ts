@@ -157,6 +157,28 @@ describe.each(MODES)('pricing (%s)', (mode, start) => {
     );
   });
 
+  it('keeps a model name with a slash as one path segment, and refuses a bad name or price naming the field', async () => {
+    const slashed = await pricing('PUT', `/models/${encodeURIComponent('acme/llama-3-8b')}`, {
+      input: 0.1,
+      output: 0.2,
+    });
+    expect(slashed.status, JSON.stringify(slashed.body)).toBe(200);
+    expect(slashed.body.model).toBe('acme/llama-3-8b');
+    expect((await pricing('GET', '')).body.overrides['acme/llama-3-8b']).toEqual({ input: 0.1, output: 0.2 });
+    expect((await pricing('DELETE', `/models/${encodeURIComponent('acme/llama-3-8b')}`)).status).toBe(200);
+
+    const badName = await pricing('PUT', `/models/${encodeURIComponent('bad\nname')}`, {
+      input: 1,
+      output: 1,
+    });
+    expect(badName.status).toBe(400);
+    expect(badName.body.error.message).toContain('model');
+    const badPrice = await pricing('PUT', '/models/some-model', { input: 1, output: -2 });
+    expect(badPrice.status).toBe(400);
+    expect(badPrice.body.error.message).toContain('output');
+    expect((await pricing('GET', '/models/some-model')).body.override).toBeNull();
+  });
+
   it('lets a Viewer read prices and refuses their change', async () => {
     const token = await call(
       'POST',
