@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Most price overrides kept: each one is read by every admission, and the catalog of models is not larger. */
-export const MAX_PRICE_OVERRIDES = 10_000;
+const MAX_PRICE_OVERRIDES = 10_000;
 
 /**
  * A model name as prices are kept under it (a config key, an admin path segment): the name a provider answers
@@ -24,8 +24,6 @@ export const modelPriceSchema = z.strictObject({
   /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
   context_window: z.number().int().positive().optional(),
 });
-
-export type ModelPriceInput = z.infer<typeof modelPriceSchema>;
 
 /** The unpriced default (`governance.settings.unpriced_model_price`): USD per million tokens. */
 export const unpricedModelPriceSchema = z.strictObject({

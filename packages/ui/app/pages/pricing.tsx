@@ -2,7 +2,14 @@
 // day it was checked) or the operator's override; overrides are set, changed and deleted here, and so is the
 // price of models without one. Every process applies a change to its next request. Only a role that holds
 // `pricing:write` (Admin) sees the forms; what each model served has cost over 30 days comes from the request log.
-import type { BuiltInPrice, LogStats, LogStatsBucket, ModelPrice, PricingView } from '@gw/admin/api-types';
+import type {
+  BuiltInPrice,
+  LogStats,
+  LogStatsBucket,
+  ModelPrice,
+  ModelPriceInput,
+  PricingView,
+} from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
@@ -86,7 +93,7 @@ function UnpricedDefault(props: { price: PricingView['unpriced_model_price']; wr
 /** Sets a model's whole price (`PUT /api/pricing/models/{model}`); opened on a row, it starts from that price. */
 function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDone: () => void }) {
   const save = useApiMutation(
-    ({ model, price }: { model: string; price: Record<string, number | undefined> }) =>
+    ({ model, price }: { model: string; price: ModelPriceInput }) =>
       api(modelPath(model), { method: 'PUT', body: price }),
     [PRICING],
   );
@@ -97,15 +104,16 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
       submit="Save model price"
       onCancel={props.start ? props.onDone : undefined}
       onSubmit={async (values) => {
-        const body = {
-          input: Number(values.input),
-          output: Number(values.output),
-          cached_input: optionalNumber(values.cached_input),
-          context_window: optionalNumber(values.context_window),
-        };
+        const cached = optionalNumber(values.cached_input);
+        const contextWindow = optionalNumber(values.context_window);
         await save.mutateAsync({
           model: values.model ?? '',
-          price: Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined)),
+          price: {
+            input: Number(values.input),
+            output: Number(values.output),
+            ...(cached !== undefined && { cached_input: cached }),
+            ...(contextWindow !== undefined && { context_window: contextWindow }),
+          },
         });
         props.onDone();
       }}
