@@ -15,6 +15,7 @@ export * from './config/gateway-config.ts';
 export * from './config/live.ts';
 export * from './config/logs-config.ts';
 export * from './config/network-policy.ts';
+export * from './config/pricing-config.ts';
 export * from './config/secret-policy.ts';
 export * from './config/secret-reference.ts';
 export * from './config/system-settings.ts';

@@ -49,7 +49,7 @@ const PAGES: { path: string; label: string; permission: Permission; source: Page
   { path: '/routing', label: 'Routing health', permission: 'health:read', source: Routing },
   { path: '/cache', label: 'Cache', permission: 'logs:read', source: Cache },
   { path: '/vault', label: 'Vault', permission: 'vault:read', source: Vault },
-  { path: '/pricing', label: 'Pricing', permission: 'config:read', source: Pricing },
+  { path: '/pricing', label: 'Pricing', permission: 'pricing:read', source: Pricing },
 ];
 
 function Login() {

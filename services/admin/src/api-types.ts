@@ -16,6 +16,7 @@ import type {
   guardrailRuleSchema,
   mcpClientEditSchema,
   modelAliasSchema,
+  modelPriceSchema,
   RESTART_REQUIRED,
   routingRuleSchema,
   SystemSettings,
@@ -27,6 +28,7 @@ import type { HistoryPage } from '../../../packages/alerts/src/alert-registry.ts
 import type { alertChannelSchema, alertRuleSchema } from '../../../packages/alerts/src/alert-schemas.ts';
 import type { SecretStatus } from '../../../packages/vault/src/secret-resolver.ts';
 import type { dryRunRequestSchema, ManageResults } from '../../governance/src/core/governance-messages.ts';
+import type { BuiltInPrice, ModelPrice } from '../../governance/src/core/pricing.ts';
 import type { Collection, StoredOf } from '../../governance/src/core/resources.ts';
 import type { McpClientView } from '../../mcp-runner/src/core/mcp-registry.ts';
 import type { AdminToken, IdentityStore } from './core/access/identity-store.ts';
@@ -150,5 +152,47 @@ export interface CacheRemoval {
   removed: number;
 }
 
-/** `GET|PUT /api/config`'s answer: the settings, and those that apply only at a process's next start. */
-export type SystemSettingsView = SystemSettings & { restart_required: typeof RESTART_REQUIRED };
+export type { BuiltInPrice, ModelPrice } from '../../governance/src/core/pricing.ts';
+/** `PUT /api/pricing/models/{model}`'s body: a whole price, USD per million tokens (a PATCH takes some of it). */
+export type ModelPriceInput = z.input<typeof modelPriceSchema>;
+
+/** `GET /api/pricing`: the built-in prices, the operator's overrides, the unpriced default and the prices in force. */
+export interface PricingView {
+  /** Each with the provider's pricing page it was read from and the day it was last checked (`as_of`). */
+  built_in: BuiltInPrice[];
+  /** Overrides per model name, as `governance.pricing` of the config file holds them. */
+  overrides: Readonly<Record<string, ModelPrice>>;
+  /** What a model without a price costs under a budget; null: such a request is refused. */
+  unpriced_model_price: ModelPrice | null;
+  /** Every model built in or overridden, with the price charged for it and where that price comes from. */
+  effective: Array<{ model: string; price: ModelPrice; from: 'override' | 'built_in' }>;
+}
+
+/** `GET|PUT|PATCH|DELETE /api/pricing/models/{model}`: one model as admission prices it. */
+export interface ModelPricing {
+  model: string;
+  /** Its own override (by this exact name). */
+  override: ModelPrice | null;
+  /** The built-in price its name resolves to (`gpt-4o` for `gpt-4o-2024-08-06`). */
+  built_in: BuiltInPrice | null;
+  /** The price charged: `priced_as` is the name it is kept under; null when the model is refused under a budget. */
+  effective: {
+    price: ModelPrice;
+    from: 'override' | 'built_in' | 'unpriced';
+    priced_as: string | null;
+  } | null;
+}
+
+/** `GET|PUT|DELETE /api/pricing/unpriced`: the unpriced default. */
+export interface UnpricedPricing {
+  unpriced_model_price: ModelPrice | null;
+}
+
+/**
+ * `GET|PUT /api/config`'s answer: the settings (price overrides are `/api/pricing`'s), and those that apply only at
+ * a process's next start.
+ */
+export type SystemSettingsView = Omit<SystemSettings, 'governance'> & {
+  governance: Pick<SystemSettings['governance'], 'settings'>;
+  restart_required: typeof RESTART_REQUIRED;
+};

@@ -23,6 +23,7 @@ import { mapFields } from './declared-values.ts';
 import { envReferenceName } from './env-reference.ts';
 import { logsConfigSchema } from './logs-config.ts';
 import { networkPolicySchema } from './network-policy.ts';
+import { priceOverridesSchema, unpricedModelPriceSchema } from './pricing-config.ts';
 import { parseSecretReference } from './secret-reference.ts';
 import { tracingConfigSchema } from './tracing-config.ts';
 import { vaultConfigSchema } from './vault-config.ts';
@@ -75,10 +76,9 @@ export const governanceSettingsSchema = z.strictObject({
   /**
    * What a model without a price (neither built in nor in `pricing`) costs under a budget: this price (USD per
    * million tokens), or, when unset, such a request is refused (403 model_not_allowed) rather than served free.
+   * `PUT /api/pricing/unpriced` changes it.
    */
-  unpriced_model_price: restartOnly(
-    z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }),
-  ).optional(),
+  unpriced_model_price: unpricedModelPriceSchema.optional(),
 });
 
 const idField = { id: z.string().min(1).optional() };
@@ -114,19 +114,8 @@ export const gatewayConfigSchema = z.strictObject({
       routing_rules: z.array(configRoutingRuleSchema).max(1000).default([]),
       budgets: notYetSupported('budgets are set on virtual keys, teams, customers and business units'),
       settings: liveSection(governanceSettingsSchema).default(governanceSettingsSchema.parse({})),
-      /** Price overrides per model: USD per million tokens. */
-      pricing: restartSection(
-        z.record(
-          z.string(),
-          z.strictObject({
-            input: z.number().nonnegative(),
-            output: z.number().nonnegative(),
-            cached_input: z.number().nonnegative().optional(),
-            /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
-            context_window: z.number().int().positive().optional(),
-          }),
-        ),
-      ).default({}),
+      /** Price overrides per model (docs/pricing.md); `/api/pricing` manages them (live). */
+      pricing: liveSection(priceOverridesSchema).default({}),
     }),
   ).default({
     virtual_keys: [],

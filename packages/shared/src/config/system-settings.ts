@@ -11,16 +11,22 @@ import { fieldTree, restartOnlyPaths } from './declared-fields.ts';
 import { clientConfigSchema, type GatewayConfig, governanceSettingsSchema } from './gateway-config.ts';
 import { type Live, LiveValue } from './live.ts';
 import { logsConfigSchema } from './logs-config.ts';
+import { type PriceOverrides, priceOverridesSchema } from './pricing-config.ts';
 
 /**
- * The system settings every process applies without a restart (`GET|PUT /api/config`): the live sections of
- * the config that are settings rather than resources (client settings, governance settings, how MCP tool calls
- * run, request logs, the response cache). Providers, governance resources, MCP clients, guardrails and the load
- * balancer are live too, through their own APIs.
+ * The system settings every process applies without a restart: the live sections of the config that are
+ * settings rather than resources (client settings, governance settings and price overrides, how MCP tool calls
+ * run, request logs, the response cache). `GET|PUT /api/config` shows and changes them, price overrides
+ * excepted (`/api/pricing`). Providers, governance resources, MCP clients, guardrails and the load balancer are
+ * live too, through their own APIs.
  */
 export const systemSettingsSchema = z.strictObject({
   client: clientConfigSchema,
-  governance: z.strictObject({ settings: governanceSettingsSchema }),
+  governance: z.strictObject({
+    settings: governanceSettingsSchema,
+    /** Price overrides per model. Settings stored by a version before they joined take the config file's. */
+    pricing: priceOverridesSchema.optional(),
+  }),
   mcp: mcpRuntimeSettingsSchema,
   /** Request logs. Settings stored by a version before they joined take the config file's. */
   logs: logsConfigSchema.optional(),
@@ -28,8 +34,12 @@ export const systemSettingsSchema = z.strictObject({
   cache: cacheConfigSchema.optional(),
 });
 
+type StoredSettings = z.infer<typeof systemSettingsSchema>;
+
 /** The settings as stored and sent: every section present. */
-export type SystemSettings = Required<z.infer<typeof systemSettingsSchema>>;
+export type SystemSettings = Required<Omit<StoredSettings, 'governance'>> & {
+  governance: Required<StoredSettings['governance']>;
+};
 
 /**
  * Settings read once, when a process starts (their schema marks them `restartOnly`): a change is stored and
@@ -52,7 +62,7 @@ export function systemSettingsOf(config: GatewayConfig): SystemSettings {
   const { clients: _clients, ...mcp } = config.mcp;
   return {
     client: config.client,
-    governance: { settings: config.governance.settings },
+    governance: { settings: config.governance.settings, pricing: config.governance.pricing },
     mcp,
     logs: config.logs,
     cache: config.cache,
@@ -69,6 +79,8 @@ export class LiveSettings extends LiveValue<SystemSettings> {
   readonly governance: Live<SystemSettings['governance']['settings']> = this.select(
     (settings) => settings.governance.settings,
   );
+  /** Price overrides per model (`/api/pricing`): the price catalog rebuilds its table when they change. */
+  readonly pricing: Live<PriceOverrides> = this.select((settings) => settings.governance.pricing);
   readonly mcp: Live<SystemSettings['mcp']> = this.select((settings) => settings.mcp);
   readonly logs: Live<SystemSettings['logs']> = this.select((settings) => settings.logs);
   readonly cache: Live<SystemSettings['cache']> = this.select((settings) => settings.cache);
@@ -93,17 +105,27 @@ function fileHash(settings: SystemSettings): string {
 }
 
 /**
- * The hash a version before `cache` joined the settings stored for the same file: its settings were these
- * four sections. Recognised at start, so an upgrade keeps the changes made through the API.
+ * The hashes versions before price overrides and `cache` joined the settings stored for the same file: their
+ * settings had no `governance.pricing`, and before `cache`, four sections. Recognised at start, so an upgrade
+ * keeps the changes made through the API.
  */
-function legacyFileHash(settings: SystemSettings): string {
-  const { client, governance, mcp, logs } = settings;
-  return createHash('sha256').update(JSON.stringify({ client, governance, mcp, logs })).digest('hex');
+function legacyFileHashes(settings: SystemSettings): string[] {
+  const { client, mcp, logs, cache } = settings;
+  const governance = { settings: settings.governance.settings };
+  return [
+    { client, governance, mcp, logs, cache },
+    { client, governance, mcp, logs },
+  ].map((legacy) => createHash('sha256').update(JSON.stringify(legacy)).digest('hex'));
 }
 
 /** Stored settings made whole: a section a version before it did not store is the file's. */
-function whole(stored: z.infer<typeof systemSettingsSchema>, file: SystemSettings): SystemSettings {
-  return { ...stored, logs: stored.logs ?? file.logs, cache: stored.cache ?? file.cache };
+function whole(stored: StoredSettings, file: SystemSettings): SystemSettings {
+  return {
+    ...stored,
+    governance: { ...stored.governance, pricing: stored.governance.pricing ?? file.governance.pricing },
+    logs: stored.logs ?? file.logs,
+    cache: stored.cache ?? file.cache,
+  };
 }
 
 /** The settings in force: the stored ones, else the config file's. */
@@ -157,7 +179,7 @@ export async function followSystemSettings(options: {
   });
   const stored = storedSettingsSchema.safeParse(await store.get(COLLECTION, DOCUMENT));
   const unchanged =
-    stored.success && [fileHash(fromFile), legacyFileHash(fromFile)].includes(stored.data.file_hash);
+    stored.success && [fileHash(fromFile), ...legacyFileHashes(fromFile)].includes(stored.data.file_hash);
   if (!stored.success || !unchanged) {
     await writeSystemSettings(store, fromFile, { fromFile: true });
   } else {

@@ -1,7 +1,15 @@
-// Pricing as the API shows it: the price of models without one (the unpriced default, a system setting), and
-// what each model served has cost per million tokens over the last 30 days (the request log's stats). The
-// built-in catalog and the file's `governance.pricing` overrides have no admin endpoint yet.
-import type { LogStats, LogStatsBucket, SystemSettingsView } from '@gw/admin/api-types';
+// Pricing as `/api/pricing` shows it: every model's price in force, built in (with the provider's page and the
+// day it was checked) or the operator's override; overrides are set, changed and deleted here, and so is the
+// price of models without one. Every process applies a change to its next request. Only a role that holds
+// `pricing:write` (Admin) sees the forms; what each model served has cost over 30 days comes from the request log.
+import type {
+  BuiltInPrice,
+  LogStats,
+  LogStatsBucket,
+  ModelPrice,
+  ModelPriceInput,
+  PricingView,
+} from '@gw/admin/api-types';
 import { useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
@@ -11,58 +19,259 @@ import { Field, Form, PageHeader, QueryView, Table, useApiMutation, useApiQuery 
 /** A model's buckets summed over the range. */
 type ModelCost = Pick<LogStatsBucket, 'group' | 'count' | 'input_tokens' | 'output_tokens' | 'cost'>;
 
-const MONTH = 30 * 86_400_000;
+/** A row of the prices table: the price in force, and the built-in one an override replaces. */
+interface PriceRow {
+  model: string;
+  price: ModelPrice;
+  from: 'override' | 'built_in';
+  builtIn: BuiltInPrice | undefined;
+}
 
-function UnpricedDefault() {
-  const { can } = useAuth();
-  const config = useApiQuery<SystemSettingsView>('/api/config');
+const MONTH = 30 * 86_400_000;
+const PRICING = '/api/pricing';
+const modelPath = (model: string) => `${PRICING}/models/${encodeURIComponent(model)}`;
+
+/** A number field's value, or undefined when it was left empty (an optional field). */
+const optionalNumber = (text: string | undefined) => (text?.trim() ? Number(text) : undefined);
+
+const perMillion = (price: ModelPrice) => `${formatUsd(price.input)} in · ${formatUsd(price.output)} out`;
+
+function UnpricedDefault(props: { price: PricingView['unpriced_model_price']; writable: boolean }) {
   const save = useApiMutation(
-    (body: unknown) => api('/api/config', { method: 'PUT', body }),
-    ['/api/config'],
+    (body: ModelPrice | undefined) =>
+      api(`${PRICING}/unpriced`, body ? { method: 'PUT', body } : { method: 'DELETE' }),
+    [PRICING],
   );
+  const { price } = props;
+  const state = (
+    <p className="muted" data-testid="unpriced-state">
+      {price
+        ? `Charged ${formatUsd(price.input)} input and ${formatUsd(price.output)} output per million tokens.`
+        : 'Refused under a budget (403 model_not_allowed) rather than served free.'}
+    </p>
+  );
+  if (!props.writable) {
+    return (
+      <section className="panel" aria-labelledby="unpriced">
+        <h2 id="unpriced">Models without a price</h2>
+        {state}
+        <p className="muted">Your role reads prices only.</p>
+      </section>
+    );
+  }
   return (
-    <QueryView query={config}>
-      {(body) => {
-        const price = body.governance.settings.unpriced_model_price;
-        return (
-          <Form
-            label="Models without a price"
-            submit="Save price"
-            onSubmit={(values) =>
-              save.mutateAsync({
-                governance: {
-                  settings: {
-                    unpriced_model_price: { input: Number(values.input), output: Number(values.output) },
-                  },
-                },
-              })
-            }
-          >
-            <p className="muted" data-testid="unpriced-state">
-              {price
-                ? `Charged ${formatUsd(price.input)} input and ${formatUsd(price.output)} output per million tokens.`
-                : 'Refused under a budget (403 model_not_allowed) rather than served free.'}
-            </p>
-            <Field
-              label="Input (USD per million tokens)"
-              name="input"
-              type="number"
-              required
-              defaultValue={price?.input}
-            />
-            <Field
-              label="Output (USD per million tokens)"
-              name="output"
-              type="number"
-              required
-              defaultValue={price?.output}
-            />
-            <p className="muted">Stored at once; each process applies it at its next start.</p>
-            {!can('config:write') && <p className="muted">Your role reads this setting only.</p>}
-          </Form>
-        );
+    <Form
+      label="Models without a price"
+      submit="Save price"
+      onSubmit={(values) => save.mutateAsync({ input: Number(values.input), output: Number(values.output) })}
+    >
+      {state}
+      <Field
+        label="Input (USD per million tokens)"
+        name="input"
+        type="number"
+        required
+        defaultValue={price?.input}
+      />
+      <Field
+        label="Output (USD per million tokens)"
+        name="output"
+        type="number"
+        required
+        defaultValue={price?.output}
+      />
+      <p className="muted">Every process applies it to its next request.</p>
+      {price && (
+        <button type="button" className="secondary" onClick={() => save.mutate(undefined)}>
+          Refuse unpriced models again
+        </button>
+      )}
+    </Form>
+  );
+}
+
+/** Sets a model's whole price (`PUT /api/pricing/models/{model}`); opened on a row, it starts from that price. */
+function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDone: () => void }) {
+  const save = useApiMutation(
+    ({ model, price }: { model: string; price: ModelPriceInput }) =>
+      api(modelPath(model), { method: 'PUT', body: price }),
+    [PRICING],
+  );
+  const price = props.start?.price;
+  return (
+    <Form
+      label="Set a model's price"
+      submit="Save model price"
+      onCancel={props.start ? props.onDone : undefined}
+      onSubmit={async (values) => {
+        const cached = optionalNumber(values.cached_input);
+        const contextWindow = optionalNumber(values.context_window);
+        await save.mutateAsync({
+          model: values.model ?? '',
+          price: {
+            input: Number(values.input),
+            output: Number(values.output),
+            ...(cached !== undefined && { cached_input: cached }),
+            ...(contextWindow !== undefined && { context_window: contextWindow }),
+          },
+        });
+        props.onDone();
       }}
-    </QueryView>
+    >
+      <Field
+        label="Model"
+        name="model"
+        required
+        defaultValue={props.start?.model}
+        placeholder="my-finetune"
+        suggestions={props.models}
+        hint="The name the provider answers with; dated and versioned names (gpt-4o-2024-08-06) take the price of their base name."
+      />
+      <Field
+        label="Input (USD per million tokens)"
+        name="input"
+        type="number"
+        required
+        defaultValue={price?.input}
+      />
+      <Field
+        label="Output (USD per million tokens)"
+        name="output"
+        type="number"
+        required
+        defaultValue={price?.output}
+      />
+      <Field
+        label="Cached input (USD per million tokens)"
+        name="cached_input"
+        type="number"
+        defaultValue={price?.cached_input}
+        hint="Prompt tokens served from the provider's cache; the input price when empty."
+      />
+      <Field
+        label="Context window (tokens)"
+        name="context_window"
+        type="number"
+        defaultValue={price?.context_window}
+        hint="Routing skips the model for a larger request."
+      />
+    </Form>
+  );
+}
+
+function Prices(props: { body: PricingView; writable: boolean }) {
+  const [filter, setFilter] = useState('');
+  const [editing, setEditing] = useState<PriceRow>();
+  // A saved form starts empty again (a new form: its fields are uncontrolled).
+  const [saves, setSaves] = useState(0);
+  const remove = useApiMutation((model: string) => api(modelPath(model), { method: 'DELETE' }), [PRICING]);
+  const builtIn = new Map(props.body.built_in.map((entry) => [entry.model, entry]));
+  const rows: PriceRow[] = props.body.effective
+    .filter((entry) => entry.model.toLowerCase().includes(filter.trim().toLowerCase()))
+    .map((entry) => ({ ...entry, builtIn: builtIn.get(entry.model) }));
+  const lists = [...new Map(props.body.built_in.map((entry) => [entry.provider, entry])).values()];
+  return (
+    <>
+      {props.writable && (
+        <PriceForm
+          key={`${editing?.model ?? 'new'}-${saves}`}
+          start={editing}
+          models={props.body.effective.map((entry) => entry.model)}
+          onDone={() => {
+            setEditing(undefined);
+            setSaves(saves + 1);
+          }}
+        />
+      )}
+      <section aria-labelledby="prices">
+        <h2 id="prices">Prices in force (USD per million tokens)</h2>
+        <div className="field">
+          <label htmlFor="price-filter">Find a model</label>
+          <input
+            id="price-filter"
+            type="search"
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+            autoComplete="off"
+          />
+        </div>
+        {remove.error && (
+          <p className="error" role="alert">
+            {remove.error.message}
+          </p>
+        )}
+        <Table
+          caption="Prices in force"
+          rows={rows}
+          rowKey={(row) => row.model}
+          empty="No model by that name: set its price above."
+          columns={[
+            { header: 'Model', cell: (row) => row.model },
+            { header: 'Input', cell: (row) => formatUsd(row.price.input) },
+            { header: 'Output', cell: (row) => formatUsd(row.price.output) },
+            { header: 'Cached input', cell: (row) => formatUsd(row.price.cached_input) },
+            { header: 'Context window', cell: (row) => formatCount(row.price.context_window) },
+            {
+              header: 'Source',
+              cell: (row) =>
+                row.from === 'override' ? (
+                  <span data-testid={`override-${row.model}`}>
+                    Override{row.builtIn && ` (built in: ${perMillion(row.builtIn.price)})`}
+                  </span>
+                ) : (
+                  `Built in (${row.builtIn?.provider ?? '—'}, ${row.builtIn?.as_of ?? '—'})`
+                ),
+            },
+            ...(props.writable
+              ? [
+                  {
+                    header: 'Actions',
+                    cell: (row: PriceRow) => (
+                      <div className="actions">
+                        <button type="button" className="secondary" onClick={() => setEditing(row)}>
+                          {row.from === 'override' ? 'Edit' : 'Override'}
+                          <span className="sr-only"> {row.model}</span>
+                        </button>
+                        {row.from === 'override' && (
+                          <button
+                            type="button"
+                            className="secondary"
+                            onClick={() => {
+                              if (confirm(`Delete the price override of ${row.model}?`))
+                                remove.mutate(row.model);
+                            }}
+                          >
+                            {row.builtIn ? 'Back to built-in' : 'Delete'}
+                            <span className="sr-only"> {row.model}</span>
+                          </button>
+                        )}
+                      </div>
+                    ),
+                  },
+                ]
+              : []),
+          ]}
+        />
+      </section>
+      <section aria-labelledby="lists">
+        <h2 id="lists">Built-in price lists</h2>
+        <p className="muted">
+          Each list is the provider's published price on the day it was last checked in gw; an override
+          replaces a price that has changed since.
+        </p>
+        <Table
+          caption="Built-in price lists"
+          rows={lists}
+          rowKey={(list) => list.provider}
+          empty="No built-in prices."
+          columns={[
+            { header: 'Provider', cell: (list) => list.provider },
+            { header: 'Source', cell: (list) => list.source },
+            { header: 'As of', cell: (list) => list.as_of },
+          ]}
+        />
+      </section>
+    </>
   );
 }
 
@@ -123,10 +332,19 @@ function ObservedPrices() {
 
 export default function Pricing() {
   const { can } = useAuth();
+  const pricing = useApiQuery<PricingView>(PRICING);
+  const writable = can('pricing:write');
   return (
     <>
       <PageHeader title="Pricing" />
-      {can('config:read') && <UnpricedDefault />}
+      <QueryView query={pricing}>
+        {(body) => (
+          <>
+            <UnpricedDefault price={body.unpriced_model_price} writable={writable} />
+            <Prices body={body} writable={writable} />
+          </>
+        )}
+      </QueryView>
       {can('logs:read') && (
         <section aria-labelledby="observed">
           <h2 id="observed">What models cost (30 days)</h2>

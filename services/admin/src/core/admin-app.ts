@@ -29,6 +29,7 @@ import { createLoadBalancerAdmin, type LoadBalancerAdminOptions } from './module
 import { createLogsAdmin, type LogsAdminOptions } from './modules/logs-admin.ts';
 import { createLogsStream } from './modules/logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './modules/mcp-admin.ts';
+import { createPricingAdmin } from './modules/pricing-admin.ts';
 import { createProvidersAdmin } from './modules/providers-admin.ts';
 import { createVaultAdmin, type VaultAdminOptions } from './modules/vault-admin.ts';
 import { createWhoami } from './modules/whoami-admin.ts';
@@ -50,7 +51,7 @@ export interface AdminDependencies {
   mcp?: Omit<McpAdminOptions, 'outbound'>;
   /** `/api/health/providers` and `/api/load-balancer/config`. */
   loadBalancer: Omit<LoadBalancerAdminOptions, 'router'>;
-  /** `/api/config`: the system settings every process applies without a restart. */
+  /** `/api/config` and `/api/pricing`: the system settings every process applies without a restart. */
   systemConfig: ConfigAdminOptions;
   /** `/api/guardrails/*` and `/api/enterprise/guardrails/providers`: guardrails in the store. */
   guardrails?: Omit<GuardrailsAdminOptions, 'outbound'>;
@@ -106,6 +107,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createMcpAdmin({ ...dependencies.mcp, outbound }),
     ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
     ...createConfigAdmin(dependencies.systemConfig),
+    ...createPricingAdmin(dependencies.systemConfig),
     ...createGuardrailsAdmin({ ...dependencies.guardrails, outbound }),
     ...createCacheAdmin(dependencies.cache ?? {}),
     ...createAlertsAdmin({ ...dependencies.alerts, outbound }),

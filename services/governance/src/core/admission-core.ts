@@ -1,11 +1,11 @@
 import {
   type ClientConfig,
-  type GatewayConfig,
   GatewayError,
   type GovernanceSettings,
   type Live,
   type Logger,
   type Metrics,
+  type PriceOverrides,
   validate,
 } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
@@ -36,8 +36,8 @@ export interface AdmissionCoreDependencies {
   client: Live<ClientConfig>;
   /** The governance settings (budget mode, estimates, settle deadline), followed live. */
   settings: Live<GovernanceSettings>;
-  /** The config file's price overrides per model (read at start). */
-  pricing?: GatewayConfig['governance']['pricing'] | undefined;
+  /** Price overrides per model (`governance.pricing`, `/api/pricing`), followed live. */
+  pricing?: Live<PriceOverrides> | undefined;
   now?: () => number;
   random?: () => number;
   /** Provider health: a key's weighted provider configs follow it (docs/routing-health.md). */
@@ -66,8 +66,8 @@ const MIN_CAPPED_COMPLETION_TOKENS = 16;
 
 /**
  * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
- * refused (unless `governance.settings.unpriced_model_price` says what such models cost) instead of being
- * served for nothing.
+ * refused (unless the unpriced default says what such models cost) instead of being served for nothing. The
+ * refusal says where an operator prices it: the admin API and the console's Pricing page (docs/pricing.md).
  */
 function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], prices: PriceCatalog): void {
   const budgeted = [checks.required, ...checks.alternatives].some((group) =>
@@ -78,7 +78,7 @@ function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], pric
   if (!unpriced) return;
   throw new GatewayError({
     type: 'model_not_allowed',
-    message: `model '${unpriced.model}' has no price and a budget applies to this key: set its price in governance.pricing (or governance.settings.unpriced_model_price)`,
+    message: `model '${unpriced.model}' has no price and a budget applies to this key: set its price with PUT /api/pricing/models/${encodeURIComponent(unpriced.model)} or on the console's Pricing page (or a price for every unpriced model: PUT /api/pricing/unpriced)`,
     provider: unpriced.provider,
     model: unpriced.model,
   });
@@ -103,12 +103,11 @@ export class AdmissionCore implements Admission {
     this.repository = dependencies.repository;
     this.now = dependencies.now ?? Date.now;
     const random = dependencies.random ?? Math.random;
-    this.prices = new PriceCatalog(
-      dependencies.pricing,
-      // Restart-only (its schema says): the price catalog is made once.
-      dependencies.settings.current().unpriced_model_price,
+    this.prices = new PriceCatalog({
+      overrides: dependencies.pricing,
+      settings: dependencies.settings,
       random,
-    );
+    });
     this.routing = new Routing({
       repository: this.repository,
       store: dependencies.store,

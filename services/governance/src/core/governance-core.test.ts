@@ -162,7 +162,7 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     const unpriced = { targets: [{ provider: 'openai', model: 'my-finetune-xyz' }] };
     const refused = await rejection(core.authorize(request(budgeted.value, unpriced)));
     expect(refused).toMatchObject({ type: 'model_not_allowed', status: 403, model: 'my-finetune-xyz' });
-    expect(refused.message).toContain('governance.pricing');
+    expect(refused.message).toContain('PUT /api/pricing/models/my-finetune-xyz');
     // Without a budget nothing is charged anyway: the request goes through.
     const free = await createKey({ name: 'no-budget', provider_configs: openaiOnly });
     await expect(core.authorize(request(free.value, unpriced))).resolves.toMatchObject({

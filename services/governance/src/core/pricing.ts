@@ -1,4 +1,5 @@
-import type { Usage } from '@gw/shared';
+import { fixed, type Live, type Usage } from '@gw/shared';
+import { PRICE_LISTS } from './built-in-prices.ts';
 
 /** USD per million tokens. */
 export interface ModelPrice {
@@ -8,98 +9,6 @@ export interface ModelPrice {
   /** Tokens the model takes in one request: routing skips it for a larger prompt (docs/routing.md). */
   context_window?: number | undefined;
 }
-
-/**
- * Built-in list prices (USD per million tokens) of the models of the eleven providers, by their base names;
- * dated, versioned and region-prefixed names resolve to them (`modelNameCandidates`). `governance.pricing` in
- * the config overrides or extends them (a config change, no release). Self-hosted models (Ollama, SGLang)
- * have no list price: set theirs in `governance.pricing`, or `governance.settings.unpriced_model_price`.
- */
-const DEFAULT_PRICES: Record<string, ModelPrice> = {
-  // OpenAI (and Azure OpenAI deployments of the same models)
-  'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
-  'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
-  'chatgpt-4o-latest': { input: 5, output: 15 },
-  'gpt-4-turbo': { input: 10, output: 30 },
-  'gpt-4': { input: 30, output: 60 },
-  'gpt-4-32k': { input: 60, output: 120 },
-  'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
-  'gpt-3.5-turbo-instruct': { input: 1.5, output: 2 },
-  'gpt-4.1': { input: 2, output: 8, cached_input: 0.5 },
-  'gpt-4.1-mini': { input: 0.4, output: 1.6, cached_input: 0.1 },
-  'gpt-4.1-nano': { input: 0.1, output: 0.4, cached_input: 0.025 },
-  'gpt-4.5-preview': { input: 75, output: 150, cached_input: 37.5 },
-  'gpt-5': { input: 1.25, output: 10, cached_input: 0.125 },
-  'gpt-5-mini': { input: 0.25, output: 2, cached_input: 0.025 },
-  'gpt-5-nano': { input: 0.05, output: 0.4, cached_input: 0.005 },
-  o1: { input: 15, output: 60, cached_input: 7.5 },
-  'o1-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
-  'o1-pro': { input: 150, output: 600 },
-  o3: { input: 2, output: 8, cached_input: 0.5 },
-  'o3-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
-  'o3-pro': { input: 20, output: 80 },
-  'o4-mini': { input: 1.1, output: 4.4, cached_input: 0.275 },
-  'text-embedding-3-small': { input: 0.02, output: 0 },
-  'text-embedding-3-large': { input: 0.13, output: 0 },
-  'text-embedding-ada-002': { input: 0.1, output: 0 },
-  // Anthropic (also on Bedrock and Vertex)
-  'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5 },
-  'claude-opus-4': { input: 15, output: 75, cached_input: 1.5 },
-  'claude-sonnet-4-5': { input: 3, output: 15, cached_input: 0.3 },
-  'claude-sonnet-4': { input: 3, output: 15, cached_input: 0.3 },
-  'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1 },
-  'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3 },
-  'claude-3-5-sonnet': { input: 3, output: 15, cached_input: 0.3 },
-  'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08 },
-  'claude-3-opus': { input: 15, output: 75, cached_input: 1.5 },
-  'claude-3-sonnet': { input: 3, output: 15 },
-  'claude-3-haiku': { input: 0.25, output: 1.25, cached_input: 0.03 },
-  // Google Gemini (AI Studio and Vertex)
-  'gemini-2.5-pro': { input: 1.25, output: 10, cached_input: 0.31 },
-  'gemini-2.5-flash': { input: 0.3, output: 2.5, cached_input: 0.075 },
-  'gemini-2.5-flash-lite': { input: 0.1, output: 0.4, cached_input: 0.025 },
-  'gemini-2.0-flash': { input: 0.1, output: 0.4, cached_input: 0.025 },
-  'gemini-2.0-flash-lite': { input: 0.075, output: 0.3 },
-  'gemini-1.5-pro': { input: 1.25, output: 5 },
-  'gemini-1.5-flash': { input: 0.075, output: 0.3 },
-  'gemini-1.5-flash-8b': { input: 0.0375, output: 0.15 },
-  'text-embedding-004': { input: 0.025, output: 0 },
-  'gemini-embedding-001': { input: 0.15, output: 0 },
-  // Mistral
-  'mistral-large': { input: 2, output: 6 },
-  'mistral-medium': { input: 0.4, output: 2 },
-  'mistral-small': { input: 0.1, output: 0.3 },
-  'ministral-8b': { input: 0.1, output: 0.1 },
-  'ministral-3b': { input: 0.04, output: 0.04 },
-  codestral: { input: 0.3, output: 0.9 },
-  'open-mistral-nemo': { input: 0.15, output: 0.15 },
-  'pixtral-large': { input: 2, output: 6 },
-  'mistral-embed': { input: 0.1, output: 0 },
-  // Cohere
-  'command-a': { input: 2.5, output: 10 },
-  'command-r-plus': { input: 2.5, output: 10 },
-  'command-r': { input: 0.15, output: 0.6 },
-  'command-r7b': { input: 0.0375, output: 0.15 },
-  'embed-english-v3.0': { input: 0.1, output: 0 },
-  'embed-multilingual-v3.0': { input: 0.1, output: 0 },
-  'embed-v4.0': { input: 0.12, output: 0 },
-  // Groq
-  'llama-3.3-70b-versatile': { input: 0.59, output: 0.79 },
-  'llama-3.1-8b-instant': { input: 0.05, output: 0.08 },
-  'llama3-70b-8192': { input: 0.59, output: 0.79 },
-  'llama3-8b-8192': { input: 0.05, output: 0.08 },
-  'gemma2-9b-it': { input: 0.2, output: 0.2 },
-  'mixtral-8x7b-32768': { input: 0.24, output: 0.24 },
-  'deepseek-r1-distill-llama-70b': { input: 0.75, output: 0.99 },
-  'qwen-qwq-32b': { input: 0.29, output: 0.39 },
-  // Bedrock's own models
-  'nova-pro': { input: 0.8, output: 3.2 },
-  'nova-lite': { input: 0.06, output: 0.24 },
-  'nova-micro': { input: 0.035, output: 0.14 },
-  'titan-embed-text': { input: 0.02, output: 0 },
-  'llama3-1-70b-instruct': { input: 0.72, output: 0.72 },
-  'llama3-1-8b-instruct': { input: 0.22, output: 0.22 },
-};
 
 /** Suffixes and prefixes a provider adds to a base model name: dates, versions, regions, vendors. */
 const NAME_VARIANTS: RegExp[] = [
@@ -133,49 +42,120 @@ export function modelNameCandidates(model: string): string[] {
   return candidates;
 }
 
-/** Most resolved model names kept (names come from requests: bounded). */
+/** Most resolved model names kept per table (names come from requests: bounded). */
 const RESOLVED_LIMIT = 10_000;
 
-export class PriceCatalog {
-  private readonly prices: Map<string, ModelPrice>;
-  /** `governance.settings.unpriced_model_price`: what a model without a price costs, when set. */
-  private readonly unpriced: ModelPrice | undefined;
-  private readonly resolved = new Map<string, ModelPrice | null>();
+/** A built-in price with the list it comes from (`GET /api/pricing`). */
+export interface BuiltInPrice {
+  model: string;
+  provider: string;
+  source: string;
+  as_of: string;
+  price: ModelPrice;
+}
 
-  private readonly random: () => number;
+/** Every built-in price, in the order of the lists. */
+export const BUILT_IN_PRICES: readonly BuiltInPrice[] = PRICE_LISTS.flatMap(({ prices, ...list }) =>
+  Object.entries(prices).map(([model, price]) => ({ model, ...list, price })),
+);
 
-  constructor(
-    overrides: Record<string, ModelPrice> = {},
-    unpriced?: ModelPrice,
-    /** Draws the rounding of sub-micro-dollar remainders (tests fix it). */
-    random: () => number = Math.random,
-  ) {
-    this.prices = new Map(Object.entries({ ...DEFAULT_PRICES, ...overrides }));
-    this.unpriced = unpriced;
-    this.random = random;
+/** How a model's price was found: the name it is priced under, and whether an override or the catalog said. */
+export interface PriceResolution {
+  /** The name the price is kept under (`gpt-4o` for `gpt-4o-2024-08-06`). */
+  name: string;
+  price: ModelPrice;
+  from: 'override' | 'built_in';
+}
+
+const BUILT_IN_TABLE: ReadonlyMap<string, PriceResolution> = new Map(
+  BUILT_IN_PRICES.map(({ model, price }) => [model, { name: model, price, from: 'built_in' as const }]),
+);
+
+/**
+ * The prices of one snapshot of the overrides, built-in ones beneath them, and the names it has resolved: made
+ * once per snapshot, so a request pays a map lookup, and a change of the overrides starts a new one.
+ */
+class PriceTable {
+  private readonly entries: Map<string, PriceResolution>;
+  private readonly resolved = new Map<string, PriceResolution | null>();
+
+  constructor(overrides: Readonly<Record<string, ModelPrice>>) {
+    this.entries = new Map(BUILT_IN_TABLE);
+    for (const [name, price] of Object.entries(overrides)) {
+      this.entries.set(name, { name, price, from: 'override' });
+    }
   }
 
-  /** The list price of a model under any of its names; undefined when it has none. */
-  listPrice(model: string): ModelPrice | undefined {
-    let price = this.resolved.get(model);
-    if (price === undefined) {
-      price = null;
+  resolve(model: string): PriceResolution | undefined {
+    let found = this.resolved.get(model);
+    if (found === undefined) {
+      found = null;
       for (const name of modelNameCandidates(model)) {
-        const found = this.prices.get(name);
-        if (found) {
-          price = found;
+        const entry = this.entries.get(name);
+        if (entry) {
+          found = entry;
           break;
         }
       }
       if (this.resolved.size >= RESOLVED_LIMIT) this.resolved.clear();
-      this.resolved.set(model, price);
+      this.resolved.set(model, found);
     }
-    return price ?? undefined;
+    return found ?? undefined;
+  }
+}
+
+/** Where a catalog reads the operator's prices: live settings in a gateway, fixed values in tests and tools. */
+export interface PriceSources {
+  /** Price overrides per model (`governance.pricing`, `/api/pricing/models/{model}`). */
+  overrides?: Live<Readonly<Record<string, ModelPrice>>> | undefined;
+  /** The governance settings: `unpriced_model_price` is what a model without a price costs, when set. */
+  settings?: Live<{ unpriced_model_price?: ModelPrice | undefined }> | undefined;
+  /** Draws the rounding of sub-micro-dollar remainders (tests fix it). */
+  random?: (() => number) | undefined;
+}
+
+/**
+ * What models cost: the built-in list prices under the operator's overrides, and the unpriced default. Both
+ * are read at each use from the live settings, so a price changed through the API applies to the next request;
+ * routing (`lowest_cost`, context windows), admission and settlement all read one catalog.
+ */
+export class PriceCatalog {
+  private readonly overrides: Live<Readonly<Record<string, ModelPrice>>>;
+  private readonly settings: Live<{ unpriced_model_price?: ModelPrice | undefined }>;
+  private readonly random: () => number;
+  /** The table of the overrides snapshot it was made from (snapshots keep their identity while unchanged). */
+  private table: { of: Readonly<Record<string, ModelPrice>>; prices: PriceTable } | undefined;
+
+  constructor(sources: PriceSources = {}) {
+    this.overrides = sources.overrides ?? fixed({});
+    this.settings = sources.settings ?? fixed({});
+    this.random = sources.random ?? Math.random;
+  }
+
+  private prices(): PriceTable {
+    const overrides = this.overrides.current();
+    if (this.table?.of !== overrides) this.table = { of: overrides, prices: new PriceTable(overrides) };
+    return this.table.prices;
+  }
+
+  /** How a model is priced under any of its names, override or built-in; undefined when neither knows it. */
+  resolve(model: string): PriceResolution | undefined {
+    return this.prices().resolve(model);
+  }
+
+  /** The list price of a model under any of its names (an override or built in); undefined when it has none. */
+  listPrice(model: string): ModelPrice | undefined {
+    return this.resolve(model)?.price;
+  }
+
+  /** What a model without a price costs, when the operator said. */
+  unpriced(): ModelPrice | undefined {
+    return this.settings.current().unpriced_model_price;
   }
 
   /** The price charged for a model: its list price, else the configured price of unpriced models. */
   price(model: string): ModelPrice | undefined {
-    return this.listPrice(model) ?? this.unpriced;
+    return this.listPrice(model) ?? this.unpriced();
   }
 
   /**

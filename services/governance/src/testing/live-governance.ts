@@ -6,7 +6,7 @@ export function liveGovernance(config: GatewayConfig) {
   return {
     client: settings.client,
     settings: settings.governance,
-    pricing: config.governance.pricing,
+    pricing: settings.pricing,
     seed: config.governance,
     /** The owner's side: a test changes settings through it, as `PUT /api/config` does. */
     live: settings,

@@ -25,6 +25,7 @@ export const ADMIN_RESOURCES = [
   'alerts',
   'vault',
   'routing',
+  'pricing',
 ] as const;
 
 export type AdminResource = (typeof ADMIN_RESOURCES)[number];

@@ -9,6 +9,7 @@ import {
   writeSystemSettings,
 } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
+import type { SystemSettingsView } from '../../api-types.ts';
 import type { AdminRequest, AdminResult, AdminRoute } from '../http/admin-route.ts';
 import { requireStore } from './require-store.ts';
 
@@ -36,9 +37,14 @@ const sectionOf = (changes: Record<string, unknown>, name: string) =>
  */
 export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
   const storeOf = () => requireStore(options.store, 'the system settings');
-  const answer = (settings: SystemSettings): AdminResult => ({
+  // Price overrides are `/api/pricing`'s: not shown here, so a settings document sent back whole keeps them.
+  const answer = ({ governance, ...settings }: SystemSettings): AdminResult => ({
     status: 200,
-    body: { ...settings, restart_required: RESTART_REQUIRED },
+    body: {
+      ...settings,
+      governance: { settings: governance.settings },
+      restart_required: RESTART_REQUIRED,
+    } satisfies SystemSettingsView,
   });
   return [
     {
@@ -63,11 +69,18 @@ export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
       }
     }
     const governance = sectionOf(changes, 'governance');
+    if ('pricing' in governance) {
+      throw invalidRequest(
+        'governance.pricing: prices have their own API (/api/pricing/models/{model})',
+        'governance.pricing',
+      );
+    }
     const merged = {
       client: { ...current.client, ...sectionOf(changes, 'client') },
       governance: {
         ...governance,
         settings: { ...current.governance.settings, ...sectionOf(governance, 'settings') },
+        pricing: current.governance.pricing,
       },
       mcp: { ...current.mcp, ...sectionOf(changes, 'mcp') },
       logs: { ...current.logs, ...sectionOf(changes, 'logs') },

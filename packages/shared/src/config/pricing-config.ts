@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+/** Most price overrides kept: each one is read by every admission, and the catalog of models is not larger. */
+const MAX_PRICE_OVERRIDES = 10_000;
+
+/**
+ * A model name as prices are kept under it (a config key, an admin path segment): the name a provider answers
+ * (`gpt-4o`, `claude-3-5-sonnet-20241022`, `meta-llama/llama-3.1-8b`), no control characters, bounded.
+ */
+export const pricedModelNameSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), { error: 'must not hold control characters' })
+  .refine((name) => name.trim() === name, { error: 'must not begin or end with spaces' });
+
+/** A model's price: USD per million tokens. */
+export const modelPriceSchema = z.strictObject({
+  input: z.number().nonnegative().max(1_000_000),
+  output: z.number().nonnegative().max(1_000_000),
+  /** Prompt tokens served from the provider's prompt cache; the input price when absent. */
+  cached_input: z.number().nonnegative().max(1_000_000).optional(),
+  /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
+  context_window: z.number().int().positive().optional(),
+});
+
+/** The unpriced default (`governance.settings.unpriced_model_price`): USD per million tokens. */
+export const unpricedModelPriceSchema = z.strictObject({
+  input: z.number().nonnegative().max(1_000_000),
+  output: z.number().nonnegative().max(1_000_000),
+});
+
+/**
+ * Price overrides per model (`governance.pricing`, `/api/pricing/models/{model}`): they replace a built-in price
+ * of the same name, or price a model the catalog does not know. Dated and versioned names resolve to them.
+ */
+export const priceOverridesSchema = z
+  .record(pricedModelNameSchema, modelPriceSchema)
+  .refine((overrides) => Object.keys(overrides).length <= MAX_PRICE_OVERRIDES, {
+    error: `at most ${MAX_PRICE_OVERRIDES} models`,
+  });
+
+export type PriceOverrides = z.infer<typeof priceOverridesSchema>;

@@ -1,0 +1,144 @@
+// `/api/pricing` over a memory store: what each route answers, that a write is stored and put in force in this
+// process's live settings at once, and the 400s that name the field.
+import { GatewayError, LiveSettings, parseGatewayConfig, readSystemSettings } from '@gw/shared';
+import { MemoryStore } from '@gw/shared/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ModelPricing, PricingView, UnpricedPricing } from '../../api-types.ts';
+import { routeCaller } from '../../testing/admin-harness.ts';
+import { createPricingAdmin } from './pricing-admin.ts';
+
+const stores: MemoryStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+async function setup() {
+  const store = await MemoryStore.open();
+  stores.push(store);
+  const settings = LiveSettings.of(
+    parseGatewayConfig({ governance: { pricing: { 'from-file': { input: 1, output: 2 } } } }),
+  );
+  return { store, settings, admin: routeCaller(createPricingAdmin({ store, settings })) };
+}
+
+const refusal = async (answer: Promise<unknown>) => {
+  const error = await answer.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof GatewayError)) throw new Error(`expected a GatewayError, got ${String(error)}`);
+  return error;
+};
+
+describe('pricing admin', () => {
+  it('lists built-in prices with source and date, the overrides, the unpriced default and what is charged', async () => {
+    const { admin } = await setup();
+    const { body } = (await admin('GET', '/api/pricing')) as { body: PricingView };
+    expect(body.built_in).toContainEqual({
+      model: 'gpt-4o',
+      provider: 'openai',
+      source: expect.stringContaining('openai.com'),
+      as_of: '2026-11-23',
+      price: { input: 2.5, output: 10, cached_input: 1.25 },
+    });
+    expect(body.overrides).toEqual({ 'from-file': { input: 1, output: 2 } });
+    expect(body.unpriced_model_price).toBeNull();
+    expect(body.effective).toContainEqual({
+      model: 'from-file',
+      price: { input: 1, output: 2 },
+      from: 'override',
+    });
+    expect(body.effective.find((entry) => entry.model === 'gpt-4o')?.from).toBe('built_in');
+  });
+
+  it('sets, changes and deletes an override; each is stored and in force in this process at once', async () => {
+    const { admin, store, settings } = await setup();
+    const put = (await admin('PUT', '/api/pricing/models/gpt-4o', {
+      body: { input: 1, output: 4, context_window: 128_000 },
+    })) as { body: ModelPricing };
+    expect(put.body).toMatchObject({
+      model: 'gpt-4o',
+      override: { input: 1, output: 4, context_window: 128_000 },
+      built_in: { model: 'gpt-4o', price: { input: 2.5, output: 10, cached_input: 1.25 } },
+      effective: { price: { input: 1, output: 4 }, from: 'override', priced_as: 'gpt-4o' },
+    });
+    expect(settings.pricing.current()['gpt-4o']).toEqual({ input: 1, output: 4, context_window: 128_000 });
+    const stored = await readSystemSettings(store, settings.current());
+    expect(stored.governance.pricing['from-file']).toEqual({ input: 1, output: 2 });
+
+    // A dated name is priced by its base model's override.
+    const dated = (await admin('GET', '/api/pricing/models/gpt-4o-2024-08-06')) as { body: ModelPricing };
+    expect(dated.body).toMatchObject({
+      override: null,
+      effective: { from: 'override', priced_as: 'gpt-4o' },
+    });
+
+    const patch = (await admin('PATCH', '/api/pricing/models/gpt-4o', {
+      body: { output: 5, context_window: null },
+    })) as { body: ModelPricing };
+    expect(patch.body.override).toEqual({ input: 1, output: 5 });
+    // A PATCH of a model without an override starts from its built-in price.
+    const fromBuiltIn = (await admin('PATCH', '/api/pricing/models/claude-3-5-haiku-20241022', {
+      body: { output: 3 },
+    })) as { body: ModelPricing };
+    expect(fromBuiltIn.body.override).toEqual({ input: 0.8, output: 3, cached_input: 0.08 });
+
+    const deleted = (await admin('DELETE', '/api/pricing/models/gpt-4o')) as { body: ModelPricing };
+    expect(deleted.body).toMatchObject({
+      override: null,
+      effective: { from: 'built_in', priced_as: 'gpt-4o' },
+    });
+    expect(settings.pricing.current()['gpt-4o']).toBeUndefined();
+    expect((await refusal(admin('DELETE', '/api/pricing/models/gpt-4o'))).status).toBe(404);
+  });
+
+  it('keeps a name with a slash or one like a property of every object as a model of its own', async () => {
+    const { admin } = await setup();
+    const slashed = (await admin('PUT', `/api/pricing/models/${encodeURIComponent('acme/llama-3-8b')}`, {
+      body: { input: 0.1, output: 0.2 },
+    })) as { body: ModelPricing };
+    expect(slashed.body.override).toEqual({ input: 0.1, output: 0.2 });
+    const odd = (await admin('GET', '/api/pricing/models/constructor')) as { body: ModelPricing };
+    expect(odd.body).toEqual({ model: 'constructor', override: null, built_in: null, effective: null });
+    expect((await refusal(admin('DELETE', '/api/pricing/models/constructor'))).status).toBe(404);
+  });
+
+  it('sets and clears the unpriced default, which then prices every unknown model', async () => {
+    const { admin, settings } = await setup();
+    const set = (await admin('PUT', '/api/pricing/unpriced', { body: { input: 2, output: 3 } })) as {
+      body: UnpricedPricing;
+    };
+    expect(set.body).toEqual({ unpriced_model_price: { input: 2, output: 3 } });
+    expect(settings.governance.current().unpriced_model_price).toEqual({ input: 2, output: 3 });
+    const unknown = (await admin('GET', '/api/pricing/models/llama3.2:3b')) as { body: ModelPricing };
+    expect(unknown.body.effective).toEqual({
+      price: { input: 2, output: 3 },
+      from: 'unpriced',
+      priced_as: null,
+    });
+    const cleared = (await admin('DELETE', '/api/pricing/unpriced')) as { body: UnpricedPricing };
+    expect(cleared.body).toEqual({ unpriced_model_price: null });
+    expect(settings.governance.current().unpriced_model_price).toBeUndefined();
+    // The other governance settings are untouched.
+    expect(settings.governance.current().expected_completion_tokens).toBe(256);
+  });
+
+  it.each([
+    ['PUT', '/api/pricing/models/m', { input: -1, output: 1 }, 'input'],
+    ['PUT', '/api/pricing/models/m', { input: 1 }, 'output'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, cached_input: 'cheap' }, 'cached_input'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, context_window: 1.5 }, 'context_window'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, per_image: 1 }, 'per_image'],
+    ['PATCH', '/api/pricing/models/unknown-model', { output: 1 }, 'input'],
+    ['PUT', `/api/pricing/models/${encodeURIComponent('bad\u0007name')}`, { input: 1, output: 1 }, 'model'],
+    ['PUT', `/api/pricing/models/${'m'.repeat(300)}`, { input: 1, output: 1 }, 'model'],
+    ['PUT', '/api/pricing/unpriced', { input: 1, output: null }, 'output'],
+  ])('refuses %s %s %j naming %s, and changes nothing', async (method, path, body, field) => {
+    const { admin, settings } = await setup();
+    const before = settings.current();
+    const error = await refusal(admin(method, path, { body }));
+    expect(error.status).toBe(400);
+    expect(error.message).toContain(field);
+    expect(settings.current()).toBe(before);
+  });
+});

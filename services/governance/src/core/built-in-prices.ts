@@ -1,0 +1,158 @@
+import type { ModelPrice } from './pricing.ts';
+
+/** A provider's list prices as gw ships them, with where they were read and when. */
+export interface PriceList {
+  /** The provider whose page the prices come from (its models may be served by others: Azure, Vertex). */
+  provider: string;
+  /** The provider's pricing page. */
+  source: string;
+  /** The day the list was last checked in this repository (YYYY-MM-DD). */
+  as_of: string;
+  prices: Readonly<Record<string, ModelPrice>>;
+}
+
+/**
+ * Built-in list prices (USD per million tokens) of the models of the eleven providers, by their base names, one
+ * list per provider with where it was read; dated, versioned and region-prefixed names resolve to them
+ * (`modelNameCandidates`). Overrides (`governance.pricing`, `/api/pricing`) replace or extend them without a
+ * release. Self-hosted models (Ollama, SGLang) have no list price: set theirs as an override, or the unpriced
+ * default (`governance.settings.unpriced_model_price`).
+ *
+ * `as_of` is the day a list was last checked in this repository (its git history: the catalog was written on
+ * 2026-11-23), not a promise that the provider's page still says so: an operator who finds a price changed
+ * overrides it.
+ */
+export const PRICE_LISTS: readonly PriceList[] = [
+  {
+    // OpenAI (and Azure OpenAI deployments of the same models)
+    provider: 'openai',
+    source: 'OpenAI API pricing, https://openai.com/api/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
+      'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
+      'chatgpt-4o-latest': { input: 5, output: 15 },
+      'gpt-4-turbo': { input: 10, output: 30 },
+      'gpt-4': { input: 30, output: 60 },
+      'gpt-4-32k': { input: 60, output: 120 },
+      'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
+      'gpt-3.5-turbo-instruct': { input: 1.5, output: 2 },
+      'gpt-4.1': { input: 2, output: 8, cached_input: 0.5 },
+      'gpt-4.1-mini': { input: 0.4, output: 1.6, cached_input: 0.1 },
+      'gpt-4.1-nano': { input: 0.1, output: 0.4, cached_input: 0.025 },
+      'gpt-4.5-preview': { input: 75, output: 150, cached_input: 37.5 },
+      'gpt-5': { input: 1.25, output: 10, cached_input: 0.125 },
+      'gpt-5-mini': { input: 0.25, output: 2, cached_input: 0.025 },
+      'gpt-5-nano': { input: 0.05, output: 0.4, cached_input: 0.005 },
+      o1: { input: 15, output: 60, cached_input: 7.5 },
+      'o1-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
+      'o1-pro': { input: 150, output: 600 },
+      o3: { input: 2, output: 8, cached_input: 0.5 },
+      'o3-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
+      'o3-pro': { input: 20, output: 80 },
+      'o4-mini': { input: 1.1, output: 4.4, cached_input: 0.275 },
+      'text-embedding-3-small': { input: 0.02, output: 0 },
+      'text-embedding-3-large': { input: 0.13, output: 0 },
+      'text-embedding-ada-002': { input: 0.1, output: 0 },
+    },
+  },
+  {
+    // Anthropic (also on Bedrock and Vertex)
+    provider: 'anthropic',
+    source: 'Anthropic API pricing, https://www.anthropic.com/pricing#api',
+    as_of: '2026-11-23',
+    prices: {
+      'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5 },
+      'claude-opus-4': { input: 15, output: 75, cached_input: 1.5 },
+      'claude-sonnet-4-5': { input: 3, output: 15, cached_input: 0.3 },
+      'claude-sonnet-4': { input: 3, output: 15, cached_input: 0.3 },
+      'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1 },
+      'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3 },
+      'claude-3-5-sonnet': { input: 3, output: 15, cached_input: 0.3 },
+      'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08 },
+      'claude-3-opus': { input: 15, output: 75, cached_input: 1.5 },
+      'claude-3-sonnet': { input: 3, output: 15 },
+      'claude-3-haiku': { input: 0.25, output: 1.25, cached_input: 0.03 },
+    },
+  },
+  {
+    // Google Gemini (AI Studio and Vertex)
+    provider: 'gemini',
+    source: 'Gemini API pricing, https://ai.google.dev/gemini-api/docs/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'gemini-2.5-pro': { input: 1.25, output: 10, cached_input: 0.31 },
+      'gemini-2.5-flash': { input: 0.3, output: 2.5, cached_input: 0.075 },
+      'gemini-2.5-flash-lite': { input: 0.1, output: 0.4, cached_input: 0.025 },
+      'gemini-2.0-flash': { input: 0.1, output: 0.4, cached_input: 0.025 },
+      'gemini-2.0-flash-lite': { input: 0.075, output: 0.3 },
+      'gemini-1.5-pro': { input: 1.25, output: 5 },
+      'gemini-1.5-flash': { input: 0.075, output: 0.3 },
+      'gemini-1.5-flash-8b': { input: 0.0375, output: 0.15 },
+      'text-embedding-004': { input: 0.025, output: 0 },
+      'gemini-embedding-001': { input: 0.15, output: 0 },
+    },
+  },
+  {
+    // Mistral
+    provider: 'mistral',
+    source: 'Mistral AI pricing, https://mistral.ai/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'mistral-large': { input: 2, output: 6 },
+      'mistral-medium': { input: 0.4, output: 2 },
+      'mistral-small': { input: 0.1, output: 0.3 },
+      'ministral-8b': { input: 0.1, output: 0.1 },
+      'ministral-3b': { input: 0.04, output: 0.04 },
+      codestral: { input: 0.3, output: 0.9 },
+      'open-mistral-nemo': { input: 0.15, output: 0.15 },
+      'pixtral-large': { input: 2, output: 6 },
+      'mistral-embed': { input: 0.1, output: 0 },
+    },
+  },
+  {
+    // Cohere
+    provider: 'cohere',
+    source: 'Cohere pricing, https://cohere.com/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'command-a': { input: 2.5, output: 10 },
+      'command-r-plus': { input: 2.5, output: 10 },
+      'command-r': { input: 0.15, output: 0.6 },
+      'command-r7b': { input: 0.0375, output: 0.15 },
+      'embed-english-v3.0': { input: 0.1, output: 0 },
+      'embed-multilingual-v3.0': { input: 0.1, output: 0 },
+      'embed-v4.0': { input: 0.12, output: 0 },
+    },
+  },
+  {
+    // Groq
+    provider: 'groq',
+    source: 'GroqCloud pricing, https://groq.com/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'llama-3.3-70b-versatile': { input: 0.59, output: 0.79 },
+      'llama-3.1-8b-instant': { input: 0.05, output: 0.08 },
+      'llama3-70b-8192': { input: 0.59, output: 0.79 },
+      'llama3-8b-8192': { input: 0.05, output: 0.08 },
+      'gemma2-9b-it': { input: 0.2, output: 0.2 },
+      'mixtral-8x7b-32768': { input: 0.24, output: 0.24 },
+      'deepseek-r1-distill-llama-70b': { input: 0.75, output: 0.99 },
+      'qwen-qwq-32b': { input: 0.29, output: 0.39 },
+    },
+  },
+  {
+    // Bedrock's own models
+    provider: 'bedrock',
+    source: 'Amazon Bedrock pricing, https://aws.amazon.com/bedrock/pricing',
+    as_of: '2026-11-23',
+    prices: {
+      'nova-pro': { input: 0.8, output: 3.2 },
+      'nova-lite': { input: 0.06, output: 0.24 },
+      'nova-micro': { input: 0.035, output: 0.14 },
+      'titan-embed-text': { input: 0.02, output: 0 },
+      'llama3-1-70b-instruct': { input: 0.72, output: 0.72 },
+      'llama3-1-8b-instruct': { input: 0.22, output: 0.22 },
+    },
+  },
+];
