@@ -281,6 +281,12 @@ export class PlanExecution {
         environment: this.dependencies.environment,
       };
       const release = await gates.acquire(provider.name, network, signal);
+      // A caller that went away before the attempt (a lane cancelled while its call waited) costs no upstream
+      // call, and the call's report says none was sent.
+      if (signal.aborted) {
+        release();
+        throw requestCancelled();
+      }
       const startedAt = performance.now();
       options.budget.attempts--;
       options.budget.made++;
