@@ -37,7 +37,7 @@ export const STORE_FILE_NAME = 'store.json';
  * Requests whose call reports are kept: in one process a call is never lost, so they serve only a settle that
  * runs late; not persisted (a restarted gateway's routers are gone, its reservations are charged at estimate).
  */
-const MAX_CALL_REPORTS = 100_000;
+const MAX_CALL_REPORTS = 10_000;
 
 /** Changes are written at most this often, so a burst of writes costs one file write. */
 const SAVE_DELAY_MS = 200;
@@ -74,7 +74,7 @@ export class MemoryStore implements Store {
   /** Governance counters: value and the time after which they may be forgotten. */
   private readonly counters = new Map<string, { value: number; expireAtMs: number }>();
   private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
-  /** Reports of routed calls by request id, until they expire (the 100,000 latest requests at most). */
+  /** Reports of routed calls by request id, until they expire (the 10,000 latest requests at most). */
   private readonly callReports = new Map<string, { expireAtMs: number; reports: string[] }>();
   /** Ids of settled reservations and until when they are remembered (a late admission counts nothing). */
   private readonly settled = new Map<string, number>();

@@ -10,7 +10,7 @@ import type { PriceCatalog } from './pricing.ts';
 const RESERVATION_PREFIX = 'res_';
 
 /** The request a reservation was made for (its routers' call reports are under the request's id). */
-export function requestIdOf(reservationId: string): string {
+function requestIdOf(reservationId: string): string {
   return reservationId.startsWith(RESERVATION_PREFIX)
     ? reservationId.slice(RESERVATION_PREFIX.length)
     : reservationId;
@@ -122,7 +122,7 @@ type Charge = Pick<SettleRequest, 'provider' | 'model' | 'usage' | 'calls'>;
  * every attempt failed. Only when no router reported (killed with the call, or still working on it at the
  * deadline) is it the admission's estimate.
  */
-export function lostCallCharge(plan: SettlementPlan, reports: readonly CallReport[]): Charge {
+function lostCallCharge(plan: SettlementPlan, reports: readonly CallReport[]): Charge {
   const { estimate } = plan;
   if (reports.length === 0) return estimate;
   const charges: Array<Pick<SettleRequest, 'provider' | 'model' | 'usage'>> = [];
