@@ -1,4 +1,4 @@
-import { CALL_REPORT_TTL_MS, type CallReport, type Logger, type Usage } from '@gw/shared';
+import { CALL_REPORT_TTL_MS, type CallReport, EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import type { StreamItem } from './router-service.ts';
 
@@ -50,8 +50,7 @@ export class CallReports {
       this.record(call.requestId, { outcome: 'answered', attempts: tally.attempts, ...served(result) });
       return result;
     } catch (error) {
-      const outcome = call.signal.aborted && tally.attempts > 0 ? 'unmetered' : 'failed';
-      this.record(call.requestId, { outcome, attempts: tally.attempts });
+      this.record(call.requestId, unanswered(tally, call.signal.aborted));
       throw error;
     }
   }
@@ -65,11 +64,7 @@ export class CallReports {
     open: (tally: CallTally) => AsyncIterable<StreamItem>,
   ): AsyncGenerator<StreamItem> {
     const tally: CallTally = { attempts: 0 };
-    const served: ServedUsage = {
-      provider: '',
-      model: '',
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    };
+    const served: ServedUsage = { provider: '', model: '', usage: EMPTY_USAGE };
     let metered = false;
     try {
       for await (const item of open(tally)) {
@@ -86,11 +81,7 @@ export class CallReports {
         call.requestId,
         metered
           ? { outcome: 'answered', attempts: tally.attempts, ...served }
-          : {
-              outcome:
-                tally.attempts > 0 && (served.provider || call.signal.aborted) ? 'unmetered' : 'failed',
-              attempts: tally.attempts,
-            },
+          : unanswered(tally, served.provider !== '' || call.signal.aborted),
       );
     }
   }
@@ -113,4 +104,12 @@ export class CallReports {
         this.pending--;
       });
   }
+}
+
+/**
+ * A call that ended without a metered answer: unmetered when an attempt went upstream and the upstream was
+ * working on it (`started`: its caller left, or a stream began) and so read the prompt; failed otherwise.
+ */
+function unanswered(tally: CallTally, started: boolean): CallReport {
+  return { outcome: tally.attempts > 0 && started ? 'unmetered' : 'failed', attempts: tally.attempts };
 }
