@@ -516,7 +516,7 @@ describe('every process refuses a missing or bad configuration with the same one
     const run = await runEntry(entry('gateway'), { GATEWAY_CONFIG: path, GATEWAY_DATA_DIR: dataDir });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toBe(
-      'gw-gateway cannot start: guardrails.rules[0].condition: Unknown variable: tem\n',
+      'gw-gateway cannot start: guardrails.rules[0].condition: Unknown variable: tem (line 1, column 1)\n',
     );
   });
 

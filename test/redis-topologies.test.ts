@@ -167,6 +167,8 @@ describe('gw through Sentinel, failing over under a steady load', () => {
         `charged ${charged.toFixed(3)} for ${served} served at ${COST} (reserve ${RESERVE}; ${window} requests in the failover window)`,
     );
     expect(charged).toBeGreaterThanOrEqual((served - window) * COST - 1e-9);
-    expect(charged).toBeLessThanOrEqual(served * COST + window * (RESERVE - COST) + 1e-9);
+    // A lost settle leaves the reservation charged instead of the cost: more only where the reserve is dearer
+    // (here it is cheaper, so nothing is charged above what was served).
+    expect(charged).toBeLessThanOrEqual(served * COST + window * Math.max(0, RESERVE - COST) + 1e-9);
   }, 120_000);
 });

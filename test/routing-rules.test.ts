@@ -80,6 +80,7 @@ describe.each(MODES)('routing rules (%s)', (mode, start) => {
             },
             { id: 'vk-limited', name: 'limited', value: LIMITED, provider_configs: [{ provider: 'openai' }] },
           ],
+          pricing: { 'small-window': { input: 1, output: 1, context_window: 1_000 } },
           routing_rules: [
             {
               id: 'gold-tier',
@@ -256,6 +257,122 @@ describe.each(MODES)('routing rules (%s)', (mode, start) => {
       ADMIN,
     );
     expect(limited.body).toMatchObject({ decision: { rule: null, skipped_rules: [{ reason: 'boundary' }] } });
+  });
+
+  it('least_busy: calls in flight on the routers steer the next request on every ingress (governance sees them too)', async () => {
+    const created = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/routing-rules`,
+      {
+        name: 'least-busy',
+        cel_expression: '"x-busy" in headers',
+        strategy: 'least_busy',
+        targets: [
+          { provider: 'groq', model: 'busy-model' },
+          { provider: 'openai', model: 'gpt-4o-mini' },
+        ],
+      },
+      ADMIN,
+    );
+    const pin = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/routing-rules`,
+      {
+        name: 'pin-groq',
+        cel_expression: '"x-pin" in headers',
+        targets: [{ provider: 'groq', model: 'busy-model' }],
+      },
+      ADMIN,
+    );
+    const ids = [created, pin].map((answer) => (answer.body as { id: string }).id);
+    const release = new AbortController();
+    try {
+      // Three calls the upstream holds (its own slowness), all through the first ingress.
+      for (let index = 0; index < 3; index++) groq.enqueue({ json: chatCompletion(), delayMs: 20_000 });
+      const held = Array.from({ length: 3 }, () =>
+        fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, 'x-pin': '1' },
+          body: JSON.stringify({
+            model: 'openai/gpt-4o-mini',
+            messages: [{ role: 'user', content: 'hold' }],
+          }),
+          signal: release.signal,
+        }).catch(() => undefined),
+      );
+      // Governance (the dry run) and every ingress see them once a recompute shared them.
+      await waitFor(
+        async () => {
+          const dry = await call(
+            'POST',
+            `${gateway.adminUrl}/api/governance/routing-rules/dry-run`,
+            { model: 'openai/gpt-4o-mini', virtual_key_id: 'vk-routing', headers: { 'x-busy': '1' } },
+            ADMIN,
+          );
+          const candidates = (dry.body as { decision: Decision }).decision.candidates;
+          return candidates.find((candidate) => candidate.provider === 'groq')?.detail === '3 in flight';
+        },
+        { timeoutMs: 15_000, what: 'three calls in flight seen by governance' },
+      );
+      // The other ingress follows within its own recompute: its next requests go to the idle target.
+      const url = gateway.urls.at(-1)!;
+      const seen = await waitFor(
+        async () => {
+          const answer = await chat(KEY, { 'x-busy': '1' }, url);
+          const decision = await decisionOf(answer.headers.get('x-request-id')!);
+          const groqSeen = decision?.candidates.find((candidate) => candidate.provider === 'groq');
+          return groqSeen?.detail === '3 in flight' ? { answer, decision: decision! } : undefined;
+        },
+        { timeoutMs: 15_000, what: 'the three calls in flight seen by the other ingress' },
+      );
+      expect(seen.answer.headers.get('x-gw-routing-rule')).toBe('least-busy');
+      expect(seen.decision.candidates.map((candidate) => candidate.provider)).toEqual(['openai', 'groq']);
+      const served = openai.requests.length;
+      await chat(KEY, { 'x-busy': '1' }, url);
+      expect(openai.requests.length).toBe(served + 1);
+      release.abort();
+      await Promise.all(held);
+    } finally {
+      release.abort();
+      for (const id of ids) await call('DELETE', `${rules()}/${id}`, undefined, ADMIN);
+    }
+  });
+
+  it('skips a model whose context window is smaller than the prompt, and refuses one no target can take', async () => {
+    const created = await call(
+      'POST',
+      `${gateway.adminUrl}/api/governance/routing-rules`,
+      {
+        name: 'sized',
+        cel_expression: '"x-sized" in headers',
+        targets: [{ provider: 'openai', model: 'small-window' }],
+        fallbacks: ['anthropic/claude-sonnet-4-5'],
+      },
+      ADMIN,
+    );
+    try {
+      const long = 'word '.repeat(2_000);
+      const answer = await post(
+        `${gateway.url}/v1/chat/completions`,
+        { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: long }] },
+        { headers: { authorization: `Bearer ${KEY}`, 'x-sized': '1' } },
+      );
+      expect(answer.status).toBe(200);
+      expect(anthropic.last().body).toMatchObject({ model: 'claude-sonnet-4-5' });
+      const decision = await decisionOf(answer.headers.get('x-request-id')!);
+      expect(decision?.candidates[0]).toMatchObject({ model: 'small-window', skipped: 'context_window' });
+      const refused = await post(
+        `${gateway.url}/v1/chat/completions`,
+        { model: 'openai/small-window', messages: [{ role: 'user', content: long }] },
+        { headers: { authorization: `Bearer ${KEY}` } },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        error: { type: 'invalid_request', code: 'context_length_exceeded' },
+      });
+    } finally {
+      await call('DELETE', `${rules()}/${(created.body as { id: string }).id}`, undefined, ADMIN);
+    }
   });
 
   it('lowest_latency: once the routers measured both targets, the faster one serves', async () => {

@@ -1,10 +1,10 @@
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { type CelCondition, celConditions } from '@gw/shared/cel';
 
 /**
  * What a rule's condition may look at: the request's metadata, never its content. Every variable is always
  * set ('' or an empty map when the request has none), so a condition never fails on a missing variable.
  */
-export interface RequestMetadata {
+export type RequestMetadata = {
   /** `chat`, `text` or `tool` (an MCP tool call). */
   request_type: string;
   model: string;
@@ -21,7 +21,7 @@ export interface RequestMetadata {
   mcp_client: string;
   tool: string;
   arguments: Record<string, unknown>;
-}
+};
 
 const VARIABLES: Array<[keyof RequestMetadata, string]> = [
   ['request_type', 'string'],
@@ -38,54 +38,14 @@ const VARIABLES: Array<[keyof RequestMetadata, string]> = [
   ['arguments', 'map<string, dyn>'],
 ];
 
-/** CEL is not Turing complete; these bound what one expression may cost (its size, its nesting). */
-const LIMITS = {
-  maxAstNodes: 400,
-  maxDepth: 24,
-  maxListElements: 200,
-  maxMapEntries: 100,
-  maxCallArguments: 8,
-};
-
-let environment: Environment | undefined;
-function celEnvironment(): Environment {
-  if (environment) return environment;
-  environment = new Environment({ limits: LIMITS, homogeneousAggregateLiterals: false });
-  for (const [name, type] of VARIABLES) environment.registerVariable(name, type);
-  return environment;
-}
-
-/** A condition that does not compile or is not a bool; the message says why. */
-export class ConditionError extends Error {
-  override name = 'ConditionError';
-}
+/** A condition that does not compile or is not a bool; the message says why, and where. */
+export { CelError as ConditionError } from '@gw/shared/cel';
 
 /** A compiled condition: true when the rule applies; throws when the evaluation fails (a missing map key). */
-export type Condition = (metadata: RequestMetadata) => boolean;
-
-const ALWAYS: Condition = () => true;
+export type Condition = CelCondition<RequestMetadata>;
 
 /**
  * Compiles a rule's condition once (parse and type check against the declared variables): an expression
  * that does not parse, names an unknown variable or does not give a bool is refused here, not at a request.
  */
-export function compileCondition(expression: string): Condition {
-  if (expression.trim() === 'true') return ALWAYS;
-  let parsed: ParseResult;
-  try {
-    parsed = celEnvironment().parse(expression);
-  } catch (error) {
-    throw new ConditionError(firstLine(error));
-  }
-  const checked = parsed.check();
-  if (!checked.valid) throw new ConditionError(firstLine(checked.error));
-  if (checked.type !== 'bool' && checked.type !== 'dyn') {
-    throw new ConditionError(`must be a bool expression, not ${checked.type}`);
-  }
-  return (metadata) => parsed(metadata as unknown as Record<string, unknown>) === true;
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] ?? message;
-}
+export const compileCondition: (expression: string) => Condition = celConditions<RequestMetadata>(VARIABLES);

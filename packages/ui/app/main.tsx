@@ -26,6 +26,7 @@ const Audit = lazyPage(() => import('./pages/audit.tsx'));
 const Config = lazyPage(() => import('./pages/config.tsx'));
 const Playground = lazyPage(() => import('./pages/playground.tsx'));
 const Routing = lazyPage(() => import('./pages/routing.tsx'));
+const RoutingRules = lazyPage(() => import('./pages/routing-rules.tsx'));
 const Cache = lazyPage(() => import('./pages/cache.tsx'));
 const Vault = lazyPage(() => import('./pages/vault.tsx'));
 const Pricing = lazyPage(() => import('./pages/pricing.tsx'));
@@ -34,6 +35,7 @@ const Pricing = lazyPage(() => import('./pages/pricing.tsx'));
 const PAGES: { path: string; label: string; permission: Permission; source: PageSource }[] = [
   { path: '/', label: 'Overview', permission: 'logs:read', source: Overview },
   { path: '/providers', label: 'Providers', permission: 'providers:read', source: Providers },
+  { path: '/routing-rules', label: 'Routing rules', permission: 'routing:read', source: RoutingRules },
   { path: '/keys', label: 'Virtual keys', permission: 'keys:read', source: VirtualKeys },
   { path: '/owners', label: 'Teams & budgets', permission: 'teams:read', source: Owners },
   { path: '/mcp', label: 'MCP clients', permission: 'mcp:read', source: Mcp },

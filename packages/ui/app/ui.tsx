@@ -142,6 +142,8 @@ export function Field(props: {
   options?: Option[];
   /** Values to pick from while still typing any (a datalist): ids, with their names as labels. */
   suggestions?: Option[];
+  /** A text of several lines (an expression, a JSON object): a textarea of this many rows. */
+  rows?: number;
 }) {
   const id = useId();
   const refused = useContext(FieldError);
@@ -160,6 +162,18 @@ export function Field(props: {
             );
           })}
         </select>
+      ) : props.rows ? (
+        <textarea
+          id={id}
+          name={props.name}
+          rows={props.rows}
+          defaultValue={props.defaultValue}
+          required={props.required}
+          placeholder={props.placeholder}
+          spellCheck={false}
+          aria-describedby={props.hint ? `${id}-hint` : undefined}
+          aria-invalid={error ? true : undefined}
+        />
       ) : (
         <input
           id={id}

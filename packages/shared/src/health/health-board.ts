@@ -4,27 +4,18 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/store.ts';
 import { HealthEntries, type HealthEntry } from './health-entries.ts';
 import { type HealthTarget, healthId } from './health-id.ts';
-import { localRows, recomputeHealth } from './health-recompute.ts';
+import { localWindows, recomputeHealth } from './health-recompute.ts';
 import type { ProviderHealthReport } from './health-report.ts';
 import { healthSnapshot } from './health-reporting.ts';
 import { NO_REMOTE_WINDOWS, SharedWindows } from './health-sharing.ts';
+import { type KeyLimits, type ProviderKeyLimits, signalsOf, type TargetSignals } from './health-signals.ts';
 import type { HealthState } from './health-state.ts';
-import type { Outcome } from './health-window.ts';
+import type { Outcome, Samples } from './health-window.ts';
 import {
   DEFAULT_LOAD_BALANCER_CONFIG,
   type LoadBalancerConfig,
   readLoadBalancerConfig,
 } from './load-balancer-config.ts';
-
-export interface TargetSignals {
-  state: HealthState;
-  latencyP95Ms: number | undefined;
-  ttftP95Ms: number | undefined;
-  inflight: number;
-  requestsPerMinute: number;
-  tokensPerMinute: number;
-  headroom: number | undefined;
-}
 
 export interface HealthBoardOptions {
   /**
@@ -49,8 +40,9 @@ export interface HealthBoardOptions {
  * them (docs/routing-health.md), and the weights that follow. Requests record their outcome in O(1) on
  * the replica that served them; a target that fails `consecutive_failures` times in a row is Failed at once
  * (fast ejection), and its successful probes start its recovery at once. Every `recompute_interval_ms` each
- * replica shares its window and its Failed targets through the store, merges every replica's, and recomputes
- * states by error rate, scores and weight multipliers, so all replicas reach the same view within one period.
+ * replica shares its window, its Failed targets, its requests in flight and its keys' limits through the store,
+ * merges every replica's, and recomputes states by error rate, scores, weight multipliers and the signals routing
+ * strategies read (`signals`), so all replicas reach the same view within one period.
  * Routing reads the last view without waiting for anything; when the store cannot be reached the last view
  * stays in force.
  */
@@ -60,6 +52,10 @@ export class HealthBoard {
   /** `tracked`'s entries by id, held here because every request reads them. */
   private readonly entries: ReadonlyMap<string, HealthEntry>;
   private readonly load = new Map<string, { inflight: number; capacity: number }>();
+  /** Where this replica reads the limits of the keys it serves (a router), at each recompute. */
+  private limitSource: (() => Iterable<ProviderKeyLimits>) | undefined;
+  /** Key limits by provider as of the last recompute: this replica's, else another's. */
+  private limits: ReadonlyMap<string, readonly KeyLimits[]> = new Map();
   /** Cluster mode: the replicas' windows in the store. */
   private readonly sharing: SharedWindows | undefined;
   private config: LoadBalancerConfig;
@@ -115,6 +111,8 @@ export class HealthBoard {
     const now = this.now();
     const entry = this.tracked.entry(healthId.target(target.provider, target.key, target.model));
     entry.window!.record(now, this.config.bucket_ms, outcome);
+    entry.flow.recordedRequests++;
+    if (!outcome.failure) entry.flow.recordedTokens += outcome.tokens ?? 0;
     const failed = entry.state.state === 'failed';
     if (outcome.failure) {
       if (outcome.ejects !== false) entry.streak++;
@@ -127,29 +125,57 @@ export class HealthBoard {
     }
     entry.streak = 0;
     // Only an attempt begun after the failure is a probe (one in flight before it says nothing new).
-    if (failed && now - (outcome.latencyMs ?? 0) >= entry.failedAt) {
+    if (failed && now - (outcome.latencyMs ?? outcome.ttftMs ?? 0) >= entry.failedAt) {
       entry.probeSuccesses++;
       if (entry.probeSuccesses >= this.config.recovery_successes) this.tracked.recover(entry, now);
     }
   }
 
+  /**
+   * Samples of an answer already counted by `record`: a stream is counted at its first content chunk (with its
+   * time to first token) and measures its latency and tokens when it ends. O(1).
+   */
+  measure(target: HealthTarget, samples: Samples): void {
+    const entry = this.tracked.entry(healthId.target(target.provider, target.key, target.model));
+    entry.window!.measure(this.now(), this.config.bucket_ms, samples);
+    entry.flow.recordedTokens += samples.tokens ?? 0;
+  }
+
+  /**
+   * A request to a target begins on this replica: it is in flight (here at once, on every replica and in
+   * governance from the next recompute) until the returned function is called (a second call does nothing).
+   */
+  begin(target: HealthTarget): () => void {
+    const flow = this.tracked.entry(healthId.target(target.provider, target.key, target.model)).flow;
+    flow.inflight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      flow.inflight--;
+    };
+  }
+
+  /**
+   * Where this replica reads the rpm/tpm limits of the keys it serves: read at each recompute and shared with
+   * its window, so every replica and governance know them (headroom).
+   */
+  publishLimits(source: () => Iterable<ProviderKeyLimits>): void {
+    this.limitSource = source;
+  }
+
+  /**
+   * What routing strategies read of a target (`healthId.target`) or a provider's model (`healthId.model`):
+   * what the last recompute summed over every replica, and this replica's requests in flight and served since.
+   * Cheap enough for every candidate of every request: no store, a few additions.
+   */
+  signals(id: string): TargetSignals {
+    return signalsOf(id, this.entries.get(id), this.limits);
+  }
+
   /** Requests a provider serves right now on this replica, against its configured concurrency (utilization). */
   setLoad(provider: string, inflight: number, capacity: number): void {
     this.load.set(provider, { inflight, capacity });
-  }
-
-  /** What routing strategies read of a target or a provider's model (docs/routing.md "Strategies"). */
-  signals(id: string): TargetSignals {
-    const entry = this.entries.get(id);
-    return {
-      state: entry?.state.state ?? 'healthy',
-      latencyP95Ms: entry?.stats.p95Ms,
-      ttftP95Ms: undefined,
-      inflight: 0,
-      requestsPerMinute: 0,
-      tokensPerMinute: 0,
-      headroom: undefined,
-    };
   }
 
   stateOf(id: string): HealthState {
@@ -236,10 +262,23 @@ export class HealthBoard {
   private async recomputeNow(): Promise<void> {
     await this.refreshConfig();
     const now = this.now();
-    const rows = localRows(this.entries, now - this.config.window_ms);
-    const local = { now, config: this.config, rows, load: this.load, entries: this.entries };
+    const { rows, flows } = localWindows(this.entries, { now, windowMs: this.config.window_ms });
+    const limits = this.localLimits();
+    const local = { now, config: this.config, rows, flows, limits, load: this.load, entries: this.entries };
     await this.sharing?.exchange(local);
-    recomputeHealth(this.tracked, local, this.sharing?.remote ?? NO_REMOTE_WINDOWS);
+    const remote = this.sharing?.remote ?? NO_REMOTE_WINDOWS;
+    recomputeHealth(this.tracked, local, remote);
+    this.limits = new Map([...remote.limits, ...limits]);
+  }
+
+  /** The limits of the keys this replica serves, by provider (a key with neither limit is left out). */
+  private localLimits(): Map<string, readonly KeyLimits[]> {
+    const limits = new Map<string, readonly KeyLimits[]>();
+    for (const { provider, keys } of this.limitSource?.() ?? []) {
+      const limited = keys.filter((key) => key.rpm !== undefined || key.tpm !== undefined);
+      if (limited.length > 0) limits.set(provider, limited);
+    }
+    return limits;
   }
 
   /** The config file's settings in force (the defaults without any). */

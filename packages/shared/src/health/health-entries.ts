@@ -2,6 +2,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { healthId, type ParsedId, parseId } from './health-id.ts';
 import { announceTransition, reportGauges } from './health-reporting.ts';
+import { newFlow, type TargetFlow } from './health-signals.ts';
 import {
   derivedState,
   type HealthState,
@@ -25,6 +26,10 @@ export interface HealthEntry extends ParsedId {
   window: TargetWindow | undefined;
   /** A target's rows of every replica at the last recompute (a view's stats add them up). */
   rows: BucketRow[];
+  /** A target's requests in flight and use of the last minute (a view's signals add them up). */
+  flow: TargetFlow;
+  /** A view's targets as last derived (a target's: none). */
+  members: readonly HealthEntry[];
   state: TargetState;
   lastProbe: number;
   /** Attempts in a row that failed on this replica (fast ejection). */
@@ -89,6 +94,8 @@ export class HealthEntries {
       ...parsed,
       window: parsed.kind === 'target' ? new TargetWindow() : undefined,
       rows: [],
+      flow: newFlow(),
+      members: [],
       state: { state: 'healthy', since: this.options.now(), countFrom: 0 },
       lastProbe: 0,
       streak: 0,
@@ -181,6 +188,7 @@ export class HealthEntries {
     }
     for (const [id, targets] of views) {
       const view = this.entry(id);
+      view.members = targets;
       measure?.(view, targets);
       const state = derivedState(targets.map((target) => target.state.state));
       if (state !== view.state.state) {

@@ -1,17 +1,36 @@
 import type { HealthEntries, HealthEntry } from './health-entries.ts';
 import { parseId } from './health-id.ts';
-import type { LocalWindows, RemoteWindows } from './health-sharing.ts';
+import type { LocalFlow, LocalWindows, RemoteWindows } from './health-sharing.ts';
 import { nextState, scoreOf, scoreParts, weightMultiplier } from './health-state.ts';
 import { type BucketRow, summarize } from './health-window.ts';
 
-/** This replica's rows of every target since `horizon` (older buckets are forgotten). */
-export function localRows(
+/** Requests per minute are read over the last minute even when the window is shorter: buckets are kept as long. */
+const MINUTE_MS = 60_000;
+
+/**
+ * This replica's rows of every target inside the window, and its flow (in flight, use of the last minute);
+ * buckets older than both are forgotten.
+ */
+export function localWindows(
   entries: ReadonlyMap<string, HealthEntry>,
-  horizon: number,
-): Map<string, BucketRow[]> {
-  const local = new Map<string, BucketRow[]>();
-  for (const entry of entries.values()) if (entry.window) local.set(entry.id, entry.window.since(horizon));
-  return local;
+  options: { now: number; windowMs: number },
+): { rows: Map<string, BucketRow[]>; flows: Map<string, LocalFlow> } {
+  const { now, windowMs } = options;
+  const rows = new Map<string, BucketRow[]>();
+  const flows = new Map<string, LocalFlow>();
+  for (const entry of entries.values()) {
+    if (!entry.window) continue;
+    entry.window.forget(now - Math.max(windowMs, MINUTE_MS));
+    rows.set(entry.id, entry.window.since(now - windowMs));
+    const { inflight, recordedRequests, recordedTokens } = entry.flow;
+    flows.set(entry.id, {
+      inflight,
+      ...entry.window.use(now - MINUTE_MS),
+      countedRequests: recordedRequests,
+      countedTokens: recordedTokens,
+    });
+  }
+  return { rows, flows };
 }
 
 /**
@@ -25,6 +44,7 @@ export function recomputeHealth(entries: HealthEntries, local: LocalWindows, rem
   const horizon = now - windowMs;
   for (const id of remote.rows.keys()) if (parseId(id)?.kind === 'target') entries.entry(id);
   for (const id of remote.failed.keys()) if (parseId(id)?.kind === 'target') entries.entry(id);
+  for (const id of remote.flow.keys()) if (parseId(id)?.kind === 'target') entries.entry(id);
 
   for (const entry of entries.byId.values()) {
     if (entry.kind !== 'target') continue;
@@ -54,6 +74,7 @@ export function recomputeHealth(entries: HealthEntries, local: LocalWindows, rem
       next = { state: 'recovering', since: now, countFrom: now };
     }
     entries.setState(entry, next, now, 'error rate');
+    applyFlow(entry, local.flows.get(entry.id), remote.flow.get(entry.id));
   }
   scoreTargets(entries.byId, local, remote);
   for (const provider of entries.targetsOf.keys()) {
@@ -64,6 +85,21 @@ export function recomputeHealth(entries: HealthEntries, local: LocalWindows, rem
       view.parts = scoreParts(view.stats, { config, relativeLatency: 0, utilization });
     });
   }
+}
+
+/** A target's flow of every replica, as of this recompute; what this replica records from now on is added live. */
+function applyFlow(
+  entry: HealthEntry,
+  own: LocalFlow | undefined,
+  others: readonly [inflight: number, requests: number, tokens: number] | undefined,
+): void {
+  const flow = entry.flow;
+  flow.othersInflight = others?.[0] ?? 0;
+  flow.minuteRequests = (own?.requests ?? 0) + (others?.[1] ?? 0);
+  flow.minuteTokens = (own?.tokens ?? 0) + (others?.[2] ?? 0);
+  // A target first seen during this recompute has recorded nothing its rows hold: all it recorded is live.
+  flow.countedRequests = own?.countedRequests ?? 0;
+  flow.countedTokens = own?.countedTokens ?? 0;
 }
 
 /** Targets' scores after every target's stats are known: latency is judged against the fastest target of the same model. */

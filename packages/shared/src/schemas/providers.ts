@@ -55,6 +55,13 @@ const providerKeySchema = z.strictObject({
   /** The secret, or `env.NAME` to read it from the environment at use. */
   value: secret(z.string()).default(''),
   weight: z.number().min(0).default(1),
+  /**
+   * Requests and tokens a minute the provider allows this key, for each model it serves (unset: unknown).
+   * Routing leaves a key that reached one out while another has room, and reads the headroom they leave
+   * (docs/routing-health.md "Signals"); gw does not refuse requests by them.
+   */
+  rpm_limit: z.number().int().positive().optional(),
+  tpm_limit: z.number().int().positive().optional(),
   /** Models this key may serve; empty means every model. */
   models: z.array(z.string()).default([]),
   /** Provider-specific key settings (azure endpoint and deployments, bedrock credentials, vertex project…). */

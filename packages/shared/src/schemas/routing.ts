@@ -4,7 +4,7 @@ import { z } from 'zod';
  * How the candidates of a model alias or a key's plan are ordered (docs/routing.md "Strategies"); each is
  * health-aware (a Failed target goes last).
  */
-export const ROUTING_STRATEGIES = [
+const ROUTING_STRATEGIES = [
   'weighted',
   'least_busy',
   'lowest_latency',

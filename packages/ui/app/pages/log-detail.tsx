@@ -1,5 +1,6 @@
 // One request as the log keeps it: what went wrong (error, upstream status and body), the conversation with
-// its tool calls, how it was routed (targets tried, the fallback that served, the key), what it cost, and
+// its tool calls, how it was routed (the rule and strategy that chose, each candidate's score or why it was
+// skipped, targets tried, the fallback that served, the key), what it cost, and
 // whom it was charged to or refused for.
 import type { Customer, LogRecord, SystemSettingsView, Team } from '@gw/admin/api-types';
 import type { ReactNode } from 'react';
@@ -7,6 +8,7 @@ import { Link, useParams } from 'react-router';
 import { useAuth } from '../auth.tsx';
 import { display, formatMs, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
+import { RoutingDecisionView } from './routing-decision.tsx';
 
 interface ToolCall {
   id?: string;
@@ -225,6 +227,12 @@ function Routing({ record }: { record: LogRecord }) {
         <Item name="Cache" value={display(record.cache_outcome)} />
         <Item name="Guardrails" value={display(record.guardrail_outcome)} />
       </dl>
+      {record.routing && (
+        <>
+          <h3>Why these targets</h3>
+          <RoutingDecisionView decision={record.routing} />
+        </>
+      )}
       {attempts.length > 0 && (
         <Table
           caption="Targets tried"

@@ -1,10 +1,12 @@
-// Model aliases: a name callers use, served by weighted `<provider>/<model>` targets and fallbacks. The form
+// Model aliases: a name callers use, served by `<provider>/<model>` targets (the first picked by the alias's
+// strategy, weighted by default) and fallbacks. The form
 // checks what it can see before sending (a name another alias has, a provider that is not configured); the
 // API refuses both anyway.
 import type { ModelAlias, ModelAliasInput, ProviderView } from '@gw/admin/api-types';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { Field, Form, listOf, useApiQuery } from '../ui.tsx';
+import { objectiveOf, StrategyFields, strategyOf, strategyPatch } from './strategy-fields.tsx';
 
 const COLLECTION = '/api/governance/model-aliases';
 
@@ -48,7 +50,17 @@ function AliasForm(props: {
               `${field}: provider '${provider}' does not exist (configured: ${[...names].join(', ') || 'none'})`,
             );
         }
-        return props.submit({ name: values.name, targets, fallbacks });
+        const strategy = strategyOf(values, 'strategy');
+        const objective = objectiveOf(values);
+        return props.submit({
+          name: values.name,
+          targets,
+          fallbacks,
+          // An edit is a merge patch: an emptied strategy or objective is removed.
+          ...(props.item
+            ? strategyPatch(values, { strategy: 'strategy', objective: 'objective' })
+            : { ...(strategy && { strategy }), ...(objective && { objective }) }),
+        });
       }}
     >
       <Field
@@ -74,6 +86,12 @@ function AliasForm(props: {
         name="fallbacks"
         defaultValue={props.item?.fallbacks?.join(', ')}
         hint="Tried in order when every target fails."
+      />
+      <StrategyFields
+        name="strategy"
+        strategy={props.item?.strategy}
+        objective={props.item?.objective}
+        unset="default (weighted)"
       />
     </Form>
   );
@@ -103,6 +121,7 @@ export function ModelAliases() {
             (item.targets ?? []).map((target) => `${target.model} (×${target.weight ?? 1})`).join(', '),
         },
         { header: 'Fallbacks', cell: (item) => (item.fallbacks ?? []).join(', ') || '—' },
+        { header: 'Strategy', cell: (item) => item.strategy ?? 'weighted' },
       ]}
     />
   );

@@ -5,6 +5,7 @@ import { BudgetForm, Usage } from '../budgets.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { Field, Form, PageHeader } from '../ui.tsx';
+import { MetadataRows, metadataBody, metadataPatch } from './metadata-fields.tsx';
 import { useOwnerOptions } from './virtual-key-form.tsx';
 
 const COLLECTIONS = [
@@ -38,10 +39,21 @@ const COLLECTIONS = [
   },
 ] as const;
 
+/** The variable a rule reads each collection's metadata under. */
+const READS: Record<string, string> = {
+  teams: 'team',
+  customers: 'customer',
+  'business-units': 'business_unit',
+  users: 'user',
+};
+
 /** A resource of one of the collections: each owns budgets and limits. */
 type Owner = Team | Customer | BusinessUnit | BudgetUser;
 
-/** An owner's name, and the customer a team belongs to (picked by name); budgets have their own form. */
+/**
+ * An owner's name, the customer a team belongs to (picked by name), and the metadata routing rules read;
+ * budgets have their own form.
+ */
 function OwnerForm(props: {
   collection: string;
   item?: Owner | undefined;
@@ -61,6 +73,7 @@ function OwnerForm(props: {
           name: values.name,
           ...(team && { customer_id: values.customer_id || (props.item ? null : undefined) }),
           ...(person && values.email && { email: values.email }),
+          ...(props.item ? metadataPatch(values, props.item.metadata) : metadataBody(values)),
         })
       }
     >
@@ -81,6 +94,7 @@ function OwnerForm(props: {
           defaultValue={props.item && 'email' in props.item ? props.item.email : undefined}
         />
       )}
+      <MetadataRows current={props.item?.metadata} reads={READS[props.collection] ?? 'user'} />
     </Form>
   );
 }

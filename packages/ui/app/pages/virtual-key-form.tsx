@@ -1,7 +1,10 @@
-// The fields a virtual key's create and edit forms share (owner pickers, limits, expiry), and the edit form:
-// which providers and models the key may use, its limits, expiry and owners. Budgets have their own form.
+// The fields a virtual key's create and edit forms share (owner pickers, limits, expiry, routing, metadata), and
+// the edit form: which providers and models the key may use, its limits, expiry, owners, how a bare model is
+// routed among its providers, and the metadata routing rules read. Budgets have their own form.
 import type { Customer, ProviderView, Team, VirtualKey } from '@gw/admin/api-types';
 import { Field, Form, listOf, type Option, useApiQuery } from '../ui.tsx';
+import { MetadataRows, metadataBody, metadataPatch } from './metadata-fields.tsx';
+import { objectiveOf, StrategyFields, strategyOf, strategyPatch } from './strategy-fields.tsx';
 
 /** Ids of a governance collection with their names, to pick from. */
 export function useOwnerOptions(collection: 'teams' | 'customers'): Option[] {
@@ -59,6 +62,38 @@ export function LimitFields({ current }: { current?: VirtualKey | undefined }) {
   );
 }
 
+/** How a bare model is routed among the key's provider configs, and the labels rules read (`key.metadata`). */
+export function RoutingFields({ current }: { current?: VirtualKey | undefined }) {
+  return (
+    <>
+      <StrategyFields
+        name="routing_strategy"
+        strategy={current?.routing_strategy}
+        objective={current?.routing_objective}
+        unset="default (weighted)"
+      />
+      <MetadataRows current={current?.metadata} reads="key" />
+    </>
+  );
+}
+
+/** A create's routing fields: only those filled in. */
+export function routingBody(values: Record<string, string>) {
+  const strategy = strategyOf(values, 'routing_strategy');
+  const objective = objectiveOf(values);
+  return {
+    ...(strategy && { routing_strategy: strategy }),
+    ...(objective && { routing_objective: objective }),
+    ...metadataBody(values),
+  };
+}
+
+/** An edit's routing fields as a merge patch: emptied ones removed, a metadata entry no longer listed too. */
+const routingPatch = (values: Record<string, string>, current: VirtualKey) => ({
+  ...strategyPatch(values, { strategy: 'routing_strategy', objective: 'routing_objective' }),
+  ...metadataPatch(values, current.metadata),
+});
+
 /** The owner, limit and expiry fields as the API takes them; `clear` sends null for an emptied field (PATCH). */
 export function limitsBody(values: Record<string, string>, clear: boolean) {
   const absent = clear ? null : undefined;
@@ -106,6 +141,7 @@ export function EditKeyForm(props: {
               return { provider: name, allowed_models: models.length ? models : ['*'] };
             }),
           ...limitsBody(values, true),
+          ...routingPatch(values, props.virtualKey),
         })
       }
     >
@@ -128,6 +164,7 @@ export function EditKeyForm(props: {
       </fieldset>
       <OwnerFields current={props.virtualKey} />
       <LimitFields current={props.virtualKey} />
+      <RoutingFields current={props.virtualKey} />
     </Form>
   );
 }

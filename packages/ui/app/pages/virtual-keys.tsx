@@ -18,7 +18,14 @@ import {
   useApiMutation,
   useApiQuery,
 } from '../ui.tsx';
-import { EditKeyForm, LimitFields, limitsBody, OwnerFields } from './virtual-key-form.tsx';
+import {
+  EditKeyForm,
+  LimitFields,
+  limitsBody,
+  OwnerFields,
+  RoutingFields,
+  routingBody,
+} from './virtual-key-form.tsx';
 
 const COLLECTION = '/api/governance/virtual-keys';
 const pathOf = (id: string) => `${COLLECTION}/${encodeURIComponent(id)}`;
@@ -52,6 +59,7 @@ function CreateKey({ onCreated, onCancel }: { onCreated: (created: Created) => v
             : [],
           ...(budget.length && { budgets: budget }),
           ...limitsBody(values, false),
+          ...routingBody(values),
         });
         const provider = providers.data?.find((entry) => entry.name === values.provider);
         const model =
@@ -77,6 +85,7 @@ function CreateKey({ onCreated, onCancel }: { onCreated: (created: Created) => v
       <Field label="Budget (USD)" name="max_limit" type="number" hint="Optional." />
       <Field label="Budget resets every" name="reset_duration" defaultValue="1M" />
       <LimitFields />
+      <RoutingFields />
     </Form>
   );
 }

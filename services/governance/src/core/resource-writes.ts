@@ -1,4 +1,5 @@
 import { type Budget, GatewayError, newId, newVirtualKeyValue } from '@gw/shared';
+import { CelError } from '@gw/shared/cel';
 import type { DeleteResult, ResourceView } from './governance-messages.ts';
 import type { GovernanceRepository } from './governance-repository.ts';
 import {
@@ -24,7 +25,7 @@ import {
   storedSchemas,
   storedVirtualKeySchema,
 } from './resources.ts';
-import { compileRuleExpression, RuleExpressionError } from './routing/rule-expression.ts';
+import { compileRuleExpression } from './routing/rule-expression.ts';
 import { hashVirtualKey } from './virtual-key-hash.ts';
 
 type BudgetInput = { budget?: Budget | undefined; budgets?: Budget[] | undefined };
@@ -82,7 +83,7 @@ export class ResourceWrites {
     try {
       compileRuleExpression(input.cel_expression);
     } catch (error) {
-      if (!(error instanceof RuleExpressionError)) throw error;
+      if (!(error instanceof CelError)) throw error;
       throw new GatewayError({
         type: 'invalid_request',
         message: `cel_expression: ${error.message}`,

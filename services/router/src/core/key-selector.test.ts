@@ -227,3 +227,47 @@ describe('selectKey with an affinity (cache_affinity)', () => {
     expect(probed.slice(1).includes('k2')).toBe(false);
   });
 });
+
+describe('selectKey under rpm and tpm limits', () => {
+  const limited = (id: string, limits: { rpmLimit?: number; tpmLimit?: number }): SelectableKey => ({
+    ...key(id, 1),
+    ...limits,
+  });
+  const serve = (health: HealthBoard, keyId: string, count: number, tokens = 0) => {
+    for (let index = 0; index < count; index++) {
+      health.record({ provider: 'openai', key: keyId, model: 'gpt-4o' }, { failure: false, tokens });
+    }
+  };
+  const choices = (keys: SelectableKey[], health: HealthBoard, model = 'gpt-4o') =>
+    new Set(
+      Array.from(
+        { length: 20 },
+        (_, index) =>
+          selectKey(
+            keys,
+            { model, excluded: new Set() },
+            { provider: 'openai', health, random: () => index / 20 },
+          )?.id,
+      ),
+    );
+
+  it('leaves a key out once its use this minute reached its limit, while another has room', () => {
+    const health = new HealthBoard({ config: fixed(loadBalancerConfigSchema.parse({})) });
+    const keys = [limited('small', { rpmLimit: 3 }), limited('tokens', { tpmLimit: 1_000 }), key('free', 1)];
+    expect(choices(keys, health)).toEqual(new Set(['small', 'tokens', 'free']));
+    serve(health, 'small', 3);
+    serve(health, 'tokens', 1, 1_000);
+    expect(choices(keys, health)).toEqual(new Set(['free']));
+    // Limits hold per model: another model of the same keys has all its room.
+    expect(choices(keys, health, 'gpt-4o-mini')).toEqual(new Set(['small', 'tokens', 'free']));
+  });
+
+  it('keeps every key when none has room (the least bad choice is still a key)', () => {
+    const health = new HealthBoard({ config: fixed(loadBalancerConfigSchema.parse({})) });
+    const keys = [limited('one', { rpmLimit: 1 }), limited('two', { rpmLimit: 1 })];
+    serve(health, 'one', 1);
+    expect(choices(keys, health)).toEqual(new Set(['two']));
+    serve(health, 'two', 1);
+    expect(choices(keys, health)).toEqual(new Set(['one', 'two']));
+  });
+});

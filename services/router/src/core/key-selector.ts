@@ -6,6 +6,9 @@ export interface SelectableKey extends ResolvedKey {
   weight: number;
   /** Empty: every model. */
   models: readonly string[];
+  /** Requests and tokens a minute the provider allows it per model (`rpm_limit`, `tpm_limit`). */
+  rpmLimit?: number | undefined;
+  tpmLimit?: number | undefined;
 }
 
 export interface KeySelection {
@@ -42,7 +45,7 @@ export function selectKey(
   const candidates = keys.filter((key) => eligible(key, selection));
   if (candidates.length === 0) return undefined;
   const fresh = candidates.filter((key) => !selection.excluded.has(key.id));
-  const pool = fresh.length > 0 ? fresh : candidates;
+  const pool = withRoom(fresh.length > 0 ? fresh : candidates, selection.model, options);
   if (pool.length === 1) return pool[0];
   let weights = pool.map((key) => key.weight);
   if (options.health) {
@@ -86,3 +89,28 @@ function rendezvous(
   }
   return best;
 }
+
+/**
+ * The keys that have room this minute: a key whose use of the model (every replica's requests and tokens of the
+ * last minute, as the health board counts them) reached its `rpm_limit` or `tpm_limit` is left out while
+ * another key has room; when none has, all stay (the provider's own 429 then rotates them).
+ */
+export function withRoom(
+  keys: readonly SelectableKey[],
+  model: string,
+  options: { provider: string; health?: HealthBoard | undefined },
+): readonly SelectableKey[] {
+  const { health } = options;
+  if (!health || !keys.some(isLimited)) return keys;
+  const open = keys.filter((key) => {
+    if (!isLimited(key)) return true;
+    const use = health.signals(healthId.target(options.provider, key.id, model));
+    return (
+      (key.rpmLimit === undefined || use.requestsPerMinute < key.rpmLimit) &&
+      (key.tpmLimit === undefined || use.tokensPerMinute < key.tpmLimit)
+    );
+  });
+  return open.length > 0 ? open : keys;
+}
+
+const isLimited = (key: SelectableKey) => key.rpmLimit !== undefined || key.tpmLimit !== undefined;

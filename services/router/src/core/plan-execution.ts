@@ -28,6 +28,7 @@ import type { ProviderGates, Release } from './provider-gate.ts';
 import type { LoadedProvider } from './provider-registry.ts';
 import { type AdapterContext, NativePiece } from './providers/adapter.ts';
 import type { RouteTarget, StreamItem } from './router-service.ts';
+import { StreamMeasure } from './stream-measure.ts';
 import { isCancellation, type UpstreamClient } from './upstream-client.ts';
 
 export interface Attempted<T> {
@@ -124,8 +125,13 @@ export class PlanExecution {
     signal: AbortSignal;
     operation: O;
     attempt: Attempt<O, T>;
-    /** Keep the provider's concurrency place after the attempt (a stream holds it until it ends). */
+    /**
+     * Keep the provider's concurrency place after the attempt (a stream holds it until it ends), and leave the
+     * success to be counted by the stream (at its first content chunk, StreamMeasure).
+     */
     hold?: boolean;
+    /** The tokens an answer served (its usage), counted against its target. */
+    tokens?: ((value: T) => number | undefined) | undefined;
     /** The parent of the attempts' spans (the router's request span). */
     trace?: TraceContext | undefined;
     /** Counts the upstream attempts made (whether a call that failed or was lost was ever sent upstream). */
@@ -199,7 +205,7 @@ export class PlanExecution {
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
-    const { value, provider, keyId, model, fallbackIndex, release } = await this.acrossTargets({
+    const { value, provider, keyId, model, fallbackIndex, release, startedAt } = await this.acrossTargets({
       ...options,
       hold: true,
       attempt: async (method, target, context) => {
@@ -208,14 +214,26 @@ export class PlanExecution {
       },
     });
     const { iterator, first } = value;
+    const measure = new StreamMeasure({
+      health: this.dependencies.health,
+      target: { provider: provider.name, key: keyId, model },
+      startedAt,
+    });
     try {
-      if (first.done) return;
+      if (first.done) {
+        measure.end();
+        return;
+      }
       const firstItem = streamItem(first.value);
+      measure.see(firstItem.chunk);
       yield { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId } };
       try {
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-          yield streamItem(next.value);
+          const item = streamItem(next.value);
+          measure.see(item.chunk);
+          yield item;
         }
+        measure.end();
       } catch (error) {
         const failure = withoutSecrets(toGatewayError(error), provider);
         if (!isCancellation(failure)) {
@@ -243,6 +261,7 @@ export class PlanExecution {
       operation: O;
       attempt: Attempt<O, T>;
       hold?: boolean | undefined;
+      tokens?: ((value: T) => number | undefined) | undefined;
       trace?: TraceContext | undefined;
       /** Calls the request may still make, and has made (shared by its targets). */
       budget: { attempts: number; made: number; tally: CallTally | undefined };
@@ -280,18 +299,24 @@ export class PlanExecution {
         signal,
         environment: this.dependencies.environment,
       };
-      const release = await gates.acquire(provider.name, network, signal);
+      const admitted = await gates.acquire(provider.name, network, signal);
       // A caller that went away before the attempt (a lane cancelled while its call waited) costs no upstream
       // call, and the call's report says none was sent.
       if (signal.aborted) {
-        release();
+        admitted();
         throw requestCancelled();
       }
+      const measured = { provider: provider.name, key: key?.id, model: target.model };
+      // In flight from here to the release (a stream's end): the signal least-busy routing reads.
+      const ended = health.begin(measured);
+      const release: Release = () => {
+        ended();
+        admitted();
+      };
       const startedAt = performance.now();
       options.budget.attempts--;
       options.budget.made++;
       if (options.budget.tally) options.budget.tally.attempts++;
-      const measured = { provider: provider.name, key: key?.id, model: target.model };
       const span =
         tracer &&
         startAttemptSpan(tracer, {
@@ -307,8 +332,17 @@ export class PlanExecution {
         span?.end();
         const seconds = (performance.now() - startedAt) / 1000;
         metrics.upstreamDuration.observe({ provider: provider.name, operation }, seconds);
-        health.record(measured, { failure: false, latencyMs: seconds * 1000 });
-        if (!options.hold) release();
+        if (!options.hold) {
+          // A whole answer's first token arrives with it.
+          const latencyMs = seconds * 1000;
+          health.record(measured, {
+            failure: false,
+            latencyMs,
+            ttftMs: latencyMs,
+            tokens: options.tokens?.(value),
+          });
+          release();
+        }
         return {
           value,
           provider,

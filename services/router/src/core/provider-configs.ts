@@ -14,6 +14,7 @@ import {
   refuseSecretReferences,
   type SecretLookup,
 } from '@gw/shared';
+import type { ProviderKeyLimits } from '@gw/shared/health';
 import {
   type ChangeFollower,
   type Collection,
@@ -154,6 +155,16 @@ export class ProviderConfigs {
       message: `unknown provider '${name}'`,
       provider: name,
     });
+  }
+
+  /** The rpm/tpm limits of every loaded provider's keys that serve (the health board shares them). */
+  keyLimits(): ProviderKeyLimits[] {
+    return [...this.loaded.values()].map((provider) => ({
+      provider: provider.name,
+      keys: provider.keys
+        .filter((key) => key.weight > 0)
+        .map((key) => ({ key: key.id, rpm: key.rpmLimit, tpm: key.tpmLimit, models: key.models })),
+    }));
   }
 
   /** Re-reads one provider from the store (hot reload on every replica). */

@@ -126,6 +126,8 @@ export function loadProvider(name: string, input: unknown, sources: SecretSource
         id: key.id ?? '',
         weight: key.weight,
         models: key.models,
+        rpmLimit: key.rpm_limit,
+        tpmLimit: key.tpm_limit,
         config: resolveConfigSecrets(key.config ?? {}, sources),
       },
       { value: key.value },

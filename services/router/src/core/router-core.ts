@@ -34,6 +34,9 @@ import type {
 } from './router-service.ts';
 import { UpstreamClient } from './upstream-client.ts';
 
+/** The tokens an answer served, as its usage counts them (the health board's tokens per minute). */
+const usageTokens = (result: { usage: { total_tokens: number } }) => result.usage.total_tokens;
+
 /** An adapter that takes a format verbatim (router-service.ts NativeRequest). */
 type NativeAdapter = Required<Pick<ProviderAdapter, 'nativeChat' | 'nativeChatStream'>>;
 
@@ -101,6 +104,7 @@ export class RouterCore implements RouterService {
     this.reports = new CallReports({ store: dependencies.store, logger: dependencies.logger });
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
+    health.publishLimits(() => parts.providers.keyLimits());
     this.plans = new PlanExecution({
       providers: parts.providers,
       http: this.http,
@@ -193,6 +197,7 @@ export class RouterCore implements RouterService {
         ? await this.plans.acrossTargets({
             ...common,
             operation: 'chat',
+            tokens: usageTokens,
             attempt: (chat, target, context) => {
               const adapter = this.nativeAdapter(request, target);
               native = adapter !== undefined;
@@ -204,6 +209,7 @@ export class RouterCore implements RouterService {
         : await this.plans.acrossTargets({
             ...common,
             operation: 'text',
+            tokens: usageTokens,
             attempt: async (text, target, context) =>
               withChatMessages(
                 await text({ model: target.model, prompt: request.prompt, params: request.params }, context),
@@ -284,6 +290,7 @@ export class RouterCore implements RouterService {
       trace: options.trace,
       tally,
       operation: 'embeddings',
+      tokens: usageTokens,
       attempt: (embeddings, target, context) =>
         embeddings({ model: target.model, input: request.input, params: request.params }, context),
     });

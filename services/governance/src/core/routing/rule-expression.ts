@@ -1,4 +1,4 @@
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { celConditions } from '@gw/shared/cel';
 
 /**
  * What a routing rule's `cel_expression` may read (docs/routing.md "Variables"). Every variable is always set
@@ -52,27 +52,7 @@ const VARIABLES: Array<[keyof RoutingVariables, string]> = [
   ['targets', 'map<string, dyn>'],
 ];
 
-/** CEL is not Turing complete; these bound what one expression may cost (its size, its nesting). */
-const LIMITS = {
-  maxAstNodes: 400,
-  maxDepth: 24,
-  maxListElements: 200,
-  maxMapEntries: 100,
-  maxCallArguments: 8,
-};
-
-let environment: Environment | undefined;
-function celEnvironment(): Environment {
-  if (environment) return environment;
-  environment = new Environment({ limits: LIMITS, homogeneousAggregateLiterals: false });
-  for (const [name, type] of VARIABLES) environment.registerVariable(name, type);
-  return environment;
-}
-
-/** An expression that does not compile: the message names the line and column of the error. */
-export class RuleExpressionError extends Error {
-  override name = 'RuleExpressionError';
-}
+const compile = celConditions<RoutingVariables>(VARIABLES);
 
 /** A compiled rule expression; `reads` says which of the costly variables it names. */
 export interface RuleExpression {
@@ -81,43 +61,12 @@ export interface RuleExpression {
 }
 
 /**
- * Compiles an expression once (parse and type check against the declared variables): one that does not
- * parse, names an unknown variable or does not give a bool is refused here, at write, with its position.
+ * Compiles an expression once: one that does not parse, names an unknown variable or does not give a bool is
+ * refused here, at write, with its position (`CelError`).
  */
 export function compileRuleExpression(expression: string): RuleExpression {
-  const reads = { usage: /\busage\b/.test(expression), targets: /\btargets\b/.test(expression) };
-  if (expression.trim() === 'true') return { matches: () => true, reads };
-  let parsed: ParseResult;
-  try {
-    parsed = celEnvironment().parse(expression);
-  } catch (error) {
-    throw new RuleExpressionError(located(error));
-  }
-  const checked = parsed.check();
-  if (!checked.valid) throw new RuleExpressionError(located(checked.error));
-  if (checked.type !== 'bool' && checked.type !== 'dyn') {
-    throw new RuleExpressionError(`must be a bool expression, not ${checked.type}`);
-  }
   return {
-    matches: (variables) => parsed(variables) === true,
-    reads,
+    matches: compile(expression),
+    reads: { usage: /\busage\b/.test(expression), targets: /\btargets\b/.test(expression) },
   };
-}
-
-/**
- * The library's message with its source excerpt (`>    2 |   foo > 1` and a caret line below) turned into
- * a position an API answer can carry on one line: `Unknown variable: foo (line 2, column 3)`.
- */
-function located(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const lines = message.split('\n');
-  const first = lines[0] ?? message;
-  const excerpt = lines.findIndex((line) => /^>\s*\d+ \| /.test(line));
-  const caret = lines[excerpt + 1];
-  if (excerpt === -1 || caret === undefined) return first;
-  const source = lines[excerpt]!;
-  const gutter = source.indexOf('| ') + 2;
-  const line = Number(/^>\s*(\d+)/.exec(source)?.[1]);
-  const column = caret.indexOf('^') - gutter + 1;
-  return column > 0 ? `${first} (line ${line}, column ${column})` : `${first} (line ${line})`;
 }
