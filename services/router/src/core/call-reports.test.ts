@@ -115,3 +115,9 @@ it('reports a call its caller cancelled while the upstream had it as unmetered',
   await expect(answer).rejects.toThrow();
   expect(await reportsOf(request.requestId)).toEqual([{ outcome: 'unmetered', attempts: 1 }]);
 });
+
+it('reports a stream its reader left before the usage as unmetered', async () => {
+  const request = route([{ provider: 'openai', model: 'gpt-4o' }]);
+  for await (const _item of core.stream(request, call)) break;
+  expect(await reportsOf(request.requestId)).toEqual([{ outcome: 'unmetered', attempts: 1 }]);
+});
