@@ -1,6 +1,7 @@
 // "Settlement is never lost and never counted twice, including when a process dies mid-request" (issue 4):
 // a request is admitted (its reservation recorded), the process serving it is killed with SIGKILL before it
-// can settle, and governance's sweeper charges the reservation at its estimate, once.
+// can settle, and governance's sweeper charges the reservation once: from what the router reported of the
+// call when a router could report it (issue 41), at its estimate when none could.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ const BODY = JSON.stringify({ model: 'openai/gpt-crash', messages: [{ role: 'use
 // two characters), plus what admission reserved for the answer (not the 4,096-token worst case: issue 25); at
 // $1 per token.
 const ESTIMATE_USD = 3 + 4 + 1 + 256;
+/** A call the router cut short upstream because its caller was gone: the prompt's estimate. */
+const PROMPT_USD = 3 + 4 + 1;
 
 /** `settleDeadlineMs`: when the sweeper takes over a reservation. */
 function config(fake: FakeOpenAi, settleDeadlineMs = 800): GatewayConfigInput {
@@ -139,7 +142,7 @@ describe('a process killed mid-request', () => {
     expect(await spent(url)).toBe(ESTIMATE_USD);
   }, 60_000);
 
-  it('cluster: the ingress replica is killed, a governance sweeper charges the reservation once', async () => {
+  it('cluster: the ingress replica is killed, a governance sweeper charges the call the router cut short its prompt, once', async () => {
     const fake = await startFakeOpenAi();
     cleanups.push(() => fake.close());
     const gateway = await startCluster({
@@ -156,11 +159,12 @@ describe('a process killed mid-request', () => {
       .find((line) => line.includes('services/ingress/src/main.ts'));
     expect(ingress).toBeDefined();
     process.kill(Number(ingress!.trim().split(/\s+/)[0]), 'SIGKILL');
-    await waitFor(async () => (await spent(gateway.adminUrl)) > 0, { timeoutMs: 10_000 });
-    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    // The router, its caller gone, cuts the upstream call short and reports it: the sweeper charges the prompt
+    // (until then the spend holds what admission reserved).
+    await waitFor(async () => (await spent(gateway.adminUrl)) === PROMPT_USD, { timeoutMs: 10_000 });
     // Not a wait for something to happen: a window in which a second charge (the other sweeper) would show.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    expect(await spent(gateway.adminUrl)).toBe(PROMPT_USD);
     // The launcher restarted the killed replica.
     await waitFor(
       async () => (await get(`${gateway.url}/health`).catch(() => ({ status: 0 }))).status === 200,
@@ -168,27 +172,27 @@ describe('a process killed mid-request', () => {
     );
   }, 60_000);
 
-  it('cluster: the router replica freezes mid-call; the call it may still answer late is charged what was reserved', async () => {
+  it('cluster: the router replica freezes mid-call; the sweeper charges what it reported once thawed, not what was reserved', async () => {
     const fake = await startFakeOpenAi();
     cleanups.push(() => fake.close());
-    // The sweeper would take over only after a minute: what is charged is the ingress's settle.
-    const gateway = await startCluster({ config: config(fake, 60_000), adminToken: 'crash-admin' });
+    // The sweeper takes over a few seconds after admission: by then the thawed router has reported the call.
+    const gateway = await startCluster({ config: config(fake, 5_000), adminToken: 'crash-admin' });
     cleanups.push(() => gateway.close());
-    // The upstream answers a few seconds later: to the router, by then frozen and thawed, whose caller is gone.
-    const { status } = await admitHangingRequest(gateway.url, fake, 3_000);
+    // The upstream would answer after the thaw: to a router whose caller is gone, which cuts the call short.
+    const { status } = await admitHangingRequest(gateway.url, fake, 20_000);
     const router = await listenerPid(gateway.ports.router[0]!);
     process.kill(router, 'SIGSTOP');
     cleanups.push(async () => {
       process.kill(router, 'SIGCONT');
     });
-    // The ingress notices the silent replica (its health checks) and fails the call.
+    // The ingress notices the silent replica (its health checks) and fails the call; it leaves it unsettled.
     expect(await status).toBe(503);
     process.kill(router, 'SIGCONT');
-    // Charged at once by the ingress's settle (not the sweeper: its deadline is far), what admission reserved.
-    await waitFor(async () => (await spent(gateway.adminUrl)) > 0, { timeoutMs: 10_000 });
-    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
-    // The late answer reaches the thawed router, and nothing is charged twice (the sweeper finds it settled).
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
-    expect(await spent(gateway.adminUrl)).toBe(ESTIMATE_USD);
+    await fake.waitForAborted(0);
+    // The sweeper charges the prompt the router sent upstream (before, what admission reserved: 264 tokens).
+    await waitFor(async () => (await spent(gateway.adminUrl)) === PROMPT_USD, { timeoutMs: 15_000 });
+    // Not a wait for something to happen: a window in which a second charge would show.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await spent(gateway.adminUrl)).toBe(PROMPT_USD);
   }, 60_000);
 });

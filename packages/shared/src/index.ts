@@ -35,6 +35,7 @@ export * from './merge-patch.ts';
 export * from './metrics.ts';
 export * from './redaction.ts';
 export * from './rendezvous.ts';
+export * from './schemas/call-report.ts';
 export * from './schemas/chat.ts';
 export * from './schemas/completion.ts';
 export * from './schemas/governance.ts';

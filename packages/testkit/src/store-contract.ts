@@ -334,6 +334,19 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(await store.settleReservation({ id: unique('never'), adjustments: [adjustment] })).toBe(false);
     });
 
+    contractCase("keeps a request's call reports in order until they expire", async () => {
+      const store = await open();
+      const [kept, short] = [unique('request'), unique('request')];
+      await Promise.all([store.reportCall(kept, 'first', 60_000), store.reportCall(short, 'gone', 1)]);
+      await store.reportCall(kept, 'second', 60_000);
+      expect(await store.readCallReports(kept)).toEqual(['first', 'second']);
+      expect(await store.readCallReports(unique('never'))).toEqual([]);
+      await vi.waitFor(
+        async () => expect(await store.readCallReports(short)).toEqual([]),
+        DELIVERY_TIMEOUT_MS,
+      );
+    });
+
     contractCase('admits a reservation id once, also after it settled', async () => {
       const store = await open();
       const [budget, id] = [unique('budget'), unique('reservation')];

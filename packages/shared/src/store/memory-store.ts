@@ -33,6 +33,12 @@ export interface MemoryStoreOptions {
 /** Name of the state file inside the data directory. */
 export const STORE_FILE_NAME = 'store.json';
 
+/**
+ * Requests whose call reports are kept: in one process a call is never lost, so they serve only a settle that
+ * runs late; not persisted (a restarted gateway's routers are gone, its reservations are charged at estimate).
+ */
+const MAX_CALL_REPORTS = 10_000;
+
 /** Changes are written at most this often, so a burst of writes costs one file write. */
 const SAVE_DELAY_MS = 200;
 
@@ -68,6 +74,8 @@ export class MemoryStore implements Store {
   /** Governance counters: value and the time after which they may be forgotten. */
   private readonly counters = new Map<string, { value: number; expireAtMs: number }>();
   private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
+  /** Reports of routed calls by request id, until they expire (the 10,000 latest requests at most). */
+  private readonly callReports = new Map<string, { expireAtMs: number; reports: string[] }>();
   /** Ids of settled reservations and until when they are remembered (a late admission counts nothing). */
   private readonly settled = new Map<string, number>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
@@ -182,6 +190,29 @@ export class MemoryStore implements Store {
       .sort((left, right) => left.deadlineMs - right.deadlineMs)
       .slice(0, limit)
       .map(({ id, payload }) => parseReservation(id, payload));
+  }
+
+  async reportCall(requestId: string, report: string, ttlMs: number): Promise<void> {
+    this.assertOpen();
+    const expireAtMs = Date.now() + ttlMs;
+    const kept = this.callReports.get(requestId);
+    if (kept) {
+      kept.reports.push(report);
+      kept.expireAtMs = expireAtMs;
+      return;
+    }
+    if (this.callReports.size >= MAX_CALL_REPORTS)
+      this.callReports.delete(this.callReports.keys().next().value!);
+    this.callReports.set(requestId, { expireAtMs, reports: [report] });
+  }
+
+  async readCallReports(requestId: string): Promise<string[]> {
+    this.assertOpen();
+    const kept = this.callReports.get(requestId);
+    if (!kept) return [];
+    if (kept.expireAtMs > Date.now()) return [...kept.reports];
+    this.callReports.delete(requestId);
+    return [];
   }
 
   async readCounters(keys: string[]): Promise<number[]> {

@@ -39,7 +39,8 @@ export interface RedisStoreOptions {
 /**
  * The cluster-mode Store, on one Redis, a Redis Cluster or a Sentinel-watched master (REDIS_URL). Documents
  * are one hash per collection (`<prefix>doc:<collection>`, JSON text), counters of admission are
- * `<prefix>{gov}counter:…` with an expiry (with the reservations, in the one slot of `{gov}`), pub/sub channels
+ * `<prefix>{gov}counter:…` with an expiry (with the reservations, in the one slot of `{gov}`), the routers' reports
+ * of a request's calls are a list `<prefix>calls:<request id>` with an expiry, pub/sub channels
  * are `<prefix>channel:<name>` with their message counts at `<prefix>changes:<name>` (redis-channels.ts).
  */
 export class RedisStore implements Store {
@@ -150,6 +151,16 @@ export class RedisStore implements Store {
     });
   }
 
+  async reportCall(requestId: string, report: string, ttlMs: number): Promise<void> {
+    const key = this.callReportsKey(requestId);
+    // Two commands of one key, sent in the tick's pipeline with whatever else the process sends.
+    await Promise.all([this.connection.rpush(key, report), this.connection.pexpire(key, ttlMs)]);
+  }
+
+  readCallReports(requestId: string): Promise<string[]> {
+    return this.connection.lrange(this.callReportsKey(requestId), 0, -1);
+  }
+
   async readCounters(keys: string[]): Promise<number[]> {
     if (keys.length === 0) return [];
     const values = await this.connection.mget(...keys.map((key) => this.counterKey(key)));
@@ -223,6 +234,11 @@ export class RedisStore implements Store {
   /** The mark of a settled reservation (it expires: SETTLED_MARK_MS). */
   private settledKey(id: string): string {
     return `${this.prefix}{gov}settled:${id}`;
+  }
+
+  /** A request's call reports: a list, not in `{gov}` (read by the sweeper only, never inside a script). */
+  private callReportsKey(requestId: string): string {
+    return `${this.prefix}calls:${requestId}`;
   }
 
   private epochKey(): string {

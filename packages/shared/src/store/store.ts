@@ -30,6 +30,13 @@ export interface Store extends AsyncDisposable {
   readReservation(id: string): Promise<DueReservation | undefined>;
   /** Reservations whose deadline passed without a settle, oldest first (for the sweeper). */
   dueReservations(nowMs: number, limit: number): Promise<DueReservation[]>;
+  /**
+   * Appends the report of one routed call to its request's (what the router served: the settle of a call the
+   * ingress lost reads it), all of them forgotten `ttlMs` after the latest.
+   */
+  reportCall(requestId: string, report: string, ttlMs: number): Promise<void>;
+  /** The reports of a request's routed calls, oldest first; none once forgotten. */
+  readCallReports(requestId: string): Promise<string[]>;
   /** Current values of counters; 0 for a counter that does not exist. */
   readCounters(keys: string[]): Promise<number[]>;
 

@@ -266,7 +266,7 @@ export class AdmissionCore implements Admission {
     targets: ConfiguredTarget[];
     now: number;
     promptTokens: number;
-    /** Reserved per choice: also what the sweeper charges if no settle comes. */
+    /** Reserved per choice (the expected completion, at most, is what the sweeper charges if no settle comes). */
     completionTokens: number;
     choices: number;
   }) {
@@ -290,7 +290,12 @@ export class AdmissionCore implements Admission {
       virtualKeyId: key.id,
       targets,
       checks,
-      estimate: { promptTokens, completionTokens: completionTokens * choices },
+      // What a request whose settle never comes is charged when no router reports its calls: the expected
+      // answer, not the worst case a strict budget reserves.
+      estimate: {
+        promptTokens,
+        completionTokens: Math.min(completionTokens, settings.expected_completion_tokens) * choices,
+      },
       deadlineMs: now + settings.settle_deadline_ms,
     });
     const payload = JSON.stringify(settlement);

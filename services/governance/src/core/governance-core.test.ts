@@ -482,6 +482,54 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.000296);
   });
 
+  describe('a request whose settle never came, charged from what its routers reported', () => {
+    /** Authorizes a request of 40 prompt tokens, lets its deadline pass with `reports` written, sweeps. */
+    async function swept(reports: object[], options: { strict?: boolean } = {}) {
+      const { core, store, clock, createKey, request } = await setup(create, options);
+      const key = await createKey({
+        name: `lost-${randomUUID()}`,
+        provider_configs: openaiOnly,
+        budget: { max_limit: 1, reset_duration: '1d' },
+      });
+      const admitted = request(key.value, { estimate: { promptTokens: 40 } });
+      await core.authorize(admitted);
+      for (const report of reports)
+        await store.reportCall(admitted.requestId, JSON.stringify(report), 60_000);
+      clock.now += 61_000;
+      expect(await core.sweep()).toBe(1);
+      expect(await core.sweep()).toBe(0);
+      const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
+      return keyUsage.usage[0]!.entries[0]!.used;
+    }
+
+    it('an answered call: the usage of its answer', async () => {
+      const answered = { outcome: 'answered', attempts: 1, provider: 'openai', model: 'gpt-test' };
+      expect(await swept([{ ...answered, usage: usage(11, 7) }])).toBe(0.000018);
+    });
+
+    it('every answered call of the request (a cache embedding and the answer)', async () => {
+      const answered = { outcome: 'answered', attempts: 1, provider: 'openai', model: 'gpt-test' };
+      expect(await swept([answered, answered].map((call) => ({ ...call, usage: usage(5, 1) })))).toBe(
+        0.000012,
+      );
+    });
+
+    it('a call never sent upstream, or whose every attempt failed: nothing', async () => {
+      expect(await swept([{ outcome: 'failed', attempts: 0 }])).toBe(0);
+      expect(await swept([{ outcome: 'failed', attempts: 2 }])).toBe(0);
+    });
+
+    it('a call sent upstream and cancelled before its answer: the prompt', async () => {
+      expect(await swept([{ outcome: 'unmetered', attempts: 1 }])).toBe(0.00004);
+    });
+
+    it('no report: the estimate (the prompt and the expected completion), also under strict budgets', async () => {
+      expect(await swept([])).toBe(0.000296);
+      // Strict budgets reserve the worst case (4,096 completion tokens): the estimate stays the expected one.
+      expect(await swept([], { strict: true })).toBe(0.000296);
+    });
+  });
+
   it('in strict mode reserves the worst case so concurrent requests never overspend', async () => {
     const { core, createKey, request } = await setup(create, { strict: true });
     // Worst case per request: (10 + 90) tokens = 100 micro-USD; the budget holds 1000.

@@ -74,7 +74,10 @@ export class GovernanceCore implements GovernanceService {
     return this.admission.settle(request);
   }
 
-  /** Charges reservations whose Settle never came (a process died mid-request) at their estimate. */
+  /**
+   * Charges reservations whose Settle never came (a process died mid-request, or its ingress lost the call to
+   * its router) from what the routers reported of their calls, at their estimate when none did.
+   */
   sweep(): Promise<number> {
     return sweepUnsettled({
       store: this.dependencies.store,

@@ -1,10 +1,20 @@
-import type { Logger } from '@gw/shared';
+import { type CallReport, callReportSchema, EMPTY_USAGE, type Logger } from '@gw/shared';
 import type { CounterAdjustment, Store } from '@gw/shared/store';
 import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
 import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementCounter, SettlementPlan, SettleRequest } from './governance-service.ts';
 import type { ConfiguredTarget } from './plan-targets.ts';
 import type { PriceCatalog } from './pricing.ts';
+
+/** A reservation is named after its request: `res_<request id>`. */
+const RESERVATION_PREFIX = 'res_';
+
+/** The request a reservation was made for (its routers' call reports are under the request's id). */
+function requestIdOf(reservationId: string): string {
+  return reservationId.startsWith(RESERVATION_PREFIX)
+    ? reservationId.slice(RESERVATION_PREFIX.length)
+    : reservationId;
+}
 
 /** The counters settlement charges (budgets in micro-dollars, tokens), with what admission reserved. */
 function settlementCounters(checks: AdmissionCheck[]): SettlementCounter[] {
@@ -26,9 +36,10 @@ export function settlementPlan(options: {
   targets: ConfiguredTarget[];
   checks: AdmissionChecks;
   /**
-   * What admission reserved: the prompt's estimate and the completion tokens reserved for the answer (the
-   * expected completion, or the worst case under strict budgets). A request whose settle never comes is charged
-   * this, not the most it could have cost: a killed ingress's requests are mostly ordinary ones.
+   * What the request is expected to cost: the prompt's estimate and the expected completion
+   * (`expected_completion_tokens`, or less when max_tokens asks less), never the worst case strict budgets
+   * reserve. A request whose settle never comes and of whose calls no router reported is charged this: a
+   * killed process's requests are mostly ordinary ones.
    */
   estimate: { promptTokens: number; completionTokens: number };
   deadlineMs: number;
@@ -36,7 +47,7 @@ export function settlementPlan(options: {
   const { targets, checks, estimate } = options;
   const first = targets[0]!;
   return {
-    reservationId: `res_${options.requestId}`,
+    reservationId: `${RESERVATION_PREFIX}${options.requestId}`,
     virtualKeyId: options.virtualKeyId,
     counters: settlementCounters(checks.required),
     // Amounts an alternative reserves if it is the admitted one; `reservedProvider` says which one was.
@@ -101,9 +112,55 @@ export function settlementAdjustments(
   return { adjustments, chargedMicros };
 }
 
+/** What a settle charges besides its counters: the answer (or the estimate) and any further calls. */
+type Charge = Pick<SettleRequest, 'provider' | 'model' | 'usage' | 'calls'>;
+
 /**
- * Charges reservations whose Settle never came (a process died mid-request) at their estimate: what admission
- * reserved for them, so their counters end where admission left them.
+ * What a request whose settle never came is charged, from what its routers reported of its calls
+ * (docs/governance.md "Lost calls"): the usage of every answer served; the prompt's estimate once when a call was
+ * sent upstream but not metered (cancelled, a stream cut short); nothing when no call reached the upstream or
+ * every attempt failed. Only when no router reported (killed with the call, or still working on it at the
+ * deadline) is it the admission's estimate.
+ */
+function lostCallCharge(plan: SettlementPlan, reports: readonly CallReport[]): Charge {
+  const { estimate } = plan;
+  if (reports.length === 0) return estimate;
+  const charges: Array<Pick<SettleRequest, 'provider' | 'model' | 'usage'>> = [];
+  for (const report of reports) {
+    if (report.outcome === 'answered') {
+      charges.push({ provider: report.provider, model: report.model, usage: report.usage });
+    }
+  }
+  if (reports.some((report) => report.outcome === 'unmetered')) {
+    const promptTokens = estimate.usage.prompt_tokens;
+    charges.push({
+      provider: estimate.provider,
+      model: estimate.model,
+      usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+    });
+  }
+  const [first, ...calls] = charges;
+  if (!first) return { provider: estimate.provider, model: estimate.model, usage: EMPTY_USAGE };
+  return calls.length > 0 ? { ...first, calls } : first;
+}
+
+/** A request's call reports as its routers wrote them; one that fails its schema is left out, and logged. */
+async function callReportsOf(store: Store, requestId: string, logger: Logger): Promise<CallReport[]> {
+  const reports: CallReport[] = [];
+  for (const text of await store.readCallReports(requestId)) {
+    try {
+      reports.push(callReportSchema.parse(JSON.parse(text)));
+    } catch (error) {
+      logger.warn({ err: error, requestId }, 'a call report that is not one was left out');
+    }
+  }
+  return reports;
+}
+
+/**
+ * Charges reservations whose Settle never came (a process died mid-request, or its ingress lost the call to a
+ * router that was killed, frozen or late) from what the routers reported of the request's calls, and at their
+ * estimate when none did (lostCallCharge).
  */
 export async function sweepUnsettled(options: {
   store: Store;
@@ -113,16 +170,25 @@ export async function sweepUnsettled(options: {
 }): Promise<number> {
   const due = await options.store.dueReservations(options.now, 200);
   let charged = 0;
+  let estimated = 0;
   for (const { id, payload } of due) {
     try {
-      // Settle reads the reservation again (its admitted alternative included) and charges the estimate.
+      // Settle reads the reservation again (its admitted alternative included) and charges what was served.
       const plan = settlementPlanSchema.parse(JSON.parse(payload));
-      await options.settle({ requestId: id, settlement: plan, ...plan.estimate });
+      const requestId = requestIdOf(id);
+      const reports = await callReportsOf(options.store, requestId, options.logger);
+      await options.settle({ requestId, settlement: plan, ...lostCallCharge(plan, reports) });
       charged++;
+      if (reports.length === 0) estimated++;
     } catch (error) {
       options.logger.error({ err: error, reservation: id }, 'could not charge an unsettled reservation');
     }
   }
-  if (charged > 0) options.logger.warn({ charged }, 'charged unsettled reservations at their estimate');
+  if (charged > 0) {
+    options.logger.warn(
+      { charged, estimated },
+      'charged unsettled reservations (from call reports, else estimates)',
+    );
+  }
   return charged;
 }

@@ -2,10 +2,11 @@
 // reservation's deadline, so the request is charged what it used; refusals are final; a settle whose earlier
 // try landed unanswered is done; shutdown stops the retries (the sweeper charges what is left).
 import type { Admission, AuthorizeResult, SettleRequest } from '@gw/governance';
-import { createLogger, GatewayError, serviceUnavailable } from '@gw/shared';
+import { createLogger, GatewayError, serviceUnavailable, UnansweredCallError } from '@gw/shared';
 import { waitFor } from '@gw/testkit';
 import { expect, it } from 'vitest';
-import { createSettler } from './settle-stage.ts';
+import { createSettler, settleStage } from './settle-stage.ts';
+import type { CompletionExchange } from './stage.ts';
 
 const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
@@ -88,4 +89,26 @@ it('stops retrying when the process drains', async () => {
   await settler.drain();
   expect(Date.now() - started).toBeLessThan(2_000);
   expect(fake.settled).toHaveLength(0);
+});
+
+it('leaves a call its router lost to the sweeper (the router reports what it served), and settles a plain failure', async () => {
+  const fake = admission([]);
+  const settler = createSettler({ admission: fake.service, logger });
+  const stage = settleStage(settler);
+  const exchange = (requestId: string): CompletionExchange => ({
+    requestId,
+    headers: {},
+    signal: new AbortController().signal,
+    authorization: authorization(Date.now() + 60_000),
+    route: { requestId, operation: 'chat', targets: [], params: {}, messages: [] },
+  });
+  const lost = new UnansweredCallError(serviceUnavailable('a router replica stopped answering'));
+  await expect(stage.complete!(exchange('lost'), () => Promise.reject(lost))).rejects.toBe(lost);
+  await expect(stage.stream!(exchange('lost-stream'), () => Promise.reject(lost))).rejects.toBe(lost);
+  const failed = serviceUnavailable('no router replica could take the call');
+  await expect(stage.complete!(exchange('failed'), () => Promise.reject(failed))).rejects.toBe(failed);
+  await settler.drain();
+  // Only the plain failure was settled here: with nothing served, its reservation released.
+  expect(new Set(fake.tries.map((request) => request.requestId))).toEqual(new Set(['failed']));
+  expect(fake.settled[0]!.usage.total_tokens).toBe(0);
 });

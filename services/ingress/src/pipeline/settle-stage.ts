@@ -146,13 +146,14 @@ function cancelledOutcome(exchange: CompletionExchange): Outcome | undefined {
 }
 
 /**
- * What a call sent to a router that then went silent is charged: what admission reserved (the prompt and the
- * expected completion, as the sweeper charges a lost ingress's request). The router may have called the
- * upstream and be answering it late to nobody; releasing the reservation would leave that answer unpaid.
+ * A call sent to a router that then went silent (killed, frozen, or past its deadline) is not settled here: what
+ * it cost is known only to the router, which may still be calling the upstream. Its reservation is left to the
+ * sweeper, which charges it at the settle deadline from what the router reported of the call (the answer's usage;
+ * nothing when it never reached the upstream), or at the admission estimate when no report came
+ * (docs/governance.md "Lost calls").
  */
-function unansweredOutcome(exchange: Exchange): Outcome | undefined {
-  const estimate = exchange.authorization.settlement?.estimate;
-  return estimate && { provider: estimate.provider, model: estimate.model, usage: estimate.usage };
+function lost(error: unknown): boolean {
+  return error instanceof UnansweredCallError;
 }
 
 /** The request log's cost is governance's charge: the draft keeps the settle's answer. */
@@ -169,6 +170,7 @@ export function settleStage(settler: Settler): Stage {
     name: 'settle',
     async complete(exchange, next) {
       let outcome: Outcome | undefined;
+      let settled = true;
       try {
         const result = await next();
         outcome = { provider: result.provider, model: result.response.model, usage: result.response.usage };
@@ -176,16 +178,17 @@ export function settleStage(settler: Settler): Stage {
       } catch (error) {
         // The caller hung up while the upstream worked on it: the prompt was sent and is billed upstream.
         if (error instanceof GatewayError && error.type === 'cancelled') outcome = cancelledOutcome(exchange);
-        if (error instanceof UnansweredCallError) outcome = unansweredOutcome(exchange);
+        if (lost(error)) settled = false;
         // A guardrail blocked an answer the provider generated: what it used is charged.
         if (error instanceof BlockedAnswerError) outcome = error.served;
         throw error;
       } finally {
-        charged(exchange, settler.settle(exchange, outcome));
+        if (settled) charged(exchange, settler.settle(exchange, outcome));
       }
     },
     async embed(exchange, next) {
       let outcome: Outcome | undefined;
+      let settled = true;
       try {
         const result = await next();
         const { usage, model } = result.response;
@@ -200,10 +203,10 @@ export function settleStage(settler: Settler): Stage {
         };
         return result;
       } catch (error) {
-        if (error instanceof UnansweredCallError) outcome = unansweredOutcome(exchange);
+        if (lost(error)) settled = false;
         throw error;
       } finally {
-        charged(exchange, settler.settle(exchange, outcome));
+        if (settled) charged(exchange, settler.settle(exchange, outcome));
       }
     },
     async stream(exchange, next) {
@@ -211,8 +214,7 @@ export function settleStage(settler: Settler): Stage {
       try {
         items = await next();
       } catch (error) {
-        const unanswered = error instanceof UnansweredCallError ? unansweredOutcome(exchange) : undefined;
-        charged(exchange, settler.settle(exchange, unanswered));
+        if (!lost(error)) charged(exchange, settler.settle(exchange, undefined));
         throw error;
       }
       const outcome: Outcome = { provider: '', model: '', usage: EMPTY_USAGE };
@@ -230,14 +232,10 @@ export function settleStage(settler: Settler): Stage {
         end: (error) => {
           // A stream that ended before its usage (the client hung up, the upstream failed) is charged for what
           // was relayed: the prompt as admission estimated it, the answer by its length; one whose router went
-          // silent before anything was relayed, what admission reserved.
+          // silent before anything was relayed is left to the sweeper (`lost`).
           if (!reported && relayedChars > 0) outcome.usage = relayedUsage(exchange, relayedChars);
-          const served = outcome.provider
-            ? outcome
-            : error instanceof UnansweredCallError
-              ? unansweredOutcome(exchange)
-              : undefined;
-          charged(exchange, settler.settle(exchange, served));
+          if (!outcome.provider && lost(error)) return;
+          charged(exchange, settler.settle(exchange, outcome.provider ? outcome : undefined));
         },
       });
     },

@@ -19,6 +19,7 @@ import { type HealthBoard, healthId } from '@gw/shared/health';
 import type { TraceContext, Tracer } from '@gw/shared/tracing';
 import { endFailedAttempt, startAttemptSpan } from './attempt-span.ts';
 import { backoffMs, sleep } from './backoff.ts';
+import type { CallTally } from './call-reports.ts';
 import { healthOutcome } from './health-outcome.ts';
 import { selectKey } from './key-selector.ts';
 import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
@@ -133,6 +134,8 @@ export class PlanExecution {
     tokens?: ((value: T) => number | undefined) | undefined;
     /** The parent of the attempts' spans (the router's request span). */
     trace?: TraceContext | undefined;
+    /** Counts the upstream attempts made (whether a call that failed or was lost was ever sent upstream). */
+    tally?: CallTally | undefined;
   }): Promise<Attempted<T>> {
     const { max_fallbacks: maxFallbacks, max_attempts: maxAttempts } = this.dependencies.limits.current();
     const fallbacks = options.targets.length - 1;
@@ -142,7 +145,7 @@ export class PlanExecution {
         'fallbacks',
       );
     }
-    const budget = { attempts: maxAttempts, made: 0 };
+    const budget = { attempts: maxAttempts, made: 0, tally: options.tally };
     const failures: Array<{ target: RouteTarget; error: GatewayError }> = [];
     // A Failed target goes behind the others (its probe excepted): traffic is rerouted to the fallbacks.
     const targets = this.dependencies.health.order(options.targets, targetIds);
@@ -195,6 +198,7 @@ export class PlanExecution {
     signal: AbortSignal;
     operation: O;
     trace?: TraceContext | undefined;
+    tally?: CallTally | undefined;
     open: (
       method: MethodOf<O>,
       target: RouteTarget,
@@ -260,7 +264,7 @@ export class PlanExecution {
       tokens?: ((value: T) => number | undefined) | undefined;
       trace?: TraceContext | undefined;
       /** Calls the request may still make, and has made (shared by its targets). */
-      budget: { attempts: number; made: number };
+      budget: { attempts: number; made: number; tally: CallTally | undefined };
       /** Another target of the plan comes after this one (a fallback that may serve). */
       fallbackAfter: boolean;
     },
@@ -296,6 +300,12 @@ export class PlanExecution {
         environment: this.dependencies.environment,
       };
       const admitted = await gates.acquire(provider.name, network, signal);
+      // A caller that went away before the attempt (a lane cancelled while its call waited) costs no upstream
+      // call, and the call's report says none was sent.
+      if (signal.aborted) {
+        admitted();
+        throw requestCancelled();
+      }
       const measured = { provider: provider.name, key: key?.id, model: target.model };
       // In flight from here to the release (a stream's end): the signal least-busy routing reads.
       const ended = health.begin(measured);
@@ -306,6 +316,7 @@ export class PlanExecution {
       const startedAt = performance.now();
       options.budget.attempts--;
       options.budget.made++;
+      if (options.budget.tally) options.budget.tally.attempts++;
       const span =
         tracer &&
         startAttemptSpan(tracer, {

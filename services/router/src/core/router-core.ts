@@ -11,6 +11,7 @@ import {
 import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
+import { CallReports, type CallTally } from './call-reports.ts';
 import { runPassthrough } from './passthrough.ts';
 import { PlanExecution } from './plan-execution.ts';
 import { ProviderConfigs } from './provider-configs.ts';
@@ -85,6 +86,8 @@ export class RouterCore implements RouterService {
   private readonly http: UpstreamClient;
   private readonly plans: PlanExecution;
   private readonly healthBoard: HealthBoard;
+  /** What each routed call served, for the settle of a call its ingress lost (call-reports.ts). */
+  private readonly reports: CallReports;
   /** The board this core made (and closes); an injected one belongs to its maker. */
   private readonly ownsHealth: boolean;
 
@@ -98,6 +101,7 @@ export class RouterCore implements RouterService {
     this.providers = parts.providers;
     this.http = dependencies.http ?? new UpstreamClient({ outbound: dependencies.outbound });
     this.healthBoard = parts.health;
+    this.reports = new CallReports({ store: dependencies.store, logger: dependencies.logger });
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
     health.publishLimits(() => parts.providers.keyLimits());
@@ -173,8 +177,20 @@ export class RouterCore implements RouterService {
     return undefined;
   }
 
-  async complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
-    const common = { targets: request.targets, signal: options.signal, trace: options.trace };
+  complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
+    return this.reports.whole(
+      { requestId: request.requestId, signal: options.signal },
+      (tally) => this.completeCall(request, options, tally),
+      (result) => ({ provider: result.provider, model: result.response.model, usage: result.response.usage }),
+    );
+  }
+
+  private async completeCall(
+    request: CompletionRoute,
+    options: CallOptions,
+    tally: CallTally,
+  ): Promise<CompletionResult> {
+    const common = { targets: request.targets, signal: options.signal, trace: options.trace, tally };
     let native = false;
     const { value, provider, startedAt, fallbackIndex, keyId } =
       request.operation === 'chat'
@@ -213,7 +229,17 @@ export class RouterCore implements RouterService {
   }
 
   stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
-    const common = { targets: request.targets, signal: options.signal, trace: options.trace };
+    return this.reports.stream({ requestId: request.requestId, signal: options.signal }, (tally) =>
+      this.streamCall(request, options, tally),
+    );
+  }
+
+  private streamCall(
+    request: CompletionRoute,
+    options: CallOptions,
+    tally: CallTally,
+  ): AsyncGenerator<StreamItem> {
+    const common = { targets: request.targets, signal: options.signal, trace: options.trace, tally };
     return request.operation === 'chat'
       ? this.plans.streamAcrossTargets({
           ...common,
@@ -236,11 +262,33 @@ export class RouterCore implements RouterService {
         });
   }
 
-  async embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
+  embed(request: EmbeddingsRoute, options: CallOptions): Promise<EmbeddingsResult> {
+    return this.reports.whole(
+      { requestId: request.requestId, signal: options.signal },
+      (tally) => this.embedCall(request, options, tally),
+      // An embedding's answer is all prompt: the settle of a whole one charges it so (settle-stage.ts).
+      (result) => ({
+        provider: result.provider,
+        model: result.response.model,
+        usage: {
+          prompt_tokens: result.response.usage.prompt_tokens,
+          completion_tokens: 0,
+          total_tokens: result.response.usage.total_tokens,
+        },
+      }),
+    );
+  }
+
+  private async embedCall(
+    request: EmbeddingsRoute,
+    options: CallOptions,
+    tally: CallTally,
+  ): Promise<EmbeddingsResult> {
     const { value, provider, startedAt, fallbackIndex, keyId } = await this.plans.acrossTargets({
       targets: request.targets,
       signal: options.signal,
       trace: options.trace,
+      tally,
       operation: 'embeddings',
       tokens: usageTokens,
       attempt: (embeddings, target, context) =>
