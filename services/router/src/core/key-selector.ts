@@ -95,7 +95,7 @@ function rendezvous(
  * last minute, as the health board counts them) reached its `rpm_limit` or `tpm_limit` is left out while
  * another key has room; when none has, all stay (the provider's own 429 then rotates them).
  */
-export function withRoom(
+function withRoom(
   keys: readonly SelectableKey[],
   model: string,
   options: { provider: string; health?: HealthBoard | undefined },
