@@ -2,7 +2,6 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { healthId, type ParsedId, parseId } from './health-id.ts';
 import { announceTransition, reportGauges } from './health-reporting.ts';
-import { newFlow, type TargetFlow } from './health-signals.ts';
 import {
   derivedState,
   type HealthState,
@@ -17,6 +16,35 @@ interface Transition {
   from: HealthState;
   to: HealthState;
   at: number;
+}
+
+/**
+ * A target's requests in flight and its use of the last minute. `minute…` is every replica's at the last
+ * recompute; what this replica recorded since is `recorded…` − `counted…` (monotonic counters, so nothing
+ * recorded while a recompute waits for the store is lost or counted twice).
+ */
+export interface TargetFlow {
+  inflight: number;
+  othersInflight: number;
+  minuteRequests: number;
+  minuteTokens: number;
+  recordedRequests: number;
+  recordedTokens: number;
+  countedRequests: number;
+  countedTokens: number;
+}
+
+export function newFlow(): TargetFlow {
+  return {
+    inflight: 0,
+    othersInflight: 0,
+    minuteRequests: 0,
+    minuteTokens: 0,
+    recordedRequests: 0,
+    recordedTokens: 0,
+    countedRequests: 0,
+    countedTokens: 0,
+  };
 }
 
 /** A target (what is measured) or a view derived from targets (a provider, a key, a provider's model). */

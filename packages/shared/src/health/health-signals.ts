@@ -1,4 +1,4 @@
-import type { HealthEntry } from './health-entries.ts';
+import type { HealthEntry, TargetFlow } from './health-entries.ts';
 import { parseId } from './health-id.ts';
 import type { HealthState } from './health-state.ts';
 
@@ -36,35 +36,6 @@ export interface KeyLimits {
 export interface ProviderKeyLimits {
   provider: string;
   keys: readonly KeyLimits[];
-}
-
-/**
- * A target's requests in flight and its use of the last minute. `minute…` is every replica's at the last
- * recompute; what this replica recorded since is `recorded…` − `counted…` (monotonic counters, so nothing
- * recorded while a recompute waits for the store is lost or counted twice).
- */
-export interface TargetFlow {
-  inflight: number;
-  othersInflight: number;
-  minuteRequests: number;
-  minuteTokens: number;
-  recordedRequests: number;
-  recordedTokens: number;
-  countedRequests: number;
-  countedTokens: number;
-}
-
-export function newFlow(): TargetFlow {
-  return {
-    inflight: 0,
-    othersInflight: 0,
-    minuteRequests: 0,
-    minuteTokens: 0,
-    recordedRequests: 0,
-    recordedTokens: 0,
-    countedRequests: 0,
-    countedTokens: 0,
-  };
 }
 
 const requestsOf = (flow: TargetFlow) => flow.minuteRequests + flow.recordedRequests - flow.countedRequests;
