@@ -7,8 +7,6 @@
 // puts them), and the admin's own port serves the same console, whose playground calls the ingress directly once
 // `client.cors_allowed_origins` names the admin's origin. Screenshots of every page at 1440×900 and
 // 390×844 go to test-artifacts/ui/.
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -22,12 +20,11 @@ import {
   startFakeSlackWebhook,
 } from '@gw/testkit';
 import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-console';
-const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');
 const CONFIG: GatewayConfigInput = {
   client: { allow_anonymous_admin: false },
   logs: { content: true },
@@ -71,13 +68,7 @@ async function startFrontProxy(ingress: string, admin: string): Promise<{ url: s
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y --no-install-recommends chromium) or set GW_TEST_CHROMIUM`,
-    );
-  }
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -2,8 +2,6 @@
 // is refused a model without a price; an Admin prices it on the page and the next request is served; edits the
 // price from its row, sees a bad price refused next to its field, and deletes the override (the model is refused
 // again). A Viewer reads the same prices with no form to change them. Screenshots go to test-artifacts/ui/.
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type FakeUpstream,
@@ -13,12 +11,11 @@ import {
   startEmbedded,
   startFakeOpenAi,
 } from '@gw/testkit';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-pricing-page';
-const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');
 const MODEL = 'gpt-house-model';
 
 const configOf = (fake: FakeUpstream): GatewayConfigInput => ({
@@ -35,13 +32,7 @@ const MODES = [
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y --no-install-recommends chromium) or set GW_TEST_CHROMIUM`,
-    );
-  }
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

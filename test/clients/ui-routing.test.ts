@@ -5,8 +5,6 @@
 // targets), finds a real request's decision on its log record, and sets strategies on a key and an alias and
 // metadata on a key and a team; a Viewer reads the rules and dry-runs without a write button; a Developer has no page.
 // Screenshots go to test-artifacts/ui/.
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type FakeOpenAi,
@@ -18,12 +16,11 @@ import {
   waitFor,
 } from '@gw/testkit';
 import { createTestDatabase } from '@gw/testkit/postgres';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-routing-console';
-const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');
 /** Long enough that gw's estimate (four characters a token) passes the rule's `tokens > 100`. */
 const LONG_PROMPT = 'Summarise the quarterly report in three sentences. '.repeat(20);
 
@@ -84,13 +81,7 @@ interface StoredRule {
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y --no-install-recommends chromium) or set GW_TEST_CHROMIUM`,
-    );
-  }
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

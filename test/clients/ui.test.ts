@@ -7,7 +7,6 @@
 // arrive shows a reload; a revoked token returns to sign-in with the reason; turning on anonymous admin access
 // asks first and leaves a banner; a Viewer sees no edit buttons. Every page is screenshotted into
 // test-artifacts/ui/<mode>/ (git-ignored), at 1280 px and 390 px wide.
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -23,11 +22,11 @@ import {
   waitFor,
 } from '@gw/testkit';
 import { createTestDatabase } from '@gw/testkit/postgres';
-import { type Browser, chromium, type Dialog, type Page } from 'playwright-core';
+import type { Browser, Dialog, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-web-ui';
-const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const CONFIG = { client: { allow_anonymous_admin: false }, logs: { content: true } };
 
 /** A cluster keeps request logs in PostgreSQL: each run its own database, dropped on close. */
@@ -102,7 +101,7 @@ async function startStoppableProxy(target: URL) {
 }
 
 describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
-  const artifacts = join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui', mode);
+  const artifacts = join(ARTIFACTS, mode);
   let fake: FakeOpenAi;
   let mcpServer: RunningMcpServer;
   let gateway: LaunchedGateway;
@@ -177,11 +176,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y --no-install-recommends chromium, as .ci/run does) or set GW_TEST_CHROMIUM`,
-      );
-    }
+    browser = await launchChromium();
     await mkdir(artifacts, { recursive: true });
     [fake, mcpServer] = await Promise.all([startFakeOpenAi(), startEverythingServer('streamableHttp')]);
     gateway = await start();
@@ -189,7 +184,6 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     const token = await admin('/api/tokens', { method: 'POST', body: { name: 'ui-viewer', role: 'viewer' } });
     expect(token.status).toBe(201);
     viewerToken = ((await token.json()) as { token: string }).token;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Berlin' });
   }, 120_000);
 

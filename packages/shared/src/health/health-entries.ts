@@ -34,7 +34,7 @@ export interface TargetFlow {
   countedTokens: number;
 }
 
-export function newFlow(): TargetFlow {
+function newFlow(): TargetFlow {
   return {
     inflight: 0,
     othersInflight: 0,
