@@ -85,20 +85,38 @@ describe.each(MODES)('pricing (%s)', (mode, start) => {
   const spent = async (id: string): Promise<number> =>
     (await get(`${gateway.adminUrl}/api/governance/virtual-keys/${id}/usage`, ADMIN)).body.usage[0].entries[0]
       .used;
-  /** Sends one request to an ingress and answers what it added to the key's spend, once it is settled. */
+  /** The request log record of an answer, once written (after governance's settle answered its cost). */
+  const recordOf = (answer: { headers: Headers }) => {
+    const id = answer.headers.get('x-request-id');
+    return waitFor(
+      async () => {
+        const found = await get(`${gateway.adminUrl}/api/logs/${id}`, ADMIN);
+        return found.status === 200 ? (found.body as { cost: number }) : undefined;
+      },
+      { timeoutMs: 15_000, what: `the log record of ${id}` },
+    );
+  };
+  /**
+   * Sends one request to an ingress and answers what governance charged it (its record's cost, the settle's
+   * answer), after the key's spend has taken it: an admission's reservation shows in the spend before its
+   * settle replaces it, so the spend alone cannot tell when a request is settled.
+   */
   const chargeOf = async (url: string, key: { id: string; value: string }) => {
-    const before = await spent(key.id);
     const answer = await chat(url, key.value);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    const after = await waitFor(
-      async () => {
-        const now = await spent(key.id);
-        return now !== before && now;
-      },
-      { what: 'the request settled' },
-    );
-    return after - before;
+    return (await recordOf(answer)).cost;
   };
+  /** Every settle of the key landed: its spend is the sum of its records' costs (checked at the end of a case). */
+  const spendMatchesRecords = (key: { id: string }) =>
+    waitFor(
+      async () => {
+        const records = await get(`${gateway.adminUrl}/api/logs?virtual_key_id=${key.id}&limit=1000`, ADMIN);
+        const costs = (records.body as { records: Array<{ cost: number }> }).records;
+        const total = costs.reduce((sum, record) => sum + record.cost, 0);
+        return Math.abs((await spent(key.id)) - total) < 1e-9;
+      },
+      { timeoutMs: 15_000, what: "the key's spend equal to its records' costs" },
+    );
   /** Waits until every ingress answers as `holds` says. */
   const everyIngress = (what: string, holds: (url: string) => Promise<boolean>) =>
     Promise.all(
@@ -155,6 +173,7 @@ describe.each(MODES)('pricing (%s)', (mode, start) => {
       'the model refused once more',
       async (url) => (await chat(url, key.value)).status === 403,
     );
+    await spendMatchesRecords(key);
   });
 
   it('keeps a model name with a slash as one path segment, and refuses a bad name or price naming the field', async () => {

@@ -171,6 +171,8 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
   it('lists no rules yet, one table per scope in the order they are evaluated', async () => {
     await signIn(page, ADMIN_TOKEN);
     await goTo(page, 'Routing rules');
+    // The tables appear once the rules are read (the dry run's panel is there before them).
+    await page.getByText('No global rules.').waitFor();
     const headings = await page.getByRole('heading', { level: 2 }).allTextContents();
     expect(headings.slice(0, 4)).toEqual([
       'Virtual key rules',
@@ -178,7 +180,6 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
       'Customer rules',
       'Global rules',
     ]);
-    await page.getByText('No global rules.').waitFor();
   });
 
   it('makes a rule by form, showing the compiler’s line and column under an expression that does not compile', async () => {
