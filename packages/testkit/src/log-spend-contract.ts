@@ -58,7 +58,7 @@ const SPEND_RECORDS = [
   logRecord({ id: 'after', time: END, virtual_key_id: 'vk2', team_id: 't2', cost: 7 }),
 ];
 
-const row = (key: string | null, figures: Omit<SpendRow, 'key'>): SpendRow => ({ key, ...figures });
+const row = (group: string | null, figures: Omit<SpendRow, 'group'>): SpendRow => ({ group, ...figures });
 
 /** Spend cases of the LogStore contract: groups, period bounds, filters, totals, refusals. */
 export function runLogSpendContract(contractCase: ContractCase): void {
@@ -99,8 +99,8 @@ export function runLogSpendContract(contractCase: ContractCase): void {
     async (store) => {
       await store.insert(SPEND_RECORDS);
       const keysAndCosts = async (group_by: 'model' | 'provider' | 'team' | 'customer' | 'user') =>
-        (await store.spend({ group_by, from: T0, to: END })).rows.map(({ key, requests, cost, name }) => [
-          key,
+        (await store.spend({ group_by, from: T0, to: END })).rows.map(({ group, requests, cost, name }) => [
+          group,
           requests,
           cost,
           name,
@@ -137,7 +137,7 @@ export function runLogSpendContract(contractCase: ContractCase): void {
       await store.insert(SPEND_RECORDS);
       const period = { from: T0, to: END };
       const ofTeam = await store.spend({ group_by: 'model', team_id: 't1', ...period });
-      expect(ofTeam.rows.map(({ key }) => key)).toEqual(['gpt-4o-mini', 'gpt-4o']);
+      expect(ofTeam.rows.map(({ group }) => group)).toEqual(['gpt-4o-mini', 'gpt-4o']);
       expect(ofTeam.total).toEqual({
         requests: 2,
         input_tokens: 300,
@@ -146,12 +146,12 @@ export function runLogSpendContract(contractCase: ContractCase): void {
         cost: 0.100_375,
       });
       const ofKey = await store.spend({ group_by: 'provider', virtual_key_id: 'vk2', ...period });
-      expect(ofKey.rows.map(({ key, requests }) => [key, requests])).toEqual([
+      expect(ofKey.rows.map(({ group, requests }) => [group, requests])).toEqual([
         ['anthropic', 1],
         [null, 1],
       ]);
       const ofCustomer = await store.spend({ group_by: 'virtual_key', customer_id: 'c1', ...period });
-      expect(ofCustomer.rows.map(({ key }) => key)).toEqual(['vk1']);
+      expect(ofCustomer.rows.map(({ group }) => group)).toEqual(['vk1']);
       const wider = await store.spend({ group_by: 'team', from: T0 - 1, to: END + 1 });
       expect(wider.total).toMatchObject({ requests: 6, cost: 12.300_375 });
       const empty = await store.spend({ group_by: 'team', from: END + 1, to: END + HOUR });

@@ -165,7 +165,7 @@ export function spendStatement(query: SpendQuery, dialect: SqlDialect): Statemen
   const conditions = whereClause(filter, dialect, bind);
   return {
     text:
-      `SELECT ${quoted(spendGroupColumn(groupBy))} AS "key", ${name} AS "name", count(*) AS "requests",` +
+      `SELECT ${quoted(spendGroupColumn(groupBy))} AS "group", ${name} AS "name", count(*) AS "requests",` +
       ` sum("input_tokens") AS "input_tokens", sum("output_tokens") AS "output_tokens",` +
       ` sum("cached_tokens") AS "cached_tokens", sum("cost") AS "cost"` +
       ` FROM ${dialect.table} AS "grouped"${where(conditions)} GROUP BY 1`,

@@ -46,7 +46,7 @@ export type SpendQueryInput = z.input<typeof spendQuerySchema>;
 /** The figures of one group over the period. */
 export interface SpendRow {
   /** The group's value (a key id, a team id, a model…); null for records without one (a refused request has no model). */
-  key: string | null;
+  group: string | null;
   /** The key's name as its latest named record in the period had it (group_by virtual_key only). */
   name?: string;
   requests: number;
@@ -57,13 +57,13 @@ export interface SpendRow {
   cost: number;
 }
 
-export type SpendTotal = Omit<SpendRow, 'key' | 'name'>;
+export type SpendTotal = Omit<SpendRow, 'group' | 'name'>;
 
 export interface SpendReport {
   group_by: SpendGroup;
   from: number;
   to: number;
-  /** By cost, highest first, then by key (null last). */
+  /** By cost, highest first, then by group (null last). */
   rows: SpendRow[];
   total: SpendTotal;
 }
@@ -73,7 +73,7 @@ export const toMicroDollars = (dollars: number): number => Math.round(dollars * 
 
 const figure = z.coerce.number();
 const spendRowSchema = z.object({
-  key: z.string().nullable(),
+  group: z.string().nullable(),
   name: z.string().nullable(),
   requests: figure,
   input_tokens: figure,
@@ -82,12 +82,12 @@ const spendRowSchema = z.object({
   cost: figure,
 });
 
-function byCostThenKey(left: SpendRow, right: SpendRow): number {
+function byCostThenGroup(left: SpendRow, right: SpendRow): number {
   if (left.cost !== right.cost) return right.cost - left.cost;
-  if (left.key === right.key) return 0;
-  if (left.key === null) return 1;
-  if (right.key === null) return -1;
-  return left.key < right.key ? -1 : 1;
+  if (left.group === right.group) return 0;
+  if (left.group === null) return 1;
+  if (right.group === null) return -1;
+  return left.group < right.group ? -1 : 1;
 }
 
 /** The report answered from the rows of spendStatement (log-sql.ts), whatever the driver made of the sums. */
@@ -97,7 +97,7 @@ export function toSpendReport(query: SpendQuery, rawRows: readonly unknown[]): S
       const { name, cost, ...figures } = spendRowSchema.parse(raw);
       return { ...figures, ...(name !== null && { name }), cost: toMicroDollars(cost) };
     })
-    .sort(byCostThenKey);
+    .sort(byCostThenGroup);
   const total: SpendTotal = { requests: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost: 0 };
   for (const row of rows) {
     total.requests += row.requests;
