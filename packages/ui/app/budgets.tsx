@@ -1,7 +1,8 @@
 // Budgets and limits of a governance resource (virtual key, team, customer, user, business unit): their current
 // usage and reset times from `GET …/{id}/usage`, and a form that changes the first budget (PATCH `budgets`,
-// keeping the budget's id so that what was spent stays).
-import type { BudgetInput, UsageReport } from '@gw/admin/api-types';
+// keeping the budget's id so that what was spent stays); the bar of spend against the budget the tables show.
+import type { BudgetInput, UsageEntry, UsageReport } from '@gw/admin/api-types';
+import { type QueryKey, useQueries } from '@tanstack/react-query';
 import { api } from './api.ts';
 import { formatCount, formatTime, formatUsd } from './format.ts';
 import { Field, Form, QueryView, useApiMutation, useApiQuery } from './ui.tsx';
@@ -32,6 +33,94 @@ export function Usage({ path }: { path: string }) {
         );
       }}
     </QueryView>
+  );
+}
+
+/** The resource's own first budget (not a provider config's), as a usage report lists it. */
+function ownBudget(report: UsageReport): Extract<UsageEntry, { kind: 'budget' }> | undefined {
+  for (const section of report.usage) {
+    if (section.scope.startsWith('provider_config')) continue;
+    for (const entry of section.entries) if (entry.kind === 'budget') return entry;
+  }
+  return undefined;
+}
+
+const isExhausted = (entry: { used: number; max_limit: number }) => entry.used >= entry.max_limit;
+
+/** "3 d 4 h", "12 min": how long until a time, in its two largest units. */
+export function formatIn(isoTime: string, now = Date.now()): string {
+  let rest = Math.max(0, Math.round((Date.parse(isoTime) - now) / 60_000));
+  const parts: string[] = [];
+  for (const [unit, minutes] of [
+    ['d', 1_440],
+    ['h', 60],
+    ['min', 1],
+  ] as const) {
+    if (rest >= minutes || (unit === 'min' && parts.length === 0)) {
+      parts.push(`${Math.floor(rest / minutes)} ${unit}`);
+      rest %= minutes;
+    }
+  }
+  return parts.slice(0, 2).join(' ');
+}
+
+/**
+ * A resource's spend against its first budget, as a bar: used of max, when it resets, "exhausted" once used
+ * reaches the limit; its requests and tokens limits' use under it. Nothing when it has no budget or limit.
+ */
+export function BudgetBar({ path, label }: { path: string; label: string }) {
+  const usage = useApiQuery<UsageReport>(`${path}/usage`, { refetchInterval: 30_000 });
+  if (!usage.data) return <span className="muted">{usage.error ? 'usage unavailable' : '…'}</span>;
+  const budget = ownBudget(usage.data);
+  const limits = (usage.data.usage[0]?.entries ?? []).filter((entry) => entry.kind !== 'budget');
+  if (!budget && limits.length === 0) return <span className="muted">—</span>;
+  return (
+    <div className="budget-bar" data-testid="budget-bar">
+      {budget && (
+        <>
+          <meter
+            min={0}
+            max={budget.max_limit}
+            value={Math.min(budget.used, budget.max_limit)}
+            high={budget.max_limit * 0.8}
+            optimum={0}
+            aria-label={`Budget of ${label}`}
+          />
+          <span className={isExhausted(budget) ? 'error' : undefined}>
+            {formatUsd(budget.used)} of {formatUsd(budget.max_limit)}
+            {isExhausted(budget) ? ' · exhausted' : ''} · resets in {formatIn(budget.resets_at)}
+          </span>
+        </>
+      )}
+      {limits.map((entry) => (
+        <span key={entry.kind} className="muted">
+          {entry.kind}: {formatCount(entry.used)} of {formatCount(entry.limit)}, resets in{' '}
+          {formatIn(entry.resets_at)}
+        </span>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The ids, among those given, whose own budget is used up, from the same usage reads as their BudgetBars (one
+ * cache entry per resource). Undefined while any is still being read.
+ */
+export function useExhaustedIds(paths: ReadonlyMap<string, string>): Set<string> | undefined {
+  const reads = useQueries({
+    queries: [...paths.values()].map((path) => ({
+      queryKey: [`${path}/usage`, undefined] as QueryKey,
+      queryFn: () => api<UsageReport>(`${path}/usage`),
+      refetchInterval: 30_000,
+    })),
+  });
+  if (reads.some((read) => read.data === undefined && !read.error)) return undefined;
+  const ids = [...paths.keys()];
+  return new Set(
+    ids.filter((_, index) => {
+      const budget = reads[index]?.data && ownBudget(reads[index].data);
+      return budget !== undefined && isExhausted(budget);
+    }),
   );
 }
 
