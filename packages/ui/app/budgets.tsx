@@ -49,7 +49,8 @@ const isExhausted = (entry: { used: number; max_limit: number }) => entry.used >
 
 /** "3 d 4 h", "12 min": how long until a time, in its two largest units. */
 export function formatIn(isoTime: string, now = Date.now()): string {
-  let rest = Math.max(0, Math.round((Date.parse(isoTime) - now) / 60_000));
+  // Down, so a period that just started reads 23 h 59 min, not 1 d.
+  let rest = Math.max(0, Math.floor((Date.parse(isoTime) - now) / 60_000));
   const parts: string[] = [];
   for (const [unit, minutes] of [
     ['d', 1_440],
