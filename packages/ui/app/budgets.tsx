@@ -83,7 +83,9 @@ export function BudgetBar({ path, label }: { path: string; label: string }) {
             min={0}
             max={budget.max_limit}
             value={Math.min(budget.used, budget.max_limit)}
-            high={budget.max_limit * 0.8}
+            // Amber past 80 %, red once used up (Chromium colours a value past `high` when `optimum` is low).
+            low={budget.max_limit * 0.8}
+            high={budget.max_limit * 0.999}
             optimum={0}
             aria-label={`Budget of ${label}`}
           />
