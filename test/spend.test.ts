@@ -142,6 +142,13 @@ describe.each(modes)('spend (%s)', (mode, start) => {
       ['gpt-4o-mini', 2],
     ]);
     expect(byModel.body.total.cost).toBe(used['vk-a']);
+    const byTeam = await spend('group_by=team');
+    expect(
+      byTeam.body.rows.map((row: { group: string; name: string }) => [row.group, row.name]).sort(),
+    ).toEqual([
+      ['team-a', 'team a'],
+      ['team-b', 'team b'],
+    ]);
   });
 
   it('answers CSV for Accept: text/csv and for format=csv, a header row and quoted names', async () => {

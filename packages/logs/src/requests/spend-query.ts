@@ -47,7 +47,10 @@ export type SpendQueryInput = z.input<typeof spendQuerySchema>;
 export interface SpendRow {
   /** The group's value (a key id, a team id, a model…); null for records without one (a refused request has no model). */
   group: string | null;
-  /** The key's name as its latest named record in the period had it (group_by virtual_key only). */
+  /**
+   * The key's name as its latest named record in the period had it (group_by virtual_key); `/api/spend` adds an
+   * owner's name from governance.
+   */
   name?: string;
   requests: number;
   input_tokens: number;

@@ -114,7 +114,11 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createAlertsAdmin({ ...dependencies.alerts, outbound }),
     ...createVaultAdmin(dependencies.vault ?? {}),
     ...createLogsAdmin(dependencies.logs ?? {}),
-    ...createSpendAdmin({ store: dependencies.logs?.store, unavailable: dependencies.logs?.unavailable }),
+    ...createSpendAdmin({
+      store: dependencies.logs?.store,
+      unavailable: dependencies.logs?.unavailable,
+      list: (collection) => dependencies.governance.manage({ action: 'list', collection }),
+    }),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
     ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
     ...createWhoami(),

@@ -1,4 +1,4 @@
-import { type LogStore, type SpendReport, spendParamsSchema } from '@gw/logs';
+import { type LogStore, type SpendGroup, type SpendReport, spendParamsSchema } from '@gw/logs';
 import { serviceUnavailable, validate } from '@gw/shared';
 import type { AdminRoute } from '../http/admin-route.ts';
 import { teamScopedLogFilter } from './logs-admin.ts';
@@ -10,6 +10,33 @@ export interface SpendAdminOptions {
   unavailable?: string | undefined;
   /** The clock that decides the current month (the default period). */
   now?: () => number;
+  /** The resources of a governance collection (`teams`, `customers`…), whose names the rows are given. */
+  list?: ((collection: string) => Promise<ReadonlyArray<{ id: string; name: string }>>) | undefined;
+}
+
+/** The governance collection that names a group's ids; keys are named by their records, models need none. */
+const NAMED_BY: Partial<Record<SpendGroup, string>> = {
+  team: 'teams',
+  customer: 'customers',
+  user: 'users',
+  business_unit: 'business-units',
+};
+
+/**
+ * The report with each owner's name as governance holds it now; a row whose owner was deleted keeps its id
+ * alone. Keys keep the name of their latest record (a deleted key's too).
+ */
+async function named(report: SpendReport, options: SpendAdminOptions): Promise<SpendReport> {
+  const collection = NAMED_BY[report.group_by];
+  if (!collection || !options.list || report.rows.length === 0) return report;
+  const names = new Map((await options.list(collection)).map((resource) => [resource.id, resource.name]));
+  return {
+    ...report,
+    rows: report.rows.map((row) => {
+      const name = row.group === null ? undefined : names.get(row.group);
+      return name === undefined ? row : { ...row, name };
+    }),
+  };
 }
 
 const CSV_FIGURES = ['requests', 'input_tokens', 'output_tokens', 'cached_tokens', 'cost'] as const;
@@ -73,7 +100,7 @@ export function createSpendAdmin(options: SpendAdminOptions): AdminRoute[] {
           throw serviceUnavailable(options.unavailable ?? 'request logs are off on this gateway');
         const query = teamScopedLogFilter(request.principal, request.query ?? new URLSearchParams());
         const { query: spend, format } = validate(params, query);
-        const report = await options.store.spend(spend);
+        const report = await named(await options.store.spend(spend), options);
         if (!wantsCsv(format, request.accept)) return { status: 200, body: report };
         return {
           status: 200,
