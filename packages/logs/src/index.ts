@@ -29,10 +29,7 @@ export type { LogStatsBucket, LogStore } from './requests/log-store.ts';
 export { type LogTail, LogTailHub } from './requests/log-tail.ts';
 export { type LogSink, LogWriter } from './requests/log-writer.ts';
 export {
-  monthOf,
-  SPEND_GROUPS,
   type SpendGroup,
-  type SpendQueryInput,
   type SpendReport,
   type SpendRow,
   spendParamsSchema,

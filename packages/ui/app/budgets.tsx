@@ -48,7 +48,7 @@ function ownBudget(report: UsageReport): Extract<UsageEntry, { kind: 'budget' }>
 const isExhausted = (entry: { used: number; max_limit: number }) => entry.used >= entry.max_limit;
 
 /** "3 d 4 h", "12 min": how long until a time, in its two largest units. */
-export function formatIn(isoTime: string, now = Date.now()): string {
+function formatIn(isoTime: string, now = Date.now()): string {
   // Down, so a period that just started reads 23 h 59 min, not 1 d.
   let rest = Math.max(0, Math.floor((Date.parse(isoTime) - now) / 60_000));
   const parts: string[] = [];

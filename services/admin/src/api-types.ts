@@ -114,7 +114,6 @@ export type LogPage = Awaited<ReturnType<LogStore['query']>>;
 export type LogStats = Awaited<ReturnType<LogStore['stats']>>;
 /** `GET /api/spend`: requests, tokens and charged cost per group over a period (CSV with `format=csv`). */
 export type SpendReport = Awaited<ReturnType<LogStore['spend']>>;
-export type SpendRow = SpendReport['rows'][number];
 /** `GET /api/spend?format=csv`: the report as CSV text, a header row then a row per group. */
 export type SpendCsv = string;
 /** What `/api/spend` can group by. */

@@ -14,7 +14,7 @@ const SPEND_GROUP_COLUMNS = {
 } as const satisfies Record<string, keyof LogRecord>;
 
 export type SpendGroup = keyof typeof SPEND_GROUP_COLUMNS;
-export const SPEND_GROUPS = Object.keys(SPEND_GROUP_COLUMNS) as [SpendGroup, ...SpendGroup[]];
+const SPEND_GROUPS = Object.keys(SPEND_GROUP_COLUMNS) as [SpendGroup, ...SpendGroup[]];
 
 export function spendGroupColumn(group: SpendGroup): keyof LogRecord {
   return SPEND_GROUP_COLUMNS[group];
@@ -72,7 +72,7 @@ export interface SpendReport {
 }
 
 /** Budgets count whole micro-dollars; a sum of the stored dollars is rounded back to them. */
-export const toMicroDollars = (dollars: number): number => Math.round(dollars * 1_000_000) / 1_000_000;
+const toMicroDollars = (dollars: number): number => Math.round(dollars * 1_000_000) / 1_000_000;
 
 const figure = z.coerce.number();
 const spendRowSchema = z.object({
@@ -132,7 +132,7 @@ const timeParam = z.union([
 ]);
 
 /** The answer's format, when the URL says it (`Accept: text/csv` says it too). */
-export const SPEND_FORMATS = ['json', 'csv'] as const;
+const SPEND_FORMATS = ['json', 'csv'] as const;
 
 /**
  * `GET /api/spend?…`: group_by, from and to (ISO or epoch ms; the current UTC month by default, `now` deciding
