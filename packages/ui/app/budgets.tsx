@@ -22,11 +22,13 @@ export function Usage({ path }: { path: string }) {
               <li
                 key={`${entry.scope}-${entry.kind}-${entry.resets_at}-${entry.kind === 'budget' ? entry.max_limit : entry.limit}`}
               >
+                {entry.kind === 'budget' && <BudgetMeter budget={entry} label={`Budget (${entry.scope})`} />}
                 {entry.kind === 'budget'
                   ? `Budget ${formatUsd(entry.used)} of ${formatUsd(entry.max_limit)} per ${entry.reset_duration}`
                   : `${entry.kind.replace(/_/g, ' ')}: ${formatCount(entry.used)} of ${formatCount(entry.limit)}`}
-                {entry.scope.startsWith('provider_config') ? ` (${entry.scope.split(':')[1]})` : ''}, resets{' '}
-                {formatTime(entry.resets_at)}
+                {entry.scope.startsWith('provider_config') ? ` (${entry.scope.split(':')[1]})` : ''}
+                {entry.kind === 'budget' && isExhausted(entry) ? ', exhausted' : ''}, resets{' '}
+                {formatTime(entry.resets_at)} (in {formatIn(entry.resets_at)})
               </li>
             ))}
           </ul>
@@ -65,6 +67,21 @@ function formatIn(isoTime: string, now = Date.now()): string {
   return parts.slice(0, 2).join(' ');
 }
 
+/** Spend against a budget: amber past 80 %, red once used up (Chromium colours a value past `high` red when `optimum` is low). */
+function BudgetMeter({ budget, label }: { budget: { used: number; max_limit: number }; label: string }) {
+  return (
+    <meter
+      min={0}
+      max={budget.max_limit}
+      value={Math.min(budget.used, budget.max_limit)}
+      low={budget.max_limit * 0.8}
+      high={budget.max_limit * 0.999}
+      optimum={0}
+      aria-label={label}
+    />
+  );
+}
+
 /**
  * A resource's spend against its first budget, as a bar: used of max, when it resets, "exhausted" once used
  * reaches the limit; its requests and tokens limits' use under it. Nothing when it has no budget or limit.
@@ -79,16 +96,7 @@ export function BudgetBar({ path, label }: { path: string; label: string }) {
     <div className="budget-bar" data-testid="budget-bar">
       {budget && (
         <>
-          <meter
-            min={0}
-            max={budget.max_limit}
-            value={Math.min(budget.used, budget.max_limit)}
-            // Amber past 80 %, red once used up (Chromium colours a value past `high` when `optimum` is low).
-            low={budget.max_limit * 0.8}
-            high={budget.max_limit * 0.999}
-            optimum={0}
-            aria-label={`Budget of ${label}`}
-          />
+          <BudgetMeter budget={budget} label={`Budget of ${label}`} />
           <span className={isExhausted(budget) ? 'error' : undefined}>
             {formatUsd(budget.used)} of {formatUsd(budget.max_limit)}
             {isExhausted(budget) ? ' · exhausted' : ''} · resets in {formatIn(budget.resets_at)}
