@@ -531,7 +531,10 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     const form = page.getByRole('form', { name: 'Change the budget' });
     await form.getByLabel('Max spend (USD)').fill('25');
     await form.getByRole('button', { name: 'Save budget' }).click();
-    await page.getByRole('cell', { name: '$25 / 1M' }).waitFor();
+    // The key's budget bar reads its usage again, now against $25.
+    await expect
+      .poll(() => page.getByRole('meter', { name: 'Budget of ui-key' }).getAttribute('max'))
+      .toBe('25');
     const stored = await admin('/api/governance/virtual-keys');
     const keys = (await stored.json()) as { name: string; budgets: { max_limit: number }[] }[];
     expect(keys.find((key) => key.name === 'ui-key')?.budgets[0]?.max_limit).toBe(25);

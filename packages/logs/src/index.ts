@@ -28,3 +28,9 @@ export { startLogRetention } from './requests/log-retention.ts';
 export type { LogStatsBucket, LogStore } from './requests/log-store.ts';
 export { type LogTail, LogTailHub } from './requests/log-tail.ts';
 export { type LogSink, LogWriter } from './requests/log-writer.ts';
+export {
+  type SpendGroup,
+  type SpendReport,
+  type SpendRow,
+  spendParamsSchema,
+} from './requests/spend-query.ts';

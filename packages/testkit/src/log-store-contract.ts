@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import type { LogQueryInput, LogRecord, LogStore } from '../../logs/src/index.ts';
 import { LogWriter } from '../../logs/src/index.ts';
+import { runLogSpendContract } from './log-spend-contract.ts';
 import { runLogStatsContract } from './log-stats-contract.ts';
 import type { ContractCase } from './log-store-fixtures.ts';
 import {
@@ -344,6 +345,7 @@ export function runLogStoreContract(options: LogStoreContractOptions): void {
     });
 
     runLogStatsContract(contractCase);
+    runLogSpendContract(contractCase);
   });
 }
 

@@ -112,6 +112,14 @@ export type BudgetInput = NonNullable<VirtualKeyInput['budgets']>[number];
 export type LogPage = Awaited<ReturnType<LogStore['query']>>;
 /** `GET /api/logs/stats`: buckets of one size, grouped or not. */
 export type LogStats = Awaited<ReturnType<LogStore['stats']>>;
+/** `GET /api/spend`: requests, tokens and charged cost per group over a period (CSV with `format=csv`). */
+export type SpendReport = Awaited<ReturnType<LogStore['spend']>>;
+/** `GET /api/spend?format=csv`: the report as CSV text, a header row then a row per group. */
+export type SpendCsv = string;
+/** What `/api/spend` can group by. */
+export type SpendGroup = SpendReport['group_by'];
+/** One entry of a usage report: a budget (USD) or a requests or tokens limit. */
+export type UsageEntry = UsageReport['usage'][number]['entries'][number];
 /** `GET /api/audit-logs`: a page of records, and the cursor of the next one. */
 export type AuditPage = Awaited<ReturnType<AuditStore['query']>>;
 

@@ -19,11 +19,18 @@ import {
   pageStatement,
   SELECTED_COLUMNS,
   type SqlDialect,
+  spendStatement,
   statsStatement,
   toBucket,
   toPage,
 } from '../requests/log-sql.ts';
 import { type LogPage, type LogStats, type LogStore, sortBuckets } from '../requests/log-store.ts';
+import {
+  type SpendQueryInput,
+  type SpendReport,
+  spendQuerySchema,
+  toSpendReport,
+} from '../requests/spend-query.ts';
 import { migrate, POSTGRES_COLUMNS, type TextSearch } from './postgres-schema.ts';
 
 export interface PostgresLogStoreOptions {
@@ -150,6 +157,13 @@ export class PostgresLogStore implements LogStore {
       group_by: parsed.group_by ?? null,
       buckets: sortBuckets(rows.map(toBucket)),
     };
+  }
+
+  async spend(query: SpendQueryInput): Promise<SpendReport> {
+    const parsed = spendQuerySchema.parse(query);
+    const statement = spendStatement(parsed, this.#dialect);
+    const { rows } = await this.#pool.query(statement.text, statement.values);
+    return toSpendReport(parsed, rows);
   }
 
   async insertDropped(rows: readonly DroppedRow[]): Promise<void> {

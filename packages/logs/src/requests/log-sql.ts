@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from './log-cursor.ts';
 import type { LogFilter, LogQuery, LogStatsQuery } from './log-filter.ts';
 import { LOG_RECORD_FIELDS, type LogRecord } from './log-record.ts';
 import type { LogPage, LogStatsBucket } from './log-store.ts';
+import { type SpendQuery, spendGroupColumn } from './spend-query.ts';
 
 /** What differs between the SQL of SQLite and of PostgreSQL for the statements both stores share. */
 export interface SqlDialect {
@@ -144,6 +145,30 @@ export function statsStatement(stats: LogStatsQuery, dialect: SqlDialect): State
       ` count(*) FILTER (WHERE "status" >= 400) AS "errors", ${dialect.latencyPercentiles},` +
       ` sum("input_tokens") AS "input_tokens", sum("output_tokens") AS "output_tokens", sum("cost") AS "cost"` +
       ` FROM ${dialect.table}${where(conditions)} GROUP BY 1, 2`,
+    values,
+  };
+}
+
+/** Requests, tokens and cost per group over the period; rows come back as toSpendReport (spend-query.ts) reads them. */
+export function spendStatement(query: SpendQuery, dialect: SqlDialect): Statement {
+  const values: unknown[] = [];
+  const bind = binder(dialect, values);
+  const { group_by: groupBy, ...filter } = query;
+  // A key's name as its latest named record in the period had it: a renamed key is one row, under its new name.
+  const name =
+    groupBy === 'virtual_key'
+      ? `(SELECT "virtual_key_name" FROM ${dialect.table} AS "named" WHERE "named"."virtual_key_id" = "grouped"."virtual_key_id"` +
+        ` AND "named"."virtual_key_name" IS NOT NULL` +
+        ` AND "named"."time" >= ${bind(query.from)} AND "named"."time" < ${bind(query.to)} ORDER BY "named"."time" DESC LIMIT 1)`
+      : 'NULL';
+  // Bound after the name's values: SQLite's `?` take their values in the order they appear.
+  const conditions = whereClause(filter, dialect, bind);
+  return {
+    text:
+      `SELECT ${quoted(spendGroupColumn(groupBy))} AS "group", ${name} AS "name", count(*) AS "requests",` +
+      ` sum("input_tokens") AS "input_tokens", sum("output_tokens") AS "output_tokens",` +
+      ` sum("cached_tokens") AS "cached_tokens", sum("cost") AS "cost"` +
+      ` FROM ${dialect.table} AS "grouped"${where(conditions)} GROUP BY 1`,
     values,
   };
 }

@@ -1,6 +1,7 @@
 import type { DroppedCounts, DroppedQueryInput, DroppedRow } from './dropped-counts.ts';
 import type { LogGroupField, LogQueryInput, LogStatsQueryInput } from './log-filter.ts';
 import type { LogRecord } from './log-record.ts';
+import type { SpendQueryInput, SpendReport } from './spend-query.ts';
 
 /** One page of records and where the next one starts (null on the last page). */
 export interface LogPage {
@@ -47,6 +48,12 @@ export interface LogStore {
   query(query?: LogQueryInput): Promise<LogPage>;
   get(id: string): Promise<LogRecord | undefined>;
   stats(query?: LogStatsQueryInput): Promise<LogStats>;
+  /**
+   * Requests, tokens and cost per key, team, customer, user, business unit, model or provider over a period
+   * (`GET /api/spend`): the records' `cost` is what governance charged, so the sums are what budgets were charged
+   * for the requests logged.
+   */
+  spend(query: SpendQueryInput): Promise<SpendReport>;
   /**
    * Stores processes' dropped counts (each row a process's total for a minute and reason: the larger count of
    * a row already held is kept, so a repeated write changes nothing).

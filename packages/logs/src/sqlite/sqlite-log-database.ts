@@ -10,11 +10,13 @@ import {
   pageStatement,
   SELECTED_COLUMNS,
   type SqlDialect,
+  spendStatement,
   statsStatement,
   toBucket,
   toPage,
 } from '../requests/log-sql.ts';
 import { type LogPage, type LogStats, sortBuckets } from '../requests/log-store.ts';
+import { type SpendQuery, type SpendReport, toSpendReport } from '../requests/spend-query.ts';
 
 /** The file in the data directory that holds the request log. */
 export const SQLITE_LOG_FILE_NAME = 'request-logs.sqlite';
@@ -129,6 +131,7 @@ export interface SqliteLogMethods {
   query(query: LogQuery): LogPage;
   get(id: string): LogRecord | undefined;
   stats(query: LogStatsQuery): LogStats;
+  spend(query: SpendQuery): SpendReport;
   insertDropped(rows: DroppedRow[]): void;
   flagGuardrails(ids: string[]): void;
   /** Rows of dropped counts per bucket and reason, summed over sources. */
@@ -234,6 +237,12 @@ export class SqliteLogDatabase implements SqliteLogMethods {
       group_by: query.group_by ?? null,
       buckets: sortBuckets(rows.map(toBucket)),
     };
+  }
+
+  spend(query: SpendQuery): SpendReport {
+    const statement = spendStatement(query, this.#dialect);
+    const rows = this.#database.prepare(statement.text).all(...(statement.values as SQLInputValue[]));
+    return toSpendReport(query, rows);
   }
 
   flagGuardrails(ids: string[]): void {

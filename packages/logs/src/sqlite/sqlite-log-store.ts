@@ -13,6 +13,7 @@ import {
 } from '../requests/log-filter.ts';
 import type { LogRecord } from '../requests/log-record.ts';
 import type { LogPage, LogStats, LogStore } from '../requests/log-store.ts';
+import { type SpendQueryInput, type SpendReport, spendQuerySchema } from '../requests/spend-query.ts';
 import { rowValues, type SqliteLogDatabaseOptions, type SqliteLogMethods } from './sqlite-log-database.ts';
 import { SqliteThread } from './sqlite-thread.ts';
 
@@ -64,6 +65,10 @@ export class SqliteLogStore implements LogStore {
 
   async stats(query: LogStatsQueryInput = {}): Promise<LogStats> {
     return this.#call('stats', logStatsQuerySchema.parse(query));
+  }
+
+  async spend(query: SpendQueryInput): Promise<SpendReport> {
+    return this.#call('spend', spendQuerySchema.parse(query));
   }
 
   async insertDropped(rows: readonly DroppedRow[]): Promise<void> {

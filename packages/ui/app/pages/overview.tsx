@@ -1,5 +1,13 @@
-import type { LogStats, LogStatsBucket, ProviderHealthReport, Team } from '@gw/admin/api-types';
+import type {
+  LogStats,
+  LogStatsBucket,
+  ProviderHealthReport,
+  SpendCsv,
+  SpendGroup,
+  Team,
+} from '@gw/admin/api-types';
 import { useMemo, useState } from 'react';
+import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { type Series, TimeChart, zeroFilled } from '../chart.tsx';
 import { formatCount, formatMs, formatPercent, formatTime, formatTokens, formatUsd } from '../format.ts';
@@ -248,6 +256,79 @@ function ProviderHealth() {
   );
 }
 
+const SPEND_GROUPS: Record<SpendGroup, string> = {
+  virtual_key: 'virtual key',
+  team: 'team',
+  customer: 'customer',
+  user: 'user',
+  business_unit: 'business unit',
+  model: 'model',
+  provider: 'provider',
+};
+
+/** `2026-12`: the current UTC month, as `<input type="month">` holds it. */
+const thisMonth = () => new Date().toISOString().slice(0, 7);
+
+/** The month's bounds as `/api/spend` takes them (ISO dates, UTC). */
+function monthBounds(month: string): { from: string; to: string } {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return { from: `${month}-01`, to: new Date(Date.UTC(year, index, 1)).toISOString().slice(0, 10) };
+}
+
+/** A CSV of a month's spend per key, team, customer… from `/api/spend`, the same figures as the budgets. */
+function SpendReportDownload() {
+  const [groupBy, setGroupBy] = useState<SpendGroup>('virtual_key');
+  const [month, setMonth] = useState(thisMonth);
+  const [failure, setFailure] = useState<string>();
+  const download = async () => {
+    setFailure(undefined);
+    try {
+      const csv = await api<SpendCsv>('/api/spend', {
+        query: { group_by: groupBy, format: 'csv', ...monthBounds(month) },
+      });
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
+      link.download = `spend-${groupBy}-${month}.csv`;
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (error) {
+      setFailure((error as Error).message);
+    }
+  };
+  return (
+    <section aria-labelledby="spend-report">
+      <h2 id="spend-report">Spend report</h2>
+      <div className="actions">
+        <label>
+          By{' '}
+          <select value={groupBy} onChange={(event) => setGroupBy(event.target.value as SpendGroup)}>
+            {Object.entries(SPEND_GROUPS).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Month{' '}
+          <input type="month" value={month} onChange={(event) => setMonth(event.target.value)} required />
+        </label>
+        <button type="button" onClick={download} disabled={!month}>
+          Download spend report
+        </button>
+      </div>
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      <p className="muted">
+        CSV of the requests logged, their tokens and what their budgets were charged (UTC month).
+      </p>
+    </section>
+  );
+}
+
 export default function Overview() {
   const { can } = useAuth();
   const [rangeName, setRangeName] = useState<keyof typeof RANGES>('24 hours');
@@ -323,6 +404,7 @@ export default function Overview() {
           nullLabel="no model (refused)"
         />
       </div>
+      {can('budgets:read') && <SpendReportDownload />}
       {can('health:read') && <ProviderHealth />}
     </>
   );

@@ -1,7 +1,7 @@
 import type { BudgetUser, BusinessUnit, Customer, Team } from '@gw/admin/api-types';
 import { useState } from 'react';
 import { useAuth } from '../auth.tsx';
-import { BudgetForm, Usage } from '../budgets.tsx';
+import { BudgetBar, BudgetForm, Usage } from '../budgets.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { Field, Form, PageHeader } from '../ui.tsx';
@@ -148,7 +148,14 @@ export default function Owners() {
             {
               header: 'Budgets',
               cell: (item) =>
-                (item.budgets ?? []).map((b) => `$${b.max_limit} / ${b.reset_duration}`).join(', ') || '—',
+                item.budgets?.length && can('budgets:read') ? (
+                  <BudgetBar
+                    path={`/api/governance/${collection.id}/${encodeURIComponent(String(item.id))}`}
+                    label={display(item.name)}
+                  />
+                ) : (
+                  (item.budgets ?? []).map((b) => `$${b.max_limit} / ${b.reset_duration}`).join(', ') || '—'
+                ),
             },
           ]}
           rowActions={(item) => (

@@ -1,8 +1,8 @@
 import type { CreatedVirtualKey, ProviderView, VirtualKey } from '@gw/admin/api-types';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { BudgetForm, Usage } from '../budgets.tsx';
+import { BudgetBar, BudgetForm, Usage, useExhaustedIds } from '../budgets.tsx';
 import { FirstRun, KeySnippets } from '../first-run.tsx';
 import { display, formatTime } from '../format.ts';
 import {
@@ -135,6 +135,19 @@ export default function VirtualKeys() {
   const remove = useApiMutation((id: string) => api(pathOf(id), { method: 'DELETE' }), [COLLECTION]);
   const failure = patch.error ?? rotate.error ?? remove.error;
   const selected = keys.data?.find((key) => key.id === open?.id);
+  const seesBudgets = can('budgets:read');
+  const [overBudgetOnly, setOverBudgetOnly] = useState(false);
+  // Keys with a budget, whose usage the bars read; the filter reads the same (cached) answers.
+  const budgeted = useMemo(
+    () =>
+      new Map(
+        seesBudgets
+          ? (keys.data ?? []).filter((key) => key.budgets?.length).map((key) => [key.id, pathOf(key.id)])
+          : [],
+      ),
+    [keys.data, seesBudgets],
+  );
+  const exhausted = useExhaustedIds(overBudgetOnly ? budgeted : new Map());
   return (
     <>
       <PageHeader title="Virtual keys">
@@ -187,13 +200,29 @@ export default function VirtualKeys() {
           )}
         </section>
       )}
+      {seesBudgets && (
+        <label className="filter">
+          <input
+            type="checkbox"
+            checked={overBudgetOnly}
+            onChange={(event) => setOverBudgetOnly(event.target.checked)}
+          />{' '}
+          Over budget only
+        </label>
+      )}
       <QueryView query={keys}>
         {(rows) => (
           <Table
             caption="Virtual keys"
-            rows={rows}
+            rows={
+              overBudgetOnly ? (exhausted ? rows.filter((key) => exhausted.has(key.id)) : undefined) : rows
+            }
             rowKey={(key) => key.id}
-            empty="No virtual keys yet. Create one: apps call gw with it instead of a provider's key."
+            empty={
+              overBudgetOnly
+                ? 'No key has used up its budget.'
+                : "No virtual keys yet. Create one: apps call gw with it instead of a provider's key."
+            }
             columns={[
               { header: 'Name', cell: (key) => key.name },
               { header: 'Key', cell: (key) => <code>{display(key.value_hint)}</code> },
@@ -208,9 +237,13 @@ export default function VirtualKeys() {
               {
                 header: 'Budget',
                 cell: (key) =>
-                  key.budgets?.length
-                    ? key.budgets.map((b) => `$${b.max_limit} / ${b.reset_duration}`).join(', ')
-                    : '—',
+                  !key.budgets?.length && !key.rate_limit ? (
+                    '—'
+                  ) : seesBudgets ? (
+                    <BudgetBar path={pathOf(key.id)} label={key.name} />
+                  ) : (
+                    (key.budgets ?? []).map((b) => `$${b.max_limit} / ${b.reset_duration}`).join(', ')
+                  ),
               },
               { header: 'Active', cell: (key) => (key.is_active === false ? 'no' : 'yes') },
               { header: 'Expires', cell: (key) => formatTime(key.expires_at) },

@@ -31,6 +31,7 @@ import { createLogsStream } from './modules/logs-stream.ts';
 import { createMcpAdmin, type McpAdminOptions } from './modules/mcp-admin.ts';
 import { createPricingAdmin } from './modules/pricing-admin.ts';
 import { createProvidersAdmin } from './modules/providers-admin.ts';
+import { createSpendAdmin } from './modules/spend-admin.ts';
 import { createVaultAdmin, type VaultAdminOptions } from './modules/vault-admin.ts';
 import { createWhoami } from './modules/whoami-admin.ts';
 import { createScimRouter, type ScimSettings } from './scim/scim-router.ts';
@@ -113,6 +114,11 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createAlertsAdmin({ ...dependencies.alerts, outbound }),
     ...createVaultAdmin(dependencies.vault ?? {}),
     ...createLogsAdmin(dependencies.logs ?? {}),
+    ...createSpendAdmin({
+      store: dependencies.logs?.store,
+      unavailable: dependencies.logs?.unavailable,
+      list: (collection) => dependencies.governance.manage({ action: 'list', collection }),
+    }),
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
     ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
     ...createWhoami(),

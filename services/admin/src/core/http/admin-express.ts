@@ -201,6 +201,7 @@ function apiRouter(options: AdminExpressOptions, trail: AuditTrail | undefined):
         params: request.params as Record<string, string>,
         path: context.path,
         query: context.query,
+        accept: request.get('accept'),
         body: context.body,
       });
       if (result.stream) return writeStream(response, result, context.requestId);

@@ -20,6 +20,8 @@ export interface AdminRequest<Params = unknown> {
   path: string;
   /** The query string's parameters (always set by `handle`; handlers' unit tests may leave it out). */
   query?: URLSearchParams;
+  /** The `Accept` header, for a route that answers another format than JSON when asked (`/api/spend`'s CSV). */
+  accept?: string | undefined;
   body: () => Promise<Record<string, unknown>>;
 }
 
