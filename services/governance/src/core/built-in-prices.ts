@@ -57,22 +57,22 @@ export const PRICE_LISTS: readonly PriceList[] = [
     },
   },
   {
-    // Anthropic (also on Bedrock and Vertex)
+    // Anthropic (also on Bedrock and Vertex): cache writes at the 5-minute cache's price (1.25 × input).
     provider: 'anthropic',
     source: 'Anthropic API pricing, https://www.anthropic.com/pricing#api',
     as_of: '2026-11-23',
     prices: {
-      'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5 },
-      'claude-opus-4': { input: 15, output: 75, cached_input: 1.5 },
-      'claude-sonnet-4-5': { input: 3, output: 15, cached_input: 0.3 },
-      'claude-sonnet-4': { input: 3, output: 15, cached_input: 0.3 },
-      'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1 },
-      'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3 },
-      'claude-3-5-sonnet': { input: 3, output: 15, cached_input: 0.3 },
-      'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08 },
-      'claude-3-opus': { input: 15, output: 75, cached_input: 1.5 },
+      'claude-opus-4-1': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75 },
+      'claude-opus-4': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75 },
+      'claude-sonnet-4-5': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 },
+      'claude-sonnet-4': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 },
+      'claude-haiku-4-5': { input: 1, output: 5, cached_input: 0.1, cache_write_input: 1.25 },
+      'claude-3-7-sonnet': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 },
+      'claude-3-5-sonnet': { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 },
+      'claude-3-5-haiku': { input: 0.8, output: 4, cached_input: 0.08, cache_write_input: 1 },
+      'claude-3-opus': { input: 15, output: 75, cached_input: 1.5, cache_write_input: 18.75 },
       'claude-3-sonnet': { input: 3, output: 15 },
-      'claude-3-haiku': { input: 0.25, output: 1.25, cached_input: 0.03 },
+      'claude-3-haiku': { input: 0.25, output: 1.25, cached_input: 0.03, cache_write_input: 0.3 },
     },
   },
   {

@@ -12,7 +12,9 @@ const usageSchema = z.looseObject({
   prompt_tokens: count,
   completion_tokens: count,
   total_tokens: count,
-  prompt_tokens_details: z.looseObject({ cached_tokens: count.optional() }).optional(),
+  prompt_tokens_details: z
+    .looseObject({ cached_tokens: count.optional(), cache_write_tokens: count.optional() })
+    .optional(),
   completion_tokens_details: z.looseObject({ reasoning_tokens: count.optional() }).optional(),
 });
 
