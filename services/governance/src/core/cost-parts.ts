@@ -1,4 +1,5 @@
 import type { Usage } from '@gw/shared';
+import type { CostBreakdown } from './governance-messages.ts';
 import type { ModelPrice } from './pricing.ts';
 
 /**
@@ -75,4 +76,15 @@ export function priceUsage(price: ModelPrice, usage: Usage, random: () => number
   }
   parts.reasoning = Math.min(parts.output, Math.round(snapped(reasoningTokens * price.output)));
   return parts;
+}
+
+/** A charge's parts in US dollars, as a settle answers them (the request log's `cost_breakdown`). */
+export function costBreakdown(parts: CostMicros): CostBreakdown {
+  return {
+    input: parts.input / 1_000_000,
+    cached_input: parts.cached_input / 1_000_000,
+    cache_write: parts.cache_write / 1_000_000,
+    output: parts.output / 1_000_000,
+    reasoning: parts.reasoning / 1_000_000,
+  };
 }

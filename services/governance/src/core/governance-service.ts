@@ -11,6 +11,7 @@ import type {
 export type {
   AuthorizeRequest,
   AuthorizeResult,
+  CostBreakdown,
   ManageRequest,
   PlanTarget,
   SettlementCounter,
