@@ -49,7 +49,7 @@ const usd = z.number().nonnegative();
  * read from and written to the prompt cache, and output sum to the record's `cost`; `reasoning` is the part of
  * `output` the model spent reasoning, shown apart, not added.
  */
-export const costBreakdownSchema = z.object({
+const costBreakdownSchema = z.object({
   input: usd,
   cached_input: usd,
   cache_write: usd,

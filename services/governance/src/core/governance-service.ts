@@ -11,7 +11,6 @@ import type {
 export type {
   AuthorizeRequest,
   AuthorizeResult,
-  CostBreakdown,
   ManageRequest,
   PlanTarget,
   SettlementCounter,
