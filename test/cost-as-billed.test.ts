@@ -1,7 +1,8 @@
 // Cost as billed (docs/pricing.md), both modes: an Anthropic answer that read 10,000 prompt tokens from the cache
-// and wrote 2,000 to it is charged each part at its own price (claude-sonnet-4-5's built-in list: input $3,
-// cache reads $0.30, cache writes $3.75, output $15 per million), whole and streamed; the key's budget is
-// charged exactly that, and the request's log record holds the same cost with a breakdown that sums to it.
+// and wrote 2,000 to it (500 of them for an hour) is charged each part at its own price (claude-sonnet-4-5's
+// built-in list: input $3, cache reads $0.30, cache writes $3.75 for 5 minutes and $6 for an hour, output $15 per
+// million), whole and streamed; the key's budget is charged exactly that, and the request's log record holds the
+// same cost with a breakdown that sums to it.
 import {
   anthropicMessage,
   anthropicStream,
@@ -25,17 +26,18 @@ const USAGE = {
   input_tokens: 100,
   cache_read_input_tokens: 10_000,
   cache_creation_input_tokens: 2_000,
+  cache_creation: { ephemeral_5m_input_tokens: 1_500, ephemeral_1h_input_tokens: 500 },
   output_tokens: 500,
 };
 /** Each part in micro-dollars: tokens × USD per million. */
 const EXPECTED_MICROS = {
   input: 100 * 3,
   cached_input: 10_000 * 0.3,
-  cache_write: 2_000 * 3.75,
+  cache_write: 1_500 * 3.75 + 500 * 6,
   output: 500 * 15,
   reasoning: 0,
 };
-const TOTAL_MICROS = 300 + 3_000 + 7_500 + 7_500;
+const TOTAL_MICROS = 300 + 3_000 + 8_625 + 7_500;
 
 interface CostBreakdown {
   input: number;

@@ -25,6 +25,8 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+  /** The cache writes by how long they last (their sum is `cache_creation_input_tokens`). */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 export interface AnthropicAnswerOptions {

@@ -106,6 +106,7 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
       onSubmit={async (values) => {
         const cached = optionalNumber(values.cached_input);
         const cacheWrite = optionalNumber(values.cache_write_input);
+        const cacheWriteHour = optionalNumber(values.cache_write_1h_input);
         const contextWindow = optionalNumber(values.context_window);
         await save.mutateAsync({
           model: values.model ?? '',
@@ -114,6 +115,7 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
             output: Number(values.output),
             ...(cached !== undefined && { cached_input: cached }),
             ...(cacheWrite !== undefined && { cache_write_input: cacheWrite }),
+            ...(cacheWriteHour !== undefined && { cache_write_1h_input: cacheWriteHour }),
             ...(contextWindow !== undefined && { context_window: contextWindow }),
           },
         });
@@ -156,6 +158,13 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
         type="number"
         defaultValue={price?.cache_write_input}
         hint="Prompt tokens written to the provider's cache (Anthropic, Bedrock); the input price when empty."
+      />
+      <Field
+        label="Cache write for an hour (USD per million tokens)"
+        name="cache_write_1h_input"
+        type="number"
+        defaultValue={price?.cache_write_1h_input}
+        hint="Prompt tokens written to Anthropic's 1-hour cache; the cache-write price when empty."
       />
       <Field
         label="Context window (tokens)"

@@ -48,6 +48,19 @@ describe('priceUsage', () => {
     });
   });
 
+  it('prices the cache writes kept for an hour at their own price, the rest at the 5-minute price', () => {
+    const usage: Usage = {
+      prompt_tokens: 3_000,
+      completion_tokens: 0,
+      total_tokens: 3_000,
+      prompt_tokens_details: { cache_write_tokens: 3_000, cache_write_1h_tokens: 1_000 },
+    };
+    const price = { ...sonnet, cache_write_1h_input: 6 };
+    expect(priceUsage(price, usage, never)).toMatchObject({ total: 13_500, input: 0, cache_write: 13_500 });
+    // Without an hour's price, an hour's write costs what a 5-minute one does.
+    expect(priceUsage(sonnet, usage, never).cache_write).toBe(11_250);
+  });
+
   it('prices cache writes at the input price when the model lists none', () => {
     const usage: Usage = {
       prompt_tokens: 1_000,

@@ -50,6 +50,8 @@ export function priceUsage(price: ModelPrice, usage: Usage, random: () => number
   const details = usage.prompt_tokens_details;
   const cached = Math.min(details?.cached_tokens ?? 0, usage.prompt_tokens);
   const written = Math.min(details?.cache_write_tokens ?? 0, usage.prompt_tokens - cached);
+  const writtenForAnHour = Math.min(details?.cache_write_1h_tokens ?? 0, written);
+  const writePrice = price.cache_write_input ?? price.input;
   const reasoningTokens = Math.min(
     usage.completion_tokens_details?.reasoning_tokens ?? 0,
     usage.completion_tokens,
@@ -57,7 +59,10 @@ export function priceUsage(price: ModelPrice, usage: Usage, random: () => number
   const exact = {
     input: snapped((usage.prompt_tokens - cached - written) * price.input),
     cached_input: snapped(cached * (price.cached_input ?? price.input)),
-    cache_write: snapped(written * (price.cache_write_input ?? price.input)),
+    cache_write: snapped(
+      (written - writtenForAnHour) * writePrice +
+        writtenForAnHour * (price.cache_write_1h_input ?? writePrice),
+    ),
     output: snapped(usage.completion_tokens * price.output),
   };
   const exactTotal = snapped(BILLED_PARTS.reduce((sum, part) => sum + exact[part], 0));

@@ -13,7 +13,11 @@ const usageSchema = z.looseObject({
   completion_tokens: count,
   total_tokens: count,
   prompt_tokens_details: z
-    .looseObject({ cached_tokens: count.optional(), cache_write_tokens: count.optional() })
+    .looseObject({
+      cached_tokens: count.optional(),
+      cache_write_tokens: count.optional(),
+      cache_write_1h_tokens: count.optional(),
+    })
     .optional(),
   completion_tokens_details: z.looseObject({ reasoning_tokens: count.optional() }).optional(),
 });

@@ -9,6 +9,8 @@ export interface ModelPrice {
   cached_input?: number | undefined;
   /** Prompt tokens written to the prompt cache (Anthropic: 1.25 × input for 5-minute caches). */
   cache_write_input?: number | undefined;
+  /** Prompt tokens written to the prompt cache for an hour (Anthropic: 2 × input). */
+  cache_write_1h_input?: number | undefined;
   /** Tokens the model takes in one request: routing skips it for a larger prompt (docs/routing.md). */
   context_window?: number | undefined;
 }

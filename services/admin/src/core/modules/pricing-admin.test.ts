@@ -86,6 +86,7 @@ describe('pricing admin', () => {
       output: 3,
       cached_input: 0.08,
       cache_write_input: 1,
+      cache_write_1h_input: 1.6,
     });
 
     const deleted = (await admin('DELETE', '/api/pricing/models/gpt-4o')) as { body: ModelPricing };

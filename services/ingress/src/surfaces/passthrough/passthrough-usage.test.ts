@@ -149,6 +149,7 @@ describe('pass-through usage', () => {
             input_tokens: 5,
             cache_read_input_tokens: 100,
             cache_creation_input_tokens: 20,
+            cache_creation: { ephemeral_5m_input_tokens: 12, ephemeral_1h_input_tokens: 8 },
             output_tokens: 1,
           },
         },
@@ -159,7 +160,7 @@ describe('pass-through usage', () => {
       prompt_tokens: 125,
       completion_tokens: 7,
       total_tokens: 132,
-      prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20 },
+      prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20, cache_write_1h_tokens: 8 },
     });
     const bedrock = {
       usage: {

@@ -60,6 +60,8 @@ function count(fields: Fields | undefined, name: string): number | undefined {
 interface BilledParts {
   cached?: number | undefined;
   written?: number | undefined;
+  /** Of the tokens written, those kept for an hour (Anthropic's `cache_creation`), billed higher. */
+  writtenForAnHour?: number | undefined;
   reasoning?: number | undefined;
 }
 
@@ -74,6 +76,7 @@ function usageOf(prompt: number, completion: number, parts: BilledParts): Usage 
     usage.prompt_tokens_details = {
       ...(parts.cached !== undefined && { cached_tokens: parts.cached }),
       ...(parts.written !== undefined && { cache_write_tokens: parts.written }),
+      ...(parts.writtenForAnHour !== undefined && { cache_write_1h_tokens: parts.writtenForAnHour }),
     };
   }
   if (parts.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: parts.reasoning };
@@ -94,6 +97,7 @@ function billedParts(usage: Fields, source: Fields): BilledParts {
       count(record(source['input_tokens_details']), 'cached_tokens') ??
       count(usage, 'cached_tokens'),
     written: count(source, 'cache_creation_input_tokens') ?? count(source, 'cacheWriteInputTokens'),
+    writtenForAnHour: count(record(source['cache_creation']), 'ephemeral_1h_input_tokens'),
     reasoning:
       count(record(source['completion_tokens_details']), 'reasoning_tokens') ??
       count(record(source['output_tokens_details']), 'reasoning_tokens'),
@@ -201,6 +205,10 @@ class UsageMeter {
         written: larger(
           seen?.prompt_tokens_details?.cache_write_tokens,
           reported.prompt_tokens_details?.cache_write_tokens,
+        ),
+        writtenForAnHour: larger(
+          seen?.prompt_tokens_details?.cache_write_1h_tokens,
+          reported.prompt_tokens_details?.cache_write_1h_tokens,
         ),
         reasoning: larger(
           seen?.completion_tokens_details?.reasoning_tokens,

@@ -18,6 +18,22 @@ describe('mapAnthropicUsage', () => {
     });
   });
 
+  it('reports the cache writes kept for an hour apart, as Anthropic bills them higher', () => {
+    expect(
+      mapAnthropicUsage({
+        input_tokens: 5,
+        cache_creation_input_tokens: 20,
+        cache_creation: { ephemeral_5m_input_tokens: 12, ephemeral_1h_input_tokens: 8 },
+        output_tokens: 7,
+      }),
+    ).toEqual({
+      prompt_tokens: 25,
+      completion_tokens: 7,
+      total_tokens: 32,
+      prompt_tokens_details: { cache_write_tokens: 20, cache_write_1h_tokens: 8 },
+    });
+  });
+
   it('reports a cache write without a read (the first request of a cached prefix)', () => {
     expect(
       mapAnthropicUsage({ input_tokens: 5, cache_creation_input_tokens: 2048, output_tokens: 7 }),

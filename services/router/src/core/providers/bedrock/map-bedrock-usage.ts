@@ -17,7 +17,7 @@ export function mapBedrockUsage(usage: BedrockUsage | null | undefined): Usage {
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
   };
-  const details = promptCacheDetails(cacheRead, cacheWrite);
+  const details = promptCacheDetails({ read: cacheRead, written: cacheWrite });
   if (details) mapped.prompt_tokens_details = details;
   return mapped;
 }
