@@ -16,11 +16,17 @@ function anthropicEvent(data: { type: string } & Record<string, unknown>): strin
   return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** A Messages answer's usage: `input_tokens` leaves out the tokens read from the cache, as Anthropic bills them. */
+/**
+ * A Messages answer's usage: `input_tokens` leaves out the tokens read from the cache and those written to it, as
+ * Anthropic bills them.
+ */
 export interface AnthropicUsage {
   input_tokens: number;
   output_tokens: number;
   cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+  /** The cache writes by how long they last (their sum is `cache_creation_input_tokens`). */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 export interface AnthropicAnswerOptions {

@@ -88,6 +88,13 @@ export function fullLogRecord(id: string): LogRecord {
     cached_tokens: 512,
     reasoning_tokens: 1_024,
     cost: 0.012345,
+    cost_breakdown: {
+      input: 0.003,
+      cached_input: 0.000045,
+      cache_write: 0.0003,
+      output: 0.009,
+      reasoning: 0.0045,
+    },
     virtual_key_id: 'vk-1',
     virtual_key_name: 'Production key',
     team_id: 'team-1',

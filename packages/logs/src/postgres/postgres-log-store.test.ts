@@ -56,15 +56,22 @@ describe('PostgresLogStore', () => {
     await client.connect();
     await client.query(
       `ALTER TABLE "${schema}".request_logs DROP COLUMN "business_unit_id", DROP COLUMN "attempts",` +
-        ' DROP COLUMN "routing"',
+        ' DROP COLUMN "routing", DROP COLUMN "cost_breakdown"',
     );
     await client.end();
     const store = await PostgresLogStore.open({ url: database.url, schema });
     const kept = await store.get('old');
-    expect(kept).toMatchObject({ team_id: 'team-1', business_unit_id: null, attempts: null });
+    expect(kept).toMatchObject({
+      team_id: 'team-1',
+      business_unit_id: null,
+      attempts: null,
+      cost_breakdown: null,
+    });
     expect(kept?.routing).toBeUndefined();
     const failed = logRecord({
       id: 'new',
+      cost: 0.5,
+      cost_breakdown: { input: 0.1, cached_input: 0.1, cache_write: 0.1, output: 0.2, reasoning: 0.1 },
       business_unit_id: 'unit-1',
       attempts: [
         { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },

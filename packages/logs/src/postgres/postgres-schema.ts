@@ -22,6 +22,7 @@ export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, n
   cached_tokens: ['bigint', false],
   reasoning_tokens: ['bigint', false],
   cost: ['double precision', false],
+  cost_breakdown: ['text', true],
   virtual_key_id: ['text', true],
   virtual_key_name: ['text', true],
   team_id: ['text', true],
@@ -48,6 +49,7 @@ const ADDED_COLUMNS: ReadonlyArray<keyof LogRecord> = [
   'upstream_status',
   'upstream_body',
   'routing',
+  'cost_breakdown',
 ];
 
 /** How `q` is answered: through trigram indexes (pg_trgm), or by scanning the rows the other filters leave. */

@@ -42,6 +42,21 @@ function fromJsonText(value: unknown): unknown {
   }
 }
 
+const usd = z.number().nonnegative();
+
+/**
+ * What a request's cost was billed for, in US dollars (governance's settle answers it): uncached input, input
+ * read from and written to the prompt cache, and output sum to the record's `cost`; `reasoning` is the part of
+ * `output` the model spent reasoning, shown apart, not added.
+ */
+const costBreakdownSchema = z.object({
+  input: usd,
+  cached_input: usd,
+  cache_write: usd,
+  output: usd,
+  reasoning: usd,
+});
+
 /**
  * What a record keeps of its routing decision: the first candidates (a rule's 20 targets and 10 fallbacks), the
  * first skipped rules, and each detail or error cut to a line, so that a decision cannot grow a record.
@@ -135,6 +150,8 @@ export const logRecordSchema = z.object({
   reasoning_tokens: tokens,
   /** What the request cost, in US dollars; 0 when the price is unknown. */
   cost: z.number().nonnegative().default(0),
+  /** What `cost` was billed for; null when governance charged nothing for the request (no key, no settle). */
+  cost_breakdown: z.preprocess(fromJsonText, costBreakdownSchema.nullable().default(null)),
   virtual_key_id: name.nullable().default(null),
   virtual_key_name: name.nullable().default(null),
   /**

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS request_logs (
   "error_message" TEXT, "upstream_status" INTEGER, "upstream_body" TEXT,
   "latency_ms" REAL NOT NULL, "time_to_first_token_ms" REAL,
   "input_tokens" INTEGER NOT NULL, "output_tokens" INTEGER NOT NULL, "cached_tokens" INTEGER NOT NULL,
-  "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL,
+  "reasoning_tokens" INTEGER NOT NULL, "cost" REAL NOT NULL, "cost_breakdown" TEXT,
   "virtual_key_id" TEXT, "virtual_key_name" TEXT, "team_id" TEXT, "customer_id" TEXT, "user_id" TEXT,
   "business_unit_id" TEXT,
   "selected_key_id" TEXT, "attempts" TEXT, "fallback_index" INTEGER, "routing" TEXT,
@@ -110,6 +110,7 @@ const ADDED_COLUMNS: ReadonlyArray<readonly [keyof LogRecord, string]> = [
   ['upstream_status', 'INTEGER'],
   ['upstream_body', 'TEXT'],
   ['routing', 'TEXT'],
+  ['cost_breakdown', 'TEXT'],
 ];
 
 function addMissingColumns(database: DatabaseSync): void {
@@ -285,10 +286,11 @@ export class SqliteLogDatabase implements SqliteLogMethods {
 }
 
 /**
- * A record's values in column order (LOG_RECORD_FIELDS'), as SQLite stores them: `attempts` and `routing` as
- * JSON text (null without them), `content_truncated` as 0 or 1. Spelled out field by field rather than looped
- * over LOG_RECORD_FIELDS: a property read by a name from a list costs V8 a lookup each (about two thirds of this
- * function's time, and the writer's thread runs it once a record); a test holds the order to LOG_RECORD_FIELDS.
+ * A record's values in column order (LOG_RECORD_FIELDS'), as SQLite stores them: `cost_breakdown`, `attempts`
+ * and `routing` as JSON text (null without them), `content_truncated` as 0 or 1. Spelled out field by field
+ * rather than looped over LOG_RECORD_FIELDS: a property read by a name from a list costs V8 a lookup each (about
+ * two thirds of this function's time, and the writer's thread runs it once a record); a test holds the order to
+ * LOG_RECORD_FIELDS.
  */
 export function columnsOf(record: LogRecord): SQLInputValue[] {
   return [
@@ -311,6 +313,7 @@ export function columnsOf(record: LogRecord): SQLInputValue[] {
     record.cached_tokens,
     record.reasoning_tokens,
     record.cost,
+    record.cost_breakdown === null ? null : JSON.stringify(record.cost_breakdown),
     record.virtual_key_id,
     record.virtual_key_name,
     record.team_id,

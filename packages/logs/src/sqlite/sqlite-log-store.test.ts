@@ -58,15 +58,17 @@ describe('SqliteLogStore', () => {
 
   it('lays a record out in the columns’ order, field by field', () => {
     // Each field holds its own name: the layout must give back LOG_RECORD_FIELDS, in order (the fields
-    // stored converted aside: attempts and routing as JSON text, content_truncated as 0 or 1).
+    // stored converted aside: cost_breakdown, attempts and routing as JSON text, content_truncated as 0 or 1).
     const named = Object.fromEntries(LOG_RECORD_FIELDS.map((field) => [field, field]));
     const record = {
       ...named,
+      cost_breakdown: { input: 1 },
       attempts: [{ provider: 'attempts' }],
       routing: { strategy: 'routing' },
       content_truncated: true,
     } as unknown as LogRecord;
     const converted: Partial<Record<keyof LogRecord, unknown>> = {
+      cost_breakdown: '{"input":1}',
       attempts: '[{"provider":"attempts"}]',
       routing: '{"strategy":"routing"}',
       content_truncated: 1,
@@ -94,10 +96,17 @@ describe('SqliteLogStore', () => {
     old.close();
     const store = await SqliteLogStore.open({ dataDir });
     const kept = await store.get('old');
-    expect(kept).toMatchObject({ team_id: 'team-1', business_unit_id: null, attempts: null });
+    expect(kept).toMatchObject({
+      team_id: 'team-1',
+      business_unit_id: null,
+      attempts: null,
+      cost_breakdown: null,
+    });
     expect(kept?.routing).toBeUndefined();
     const failed = logRecord({
       id: 'new',
+      cost: 0.5,
+      cost_breakdown: { input: 0.1, cached_input: 0.1, cache_write: 0.1, output: 0.2, reasoning: 0.1 },
       business_unit_id: 'unit-1',
       attempts: [
         { provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error', message: 'down' },

@@ -21,6 +21,10 @@ export const modelPriceSchema = z.strictObject({
   output: z.number().nonnegative().max(1_000_000),
   /** Prompt tokens served from the provider's prompt cache; the input price when absent. */
   cached_input: z.number().nonnegative().max(1_000_000).optional(),
+  /** Prompt tokens written to the provider's prompt cache (Anthropic, Bedrock); the input price when absent. */
+  cache_write_input: z.number().nonnegative().max(1_000_000).optional(),
+  /** Prompt tokens written to the prompt cache for an hour (Anthropic); the cache-write price when absent. */
+  cache_write_1h_input: z.number().nonnegative().max(1_000_000).optional(),
   /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
   context_window: z.number().int().positive().optional(),
 });

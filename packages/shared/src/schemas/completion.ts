@@ -9,7 +9,19 @@ export const usageSchema = z.looseObject({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().optional() }).optional(),
+  /**
+   * Parts of `prompt_tokens` billed apart: read from the provider's prompt cache (`cached_tokens`), and written
+   * to it (`cache_write_tokens`: Anthropic's and Bedrock's cache creation, billed above the input price), of
+   * which `cache_write_1h_tokens` were written for an hour (Anthropic: billed above a 5-minute write).
+   */
+  prompt_tokens_details: z
+    .looseObject({
+      cached_tokens: z.number().optional(),
+      cache_write_tokens: z.number().optional(),
+      cache_write_1h_tokens: z.number().optional(),
+    })
+    .optional(),
+  /** The part of `completion_tokens` the model spent reasoning (billed as output, and counted in it). */
   completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().optional() }).optional(),
 });
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderAdapter, ResolvedKey } from '@gw/router/testing';
-import type { Message } from '@gw/shared';
+import type { Message, Usage } from '@gw/shared';
 
 /** What the fake upstream received, as the adapter sent it. */
 export interface RecordedUpstreamRequest {
@@ -47,7 +47,9 @@ export type ProviderContractCase =
   | 'text'
   | 'textStream'
   | 'embeddings'
-  | 'cancellation';
+  | 'cancellation'
+  | 'billedUsage'
+  | 'billedUsageStream';
 
 export interface ProviderContractOptions {
   /** Names the adapter in the describe title; also `context.provider`. */
@@ -79,6 +81,16 @@ export interface ProviderContractOptions {
     textStream?: Answer<UpstreamStreamAnswer>;
     /** Embeddings [0.1,0.2] and [0.3,0.4] for ['a','b'], usage prompt 2. */
     embeddings?: Answer<UpstreamAnswer>;
+  };
+  /**
+   * Usage as the provider bills it: answers to the chat input (any text, finish stop) whose usage, in the
+   * provider's exact fields, reports prompt tokens read from its cache, written to it and reasoning tokens as far
+   * as the provider reports each, and the `Usage` the adapter must map it to (billedUsage, billedUsageStream).
+   */
+  billedUsage: {
+    chat?: Answer<UpstreamAnswer>;
+    chatStream?: Answer<UpstreamStreamAnswer>;
+    expected: Usage;
   };
   /** Assertions on what the adapter sent upstream, per scenario (use vitest's expect inside). */
   expectRequest: {

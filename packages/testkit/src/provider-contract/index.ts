@@ -1,4 +1,5 @@
 import { describe } from 'vitest';
+import { billedUsageCases } from './billed-usage-cases.ts';
 import { capabilityCases } from './capability-cases.ts';
 import { chatCases } from './chat-cases.ts';
 import type { ProviderContractOptions } from './contract-options.ts';
@@ -21,6 +22,7 @@ const CASE_GROUPS = [
   streamCases,
   textCases,
   embeddingsCases,
+  billedUsageCases,
 ];
 
 /**

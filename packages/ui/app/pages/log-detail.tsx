@@ -304,6 +304,16 @@ function Summary({ record }: { record: LogRecord }) {
       <Item name="User" value={display(record.user_id)} />
       <Item name="Business unit" value={display(record.business_unit_id)} />
       <Item name="Cost" value={<span data-testid="record-cost">{formatUsd(record.cost)}</span>} />
+      {record.cost_breakdown && (
+        <Item
+          name="Billed for"
+          value={
+            <span data-testid="record-cost-breakdown">
+              {`${formatUsd(record.cost_breakdown.input)} input, ${formatUsd(record.cost_breakdown.cached_input)} cached input, ${formatUsd(record.cost_breakdown.cache_write)} cache write, ${formatUsd(record.cost_breakdown.output)} output (${formatUsd(record.cost_breakdown.reasoning)} of it reasoning)`}
+            </span>
+          }
+        />
+      )}
       <Item
         name="Tokens"
         value={`${formatTokens(record.input_tokens)} in (${record.cached_tokens} cached), ${formatTokens(record.output_tokens)} out (${record.reasoning_tokens} reasoning)`}

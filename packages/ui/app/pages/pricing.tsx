@@ -105,6 +105,8 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
       onCancel={props.start ? props.onDone : undefined}
       onSubmit={async (values) => {
         const cached = optionalNumber(values.cached_input);
+        const cacheWrite = optionalNumber(values.cache_write_input);
+        const cacheWriteHour = optionalNumber(values.cache_write_1h_input);
         const contextWindow = optionalNumber(values.context_window);
         await save.mutateAsync({
           model: values.model ?? '',
@@ -112,6 +114,8 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
             input: Number(values.input),
             output: Number(values.output),
             ...(cached !== undefined && { cached_input: cached }),
+            ...(cacheWrite !== undefined && { cache_write_input: cacheWrite }),
+            ...(cacheWriteHour !== undefined && { cache_write_1h_input: cacheWriteHour }),
             ...(contextWindow !== undefined && { context_window: contextWindow }),
           },
         });
@@ -147,6 +151,20 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
         type="number"
         defaultValue={price?.cached_input}
         hint="Prompt tokens served from the provider's cache; the input price when empty."
+      />
+      <Field
+        label="Cache write (USD per million tokens)"
+        name="cache_write_input"
+        type="number"
+        defaultValue={price?.cache_write_input}
+        hint="Prompt tokens written to the provider's cache (Anthropic, Bedrock); the input price when empty."
+      />
+      <Field
+        label="Cache write for an hour (USD per million tokens)"
+        name="cache_write_1h_input"
+        type="number"
+        defaultValue={price?.cache_write_1h_input}
+        hint="Prompt tokens written to Anthropic's 1-hour cache; the cache-write price when empty."
       />
       <Field
         label="Context window (tokens)"
@@ -210,6 +228,7 @@ function Prices(props: { body: PricingView; writable: boolean }) {
             { header: 'Input', cell: (row) => formatUsd(row.price.input) },
             { header: 'Output', cell: (row) => formatUsd(row.price.output) },
             { header: 'Cached input', cell: (row) => formatUsd(row.price.cached_input) },
+            { header: 'Cache write', cell: (row) => formatUsd(row.price.cache_write_input) },
             { header: 'Context window', cell: (row) => formatCount(row.price.context_window) },
             {
               header: 'Source',

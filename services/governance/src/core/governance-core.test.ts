@@ -386,13 +386,18 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(afterHit.usage[1]).toMatchObject({ scope: 'provider_config:openai', entries: [{ used: 0 }] });
     // A miss: the answer (30 tokens at $1 per million) and the embedding.
     const miss = await core.authorize(request(key.value));
-    await core.settle({
+    const charged = await core.settle({
       requestId: 'miss',
       settlement: miss.settlement!,
       provider: 'openai',
       model: 'gpt-test',
       usage: usage(20, 10),
       calls: [embedding],
+    });
+    // What it was billed for, answer and embedding together: 20 + 50 micro-dollars of input, 10 of output.
+    expect(charged).toEqual({
+      cost: 80 / 1e6,
+      cost_breakdown: { input: 70 / 1e6, cached_input: 0, cache_write: 0, output: 10 / 1e6, reasoning: 0 },
     });
     const afterMiss = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(afterMiss.usage[0]!.entries).toMatchObject([

@@ -12,7 +12,13 @@ const usageSchema = z.looseObject({
   prompt_tokens: count,
   completion_tokens: count,
   total_tokens: count,
-  prompt_tokens_details: z.looseObject({ cached_tokens: count.optional() }).optional(),
+  prompt_tokens_details: z
+    .looseObject({
+      cached_tokens: count.optional(),
+      cache_write_tokens: count.optional(),
+      cache_write_1h_tokens: count.optional(),
+    })
+    .optional(),
   completion_tokens_details: z.looseObject({ reasoning_tokens: count.optional() }).optional(),
 });
 
@@ -131,8 +137,25 @@ export const settleRequestSchema = z.object({
   calls: z.array(sideCallSchema).max(64).optional(),
 });
 
-/** What a settle charged: the US dollars of the answer and its side calls (the request log's `cost`). */
-export const settleResultSchema = z.object({ cost: z.number().nonnegative() });
+const usd = z.number().nonnegative();
+
+/**
+ * What a charge was billed for, in US dollars: uncached input, input read from and written to the prompt cache,
+ * and output, which sum to the charge; `reasoning` is the part of `output` spent reasoning (not added to it).
+ */
+export const costBreakdownSchema = z.object({
+  input: usd,
+  cached_input: usd,
+  cache_write: usd,
+  output: usd,
+  reasoning: usd,
+});
+
+/**
+ * What a settle charged: the US dollars of the answer and its side calls (the request log's `cost`), and what
+ * they were billed for (its `cost_breakdown`; absent from a governance from before it was answered).
+ */
+export const settleResultSchema = z.object({ cost: usd, cost_breakdown: costBreakdownSchema.optional() });
 
 /**
  * A collection of the admin API (`/api/governance/{collection}`) as its path names it: a name that is no
@@ -242,6 +265,7 @@ export type SettlementPlan = z.infer<typeof settlementPlanSchema>;
 export type AuthorizeResult = z.infer<typeof authorizeResultSchema>;
 export type SettleRequest = z.infer<typeof settleRequestSchema>;
 export type SettleResult = z.infer<typeof settleResultSchema>;
+export type CostBreakdown = z.infer<typeof costBreakdownSchema>;
 export type SideCall = z.infer<typeof sideCallSchema>;
 export type ManageRequest = z.infer<typeof manageRequestSchema>;
 export type ManageAction = ManageRequest['action'];

@@ -1,11 +1,16 @@
 import { fixed, type Live, type Usage } from '@gw/shared';
 import { PRICE_LISTS } from './built-in-prices.ts';
+import { type CostMicros, NO_COST, priceUsage } from './cost-parts.ts';
 
 /** USD per million tokens. */
 export interface ModelPrice {
   input: number;
   output: number;
   cached_input?: number | undefined;
+  /** Prompt tokens written to the prompt cache (Anthropic: 1.25 × input for 5-minute caches). */
+  cache_write_input?: number | undefined;
+  /** Prompt tokens written to the prompt cache for an hour (Anthropic: 2 × input). */
+  cache_write_1h_input?: number | undefined;
   /** Tokens the model takes in one request: routing skips it for a larger prompt (docs/routing.md). */
   context_window?: number | undefined;
 }
@@ -159,24 +164,17 @@ export class PriceCatalog {
   }
 
   /**
-   * Cost in micro-USD (integers: budgets are INCRBY counters). Price per million × tokens = micro-USD; a
-   * fraction of a micro-dollar is rounded up with the probability of its size, so the charges of many
-   * requests add up to their exact cost (always rounding up over-charged cheap calls by up to 2.6%).
+   * What a call cost in micro-USD (integers: budgets are INCRBY counters), by what it was billed for
+   * (`priceUsage`: the parts sum to the total); nothing for a model without a price.
    */
-  costMicros(model: string, usage: Usage): number {
+  cost(model: string, usage: Usage): CostMicros {
     const price = this.price(model);
-    if (!price) return 0;
-    const cached = Math.min(usage.prompt_tokens_details?.cached_tokens ?? 0, usage.prompt_tokens);
-    const uncached = usage.prompt_tokens - cached;
-    const exact =
-      uncached * price.input +
-      cached * (price.cached_input ?? price.input) +
-      usage.completion_tokens * price.output;
-    // Prices in decimal dollars make exact integers come out a hair off (0.15 × 1e6…): round those first.
-    const whole = Math.round(exact);
-    if (Math.abs(exact - whole) < 1e-6) return whole;
-    const floor = Math.floor(exact);
-    return floor + (this.random() < exact - floor ? 1 : 0);
+    return price ? priceUsage(price, usage, this.random) : NO_COST;
+  }
+
+  /** The total of `cost`, in micro-USD. */
+  costMicros(model: string, usage: Usage): number {
+    return this.cost(model, usage).total;
   }
 
   /** The most a request can cost: every prompt token uncached and every allowed completion token used. */

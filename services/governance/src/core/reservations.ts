@@ -1,5 +1,6 @@
 import { EMPTY_USAGE, GatewayError, type Metrics, modelLabel, notFound } from '@gw/shared';
 import type { Store } from '@gw/shared/store';
+import { costBreakdown } from './cost-parts.ts';
 import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementPlan, SettleRequest, SettleResult } from './governance-service.ts';
 import type { PriceCatalog } from './pricing.ts';
@@ -87,7 +88,7 @@ export class Reservations {
       'plan' in stored ? stored.plan : settlementPlanSchema.parse(JSON.parse(stored.payload));
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
-    const { adjustments, chargedMicros } = settlementAdjustments({ ...request, settlement }, this.prices);
+    const { adjustments, charged } = settlementAdjustments({ ...request, settlement }, this.prices);
     const applied = await this.store.settleReservation({ id, adjustments });
     // Settled already (by the sweeper, or another settle of it): as a read would have found nothing.
     if (!applied && remembered) throw unsettled();
@@ -97,7 +98,7 @@ export class Reservations {
         this.prices.costMicros(request.model, request.usage) / 1_000_000,
       );
     }
-    return { cost: chargedMicros / 1_000_000 };
+    return { cost: charged.total / 1_000_000, cost_breakdown: costBreakdown(charged) };
   }
 
   /**

@@ -1,6 +1,7 @@
 import { type CallReport, callReportSchema, EMPTY_USAGE, type Logger } from '@gw/shared';
 import type { CounterAdjustment, Store } from '@gw/shared/store';
 import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
+import { type CostMicros, NO_COST } from './cost-parts.ts';
 import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementCounter, SettlementPlan, SettleRequest } from './governance-service.ts';
 import type { ConfiguredTarget } from './plan-targets.ts';
@@ -68,6 +69,18 @@ export function settlementPlan(options: {
   };
 }
 
+/** Two charges' parts added up, each part apart. */
+function addCosts(a: CostMicros, b: CostMicros): CostMicros {
+  return {
+    total: a.total + b.total,
+    input: a.input + b.input,
+    cached_input: a.cached_input + b.cached_input,
+    cache_write: a.cache_write + b.cache_write,
+    output: a.output + b.output,
+    reasoning: a.reasoning + b.reasoning,
+  };
+}
+
 /**
  * What a finished request changes on each counter: its real cost or tokens, less what admission reserved.
  * The key's and owners' counters are charged whatever provider served; a provider config's only for the calls
@@ -80,15 +93,14 @@ export function settlementPlan(options: {
 export function settlementAdjustments(
   request: SettleRequest,
   prices: PriceCatalog,
-): { adjustments: CounterAdjustment[]; chargedMicros: number } {
+): { adjustments: CounterAdjustment[]; charged: CostMicros } {
   const plan = request.settlement;
   // The answer and every side call (a cache lookup's embedding), each priced by its own model.
-  const charges = [request, ...(request.calls ?? [])].map((call) => ({
-    provider: call.provider,
-    cost: prices.costMicros(call.model, call.usage),
-    tokens: call.usage.total_tokens,
-  }));
-  const chargedMicros = charges.reduce((total, charge) => total + charge.cost, 0);
+  const charges = [request, ...(request.calls ?? [])].map((call) => {
+    const parts = prices.cost(call.model, call.usage);
+    return { provider: call.provider, cost: parts.total, parts, tokens: call.usage.total_tokens };
+  });
+  const charged = charges.reduce((total, charge) => addCosts(total, charge.parts), NO_COST);
   const actual = (counter: SettlementCounter, provider?: string) => {
     let total = 0;
     for (const charge of charges) {
@@ -109,7 +121,7 @@ export function settlementAdjustments(
       adjustments.push({ key: counter.key, delta: charged - reserved, expireAtMs: counter.expireAtMs });
     }
   }
-  return { adjustments, chargedMicros };
+  return { adjustments, charged };
 }
 
 /** What a settle charges besides its counters: the answer (or the estimate) and any further calls. */

@@ -216,13 +216,13 @@ export function createPipeline(dependencies: PipelineDependencies) {
       let request: PassthroughRequest = { ...call.request, requestId: call.requestId, target };
       let body = call.body;
       const settle = (usage: Usage | undefined) => {
-        const cost = dependencies.settler.settle(
+        const charge = dependencies.settler.settle(
           { requestId: call.requestId, authorization, span: call.span },
           usage && { ...target, usage },
         );
         if (call.log) {
           if (usage) call.log.usage = usage;
-          if (cost) call.log.cost = cost;
+          if (charge) call.log.charge = charge;
         }
       };
       let answer: PassthroughResponse;

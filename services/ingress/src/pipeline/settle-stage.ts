@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Admission, AuthorizeResult, SettleRequest, SideCall } from '@gw/governance';
+import type { Admission, AuthorizeResult, SettleRequest, SettleResult, SideCall } from '@gw/governance';
 import type { StreamItem } from '@gw/router';
 import {
   type ChatCompletionChunk,
@@ -41,7 +41,7 @@ const MAX_SETTLE_BACKOFF_MS = 5_000;
  */
 export function createSettler(dependencies: { admission: Admission; logger: Logger }) {
   const { admission, logger } = dependencies;
-  const pending = new Set<Promise<number | undefined>>();
+  const pending = new Set<Promise<SettleResult | undefined>>();
   const stopping = new AbortController();
 
   /**
@@ -51,11 +51,11 @@ export function createSettler(dependencies: { admission: Admission; logger: Logg
   async function settleWithRetries(
     request: SettleRequest,
     trace: TraceContext | undefined,
-  ): Promise<number | undefined> {
+  ): Promise<SettleResult | undefined> {
     const until = request.settlement.deadlineMs ?? Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await admission.settle(request, { trace })).cost;
+        return await admission.settle(request, { trace });
       } catch (error) {
         const refused = error instanceof GatewayError && error.status < 500;
         if (refused && attempt > 0 && error.type === 'not_found') return undefined;
@@ -70,10 +70,14 @@ export function createSettler(dependencies: { admission: Admission; logger: Logg
     /**
      * Charges what the request used (nothing served: the reservation is released), with the side calls made
      * for it (a cache lookup's embedding). Never throws. The request's span, when it is traced, is the parent
-     * of governance's settle span. Answers what governance charged (US dollars) once it has, for the request
-     * log (undefined when the settle failed); nothing for a request without a settlement (no virtual key).
+     * of governance's settle span. Answers what governance charged (US dollars, and what for) once it has, for
+     * the request log (undefined when the settle failed); nothing for a request without a settlement (no
+     * virtual key).
      */
-    settle(subject: SettleSubject, outcome: Outcome | undefined): Promise<number | undefined> | undefined {
+    settle(
+      subject: SettleSubject,
+      outcome: Outcome | undefined,
+    ): Promise<SettleResult | undefined> | undefined {
       const { requestId, authorization, sideCalls } = subject;
       if (!authorization.settlement) return undefined;
       const first = authorization.targets[0];
@@ -157,8 +161,8 @@ function lost(error: unknown): boolean {
 }
 
 /** The request log's cost is governance's charge: the draft keeps the settle's answer. */
-function charged(exchange: Exchange, cost: Promise<number | undefined> | undefined): void {
-  if (exchange.log && cost) exchange.log.cost = cost;
+function charged(exchange: Exchange, charge: Promise<SettleResult | undefined> | undefined): void {
+  if (exchange.log && charge) exchange.log.charge = charge;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AuthorizeResult } from '@gw/governance';
+import type { AuthorizeResult, SettleResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
 import { type DroppedTally, type LogRecord, MAX_ERROR_TEXT, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
@@ -30,8 +30,8 @@ export interface RequestLogDraft {
   asyncFlagged?: boolean;
   /** Set once the record left for the writer: a later async finding amends the written record. */
   amend?: () => void;
-  /** What governance charged, once its settle answers (undefined: not known). */
-  cost?: Promise<number | undefined>;
+  /** What governance charged and what for, once its settle answers (undefined: not known). */
+  charge?: Promise<SettleResult | undefined>;
   /** Kept only when content logging is on for the request. */
   requestContent?: string;
   responseContent?: string;
@@ -219,6 +219,7 @@ export function createRequestLog(options: {
         cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
         reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
         cost: 0,
+        cost_breakdown: null,
         virtual_key_id: authorization?.virtualKeyId ?? null,
         virtual_key_name: authorization?.virtualKeyName ?? null,
         team_id: authorization?.teamId ?? null,
@@ -238,12 +239,13 @@ export function createRequestLog(options: {
         trace_id: draft.traceId ?? null,
       };
       const content = draft.requestContent !== undefined || draft.responseContent !== undefined;
-      if (!draft.cost) {
+      if (!draft.charge) {
         enqueue(draft, record, content);
         return;
       }
-      draft.cost.then((cost) => {
-        record.cost = cost ?? 0;
+      draft.charge.then((charge) => {
+        record.cost = charge?.cost ?? 0;
+        if (charge?.cost_breakdown) record.cost_breakdown = charge.cost_breakdown;
         enqueue(draft, record, content);
       });
     },

@@ -81,7 +81,13 @@ describe('pricing admin', () => {
     const fromBuiltIn = (await admin('PATCH', '/api/pricing/models/claude-3-5-haiku-20241022', {
       body: { output: 3 },
     })) as { body: ModelPricing };
-    expect(fromBuiltIn.body.override).toEqual({ input: 0.8, output: 3, cached_input: 0.08 });
+    expect(fromBuiltIn.body.override).toEqual({
+      input: 0.8,
+      output: 3,
+      cached_input: 0.08,
+      cache_write_input: 1,
+      cache_write_1h_input: 1.6,
+    });
 
     const deleted = (await admin('DELETE', '/api/pricing/models/gpt-4o')) as { body: ModelPricing };
     expect(deleted.body).toMatchObject({

@@ -8,13 +8,14 @@ export function anthropicStopReason(finish: FinishReason): string {
   return 'end_turn';
 }
 
-/** Usage as Anthropic counts it: cache reads are not part of `input_tokens`. */
+/** Usage as Anthropic counts it: cache reads and writes are not part of `input_tokens`. */
 export function anthropicUsage(usage: Usage | undefined) {
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const written = usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
   return {
-    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached),
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
     output_tokens: usage?.completion_tokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   };
 }

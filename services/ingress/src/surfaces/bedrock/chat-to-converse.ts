@@ -9,13 +9,16 @@ export function converseStopReason(finish: FinishReason): string {
   return 'end_turn';
 }
 
+/** Usage as Converse counts it: cache reads and writes apart from `inputTokens`, and inside `totalTokens`. */
 export function converseUsage(usage: Usage | undefined) {
-  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const written = usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
   return {
-    inputTokens: usage?.prompt_tokens ?? 0,
+    inputTokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
     outputTokens: usage?.completion_tokens ?? 0,
     totalTokens: usage?.total_tokens ?? 0,
-    ...(cached ? { cacheReadInputTokens: cached } : {}),
+    ...(cached > 0 && { cacheReadInputTokens: cached }),
+    ...(written > 0 && { cacheWriteInputTokens: written }),
   };
 }
 

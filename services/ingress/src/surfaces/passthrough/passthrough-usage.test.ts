@@ -68,6 +68,7 @@ describe('pass-through usage', () => {
       prompt_tokens: 8,
       completion_tokens: 7,
       total_tokens: 15,
+      completion_tokens_details: { reasoning_tokens: 2 },
     });
     // A non-SSE streamGenerateContent answer is one JSON array.
     expect(await charged(JSON_TYPE, [JSON.stringify(gemini)])).toMatchObject({ total_tokens: 15 });
@@ -80,6 +81,7 @@ describe('pass-through usage', () => {
       prompt_tokens: 106,
       completion_tokens: 11,
       total_tokens: 117,
+      prompt_tokens_details: { cached_tokens: 100 },
     });
     expect(
       await charged(JSON_TYPE, [
@@ -103,6 +105,96 @@ describe('pass-through usage', () => {
         ollama.map((line) => JSON.stringify(line)).join('\n'),
       ]),
     ).toMatchObject({ total_tokens: 28 });
+  });
+
+  it('keeps the parts billed apart: cache reads and writes, and reasoning, in each provider’s names', async () => {
+    const openAi = {
+      usage: {
+        prompt_tokens: 1_200,
+        completion_tokens: 300,
+        total_tokens: 1_500,
+        prompt_tokens_details: { cached_tokens: 1_024, audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 256, audio_tokens: 0 },
+      },
+    };
+    const openAiParts = {
+      prompt_tokens_details: { cached_tokens: 1_024 },
+      completion_tokens_details: { reasoning_tokens: 256 },
+    };
+    expect(await charged(JSON_TYPE, [JSON.stringify(openAi)])).toEqual({
+      prompt_tokens: 1_200,
+      completion_tokens: 300,
+      total_tokens: 1_500,
+      ...openAiParts,
+    });
+    const responses = {
+      type: 'response.completed',
+      response: {
+        usage: {
+          input_tokens: 1_200,
+          output_tokens: 300,
+          total_tokens: 1_500,
+          input_tokens_details: { cached_tokens: 1_024 },
+          output_tokens_details: { reasoning_tokens: 256 },
+        },
+      },
+    };
+    expect(await charged(SSE_TYPE, [sse([responses])])).toMatchObject(openAiParts);
+    // Anthropic: the cache counts in message_start, repeated (cumulative) in message_delta.
+    const anthropic = [
+      {
+        type: 'message_start',
+        message: {
+          usage: {
+            input_tokens: 5,
+            cache_read_input_tokens: 100,
+            cache_creation_input_tokens: 20,
+            cache_creation: { ephemeral_5m_input_tokens: 12, ephemeral_1h_input_tokens: 8 },
+            output_tokens: 1,
+          },
+        },
+      },
+      { type: 'message_delta', usage: { output_tokens: 7 } },
+    ];
+    expect(await charged(SSE_TYPE, [sse(anthropic)])).toEqual({
+      prompt_tokens: 125,
+      completion_tokens: 7,
+      total_tokens: 132,
+      prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20, cache_write_1h_tokens: 8 },
+    });
+    const bedrock = {
+      usage: {
+        inputTokens: 5,
+        outputTokens: 7,
+        totalTokens: 132,
+        cacheReadInputTokens: 100,
+        cacheWriteInputTokens: 20,
+      },
+    };
+    expect(await charged(JSON_TYPE, [JSON.stringify(bedrock)])).toMatchObject({
+      prompt_tokens: 125,
+      prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 20 },
+    });
+    const gemini = {
+      usageMetadata: {
+        promptTokenCount: 1_000,
+        cachedContentTokenCount: 800,
+        candidatesTokenCount: 50,
+        thoughtsTokenCount: 200,
+      },
+    };
+    expect(await charged(JSON_TYPE, [JSON.stringify(gemini)])).toEqual({
+      prompt_tokens: 1_000,
+      completion_tokens: 250,
+      total_tokens: 1_250,
+      prompt_tokens_details: { cached_tokens: 800 },
+      completion_tokens_details: { reasoning_tokens: 200 },
+    });
+    const cohere = { usage: { tokens: { input_tokens: 10, output_tokens: 5 }, cached_tokens: 2 } };
+    expect(await charged(JSON_TYPE, [JSON.stringify(cohere)])).toMatchObject({
+      prompt_tokens: 10,
+      prompt_tokens_details: { cached_tokens: 2 },
+    });
   });
 
   it('charges an estimate for a generated answer that reports no usage, never zero', async () => {

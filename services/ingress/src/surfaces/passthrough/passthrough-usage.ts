@@ -56,12 +56,61 @@ function count(fields: Fields | undefined, name: string): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
+/** The parts of a usage billed at prices of their own: prompt-cache reads and writes, and reasoning. */
+interface BilledParts {
+  cached?: number | undefined;
+  written?: number | undefined;
+  /** Of the tokens written, those kept for an hour (Anthropic's `cache_creation`), billed higher. */
+  writtenForAnHour?: number | undefined;
+  reasoning?: number | undefined;
+}
+
+/** A usage as `Usage` says it: the billed parts in its details, those the answer did not report left out. */
+function usageOf(prompt: number, completion: number, parts: BilledParts): Usage {
+  const usage: Usage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
+  if (parts.cached !== undefined || parts.written !== undefined) {
+    usage.prompt_tokens_details = {
+      ...(parts.cached !== undefined && { cached_tokens: parts.cached }),
+      ...(parts.written !== undefined && { cache_write_tokens: parts.written }),
+      ...(parts.writtenForAnHour !== undefined && { cache_write_1h_tokens: parts.writtenForAnHour }),
+    };
+  }
+  if (parts.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: parts.reasoning };
+  return usage;
+}
+
+/**
+ * The billed parts of a usage in whichever provider's names: cache reads (OpenAI's chat and Responses details,
+ * Anthropic's, Bedrock's, Cohere's `cached_tokens` beside its counts), cache writes (Anthropic's, Bedrock's) and
+ * reasoning (OpenAI's chat and Responses details).
+ */
+function billedParts(usage: Fields, source: Fields): BilledParts {
+  return {
+    cached:
+      count(source, 'cache_read_input_tokens') ??
+      count(source, 'cacheReadInputTokens') ??
+      count(record(source['prompt_tokens_details']), 'cached_tokens') ??
+      count(record(source['input_tokens_details']), 'cached_tokens') ??
+      count(usage, 'cached_tokens'),
+    written: count(source, 'cache_creation_input_tokens') ?? count(source, 'cacheWriteInputTokens'),
+    writtenForAnHour: count(record(source['cache_creation']), 'ephemeral_1h_input_tokens'),
+    reasoning:
+      count(record(source['completion_tokens_details']), 'reasoning_tokens') ??
+      count(record(source['output_tokens_details']), 'reasoning_tokens'),
+  };
+}
+
 /**
  * The usage one answer (or one stream event) reports, in whichever provider's shape: OpenAI's chat,
  * completions, embeddings and Responses (`response.usage`), Anthropic's (`message.usage` in `message_start`,
  * cache reads and writes counted as prompt), Gemini's and Vertex's `usageMetadata` (thinking counted as
  * completion), Cohere's `usage.tokens` / `billed_units` (v1: `meta`), Bedrock's camelCase `usage` (in a
- * stream's `metadata`) and Ollama's `prompt_eval_count` / `eval_count`. Undefined when it reports none.
+ * stream's `metadata`) and Ollama's `prompt_eval_count` / `eval_count`; with the parts billed apart (cache
+ * reads and writes, reasoning) where the provider reports them. Undefined when it reports none.
  */
 function reportedUsage(value: Fields): Usage | undefined {
   const gemini = record(value['usageMetadata']);
@@ -69,7 +118,10 @@ function reportedUsage(value: Fields): Usage | undefined {
     const prompt = (count(gemini, 'promptTokenCount') ?? 0) + (count(gemini, 'toolUsePromptTokenCount') ?? 0);
     const completion =
       (count(gemini, 'candidatesTokenCount') ?? 0) + (count(gemini, 'thoughtsTokenCount') ?? 0);
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    return usageOf(prompt, completion, {
+      cached: count(gemini, 'cachedContentTokenCount'),
+      reasoning: count(gemini, 'thoughtsTokenCount'),
+    });
   }
   if (count(value, 'prompt_eval_count') !== undefined || count(value, 'eval_count') !== undefined) {
     const prompt = count(value, 'prompt_eval_count') ?? 0;
@@ -96,7 +148,12 @@ function reportedUsage(value: Fields): Usage | undefined {
     count(source, 'outputTokens') ??
     0;
   if (prompt === 0 && completion === 0 && count(source, 'total_tokens') === undefined) return undefined;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  return usageOf(prompt, completion, billedParts(usage, source));
+}
+
+/** The larger of two running counts, either of which may be unreported. */
+function larger(seen: number | undefined, reported: number | undefined): number | undefined {
+  return seen === undefined ? reported : reported === undefined ? seen : Math.max(seen, reported);
 }
 
 /** Characters of generated text in an answer or event, for the estimate when no usage is reported. */
@@ -136,9 +193,29 @@ class UsageMeter {
     this.textChars += textLength(fields, 0);
     const reported = reportedUsage(fields);
     if (!reported) return;
-    const prompt = Math.max(this.usage?.prompt_tokens ?? 0, reported.prompt_tokens);
-    const completion = Math.max(this.usage?.completion_tokens ?? 0, reported.completion_tokens);
-    this.usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const seen = this.usage;
+    this.usage = usageOf(
+      Math.max(seen?.prompt_tokens ?? 0, reported.prompt_tokens),
+      Math.max(seen?.completion_tokens ?? 0, reported.completion_tokens),
+      {
+        cached: larger(
+          seen?.prompt_tokens_details?.cached_tokens,
+          reported.prompt_tokens_details?.cached_tokens,
+        ),
+        written: larger(
+          seen?.prompt_tokens_details?.cache_write_tokens,
+          reported.prompt_tokens_details?.cache_write_tokens,
+        ),
+        writtenForAnHour: larger(
+          seen?.prompt_tokens_details?.cache_write_1h_tokens,
+          reported.prompt_tokens_details?.cache_write_1h_tokens,
+        ),
+        reasoning: larger(
+          seen?.completion_tokens_details?.reasoning_tokens,
+          reported.completion_tokens_details?.reasoning_tokens,
+        ),
+      },
+    );
   }
 
   observeText(text: string): void {

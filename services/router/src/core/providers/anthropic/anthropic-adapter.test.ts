@@ -1,6 +1,9 @@
 import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit/provider-contract';
 import { expect } from 'vitest';
 import {
+  billedAnswer,
+  billedStreamEvents,
+  billedUsage,
   chatAnswer,
   chatStreamEvents,
   chatStreamToolEvents,
@@ -30,6 +33,11 @@ runProviderContract({
         usage: { input_tokens: 3, output_tokens: 2 },
       },
     }),
+  },
+  billedUsage: {
+    chat: () => ({ body: billedAnswer }),
+    chatStream: () => ({ chunks: billedStreamEvents }),
+    expected: billedUsage,
   },
   expectRequest: {
     chat: (request) => {

@@ -6,6 +6,8 @@ export const anthropicUsageSchema = z.looseObject({
   output_tokens: z.number().nullish(),
   cache_read_input_tokens: z.number().nullish(),
   cache_creation_input_tokens: z.number().nullish(),
+  /** The cache writes by how long they last (billed apart: an hour's at a higher price). */
+  cache_creation: z.looseObject({ ephemeral_1h_input_tokens: z.number().nullish() }).nullish(),
 });
 
 export const textBlockSchema = z.looseObject({ type: z.literal('text'), text: z.string() });

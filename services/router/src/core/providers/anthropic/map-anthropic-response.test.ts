@@ -50,7 +50,7 @@ describe('mapAnthropicResponse', () => {
       prompt_tokens: 10,
       completion_tokens: 5,
       total_tokens: 15,
-      prompt_tokens_details: { cached_tokens: 2 },
+      prompt_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
     });
   });
 

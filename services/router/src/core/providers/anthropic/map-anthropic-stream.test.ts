@@ -52,7 +52,7 @@ describe('mapAnthropicStream', () => {
         prompt_tokens: 10,
         completion_tokens: 5,
         total_tokens: 15,
-        prompt_tokens_details: { cached_tokens: 0 },
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       },
     ]);
     expect(chunks[4]!.choices[0]!.finish_reason).toBe('stop');

@@ -19,19 +19,22 @@ const filter = {
 const deploymentPath = (operation: string) =>
   `/openai/deployments/prod-gpt4o/${operation}?api-version=2024-10-21`;
 
+const wire = openAiWireFixtures({
+  model: 'gpt-4o-2024-11-20',
+  extra: { system_fingerprint: 'fp_b705f0c291' },
+  answerExtra: { prompt_filter_results: [{ prompt_index: 0, content_filter_results: filter }] },
+  preamble: [{ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [] }],
+  errorBody: { error: { code: 'BadRequest', message: 'bad things happened', param: null, type: null } },
+});
+
 runProviderContract({
   name: 'azure',
   adapter: azureAdapter,
   model,
   key: { id: 'k1', value: 'azure-key', config: { deployments: { [model]: 'prod-gpt4o' } } },
   // Azure's true format: prompt filter results first (a chunk without choices), filter results on answers.
-  upstream: openAiWireFixtures({
-    model: 'gpt-4o-2024-11-20',
-    extra: { system_fingerprint: 'fp_b705f0c291' },
-    answerExtra: { prompt_filter_results: [{ prompt_index: 0, content_filter_results: filter }] },
-    preamble: [{ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [] }],
-    errorBody: { error: { code: 'BadRequest', message: 'bad things happened', param: null, type: null } },
-  }).upstream,
+  upstream: wire.upstream,
+  billedUsage: wire.billedUsage,
   expectRequest: openAiRequestExpectations({
     model,
     headers: { 'api-key': 'azure-key', authorization: undefined },

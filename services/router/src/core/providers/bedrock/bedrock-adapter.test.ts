@@ -1,6 +1,9 @@
 import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit/provider-contract';
 import { expect } from 'vitest';
 import {
+  billedAnswer,
+  billedStreamFrames,
+  billedUsage,
   chatAnswer,
   chatStreamFrames,
   chatStreamToolFrames,
@@ -48,6 +51,11 @@ runProviderContract({
     error: () => ({ status: 400, headers: ERROR_HEADERS, body: errorAnswer }),
     // Bedrock has no completions API: text is a Converse call whose answer is the completion.
     text: () => ({ body: textAnswer }),
+  },
+  billedUsage: {
+    chat: () => ({ body: billedAnswer }),
+    chatStream: () => ({ headers: EVENT_STREAM_HEADERS, chunks: billedStreamFrames }),
+    expected: billedUsage,
   },
   expectRequest: {
     chat: (request) => {

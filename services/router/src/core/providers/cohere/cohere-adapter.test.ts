@@ -28,6 +28,17 @@ runProviderContract({
     text: () => ({ body: cohereTextAnswer }),
     embeddings: () => ({ body: cohereEmbedAnswer }),
   },
+  // Cohere reports prompt-cache hits as `cached_tokens` beside its token counts; no reasoning count.
+  billedUsage: {
+    chat: () => ({ body: cohereChatAnswer }),
+    chatStream: () => ({ chunks: cohereSse(cohereTextStreamEvents) }),
+    expected: {
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 2 },
+    },
+  },
   expectRequest: {
     chat: (request) => {
       expect(request.method).toBe('POST');

@@ -1,6 +1,9 @@
 import { PROVIDER_CONTRACT_INPUTS, runProviderContract } from '@gw/testkit/provider-contract';
 import { expect } from 'vitest';
 import {
+  billedAnswer,
+  billedStreamEvents,
+  billedUsage,
   chatAnswer,
   chatStreamEvents,
   chatStreamToolEvents,
@@ -26,6 +29,11 @@ runProviderContract({
     error: () => ({ status: 400, body: errorAnswer }),
     text: () => ({ body: textAnswer }),
     embeddings: () => ({ body: embeddingsAnswer }),
+  },
+  billedUsage: {
+    chat: () => ({ body: billedAnswer }),
+    chatStream: () => ({ chunks: billedStreamEvents }),
+    expected: billedUsage,
   },
   expectRequest: {
     chat: (request) => {

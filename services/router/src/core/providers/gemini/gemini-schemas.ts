@@ -7,6 +7,8 @@ export const geminiUsageSchema = z.looseObject({
   thoughtsTokenCount: z.number().optional(),
   totalTokenCount: z.number().optional(),
   cachedContentTokenCount: z.number().optional(),
+  /** The prompts of tools the model ran (code execution, search grounding): billed as input. */
+  toolUsePromptTokenCount: z.number().optional(),
 });
 
 const geminiPartSchema = z.looseObject({

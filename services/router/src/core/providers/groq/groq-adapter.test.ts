@@ -12,7 +12,27 @@ const style = {
   streamUsage: 'x-groq',
   streamToolCall: 'whole',
   toolCallId: 'call_z2ka',
+  // Groq's prompt caching reports hits as OpenAI does (no cache-write charge), with its own timings beside.
+  billedUsage: {
+    wire: {
+      queue_time: 0.0186,
+      prompt_tokens: 1_200,
+      prompt_time: 0.0203,
+      completion_tokens: 300,
+      completion_time: 0.2449,
+      total_tokens: 1_500,
+      total_time: 0.2652,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+    },
+    expected: {
+      prompt_tokens: 1_200,
+      completion_tokens: 300,
+      total_tokens: 1_500,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+    },
+  },
 } as const;
+const wire = openAiWireFixtures(style);
 
 runProviderContract({
   name: 'groq',
@@ -22,10 +42,11 @@ runProviderContract({
   // The fake stands for https://api.groq.com/openai: Groq's paths are OpenAI's under /openai.
   baseUrl: (fakeUrl) => `${fakeUrl}/openai`,
   upstream: {
-    ...openAiWireFixtures(style).upstream,
+    ...wire.upstream,
     text: () => ({ body: textViaChatAnswer(style) }),
     textStream: undefined,
   },
+  billedUsage: wire.billedUsage,
   expectRequest: openAiRequestExpectations({
     model,
     headers: { authorization: 'Bearer gsk_test' },

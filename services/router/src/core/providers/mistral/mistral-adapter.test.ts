@@ -24,7 +24,13 @@ const style = {
     param: null,
     code: null,
   },
+  // Mistral's usage holds the three totals only: no cached or reasoning counts to map.
+  billedUsage: {
+    wire: { prompt_tokens: 1_200, total_tokens: 1_500, completion_tokens: 300 },
+    expected: { prompt_tokens: 1_200, completion_tokens: 300, total_tokens: 1_500 },
+  },
 } as const;
+const wire = openAiWireFixtures(style);
 const requests = openAiRequestExpectations({
   model,
   headers: { authorization: 'Bearer mistral-key' },
@@ -38,10 +44,11 @@ runProviderContract({
   model,
   key: { id: 'k1', value: 'mistral-key', config: {} },
   upstream: {
-    ...openAiWireFixtures(style).upstream,
+    ...wire.upstream,
     text: () => ({ body: textViaChatAnswer(style) }),
     textStream: undefined,
   },
+  billedUsage: wire.billedUsage,
   expectRequest: {
     ...requests,
     chatTools: (request) => {

@@ -12,20 +12,28 @@ import { ollamaAdapter } from './ollama-adapter.ts';
 
 const model = 'llama3.2';
 
+const wire = openAiWireFixtures({
+  model,
+  extra: { system_fingerprint: 'fp_ollama' },
+  streamToolCall: 'whole',
+  toolCallId: 'call_7fvyqo2k',
+  errorBody: {
+    error: { message: 'bad things happened', type: 'invalid_request_error', param: null, code: null },
+  },
+  // Ollama's OpenAI-compatible usage holds the three totals only: no cached or reasoning counts to map.
+  billedUsage: {
+    wire: { prompt_tokens: 1_200, completion_tokens: 300, total_tokens: 1_500 },
+    expected: { prompt_tokens: 1_200, completion_tokens: 300, total_tokens: 1_500 },
+  },
+});
+
 runProviderContract({
   name: 'ollama',
   adapter: ollamaAdapter,
   model,
   // Ollama runs without keys: the contract runs keyless.
-  upstream: openAiWireFixtures({
-    model,
-    extra: { system_fingerprint: 'fp_ollama' },
-    streamToolCall: 'whole',
-    toolCallId: 'call_7fvyqo2k',
-    errorBody: {
-      error: { message: 'bad things happened', type: 'invalid_request_error', param: null, code: null },
-    },
-  }).upstream,
+  upstream: wire.upstream,
+  billedUsage: wire.billedUsage,
   expectRequest: openAiRequestExpectations({ model, headers: { authorization: undefined } }),
 });
 

@@ -5,21 +5,39 @@ import { sglAdapter } from './sgl-adapter.ts';
 
 const model = 'meta-llama/Llama-3.1-8B-Instruct';
 
+const wire = openAiWireFixtures({
+  model,
+  // SGLang's error body states the HTTP status as `code`.
+  errorBody: {
+    object: 'error',
+    message: 'bad things happened',
+    type: 'BadRequestError',
+    param: null,
+    code: 400,
+  },
+  // SGLang reports its radix cache's hits (--enable-cache-report) as OpenAI does; no reasoning count.
+  billedUsage: {
+    wire: {
+      prompt_tokens: 1_200,
+      total_tokens: 1_500,
+      completion_tokens: 300,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+    },
+    expected: {
+      prompt_tokens: 1_200,
+      completion_tokens: 300,
+      total_tokens: 1_500,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+    },
+  },
+});
+
 runProviderContract({
   name: 'sgl',
   adapter: sglAdapter,
   model,
-  upstream: openAiWireFixtures({
-    model,
-    // SGLang's error body states the HTTP status as `code`.
-    errorBody: {
-      object: 'error',
-      message: 'bad things happened',
-      type: 'BadRequestError',
-      param: null,
-      code: 400,
-    },
-  }).upstream,
+  upstream: wire.upstream,
+  billedUsage: wire.billedUsage,
   expectRequest: openAiRequestExpectations({ model, headers: { authorization: undefined } }),
 });
 

@@ -37,6 +37,11 @@ runProviderContract({
     text: () => ({ body: geminiWire.textAnswer }),
     embeddings: () => ({ body: embeddingsAnswer }),
   },
+  billedUsage: {
+    chat: () => ({ body: geminiWire.billedAnswer }),
+    chatStream: () => ({ chunks: geminiWire.billedStreamEvents }),
+    expected: geminiWire.billedUsage,
+  },
   expectRequest: {
     chat: (request) => {
       expect(request.path).toBe(`${geminiModelPath}:generateContent`);
@@ -101,6 +106,11 @@ runProviderContract({
         usage: { input_tokens: 3, output_tokens: 2 },
       },
     }),
+  },
+  billedUsage: {
+    chat: () => ({ body: anthropicWire.billedAnswer }),
+    chatStream: () => ({ chunks: anthropicWire.billedStreamEvents }),
+    expected: anthropicWire.billedUsage,
   },
   expectRequest: {
     chat: (request) => {
