@@ -29,6 +29,9 @@ export const modelPriceSchema = z.strictObject({
   context_window: z.number().int().positive().optional(),
 });
 
+/** USD per million tokens of each kind a provider bills. */
+export type ModelPrice = z.infer<typeof modelPriceSchema>;
+
 /** The unpriced default (`governance.settings.unpriced_model_price`): USD per million tokens. */
 export const unpricedModelPriceSchema = z.strictObject({
   input: z.number().nonnegative().max(1_000_000),

@@ -1,4 +1,4 @@
-import type { ModelPrice } from './pricing.ts';
+import type { ModelPrice } from '@gw/shared';
 
 /** A provider's list prices as gw ships them, with where they were read and when. */
 export interface PriceList {

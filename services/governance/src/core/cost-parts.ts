@@ -1,6 +1,5 @@
-import type { Usage } from '@gw/shared';
+import type { ModelPrice, Usage } from '@gw/shared';
 import type { CostBreakdown } from './governance-messages.ts';
-import type { ModelPrice } from './pricing.ts';
 
 /**
  * What one call cost in micro-USD, by what the provider billed: uncached input, input read from the prompt

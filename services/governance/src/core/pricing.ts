@@ -1,19 +1,8 @@
-import { fixed, type Live, type Usage } from '@gw/shared';
+import { fixed, type Live, type ModelPrice, type Usage } from '@gw/shared';
 import { PRICE_LISTS } from './built-in-prices.ts';
 import { type CostMicros, NO_COST, priceUsage } from './cost-parts.ts';
 
-/** USD per million tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-  cached_input?: number | undefined;
-  /** Prompt tokens written to the prompt cache (Anthropic: 1.25 × input for 5-minute caches). */
-  cache_write_input?: number | undefined;
-  /** Prompt tokens written to the prompt cache for an hour (Anthropic: 2 × input). */
-  cache_write_1h_input?: number | undefined;
-  /** Tokens the model takes in one request: routing skips it for a larger prompt (docs/routing.md). */
-  context_window?: number | undefined;
-}
+export type { ModelPrice } from '@gw/shared';
 
 /** Suffixes and prefixes a provider adds to a base model name: dates, versions, regions, vendors. */
 const NAME_VARIANTS: RegExp[] = [
