@@ -123,14 +123,7 @@ export class Routing {
               return ordered.ordered;
             },
     });
-    const affine = (explained?.strategy ?? strategy) === 'cache_affinity';
-    return this.fitted(
-      {
-        targets: affine ? this.withAffinity(targets, request) : targets,
-        decision: this.unruled(targets, explained, skipped),
-      },
-      request,
-    );
+    return this.unruledPlan(targets, { explained, strategy, skipped, request });
   }
 
   /** The plan of a request without a virtual key: global rules and the gateway's aliases, no boundary. */
@@ -143,19 +136,7 @@ export class Routing {
     const targets = this.aliased(request, undefined, (chosen) => {
       explained = chosen;
     });
-    const affine = explained?.strategy === 'cache_affinity';
-    return this.fitted(
-      {
-        targets: affine ? this.withAffinity(targets, request) : targets,
-        decision: this.unruled(targets, explained, skipped),
-      },
-      request,
-    );
-  }
-
-  /** A dry run's view: the rules a request of these scopes would evaluate, in order (for the admin API). */
-  rulesFor(scopes: RuleScopes) {
-    return this.rules.rulesFor(this.dependencies.repository.routingRules(), scopes);
+    return this.unruledPlan(targets, { explained, strategy: undefined, skipped, request });
   }
 
   /**
@@ -170,7 +151,7 @@ export class Routing {
   ): Promise<Routed<PlanTarget> | undefined> {
     const routing = request.routing;
     if (!routing) return undefined;
-    const rules = this.rulesFor(caller.scopes);
+    const rules = this.rules.rulesFor(this.dependencies.repository.routingRules(), caller.scopes);
     if (rules.length === 0) return undefined;
     const { key } = caller;
     const allowed = (target: { provider: string; model: string }) =>
@@ -293,6 +274,30 @@ export class Routing {
   private withAffinity<Target extends PlanTarget>(targets: Target[], request: AuthorizeRequest): Target[] {
     const affinity = request.routing?.affinity;
     return affinity === undefined ? targets : targets.map((target) => ({ ...target, affinity }));
+  }
+
+  /**
+   * A plan no rule made: with cache_affinity (the alias's, else the key's) each target carries the prefix hash
+   * for the router's key choice; then the context-window pre-check.
+   */
+  private unruledPlan<Target extends PlanTarget>(
+    targets: Target[],
+    options: {
+      explained: { strategy: RoutingStrategy; candidates: RoutingCandidate[] } | undefined;
+      strategy: RoutingStrategy | undefined;
+      skipped: Skipped;
+      request: AuthorizeRequest;
+    },
+  ): Routed<Target> {
+    const { explained, request } = options;
+    const affine = (explained?.strategy ?? options.strategy) === 'cache_affinity';
+    return this.fitted(
+      {
+        targets: affine ? this.withAffinity(targets, request) : targets,
+        decision: this.unruled(targets, explained, options.skipped),
+      },
+      request,
+    );
   }
 
   /** The decision without a rule: what the strategy explained, or the plan's targets as they stand. */
