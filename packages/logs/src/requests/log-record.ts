@@ -46,8 +46,8 @@ const usd = z.number().nonnegative();
 
 /**
  * What a request's cost was billed for, in US dollars (governance's settle answers it): uncached input, input
- * read from and written to the prompt cache, and output sum to the record's `cost`; `reasoning` is the part of
- * `output` the model spent reasoning, shown apart, not added.
+ * read from and written to the prompt cache, output, and audio in and out (when the call had any) sum to the
+ * record's `cost`; `reasoning` is the part of `output` the model spent reasoning, shown apart, not added.
  */
 const costBreakdownSchema = z.object({
   input: usd,
@@ -55,6 +55,7 @@ const costBreakdownSchema = z.object({
   cache_write: usd,
   output: usd,
   reasoning: usd,
+  audio: usd.optional(),
 });
 
 /**

@@ -121,6 +121,30 @@ describe('SqliteLogStore', () => {
     await store.close();
   });
 
+  it('keeps the audio part of a cost breakdown (a JSON column: no migration), and its absence', async () => {
+    const store = await SqliteLogStore.open({ dataDir: await freshDir() });
+    const spoken = logRecord({
+      id: 'spoken',
+      cost: 0.05202,
+      cost_breakdown: {
+        input: 0.00006,
+        cached_input: 0,
+        cache_write: 0,
+        output: 0.00012,
+        reasoning: 0,
+        audio: 0.05184,
+      },
+    });
+    const written = logRecord({
+      id: 'written',
+      cost_breakdown: { input: 0.1, cached_input: 0, cache_write: 0, output: 0.2, reasoning: 0 },
+    });
+    await store.insert([spoken, written]);
+    expect(await store.get('spoken')).toEqual(spoken);
+    expect((await store.get('written'))?.cost_breakdown).not.toHaveProperty('audio');
+    await store.close();
+  });
+
   it('answers text search the same through an FTS5 trigram index, built over what is stored', async () => {
     const dataDir = await freshDir();
     const plain = await SqliteLogStore.open({ dataDir });

@@ -15,22 +15,49 @@ export const pricedModelNameSchema = z
   .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), { error: 'must not hold control characters' })
   .refine((name) => name.trim() === name, { error: 'must not begin or end with spaces' });
 
+const usdPerMillion = z.number().nonnegative().max(1_000_000);
+
+/** What each kind of token costs, USD per million tokens: a model's prices, and those of its long-context tier. */
+const tokenPricesShape = {
+  input: usdPerMillion,
+  output: usdPerMillion,
+  /** Prompt tokens served from the provider's prompt cache; the input price when absent. */
+  cached_input: usdPerMillion.optional(),
+  /** Prompt tokens written to the provider's prompt cache (Anthropic, Bedrock); the input price when absent. */
+  cache_write_input: usdPerMillion.optional(),
+  /** Prompt tokens written to the prompt cache for an hour (Anthropic); the cache-write price when absent. */
+  cache_write_1h_input: usdPerMillion.optional(),
+  /** Audio prompt tokens (OpenAI `prompt_tokens_details.audio_tokens`); the input price when absent. */
+  audio_input: usdPerMillion.optional(),
+  /** Audio completion tokens (OpenAI `completion_tokens_details.audio_tokens`); the output price when absent. */
+  audio_output: usdPerMillion.optional(),
+};
+
+/**
+ * The prices of a request whose prompt is longer than `tokens` (Gemini 2.5 Pro above 200k prompt tokens, Claude
+ * Sonnet 4 with the 1M context): such a request is priced wholly at these, as Google and Anthropic bill it. A
+ * price the tier leaves out falls back within the tier (its cached input to its input), not to the base price.
+ */
+export const priceTierSchema = z.strictObject({
+  /** The prompt tokens (cache reads and writes included) above which the tier applies. */
+  tokens: z.number().int().positive(),
+  ...tokenPricesShape,
+});
+
 /** A model's price: USD per million tokens. */
 export const modelPriceSchema = z.strictObject({
-  input: z.number().nonnegative().max(1_000_000),
-  output: z.number().nonnegative().max(1_000_000),
-  /** Prompt tokens served from the provider's prompt cache; the input price when absent. */
-  cached_input: z.number().nonnegative().max(1_000_000).optional(),
-  /** Prompt tokens written to the provider's prompt cache (Anthropic, Bedrock); the input price when absent. */
-  cache_write_input: z.number().nonnegative().max(1_000_000).optional(),
-  /** Prompt tokens written to the prompt cache for an hour (Anthropic); the cache-write price when absent. */
-  cache_write_1h_input: z.number().nonnegative().max(1_000_000).optional(),
+  ...tokenPricesShape,
   /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
   context_window: z.number().int().positive().optional(),
+  /** Prices of a request whose prompt tokens exceed `above.tokens` (one tier, as providers list them). */
+  above: priceTierSchema.optional(),
 });
 
 /** USD per million tokens of each kind a provider bills. */
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
+
+/** The prices of a long-context tier (`ModelPrice.above`). */
+export type PriceTier = z.infer<typeof priceTierSchema>;
 
 /** The unpriced default (`governance.settings.unpriced_model_price`): USD per million tokens. */
 export const unpricedModelPriceSchema = z.strictObject({

@@ -12,17 +12,24 @@ export const usageSchema = z.looseObject({
   /**
    * Parts of `prompt_tokens` billed apart: read from the provider's prompt cache (`cached_tokens`), and written
    * to it (`cache_write_tokens`: Anthropic's and Bedrock's cache creation, billed above the input price), of
-   * which `cache_write_1h_tokens` were written for an hour (Anthropic: billed above a 5-minute write).
+   * which `cache_write_1h_tokens` were written for an hour (Anthropic: billed above a 5-minute write), and the
+   * audio of the prompt (`audio_tokens`: OpenAI, billed at its own price).
    */
   prompt_tokens_details: z
     .looseObject({
       cached_tokens: z.number().optional(),
       cache_write_tokens: z.number().optional(),
       cache_write_1h_tokens: z.number().optional(),
+      audio_tokens: z.number().optional(),
     })
     .optional(),
-  /** The part of `completion_tokens` the model spent reasoning (billed as output, and counted in it). */
-  completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().optional() }).optional(),
+  /**
+   * Parts of `completion_tokens`: spent reasoning (billed as output, and counted in it), and audio generated
+   * (OpenAI, billed at its own price).
+   */
+  completion_tokens_details: z
+    .looseObject({ reasoning_tokens: z.number().optional(), audio_tokens: z.number().optional() })
+    .optional(),
 });
 
 export const finishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter']).nullable();

@@ -309,7 +309,7 @@ function Summary({ record }: { record: LogRecord }) {
           name="Billed for"
           value={
             <span data-testid="record-cost-breakdown">
-              {`${formatUsd(record.cost_breakdown.input)} input, ${formatUsd(record.cost_breakdown.cached_input)} cached input, ${formatUsd(record.cost_breakdown.cache_write)} cache write, ${formatUsd(record.cost_breakdown.output)} output (${formatUsd(record.cost_breakdown.reasoning)} of it reasoning)`}
+              {`${formatUsd(record.cost_breakdown.input)} input, ${formatUsd(record.cost_breakdown.cached_input)} cached input, ${formatUsd(record.cost_breakdown.cache_write)} cache write, ${formatUsd(record.cost_breakdown.output)} output (${formatUsd(record.cost_breakdown.reasoning)} of it reasoning)${record.cost_breakdown.audio === undefined ? '' : `, ${formatUsd(record.cost_breakdown.audio)} audio`}`}
             </span>
           }
         />

@@ -108,6 +108,8 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
         const cacheWrite = optionalNumber(values.cache_write_input);
         const cacheWriteHour = optionalNumber(values.cache_write_1h_input);
         const contextWindow = optionalNumber(values.context_window);
+        const audioIn = optionalNumber(values.audio_input);
+        const audioOut = optionalNumber(values.audio_output);
         await save.mutateAsync({
           model: values.model ?? '',
           price: {
@@ -116,7 +118,11 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
             ...(cached !== undefined && { cached_input: cached }),
             ...(cacheWrite !== undefined && { cache_write_input: cacheWrite }),
             ...(cacheWriteHour !== undefined && { cache_write_1h_input: cacheWriteHour }),
+            ...(audioIn !== undefined && { audio_input: audioIn }),
+            ...(audioOut !== undefined && { audio_output: audioOut }),
             ...(contextWindow !== undefined && { context_window: contextWindow }),
+            // The long-context tier is set through the API (docs/pricing.md); a price edited here keeps its own.
+            ...(price?.above && { above: price.above }),
           },
         });
         props.onDone();
@@ -165,6 +171,20 @@ function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDon
         type="number"
         defaultValue={price?.cache_write_1h_input}
         hint="Prompt tokens written to Anthropic's 1-hour cache; the cache-write price when empty."
+      />
+      <Field
+        label="Audio prompt tokens (USD per million)"
+        name="audio_input"
+        type="number"
+        defaultValue={price?.audio_input}
+        hint="Audio prompt tokens (OpenAI audio models); the input price when empty."
+      />
+      <Field
+        label="Audio completion tokens (USD per million)"
+        name="audio_output"
+        type="number"
+        defaultValue={price?.audio_output}
+        hint="Audio completion tokens (OpenAI audio models); the output price when empty."
       />
       <Field
         label="Context window (tokens)"

@@ -1,4 +1,4 @@
-import type { ModelPrice } from '@gw/shared';
+import type { ModelPrice, PriceTier } from '@gw/shared';
 
 /** A provider's list prices as gw ships them, with where they were read and when. */
 export interface PriceList {
@@ -10,6 +10,22 @@ export interface PriceList {
   as_of: string;
   prices: Readonly<Record<string, ModelPrice>>;
 }
+
+/**
+ * Claude Sonnet 4 and 4.5 with the 1M-token context (beta `context-1m-2025-08-07`): a request of more than 200k
+ * input tokens, cache reads and writes included, is billed wholly at 2 × input and 1.5 × output, and the prompt
+ * cache multipliers apply on top (reads 0.1 ×, 5-minute writes 1.25 ×, 1-hour writes 2 × the long input price).
+ * Checked 2026-12-02 against Anthropic's "Long context pricing" as pages quoting it give it ($6 / $22.50 per
+ * MTok above 200K; the multipliers stack); Anthropic's own page was not reachable from here.
+ */
+const SONNET_4_LONG_CONTEXT: PriceTier = {
+  tokens: 200_000,
+  input: 6,
+  output: 22.5,
+  cached_input: 0.6,
+  cache_write_input: 7.5,
+  cache_write_1h_input: 12,
+};
 
 /**
  * Built-in list prices (USD per million tokens) of the models of the eleven providers, by their base names, one
@@ -82,6 +98,7 @@ export const PRICE_LISTS: readonly PriceList[] = [
         cached_input: 0.3,
         cache_write_input: 3.75,
         cache_write_1h_input: 6,
+        above: SONNET_4_LONG_CONTEXT,
       },
       'claude-sonnet-4': {
         input: 3,
@@ -89,6 +106,7 @@ export const PRICE_LISTS: readonly PriceList[] = [
         cached_input: 0.3,
         cache_write_input: 3.75,
         cache_write_1h_input: 6,
+        above: SONNET_4_LONG_CONTEXT,
       },
       'claude-haiku-4-5': {
         input: 1,
@@ -136,12 +154,20 @@ export const PRICE_LISTS: readonly PriceList[] = [
     },
   },
   {
-    // Google Gemini (AI Studio and Vertex)
+    // Google Gemini (AI Studio and Vertex). Gemini 2.5 Pro bills a prompt of more than 200k tokens (cached
+    // content included) wholly at its long-context prices: $2.50 in, $15 out, $0.625 cached. Checked 2026-12-02
+    // against the gemini-cost crate's tables and tests (docs.rs, which cite ai.google.dev/gemini-api/docs/pricing:
+    // the whole prompt at $2.50 above 200k); Google's page itself was not reachable from here.
     provider: 'gemini',
     source: 'Gemini API pricing, https://ai.google.dev/gemini-api/docs/pricing',
     as_of: '2026-11-23',
     prices: {
-      'gemini-2.5-pro': { input: 1.25, output: 10, cached_input: 0.31 },
+      'gemini-2.5-pro': {
+        input: 1.25,
+        output: 10,
+        cached_input: 0.31,
+        above: { tokens: 200_000, input: 2.5, output: 15, cached_input: 0.625 },
+      },
       'gemini-2.5-flash': { input: 0.3, output: 2.5, cached_input: 0.075 },
       'gemini-2.5-flash-lite': { input: 0.1, output: 0.4, cached_input: 0.025 },
       'gemini-2.0-flash': { input: 0.1, output: 0.4, cached_input: 0.025 },

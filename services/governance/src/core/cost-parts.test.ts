@@ -25,6 +25,7 @@ describe('priceUsage', () => {
       cached_input: 3_000,
       cache_write: 7_500,
       output: 7_500,
+      audio: 0,
       reasoning: 0,
     });
   });
@@ -44,6 +45,7 @@ describe('priceUsage', () => {
       cached_input: 200,
       cache_write: 0,
       output: 24_000,
+      audio: 0,
       reasoning: 20_000,
     });
   });
@@ -81,9 +83,25 @@ describe('priceUsage', () => {
       prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 5 },
     };
     const up = priceUsage(price, usage, always);
-    expect(up).toEqual({ total: 2, input: 1, cached_input: 0, cache_write: 0, output: 1, reasoning: 0 });
+    expect(up).toEqual({
+      total: 2,
+      input: 1,
+      cached_input: 0,
+      cache_write: 0,
+      output: 1,
+      audio: 0,
+      reasoning: 0,
+    });
     const down = priceUsage(price, usage, never);
-    expect(down).toEqual({ total: 1, input: 1, cached_input: 0, cache_write: 0, output: 0, reasoning: 0 });
+    expect(down).toEqual({
+      total: 1,
+      input: 1,
+      cached_input: 0,
+      cache_write: 0,
+      output: 0,
+      audio: 0,
+      reasoning: 0,
+    });
   });
 
   it('never counts cached or written tokens beyond the prompt', () => {
@@ -101,13 +119,13 @@ describe('PriceCatalog.cost', () => {
   it('prices Anthropic cache writes at 1.25 × input from the built-in list', () => {
     const catalog = new PriceCatalog({ random: never });
     const usage: Usage = {
-      prompt_tokens: 1_000_000,
+      prompt_tokens: 100_000,
       completion_tokens: 0,
-      total_tokens: 1_000_000,
-      prompt_tokens_details: { cache_write_tokens: 1_000_000 },
+      total_tokens: 100_000,
+      prompt_tokens_details: { cache_write_tokens: 100_000 },
     };
-    expect(catalog.cost('claude-sonnet-4-5-20250929', usage).cache_write).toBe(3_750_000);
-    expect(catalog.costMicros('claude-sonnet-4-5-20250929', usage)).toBe(3_750_000);
+    expect(catalog.cost('claude-sonnet-4-5-20250929', usage).cache_write).toBe(375_000);
+    expect(catalog.costMicros('claude-sonnet-4-5-20250929', usage)).toBe(375_000);
   });
 
   it('costs nothing, in every part, for a model without a price', () => {
@@ -120,6 +138,7 @@ describe('PriceCatalog.cost', () => {
       cached_input: 0,
       cache_write: 0,
       output: 0,
+      audio: 0,
       reasoning: 0,
     });
   });

@@ -17,9 +17,12 @@ const usageSchema = z.looseObject({
       cached_tokens: count.optional(),
       cache_write_tokens: count.optional(),
       cache_write_1h_tokens: count.optional(),
+      audio_tokens: count.optional(),
     })
     .optional(),
-  completion_tokens_details: z.looseObject({ reasoning_tokens: count.optional() }).optional(),
+  completion_tokens_details: z
+    .looseObject({ reasoning_tokens: count.optional(), audio_tokens: count.optional() })
+    .optional(),
 });
 
 export const planTargetSchema = z.object({
@@ -141,7 +144,8 @@ const usd = z.number().nonnegative();
 
 /**
  * What a charge was billed for, in US dollars: uncached input, input read from and written to the prompt cache,
- * and output, which sum to the charge; `reasoning` is the part of `output` spent reasoning (not added to it).
+ * output, and audio in and out (present when the call had a price for it), which sum to the charge; `reasoning`
+ * is the part of `output` spent reasoning (not added to it).
  */
 export const costBreakdownSchema = z.object({
   input: usd,
@@ -149,6 +153,7 @@ export const costBreakdownSchema = z.object({
   cache_write: usd,
   output: usd,
   reasoning: usd,
+  audio: usd.optional(),
 });
 
 /**

@@ -1,6 +1,6 @@
 import { fixed, type Live, type ModelPrice, type Usage } from '@gw/shared';
 import { PRICE_LISTS } from './built-in-prices.ts';
-import { type CostMicros, NO_COST, priceUsage } from './cost-parts.ts';
+import { type CostMicros, NO_COST, pricesFor, priceUsage } from './cost-parts.ts';
 
 export type { ModelPrice } from '@gw/shared';
 
@@ -166,11 +166,15 @@ export class PriceCatalog {
     return this.cost(model, usage).total;
   }
 
-  /** The most a request can cost: every prompt token uncached and every allowed completion token used. */
+  /**
+   * The most a request can cost: every prompt token uncached and every allowed completion token used, at its
+   * long-context tier's prices when the prompt is longer than the tier's threshold (as `cost` will price it).
+   */
   worstCaseMicros(model: string, promptTokens: number, maxCompletionTokens: number): number {
     const price = this.price(model);
     if (!price) return 0;
-    return Math.ceil(promptTokens * price.input + maxCompletionTokens * price.output);
+    const prices = pricesFor(price, promptTokens);
+    return Math.ceil(promptTokens * prices.input + maxCompletionTokens * prices.output);
   }
 }
 

@@ -77,6 +77,7 @@ function addCosts(a: CostMicros, b: CostMicros): CostMicros {
     cached_input: a.cached_input + b.cached_input,
     cache_write: a.cache_write + b.cache_write,
     output: a.output + b.output,
+    audio: a.audio + b.audio,
     reasoning: a.reasoning + b.reasoning,
   };
 }

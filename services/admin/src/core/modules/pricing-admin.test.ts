@@ -98,6 +98,36 @@ describe('pricing admin', () => {
     expect((await refusal(admin('DELETE', '/api/pricing/models/gpt-4o'))).status).toBe(404);
   });
 
+  it('sets audio prices and a long-context tier, shows them and the built-in tiers, and drops a tier by PATCH', async () => {
+    const { admin, settings } = await setup();
+    const builtIn = (await admin('GET', '/api/pricing/models/gemini-2.5-pro-002')) as { body: ModelPricing };
+    expect(builtIn.body.built_in?.price.above).toEqual({
+      tokens: 200_000,
+      input: 2.5,
+      output: 15,
+      cached_input: 0.625,
+    });
+    const price = {
+      input: 2.5,
+      output: 10,
+      audio_input: 40,
+      audio_output: 80,
+      above: { tokens: 128_000, input: 5, output: 20, cached_input: 0.5 },
+    };
+    const put = (await admin('PUT', '/api/pricing/models/gpt-4o-audio-preview', { body: price })) as {
+      body: ModelPricing;
+    };
+    expect(put.body).toMatchObject({ override: price, effective: { price, from: 'override' } });
+    expect(settings.pricing.current()['gpt-4o-audio-preview']).toEqual(price);
+    const { body } = (await admin('GET', '/api/pricing')) as { body: PricingView };
+    expect(body.overrides['gpt-4o-audio-preview']).toEqual(price);
+
+    const patch = (await admin('PATCH', '/api/pricing/models/gpt-4o-audio-preview', {
+      body: { above: null, audio_output: 70 },
+    })) as { body: ModelPricing };
+    expect(patch.body.override).toEqual({ input: 2.5, output: 10, audio_input: 40, audio_output: 70 });
+  });
+
   it('keeps a name with a slash or one like a property of every object as a model of its own', async () => {
     const { admin } = await setup();
     const slashed = (await admin('PUT', `/api/pricing/models/${encodeURIComponent('acme/llama-3-8b')}`, {
@@ -135,6 +165,15 @@ describe('pricing admin', () => {
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, cached_input: 'cheap' }, 'cached_input'],
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, context_window: 1.5 }, 'context_window'],
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, per_image: 1 }, 'per_image'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, audio_input: -1 }, 'audio_input'],
+    [
+      'PUT',
+      '/api/pricing/models/m',
+      { input: 1, output: 1, above: { tokens: 1.5, input: 2, output: 2 } },
+      'above',
+    ],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, above: { input: 2, output: 2 } }, 'above'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, above: { tokens: 10, input: 2 } }, 'above'],
     ['PATCH', '/api/pricing/models/unknown-model', { output: 1 }, 'input'],
     ['PUT', `/api/pricing/models/${encodeURIComponent('bad\u0007name')}`, { input: 1, output: 1 }, 'model'],
     ['PUT', `/api/pricing/models/${'m'.repeat(300)}`, { input: 1, output: 1 }, 'model'],

@@ -11,8 +11,12 @@ export const openAiUsageSchema = z.looseObject({
     .nullish()
     .transform((tokens) => tokens ?? 0),
   total_tokens: z.number().nullish(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
-  completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().nullish() }).nullish(),
+  prompt_tokens_details: z
+    .looseObject({ cached_tokens: z.number().nullish(), audio_tokens: z.number().nullish() })
+    .nullish(),
+  completion_tokens_details: z
+    .looseObject({ reasoning_tokens: z.number().nullish(), audio_tokens: z.number().nullish() })
+    .nullish(),
 });
 
 /** Tool calls as compatible servers send them: some leave out `type`, a few send arguments as an object. */
