@@ -197,6 +197,26 @@ describe('pass-through usage', () => {
     });
   });
 
+  it('keeps the audio an OpenAI audio model reports, in a whole answer and at a stream’s end', async () => {
+    const usage = {
+      prompt_tokens: 90,
+      completion_tokens: 400,
+      total_tokens: 490,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 40 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 350 },
+    };
+    const expected = {
+      prompt_tokens: 90,
+      completion_tokens: 400,
+      total_tokens: 490,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 40 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 350 },
+    };
+    expect(await charged(JSON_TYPE, [JSON.stringify({ usage })])).toEqual(expected);
+    const stream = sse([{ choices: [{ delta: { content: 'a' } }] }, { choices: [], usage }]);
+    expect(await charged(SSE_TYPE, [stream, 'data: [DONE]\n\n'])).toEqual(expected);
+  });
+
   it('charges an estimate for a generated answer that reports no usage, never zero', async () => {
     const text = 'x'.repeat(400);
     const stream = sse([{ choices: [{ delta: { content: text } }] }, { choices: [{ delta: {} }] }]);

@@ -63,6 +63,9 @@ interface BilledParts {
   /** Of the tokens written, those kept for an hour (Anthropic's `cache_creation`), billed higher. */
   writtenForAnHour?: number | undefined;
   reasoning?: number | undefined;
+  /** Audio in the prompt and in the answer (OpenAI's audio models), billed at audio prices. */
+  audioIn?: number | undefined;
+  audioOut?: number | undefined;
 }
 
 /** A usage as `Usage` says it: the billed parts in its details, those the answer did not report left out. */
@@ -72,14 +75,20 @@ function usageOf(prompt: number, completion: number, parts: BilledParts): Usage 
     completion_tokens: completion,
     total_tokens: prompt + completion,
   };
-  if (parts.cached !== undefined || parts.written !== undefined) {
+  if (parts.cached !== undefined || parts.written !== undefined || parts.audioIn !== undefined) {
     usage.prompt_tokens_details = {
       ...(parts.cached !== undefined && { cached_tokens: parts.cached }),
       ...(parts.written !== undefined && { cache_write_tokens: parts.written }),
       ...(parts.writtenForAnHour !== undefined && { cache_write_1h_tokens: parts.writtenForAnHour }),
+      ...(parts.audioIn !== undefined && { audio_tokens: parts.audioIn }),
     };
   }
-  if (parts.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: parts.reasoning };
+  if (parts.reasoning !== undefined || parts.audioOut !== undefined) {
+    usage.completion_tokens_details = {
+      ...(parts.reasoning !== undefined && { reasoning_tokens: parts.reasoning }),
+      ...(parts.audioOut !== undefined && { audio_tokens: parts.audioOut }),
+    };
+  }
   return usage;
 }
 
@@ -101,8 +110,13 @@ function billedParts(usage: Fields, source: Fields): BilledParts {
     reasoning:
       count(record(source['completion_tokens_details']), 'reasoning_tokens') ??
       count(record(source['output_tokens_details']), 'reasoning_tokens'),
+    // OpenAI reports 0 audio for every text answer: only audio that was there is kept.
+    audioIn: positive(count(record(source['prompt_tokens_details']), 'audio_tokens')),
+    audioOut: positive(count(record(source['completion_tokens_details']), 'audio_tokens')),
   };
 }
+
+const positive = (value: number | undefined) => (value === undefined || value === 0 ? undefined : value);
 
 /**
  * The usage one answer (or one stream event) reports, in whichever provider's shape: OpenAI's chat,
@@ -213,6 +227,14 @@ class UsageMeter {
         reasoning: larger(
           seen?.completion_tokens_details?.reasoning_tokens,
           reported.completion_tokens_details?.reasoning_tokens,
+        ),
+        audioIn: larger(
+          seen?.prompt_tokens_details?.audio_tokens,
+          reported.prompt_tokens_details?.audio_tokens,
+        ),
+        audioOut: larger(
+          seen?.completion_tokens_details?.audio_tokens,
+          reported.completion_tokens_details?.audio_tokens,
         ),
       },
     );
