@@ -170,6 +170,36 @@ function larger(seen: number | undefined, reported: number | undefined): number 
   return seen === undefined ? reported : reported === undefined ? seen : Math.max(seen, reported);
 }
 
+const PART_NAMES = [
+  'cached',
+  'written',
+  'writtenForAnHour',
+  'reasoning',
+  'audioIn',
+  'audioOut',
+] as const satisfies ReadonlyArray<keyof BilledParts>;
+
+/** The billed parts a usage carries, as `usageOf` wrote them. */
+function partsOf(usage: Usage | undefined): BilledParts {
+  const prompt = usage?.prompt_tokens_details;
+  const completion = usage?.completion_tokens_details;
+  return {
+    cached: prompt?.cached_tokens,
+    written: prompt?.cache_write_tokens,
+    writtenForAnHour: prompt?.cache_write_1h_tokens,
+    reasoning: completion?.reasoning_tokens,
+    audioIn: prompt?.audio_tokens,
+    audioOut: completion?.audio_tokens,
+  };
+}
+
+/** Running totals: each part the larger of what was seen and what an event reports. */
+function largerParts(seen: BilledParts, reported: BilledParts): BilledParts {
+  const parts: BilledParts = {};
+  for (const name of PART_NAMES) parts[name] = larger(seen[name], reported[name]);
+  return parts;
+}
+
 /** Characters of generated text in an answer or event, for the estimate when no usage is reported. */
 function textLength(value: unknown, depth: number): number {
   if (depth > TEXT_DEPTH || typeof value !== 'object' || value === null) return 0;
@@ -211,32 +241,7 @@ class UsageMeter {
     this.usage = usageOf(
       Math.max(seen?.prompt_tokens ?? 0, reported.prompt_tokens),
       Math.max(seen?.completion_tokens ?? 0, reported.completion_tokens),
-      {
-        cached: larger(
-          seen?.prompt_tokens_details?.cached_tokens,
-          reported.prompt_tokens_details?.cached_tokens,
-        ),
-        written: larger(
-          seen?.prompt_tokens_details?.cache_write_tokens,
-          reported.prompt_tokens_details?.cache_write_tokens,
-        ),
-        writtenForAnHour: larger(
-          seen?.prompt_tokens_details?.cache_write_1h_tokens,
-          reported.prompt_tokens_details?.cache_write_1h_tokens,
-        ),
-        reasoning: larger(
-          seen?.completion_tokens_details?.reasoning_tokens,
-          reported.completion_tokens_details?.reasoning_tokens,
-        ),
-        audioIn: larger(
-          seen?.prompt_tokens_details?.audio_tokens,
-          reported.prompt_tokens_details?.audio_tokens,
-        ),
-        audioOut: larger(
-          seen?.completion_tokens_details?.audio_tokens,
-          reported.completion_tokens_details?.audio_tokens,
-        ),
-      },
+      largerParts(partsOf(seen), partsOf(reported)),
     );
   }
 
