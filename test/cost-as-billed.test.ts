@@ -9,12 +9,11 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
-  startCluster,
   startEmbedded,
   startFakeAnthropic,
   waitFor,
 } from '@gw/testkit';
-import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import { startClusterWithLogs } from '@gw/testkit/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, post } from './support/http.ts';
 
@@ -64,25 +63,21 @@ const MODES = [
   ['embedded', (input: GatewayConfigInput) => startEmbedded({ config: input, adminToken: ADMIN_TOKEN })],
   [
     'cluster',
-    (input: GatewayConfigInput, database?: TestDatabase) =>
-      startCluster({ config: input, adminToken: ADMIN_TOKEN, env: { GW_LOGS_DATABASE_URL: database!.url } }),
+    (input: GatewayConfigInput) => startClusterWithLogs({ config: input, adminToken: ADMIN_TOKEN }),
   ],
 ] as const;
 
-describe.each(MODES)('cost as billed (%s)', (mode, start) => {
+describe.each(MODES)('cost as billed (%s)', (_mode, start) => {
   let fake: FakeUpstream;
   let gateway: LaunchedGateway;
-  let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     fake = await startFakeAnthropic();
-    if (mode === 'cluster') database = await createTestDatabase();
-    gateway = await start(config(fake), database);
+    gateway = await start(config(fake));
   }, 90_000);
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
-    await database?.drop();
   });
 
   const createKey = async () => {

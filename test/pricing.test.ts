@@ -7,12 +7,11 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
-  startCluster,
   startEmbedded,
   startFakeOpenAi,
   waitFor,
 } from '@gw/testkit';
-import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import { startClusterWithLogs } from '@gw/testkit/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, type Json, post } from './support/http.ts';
 
@@ -35,30 +34,26 @@ const MODES = [
   [
     'cluster',
     // A cluster keeps its audit log in PostgreSQL.
-    (input: GatewayConfigInput, database?: TestDatabase) =>
-      startCluster({
+    (input: GatewayConfigInput) =>
+      startClusterWithLogs({
         config: input,
         adminToken: ADMIN_TOKEN,
         replicas: { ingress: 2 },
-        env: { GW_LOGS_DATABASE_URL: database!.url },
       }),
   ],
 ] as const;
 
-describe.each(MODES)('pricing (%s)', (mode, start) => {
+describe.each(MODES)('pricing (%s)', (_mode, start) => {
   let fake: FakeOpenAi;
   let gateway: LaunchedGateway;
-  let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
-    if (mode === 'cluster') database = await createTestDatabase();
-    gateway = await start(config(fake), database);
+    gateway = await start(config(fake));
   }, 90_000);
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
-    await database?.drop();
   });
 
   const pricing = (method: string, path: string, body?: Json, headers = ADMIN) =>

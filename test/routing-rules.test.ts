@@ -8,13 +8,12 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
-  startCluster,
   startEmbedded,
   startFakeAnthropic,
   startFakeOpenAi,
   waitFor,
 } from '@gw/testkit';
-import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import { startClusterWithLogs } from '@gw/testkit/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, post } from './support/http.ts';
 
@@ -28,12 +27,11 @@ const MODES = [
   [
     'cluster',
     // A cluster's request logs are written to PostgreSQL by the admin's log worker.
-    (config: GatewayConfigInput, database?: TestDatabase) =>
-      startCluster({
+    (config: GatewayConfigInput) =>
+      startClusterWithLogs({
         config,
         adminToken: ADMIN_TOKEN,
         replicas: { ingress: 2, router: 2 },
-        env: { GW_LOGS_DATABASE_URL: database!.url },
       }),
   ],
 ] as const;
@@ -45,59 +43,53 @@ interface Decision {
   skipped_rules: Array<{ id: string; name: string; reason: string; error?: string }>;
 }
 
-describe.each(MODES)('routing rules (%s)', (mode, start) => {
+describe.each(MODES)('routing rules (%s)', (_mode, start) => {
   let openai: FakeUpstream;
   let groq: FakeUpstream;
   let anthropic: FakeUpstream;
   let gateway: LaunchedGateway;
-  let database: TestDatabase | undefined;
 
   beforeAll(async () => {
-    if (mode === 'cluster') database = await createTestDatabase();
     [openai, groq, anthropic] = await Promise.all([
       startFakeOpenAi(),
       startFakeOpenAi(),
       startFakeAnthropic(),
     ]);
     const network = (url: string) => ({ base_url: url, max_retries: 0 });
-    gateway = await start(
-      {
-        client: { enforce_virtual_keys: true },
-        logs: { enabled: true },
-        load_balancer: { recompute_interval_ms: 200, bucket_ms: 100, window_ms: 5_000 },
-        providers: {
-          openai: { keys: [{ value: 'sk-openai' }], network_config: network(openai.url) },
-          groq: { keys: [{ value: 'sk-groq' }], network_config: network(groq.url) },
-          anthropic: { keys: [{ value: 'sk-ant' }], network_config: network(anthropic.url) },
-        },
-        governance: {
-          virtual_keys: [
-            {
-              id: 'vk-routing',
-              name: 'routing',
-              value: KEY,
-              provider_configs: [{ provider: 'openai' }, { provider: 'groq' }, { provider: 'anthropic' }],
-            },
-            { id: 'vk-limited', name: 'limited', value: LIMITED, provider_configs: [{ provider: 'openai' }] },
-          ],
-          pricing: { 'small-window': { input: 1, output: 1, context_window: 1_000 } },
-          routing_rules: [
-            {
-              id: 'gold-tier',
-              name: 'gold-tier',
-              cel_expression: '"x-tier" in headers && headers["x-tier"] == "gold"',
-              targets: [{ provider: 'anthropic', model: 'claude-sonnet-4-5' }],
-            },
-          ],
-        },
+    gateway = await start({
+      client: { enforce_virtual_keys: true },
+      logs: { enabled: true },
+      load_balancer: { recompute_interval_ms: 200, bucket_ms: 100, window_ms: 5_000 },
+      providers: {
+        openai: { keys: [{ value: 'sk-openai' }], network_config: network(openai.url) },
+        groq: { keys: [{ value: 'sk-groq' }], network_config: network(groq.url) },
+        anthropic: { keys: [{ value: 'sk-ant' }], network_config: network(anthropic.url) },
       },
-      database,
-    );
+      governance: {
+        virtual_keys: [
+          {
+            id: 'vk-routing',
+            name: 'routing',
+            value: KEY,
+            provider_configs: [{ provider: 'openai' }, { provider: 'groq' }, { provider: 'anthropic' }],
+          },
+          { id: 'vk-limited', name: 'limited', value: LIMITED, provider_configs: [{ provider: 'openai' }] },
+        ],
+        pricing: { 'small-window': { input: 1, output: 1, context_window: 1_000 } },
+        routing_rules: [
+          {
+            id: 'gold-tier',
+            name: 'gold-tier',
+            cel_expression: '"x-tier" in headers && headers["x-tier"] == "gold"',
+            targets: [{ provider: 'anthropic', model: 'claude-sonnet-4-5' }],
+          },
+        ],
+      },
+    });
   }, 90_000);
   afterAll(async () => {
     await gateway?.close();
     await Promise.all([openai?.close(), groq?.close(), anthropic?.close()]);
-    await database?.drop();
   });
 
   const chat = (key: string, headers: Record<string, string> = {}, url = gateway.url) =>

@@ -5,12 +5,11 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
-  startCluster,
   startEmbedded,
   startFakeOpenAi,
   waitFor,
 } from '@gw/testkit';
-import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import { startClusterWithLogs } from '@gw/testkit/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, post } from './support/http.ts';
 
@@ -67,25 +66,21 @@ const modes = [
   ['embedded', (input: GatewayConfigInput) => startEmbedded({ config: input, adminToken: ADMIN_TOKEN })],
   [
     'cluster',
-    (input: GatewayConfigInput, database?: TestDatabase) =>
-      startCluster({ config: input, adminToken: ADMIN_TOKEN, env: { GW_LOGS_DATABASE_URL: database!.url } }),
+    (input: GatewayConfigInput) => startClusterWithLogs({ config: input, adminToken: ADMIN_TOKEN }),
   ],
 ] as const;
 
-describe.each(modes)('spend (%s)', (mode, start) => {
+describe.each(modes)('spend (%s)', (_mode, start) => {
   let fake: FakeOpenAi;
   let gateway: LaunchedGateway;
-  let database: TestDatabase | undefined;
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
-    if (mode === 'cluster') database = await createTestDatabase();
-    gateway = await start(withUpstream(fake), database);
+    gateway = await start(withUpstream(fake));
   }, 60_000);
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
-    await database?.drop();
   });
 
   const chat = (key: string, model: string) =>

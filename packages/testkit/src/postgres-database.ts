@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { type ClusterLaunchOptions, type LaunchedCluster, startCluster } from './gateway-launcher.ts';
 
 /**
  * The PostgreSQL server tests use: GW_TEST_POSTGRES_URL, else the local one `.ci/run` starts (role
@@ -51,4 +52,28 @@ export async function createTestDatabase(
     }
   };
   return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), sql };
+}
+
+/**
+ * A cluster whose request logs (and audit log) go to a PostgreSQL database of its own, as a deployment's do;
+ * closing the cluster drops the database.
+ */
+export async function startClusterWithLogs(options: ClusterLaunchOptions): Promise<LaunchedCluster> {
+  const database = await createTestDatabase();
+  let cluster: LaunchedCluster;
+  try {
+    cluster = await startCluster({ ...options, env: { ...options.env, GW_LOGS_DATABASE_URL: database.url } });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  const close = cluster.close.bind(cluster);
+  cluster.close = async () => {
+    try {
+      await close();
+    } finally {
+      await database.drop();
+    }
+  };
+  return cluster;
 }
