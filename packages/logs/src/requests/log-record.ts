@@ -46,8 +46,9 @@ const usd = z.number().nonnegative();
 
 /**
  * What a request's cost was billed for, in US dollars (governance's settle answers it): uncached input, input
- * read from and written to the prompt cache, output, and audio in and out (when the call had any) sum to the
- * record's `cost`; `reasoning` is the part of `output` the model spent reasoning, shown apart, not added.
+ * read from and written to the prompt cache, output, audio and image tokens in and out, and what is priced per
+ * call or unit (when the call had any) sum to the record's `cost`; `reasoning` is the part of `output` the model
+ * spent reasoning, shown apart, not added.
  */
 const costBreakdownSchema = z.object({
   input: usd,
@@ -56,6 +57,8 @@ const costBreakdownSchema = z.object({
   output: usd,
   reasoning: usd,
   audio: usd.optional(),
+  image: usd.optional(),
+  per_unit: usd.optional(),
 });
 
 /**

@@ -31,6 +31,27 @@ const tokenPricesShape = {
   audio_input: usdPerMillion.optional(),
   /** Audio completion tokens (OpenAI `completion_tokens_details.audio_tokens`); the output price when absent. */
   audio_output: usdPerMillion.optional(),
+  /** Image prompt tokens (`prompt_tokens_details.image_tokens`); the input price when absent. */
+  image_input: usdPerMillion.optional(),
+  /** Image completion tokens (`completion_tokens_details.image_tokens`); the output price when absent. */
+  image_output: usdPerMillion.optional(),
+};
+
+const usdPerUnit = z.number().nonnegative().max(1_000);
+
+/**
+ * Prices per call and per unit beside tokens, in US dollars (not per million): a model billed by the request,
+ * the image, the second of audio or the character (`Usage.units`). Each absent one is free.
+ */
+const unitPricesShape = {
+  /** Every call that was answered (a search, a rerank, a flat-priced model). */
+  per_request: usdPerUnit.optional(),
+  /** Each image made (`units.images`: DALL·E, Imagen), whatever its tokens. */
+  per_image: usdPerUnit.optional(),
+  /** Each second of audio transcribed or translated (`units.audio_seconds`: whisper-1). */
+  per_audio_second: usdPerUnit.optional(),
+  /** Each million characters spoken (`units.characters`: tts-1), as OpenAI lists it. */
+  per_million_characters: usdPerMillion.optional(),
 };
 
 /**
@@ -44,13 +65,22 @@ export const priceTierSchema = z.strictObject({
   ...tokenPricesShape,
 });
 
-/** A model's price: USD per million tokens. */
+/**
+ * The prices of a call made through a provider's batch API (OpenAI's and Anthropic's batches bill half the list
+ * price): the model's own prices when absent. A price the batch leaves out falls back within it.
+ */
+export const batchPricesSchema = z.strictObject({ ...tokenPricesShape });
+
+/** A model's price: USD per million tokens, and per unit for what is billed beside tokens. */
 export const modelPriceSchema = z.strictObject({
   ...tokenPricesShape,
+  ...unitPricesShape,
   /** Tokens the model takes in one request (prompt and completion): routing skips it for larger ones. */
   context_window: z.number().int().positive().optional(),
   /** Prices of a request whose prompt tokens exceed `above.tokens` (one tier, as providers list them). */
   above: priceTierSchema.optional(),
+  /** Prices of the calls of a batch (`/v1/batches`), charged when the batch's usage is read. */
+  batch: batchPricesSchema.optional(),
 });
 
 /** USD per million tokens of each kind a provider bills. */
@@ -58,6 +88,9 @@ export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
 /** The prices of a long-context tier (`ModelPrice.above`). */
 export type PriceTier = z.infer<typeof priceTierSchema>;
+
+/** The prices of a batch's calls (`ModelPrice.batch`). */
+export type BatchPrices = z.infer<typeof batchPricesSchema>;
 
 /** The unpriced default (`governance.settings.unpriced_model_price`): USD per million tokens. */
 export const unpricedModelPriceSchema = z.strictObject({
@@ -67,7 +100,8 @@ export const unpricedModelPriceSchema = z.strictObject({
 
 /**
  * Price overrides per model (`governance.pricing`, `/api/pricing/models/{model}`): they replace a built-in price
- * of the same name, or price a model the catalog does not know. Dated and versioned names resolve to them.
+ * of the same name, or price a model the catalog does not know. Dated and versioned names resolve to them. A
+ * name `provider/model` (`azure/gpt-4o`) prices the model only when that provider serves it, above `gpt-4o`.
  */
 export const priceOverridesSchema = z
   .record(pricedModelNameSchema, modelPriceSchema)

@@ -13,7 +13,8 @@ export const usageSchema = z.looseObject({
    * Parts of `prompt_tokens` billed apart: read from the provider's prompt cache (`cached_tokens`), and written
    * to it (`cache_write_tokens`: Anthropic's and Bedrock's cache creation, billed above the input price), of
    * which `cache_write_1h_tokens` were written for an hour (Anthropic: billed above a 5-minute write), and the
-   * audio of the prompt (`audio_tokens`: OpenAI, billed at its own price).
+   * audio of the prompt (`audio_tokens`: OpenAI, billed at its own price), and its images (`image_tokens`:
+   * OpenAI's image models, Gemini's IMAGE modality, billed at their own price).
    */
   prompt_tokens_details: z
     .looseObject({
@@ -21,14 +22,32 @@ export const usageSchema = z.looseObject({
       cache_write_tokens: z.number().optional(),
       cache_write_1h_tokens: z.number().optional(),
       audio_tokens: z.number().optional(),
+      image_tokens: z.number().optional(),
     })
     .optional(),
   /**
-   * Parts of `completion_tokens`: spent reasoning (billed as output, and counted in it), and audio generated
-   * (OpenAI, billed at its own price).
+   * Parts of `completion_tokens`: spent reasoning (billed as output, and counted in it), audio generated
+   * (OpenAI, billed at its own price), and images generated (`image_tokens`: gpt-image-1, Gemini image models).
    */
   completion_tokens_details: z
-    .looseObject({ reasoning_tokens: z.number().optional(), audio_tokens: z.number().optional() })
+    .looseObject({
+      reasoning_tokens: z.number().optional(),
+      audio_tokens: z.number().optional(),
+      image_tokens: z.number().optional(),
+    })
+    .optional(),
+  /**
+   * What a call was billed for beside tokens, priced per unit (`ModelPrice.per_image`, `per_audio_second`,
+   * `per_million_characters`): images made (DALL·E, Imagen), seconds of audio transcribed (Whisper, Mistral's
+   * `prompt_audio_seconds`), characters spoken (tts-1). Gw's own member: set by the adapters and the
+   * pass-through usage reader, never sent by a provider under this name.
+   */
+  units: z
+    .looseObject({
+      images: z.number().optional(),
+      audio_seconds: z.number().optional(),
+      characters: z.number().optional(),
+    })
     .optional(),
 });
 

@@ -154,6 +154,10 @@ export const costBreakdownSchema = z.object({
   output: usd,
   reasoning: usd,
   audio: usd.optional(),
+  /** Image tokens in and out, at their own prices. */
+  image: usd.optional(),
+  /** Per call and per unit (images made, audio seconds, characters): `ModelPrice.per_*`. */
+  per_unit: usd.optional(),
 });
 
 /**
