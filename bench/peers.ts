@@ -1,16 +1,17 @@
-// The peers `pnpm bench` measures in the same run as gw, as their users run them, in front of the same mock. Each is
-// installed with the bench's own dependencies (bench/peers, `pnpm run bench:peers`), never in a user's install.
+// The peers `pnpm bench` measures in the same run as gw, as their users run them, in front of the same mock: the
+// floor (bench/floor-proxy.ts, the least a Node gateway can do, in the repository) and the gateways installed with
+// the bench's own dependencies (bench/peers, `pnpm run bench:peers`), never in a user's install.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const PEERS = ['portkey'] as const;
+const PEERS = ['floor', 'portkey'] as const;
 export type Peer = (typeof PEERS)[number];
 
 /** How to start a peer and talk to it. */
 export interface PeerLaunch {
   /** The script node runs, from the repository root. */
   script: string;
-  args: (port: number) => string[];
+  args: (port: number, mockUrl: string) => string[];
   /** Node options before the script (a preload). */
   nodeArgs: string[];
   /** A GET that answers 200 once it listens. */
@@ -36,7 +37,18 @@ const PORTKEY: PeerLaunch = {
   install: 'pnpm run bench:peers',
 };
 
-export const peerLaunches: Record<Peer, PeerLaunch> = { portkey: PORTKEY };
+const FLOOR: PeerLaunch = {
+  script: 'bench/floor-proxy.ts',
+  args: (port, mockUrl) => [`--port=${port}`, `--upstream=${mockUrl}`],
+  nodeArgs: [],
+  readyPath: '/',
+  // gw's model name: the floor rewrites it as gw does.
+  model: 'openai/gpt-4o-mini',
+  headers: (_mockUrl, apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  install: 'nothing to install: it is bench/floor-proxy.ts',
+};
+
+export const peerLaunches: Record<Peer, PeerLaunch> = { floor: FLOOR, portkey: PORTKEY };
 
 const installed = (root: string, peer: Peer) => existsSync(join(root, peerLaunches[peer].script));
 

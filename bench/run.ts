@@ -1004,7 +1004,7 @@ async function runPeer(peer: Peer, run: RunContext): Promise<TargetResult> {
     delete env['REDIS_CONNECTION_STRING'];
     started = start(peer, launch.script, env, logPath, {
       nodeArgs: launch.nodeArgs,
-      args: launch.args(port),
+      args: launch.args(port, run.mockUrl),
     });
     const base = `http://${HOST}:${port}`;
     result.url = base + PATH;
@@ -1338,6 +1338,58 @@ function streamTables(
   ];
 }
 
+/**
+ * Every row beside the floor (bench/floor-proxy.ts, the least a Node gateway does): its CPU per request and per
+ * stream, serial p50 overhead and throughput as multiples of the floor's, and its first chunk's overhead as the
+ * milliseconds above the floor's (issue 43's goals are said in these terms).
+ */
+function floorTable(direct: TargetResult, results: TargetResult[]): string[] {
+  const floor = results.find((result) => result.ok && result.target === 'floor');
+  if (!floor) return [];
+  const over = overheads(direct, results);
+  const floorOver = over.find((o) => o.target === 'floor')!;
+  const times = (value: number | undefined, reference: number | undefined) =>
+    value === undefined || !reference ? '—' : `${(value / reference).toFixed(2)}×`;
+  return [
+    'against the floor (a minimal Node proxy: parse, rewrite the model, undici, write back; bench/floor-proxy.ts)',
+    '',
+    table([
+      [
+        'target',
+        'CPU µs/req',
+        '× floor',
+        'p50 overhead',
+        '× floor',
+        '1st chunk overhead',
+        '− floor',
+        `req/s c=${params.concurrency}`,
+        '× floor',
+        'CPU µs/stream',
+        '× floor',
+      ],
+      ...results
+        .filter((row) => row.ok)
+        .map((row) => {
+          const o = over.find((each) => each.target === row.target)!;
+          return [
+            row.target,
+            row.cpu?.totalUs === undefined ? '—' : String(row.cpu.totalUs),
+            times(row.cpu?.totalUs, floor.cpu?.totalUs),
+            signedMs(o.serialP50Ms),
+            times(o.serialP50Ms, floorOver.serialP50Ms),
+            signedMs(o.firstChunkP50Ms),
+            signedMs(o.firstChunkP50Ms - floorOver.firstChunkP50Ms),
+            row.throughput!.rps.toFixed(0),
+            times(row.throughput!.rps, floor.throughput!.rps),
+            row.streamCpu?.totalUs === undefined ? '—' : String(row.streamCpu.totalUs),
+            times(row.streamCpu?.totalUs, floor.streamCpu?.totalUs),
+          ];
+        }),
+    ]),
+    '',
+  ];
+}
+
 function report(date: Date, direct: TargetResult, results: TargetResult[], extra: string[]): string {
   const all = [direct, ...results];
   const c = params.concurrency;
@@ -1422,6 +1474,7 @@ function report(date: Date, direct: TargetResult, results: TargetResult[], extra
       (row) => row.cpu,
     ),
     ...streamTables(direct, results, peer),
+    ...floorTable(direct, results),
   ];
   for (const result of all) {
     if (!result.ok) lines.push(`${result.target} FAILED: ${result.failure}`);
