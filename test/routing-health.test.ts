@@ -163,6 +163,12 @@ describe.each(MODES)('routing health (%s)', (mode, start) => {
     (await healthOf()).find((provider) => provider.provider === 'openai')?.keys.find((key) => key.id === id)
       ?.state;
 
+  it('lists every configured provider and key before its first call, untried and healthy', async () => {
+    // Issue 42: a provider added a moment ago was missing from the view until it had served traffic.
+    const groq = (await healthOf()).find((provider) => provider.provider === 'groq');
+    expect(groq).toMatchObject({ state: 'healthy', requests: 0, keys: [{ id: 'slow', state: 'healthy' }] });
+  });
+
   it('a key at 10 % errors is Failed on every replica, gets only probes, then recovers and regains its share', async () => {
     // Both keys healthy: about half each.
     dial.flakyEvery = 0;

@@ -290,3 +290,29 @@ describe('HealthBoard', () => {
     expect(weights.error?.issues[0]?.path).toEqual(['score_weights']);
   });
 });
+
+describe('an untried provider', () => {
+  it('is listed healthy with its keys before its first call, beside one that has served', async () => {
+    const { board, clock } = boardAt();
+    board.publishLimits(() => [
+      { provider: 'openai', keys: [{ key: 'good', models: [] }] },
+      { provider: 'anthropic', keys: [{ key: 'main', rpm: 10, models: [] }] },
+    ]);
+    clock.now += 5_000;
+    serve(board, 'good', 3);
+    await board.recompute();
+    const [anthropic, openai] = board.snapshot();
+    expect(anthropic).toMatchObject({
+      provider: 'anthropic',
+      state: 'healthy',
+      since: 1_000_000,
+      requests: 0,
+      score: 1,
+      keys: [{ id: 'main', state: 'healthy', requests: 0 }],
+      models: [],
+      targets: [],
+    });
+    expect(openai?.provider).toBe('openai');
+    expect(openai?.keys).toEqual([expect.objectContaining({ id: 'good', requests: 3 })]);
+  });
+});

@@ -65,10 +65,14 @@ export class HealthBoard {
 
   private readonly options: HealthBoardOptions;
 
+  /** When the board began: an untried provider has been healthy since then. */
+  private readonly createdAt: number;
+
   constructor(options: HealthBoardOptions = {}) {
     this.options = options;
     this.config = this.seed();
     this.now = options.now ?? Date.now;
+    this.createdAt = this.now();
     this.tracked = new HealthEntries({
       now: this.now,
       settings: () => this.config,
@@ -299,8 +303,11 @@ export class HealthBoard {
     }
   }
 
-  /** Every provider with its keys, models and targets, as `GET /api/health/providers` shows them. */
+  /**
+   * Every provider with its keys, models and targets, as `GET /api/health/providers` shows them; the providers
+   * this replica serves that have had no call yet are listed untried.
+   */
   snapshot(): ProviderHealthReport[] {
-    return healthSnapshot(this.entries);
+    return healthSnapshot(this.entries, this.limitSource?.() ?? [], this.createdAt);
   }
 }

@@ -42,8 +42,33 @@ export function reportGauges(entry: HealthEntry, metrics: Metrics | undefined): 
   }
 }
 
-/** Every provider with its keys, models and targets, as `GET /api/health/providers` shows them. */
-export function healthSnapshot(entries: ReadonlyMap<string, HealthEntry>): ProviderHealthReport[] {
+/** What a configured provider or key that has served no call yet shows: healthy since it was seen, no figures. */
+function untriedReport(since: number): TargetHealthReport {
+  return {
+    state: 'healthy',
+    since,
+    score: 1,
+    weight_multiplier: 1,
+    requests: 0,
+    failures: 0,
+    error_rate: 0,
+    latency_ms: { p50: null, p95: null, ewma: null },
+    utilization: 0,
+    momentum: 0,
+    transitions: [],
+  };
+}
+
+/**
+ * Every provider with its keys, models and targets, as `GET /api/health/providers` shows them: those that have
+ * served calls from their entries, then each configured provider (and key) that has not, as untried and healthy,
+ * so a provider added a moment ago is listed before its first call.
+ */
+export function healthSnapshot(
+  entries: ReadonlyMap<string, HealthEntry>,
+  configured: Iterable<{ provider: string; keys: ReadonlyArray<{ key: string }> }> = [],
+  since = Date.now(),
+): ProviderHealthReport[] {
   const providers = new Map<string, ProviderHealthReport>();
   for (const entry of entries.values()) {
     if (entry.kind !== 'provider') continue;
@@ -62,6 +87,17 @@ export function healthSnapshot(entries: ReadonlyMap<string, HealthEntry>): Provi
     if (entry.kind === 'model') provider.models.push({ model: entry.name, ...targetReport(entry) });
     if (entry.kind === 'target') {
       provider.targets.push({ key: entry.key ?? null, model: entry.model ?? null, ...targetReport(entry) });
+    }
+  }
+  for (const { provider: name, keys } of configured) {
+    let provider = providers.get(name);
+    if (!provider) {
+      provider = { provider: name, ...untriedReport(since), keys: [], models: [], targets: [] };
+      providers.set(name, provider);
+    }
+    for (const { key } of keys) {
+      if (!provider.keys.some((known) => known.id === key))
+        provider.keys.push({ id: key, ...untriedReport(since) });
     }
   }
   return [...providers.values()].sort((left, right) => left.provider.localeCompare(right.provider));
