@@ -27,7 +27,8 @@ export interface RedisLogProducerOptions {
  * The ingress side of cluster mode's log queue: a LogSink that appends a writer's batch to a Redis stream as
  * entries of up to recordsPerEntry records (an entry per record costs Redis and both ends several times more),
  * pipelined in one round trip. A failed append rejects, so the LogWriter that feeds the producer retries the
- * batch and counts it dropped (write_failed) when Redis stays down.
+ * batch (an outage shorter than its retryForMs loses nothing) and counts it dropped (write_failed) when Redis
+ * stays down longer.
  */
 export class RedisLogProducer implements LogSink {
   readonly #redis: Redis | Cluster;

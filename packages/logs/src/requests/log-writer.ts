@@ -34,8 +34,16 @@ export interface LogWriterOptions {
   content?: boolean;
   /** Most UTF-8 bytes kept of each of request and response content. 8 KiB by default. */
   contentMaxBytes?: number;
-  /** Writes of one batch before its records are dropped (write_failed). 3 by default. */
+  /**
+   * How long a batch that keeps failing is tried again (at each interval) before its records are dropped
+   * (write_failed): a store or Redis outage shorter than this loses nothing while the buffer has room (past it,
+   * new records are dropped as buffer_full). 60 s by default; a closing writer tries a batch 3 times at most.
+   */
+  retryForMs?: number;
+  /** Writes of one batch before its records are dropped (write_failed), whatever the time. Unbounded by default. */
   maxAttempts?: number;
+  /** The clock of retryForMs (tests move it). */
+  now?: () => number;
   /** Told about refused records and failed writes, which have no caller to throw to. */
   onError?: (error: unknown) => void;
   /** Told about every drop as it happens (to count it in a metric). */
@@ -59,7 +67,12 @@ export interface EnqueueOptions {
 interface Batch {
   records: LogRecord[];
   attempts: number;
+  /** When its first write failed. */
+  failingSince?: number;
 }
+
+/** Writes of a batch a closing writer makes before it drops it: a shutdown is not held up by a dead sink. */
+const CLOSING_ATTEMPTS = 3;
 
 /**
  * Takes records off the request path: `enqueue` is synchronous, cheap and never throws; a bounded buffer is
@@ -71,6 +84,8 @@ export class LogWriter {
   readonly #maxBuffered: number;
   readonly #batchSize: number;
   readonly #maxAttempts: number;
+  readonly #retryForMs: number;
+  readonly #now: () => number;
   readonly #retryDelayMs: number;
   readonly #content: ContentPolicy;
   readonly #onError: (error: unknown) => void;
@@ -97,7 +112,9 @@ export class LogWriter {
     this.#sink = options.sink;
     this.#maxBuffered = options.maxBuffered ?? 10_000;
     this.#batchSize = options.batchSize ?? 1_000;
-    this.#maxAttempts = options.maxAttempts ?? 3;
+    this.#maxAttempts = options.maxAttempts ?? Number.POSITIVE_INFINITY;
+    this.#retryForMs = options.retryForMs ?? 60_000;
+    this.#now = options.now ?? Date.now;
     const flushIntervalMs = options.flushIntervalMs ?? 1_000;
     this.#retryDelayMs = Math.min(flushIntervalMs, 200);
     this.#content = { keep: options.content ?? true, maxBytes: options.contentMaxBytes ?? 8_192 };
@@ -234,7 +251,12 @@ export class LogWriter {
       } catch (error) {
         quietly(() => this.#onError(error));
         batch.attempts += 1;
-        if (batch.attempts >= this.#maxAttempts) {
+        batch.failingSince ??= this.#now();
+        if (
+          batch.attempts >= this.#maxAttempts ||
+          this.#now() - batch.failingSince >= this.#retryForMs ||
+          (this.#closed && batch.attempts >= CLOSING_ATTEMPTS)
+        ) {
           this.#current = undefined;
           this.#drop('write_failed', batch.records.length);
         }
