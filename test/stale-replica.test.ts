@@ -100,8 +100,17 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
     expect(seconds).toBeLessThanOrEqual(5);
   }, 30_000);
 
-  it('a Redis that lost its data is noticed: the config file is reseeded and the loss reported', async () => {
+  it('a Redis that lost its data is noticed: the config file is reseeded, the API-made keys written back from memory, and the loss reported', async () => {
     expect((await chat(CONFIG_KEY)).status).toBe(200);
+    // Issue 42: a key made through the admin API lived only in the store, so it answered 401 for good after.
+    const made = await post(
+      `${cluster.adminUrl}/api/governance/virtual-keys`,
+      { name: 'made-before-the-loss', provider_configs: [{ provider: 'openai' }] },
+      { headers: ADMIN },
+    );
+    expect(made.status).toBe(201);
+    const { id: madeId, value: madeKey } = made.body as { id: string; value: string };
+    await waitFor(async () => (await chat(madeKey)).status === 200, { what: 'the API-made key serves' });
     // What a Redis restarted without persistence holds: nothing (only this cluster's keys are removed here, so
     // other suites sharing the server keep theirs).
     const keys = await redis.keys(`${cluster.prefix}*`);
@@ -127,6 +136,13 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
     );
     const statuses = await Promise.all([0, 1, 2, 3].map(async () => (await chat(CONFIG_KEY)).status));
     expect(statuses).toEqual([200, 200, 200, 200]);
+    await waitFor(
+      async () =>
+        (await get(`${cluster.adminUrl}/api/governance/virtual-keys/${madeId}`, ADMIN)).status === 200,
+      { timeoutMs: 15_000, what: 'the API-made key written back' },
+    );
+    const madeStatuses = await Promise.all([0, 1, 2, 3].map(async () => (await chat(madeKey)).status));
+    expect(madeStatuses).toEqual([200, 200, 200, 200]);
     expect(await redis.exists(`${cluster.prefix}epoch`)).toBe(1);
     expect(cluster.output()).toContain('the state store lost its data');
     console.info(`Redis data loss to reseeded config: ${((Date.now() - lostAt) / 1000).toFixed(2)} s`);

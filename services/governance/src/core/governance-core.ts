@@ -42,7 +42,7 @@ export class GovernanceCore implements GovernanceService {
 
   static async start(dependencies: GovernanceCoreDependencies): Promise<GovernanceCore> {
     const core = new GovernanceCore(dependencies);
-    await core.repository.start({ reseed: () => core.seed() });
+    await core.repository.start({ reseed: () => core.recover() });
     await core.seed();
     // Restart-only (its schema says): the sweeper's timer is set once.
     const { sweep_interval_ms: sweepIntervalMs } = dependencies.settings.current();
@@ -99,6 +99,20 @@ export class GovernanceCore implements GovernanceService {
       },
       request,
     );
+  }
+
+  /**
+   * The store lost its data: what this replica holds is written back first (the admin API's resources), then
+   * the config file's resources over it, as at a start.
+   */
+  private async recover(): Promise<void> {
+    const restored = await this.repository.restore();
+    this.dependencies.logger.error(
+      { restored },
+      `governance: wrote back ${restored} resources this replica held to the store that lost them; spend ` +
+        'counters and open reservations are not restored',
+    );
+    await this.seed();
   }
 
   private async seed(): Promise<void> {

@@ -110,6 +110,27 @@ export class GovernanceRepository {
     await this.follower?.close();
   }
 
+  /**
+   * After the store lost its data (a Redis restarted without persistence): writes back every resource this
+   * replica still holds in memory that the store no longer does, with its key's hash, so the keys, teams and
+   * rules made through the admin API keep working instead of answering 401. Every replica does the same with
+   * what it holds (the same resources, as of the last change it heard). Answers how many it wrote.
+   */
+  async restore(): Promise<number> {
+    let restored = 0;
+    for (const collection of COLLECTIONS) {
+      const { documents, resources } = this.tables[collection];
+      const held = new Set((await documents.list()).map(({ id }) => id));
+      for (const [id, resource] of resources) {
+        if (held.has(id)) continue;
+        if (isVirtualKey(resource)) await this.store.put(HASH_INDEX, resource.value_hash, id);
+        await this.store.put(collectionKey(collection), id, resource);
+        restored += 1;
+      }
+    }
+    return restored;
+  }
+
   /** Reads every resource again: what the store no longer holds is forgotten, the rest replaced. */
   private async resync(): Promise<void> {
     for (const collection of COLLECTIONS) await this.resyncCollection(collection);
