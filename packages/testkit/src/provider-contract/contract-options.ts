@@ -33,6 +33,13 @@ export interface UpstreamStreamAnswer {
 
 type Answer<Shape> = (request: RecordedUpstreamRequest) => Shape | Promise<Shape>;
 
+/** Answers to the chat input, whole and streamed, and the `Usage` the adapter must map their usage to. */
+export interface BilledUsageAnswers {
+  chat?: Answer<UpstreamAnswer>;
+  chatStream?: Answer<UpstreamStreamAnswer>;
+  expected: Usage;
+}
+
 /** The cases of the suite, by the name `skip` uses. */
 export type ProviderContractCase =
   | 'capabilities'
@@ -49,7 +56,9 @@ export type ProviderContractCase =
   | 'embeddings'
   | 'cancellation'
   | 'billedUsage'
-  | 'billedUsageStream';
+  | 'billedUsageStream'
+  | 'billedImages'
+  | 'billedImagesStream';
 
 export interface ProviderContractOptions {
   /** Names the adapter in the describe title; also `context.provider`. */
@@ -87,10 +96,13 @@ export interface ProviderContractOptions {
    * provider's exact fields, reports prompt tokens read from its cache, written to it and reasoning tokens as far
    * as the provider reports each, and the `Usage` the adapter must map it to (billedUsage, billedUsageStream).
    */
-  billedUsage: {
-    chat?: Answer<UpstreamAnswer>;
-    chatStream?: Answer<UpstreamStreamAnswer>;
-    expected: Usage;
+  billedUsage: BilledUsageAnswers & {
+    /**
+     * Answers whose usage reports image (and audio) tokens in the prompt and in the answer, in the provider's
+     * exact fields, and the `Usage` they map to (billedImages, billedImagesStream): for adapters whose provider
+     * reports them apart (Gemini's and Vertex's breakdowns by modality).
+     */
+    images?: BilledUsageAnswers;
   };
   /** Assertions on what the adapter sent upstream, per scenario (use vitest's expect inside). */
   expectRequest: {

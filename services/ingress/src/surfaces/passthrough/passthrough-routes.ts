@@ -220,6 +220,8 @@ export async function handlePassthrough(options: {
     method: request.method ?? 'GET',
     // Only a JSON body is text a model reads; an upload's bytes are not its tokens.
     promptTokens: tokensOfLength(call.textBytes),
+    // Speech is billed by the characters of the JSON body's `input`.
+    json: typeof call.content === 'object' ? call.content.json : undefined,
   });
   try {
     response.writeHead(answer.status, {

@@ -3,8 +3,23 @@ import { finished } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
 import { type PassthroughOperation, SseParser, type Usage } from '@gw/shared';
 import { tokensOfLength } from '../../request/estimate-tokens.ts';
+import { LongStringCutter } from './long-string-cutter.ts';
+import {
+  type BilledParts,
+  count,
+  type Fields,
+  PART_NAMES,
+  partsOf,
+  positive,
+  record,
+  reportedUsage,
+  usageOf,
+} from './reported-usage.ts';
 
-/** Decoded JSON answers larger than this are relayed without looking for usage (they are files, not completions). */
+/**
+ * Decoded JSON answers whose copy (long strings cut: long-string-cutter.ts) is larger than this are relayed without
+ * looking for usage (they are files, not completions).
+ */
 const JSON_SNIFF_LIMIT = 1024 * 1024;
 
 /** Nesting gw walks into an answer to find the text it relayed. */
@@ -22,6 +37,22 @@ const GENERATING = new Set<PassthroughOperation>([
   'audio_transcriptions',
   'videos',
 ]);
+
+/** The image API: its answers list the images made, and all of their output tokens are image tokens. */
+const IMAGE_OPERATIONS = new Set<PassthroughOperation>([
+  'images_generations',
+  'images_edits',
+  'images_variations',
+]);
+
+/** The events that end one image of a streamed image answer (`stream: true`). */
+const IMAGE_DONE_EVENTS = new Set(['image_generation.completed', 'image_edit.completed']);
+
+/**
+ * The states of an OpenAI batch whose usage is final and billed: completed, and expired or cancelled (billed for
+ * the requests that completed before, per OpenAI's Batch API FAQ).
+ */
+const BILLED_BATCH_STATES = new Set(['completed', 'expired', 'cancelled']);
 
 /** Fields under which the providers' answers carry generated text (whole or as a stream's delta). */
 const TEXT_FIELDS = new Set([
@@ -45,152 +76,44 @@ const DECODERS: Record<string, () => Transform> = {
   zstd: createZstdDecompress,
 };
 
-type Fields = Record<string, unknown>;
-
-function record(value: unknown): Fields | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
+/**
+ * The batch a usage is the usage of (`Usage.batch`): its id, so that a batch read again (every poll of a finished
+ * batch answers its usage) is charged once, and the model it ran, when the batch object names it.
+ */
+export interface BatchMarker {
+  id: string;
+  model?: string;
 }
 
-function count(fields: Fields | undefined, name: string): number | undefined {
-  const value = fields?.[name];
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
-/** The parts of a usage billed at prices of their own: prompt-cache reads and writes, and reasoning. */
-interface BilledParts {
-  cached?: number | undefined;
-  written?: number | undefined;
-  /** Of the tokens written, those kept for an hour (Anthropic's `cache_creation`), billed higher. */
-  writtenForAnHour?: number | undefined;
-  reasoning?: number | undefined;
-  /** Audio in the prompt and in the answer (OpenAI's audio models), billed at audio prices. */
-  audioIn?: number | undefined;
-  audioOut?: number | undefined;
-}
-
-/** A usage as `Usage` says it: the billed parts in its details, those the answer did not report left out. */
-function usageOf(prompt: number, completion: number, parts: BilledParts): Usage {
-  const usage: Usage = {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-  };
-  if (parts.cached !== undefined || parts.written !== undefined || parts.audioIn !== undefined) {
-    usage.prompt_tokens_details = {
-      ...(parts.cached !== undefined && { cached_tokens: parts.cached }),
-      ...(parts.written !== undefined && { cache_write_tokens: parts.written }),
-      ...(parts.writtenForAnHour !== undefined && { cache_write_1h_tokens: parts.writtenForAnHour }),
-      ...(parts.audioIn !== undefined && { audio_tokens: parts.audioIn }),
-    };
-  }
-  if (parts.reasoning !== undefined || parts.audioOut !== undefined) {
-    usage.completion_tokens_details = {
-      ...(parts.reasoning !== undefined && { reasoning_tokens: parts.reasoning }),
-      ...(parts.audioOut !== undefined && { audio_tokens: parts.audioOut }),
-    };
-  }
-  return usage;
-}
+/** What the sniffer charges: a `Usage`, marked as a batch's when it is one. */
+export type PassthroughUsage = Usage & { batch?: BatchMarker };
 
 /**
- * The billed parts of a usage in whichever provider's names: cache reads (OpenAI's chat and Responses details,
- * Anthropic's, Bedrock's, Cohere's `cached_tokens` beside its counts), cache writes (Anthropic's, Bedrock's) and
- * reasoning (OpenAI's chat and Responses details).
+ * The usage of an OpenAI batch object (`GET /v1/batches/{id}`) once the batch is finished: its token counts, in the
+ * Responses names, marked with the batch. Undefined for one still running, and for one that reports no usage
+ * (batches created before September 2025).
  */
-function billedParts(usage: Fields, source: Fields): BilledParts {
-  return {
-    cached:
-      count(source, 'cache_read_input_tokens') ??
-      count(source, 'cacheReadInputTokens') ??
-      count(record(source['prompt_tokens_details']), 'cached_tokens') ??
-      count(record(source['input_tokens_details']), 'cached_tokens') ??
-      count(usage, 'cached_tokens'),
-    written: count(source, 'cache_creation_input_tokens') ?? count(source, 'cacheWriteInputTokens'),
-    writtenForAnHour: count(record(source['cache_creation']), 'ephemeral_1h_input_tokens'),
-    reasoning:
-      count(record(source['completion_tokens_details']), 'reasoning_tokens') ??
-      count(record(source['output_tokens_details']), 'reasoning_tokens'),
-    // OpenAI reports 0 audio for every text answer: only audio that was there is kept.
-    audioIn: positive(count(record(source['prompt_tokens_details']), 'audio_tokens')),
-    audioOut: positive(count(record(source['completion_tokens_details']), 'audio_tokens')),
-  };
-}
-
-const positive = (value: number | undefined) => (value === undefined || value === 0 ? undefined : value);
-
-/**
- * The usage one answer (or one stream event) reports, in whichever provider's shape: OpenAI's chat,
- * completions, embeddings and Responses (`response.usage`), Anthropic's (`message.usage` in `message_start`,
- * cache reads and writes counted as prompt), Gemini's and Vertex's `usageMetadata` (thinking counted as
- * completion), Cohere's `usage.tokens` / `billed_units` (v1: `meta`), Bedrock's camelCase `usage` (in a
- * stream's `metadata`) and Ollama's `prompt_eval_count` / `eval_count`; with the parts billed apart (cache
- * reads and writes, reasoning) where the provider reports them. Undefined when it reports none.
- */
-function reportedUsage(value: Fields): Usage | undefined {
-  const gemini = record(value['usageMetadata']);
-  if (gemini) {
-    const prompt = (count(gemini, 'promptTokenCount') ?? 0) + (count(gemini, 'toolUsePromptTokenCount') ?? 0);
-    const completion =
-      (count(gemini, 'candidatesTokenCount') ?? 0) + (count(gemini, 'thoughtsTokenCount') ?? 0);
-    return usageOf(prompt, completion, {
-      cached: count(gemini, 'cachedContentTokenCount'),
-      reasoning: count(gemini, 'thoughtsTokenCount'),
-    });
-  }
-  if (count(value, 'prompt_eval_count') !== undefined || count(value, 'eval_count') !== undefined) {
-    const prompt = count(value, 'prompt_eval_count') ?? 0;
-    const completion = count(value, 'eval_count') ?? 0;
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  }
-  const usage =
-    record(value['usage']) ??
-    record(record(value['response'])?.['usage']) ??
-    record(record(value['message'])?.['usage']) ??
-    record(record(value['metadata'])?.['usage']) ??
-    record(value['meta']);
+function finishedBatchUsage(value: Fields): PassthroughUsage | undefined {
+  const id = value['id'];
+  const state = value['status'];
+  if (value['object'] !== 'batch' || typeof id !== 'string' || typeof state !== 'string') return undefined;
+  if (!BILLED_BATCH_STATES.has(state)) return undefined;
+  const usage = reportedUsage(value);
   if (!usage) return undefined;
-  const tokens = record(usage['tokens']) ?? record(usage['billed_units']);
-  const source = tokens ?? usage;
-  const prompt =
-    count(source, 'prompt_tokens') ??
-    (count(source, 'input_tokens') ?? count(source, 'inputTokens') ?? 0) +
-      (count(source, 'cache_read_input_tokens') ?? count(source, 'cacheReadInputTokens') ?? 0) +
-      (count(source, 'cache_creation_input_tokens') ?? count(source, 'cacheWriteInputTokens') ?? 0);
-  const completion =
-    count(source, 'completion_tokens') ??
-    count(source, 'output_tokens') ??
-    count(source, 'outputTokens') ??
-    0;
-  if (prompt === 0 && completion === 0 && count(source, 'total_tokens') === undefined) return undefined;
-  return usageOf(prompt, completion, billedParts(usage, source));
+  const model = value['model'];
+  return { ...usage, batch: { id, ...(typeof model === 'string' && model && { model }) } };
+}
+
+/** The images an answer of the image API made: its `data` list, or one for an event that ends a streamed image. */
+function imagesMade(value: Fields): number {
+  const data = value['data'];
+  if (Array.isArray(data)) return data.filter((item) => record(item) !== undefined).length;
+  return typeof value['type'] === 'string' && IMAGE_DONE_EVENTS.has(value['type']) ? 1 : 0;
 }
 
 /** The larger of two running counts, either of which may be unreported. */
 function larger(seen: number | undefined, reported: number | undefined): number | undefined {
   return seen === undefined ? reported : reported === undefined ? seen : Math.max(seen, reported);
-}
-
-const PART_NAMES = [
-  'cached',
-  'written',
-  'writtenForAnHour',
-  'reasoning',
-  'audioIn',
-  'audioOut',
-] as const satisfies ReadonlyArray<keyof BilledParts>;
-
-/** The billed parts a usage carries, as `usageOf` wrote them. */
-function partsOf(usage: Usage | undefined): BilledParts {
-  const prompt = usage?.prompt_tokens_details;
-  const completion = usage?.completion_tokens_details;
-  return {
-    cached: prompt?.cached_tokens,
-    written: prompt?.cache_write_tokens,
-    writtenForAnHour: prompt?.cache_write_1h_tokens,
-    reasoning: completion?.reasoning_tokens,
-    audioIn: prompt?.audio_tokens,
-    audioOut: completion?.audio_tokens,
-  };
 }
 
 /** Running totals: each part the larger of what was seen and what an event reports. */
@@ -221,11 +144,19 @@ function textLength(value: unknown, depth: number): number {
 /**
  * What an answer reported across its events: each count is the largest seen, since providers that report
  * more than once (Anthropic's `message_start` then `message_delta`, Gemini's every chunk) report running
- * totals, and those that report once report it last.
+ * totals, and those that report once report it last. The images an image answer made are counted apart (a
+ * stream ends each of its images with an event of its own), and a batches answer reports only a finished batch.
  */
 class UsageMeter {
   private usage: Usage | undefined;
+  private images = 0;
+  private batch: PassthroughUsage | undefined;
   textChars = 0;
+  private readonly operation: PassthroughOperation;
+
+  constructor(operation: PassthroughOperation) {
+    this.operation = operation;
+  }
 
   observe(value: unknown): void {
     if (Array.isArray(value)) {
@@ -234,14 +165,25 @@ class UsageMeter {
     }
     const fields = record(value);
     if (!fields) return;
+    if (this.operation === 'batches') {
+      this.batch = finishedBatchUsage(fields) ?? this.batch;
+      return;
+    }
     this.textChars += textLength(fields, 0);
+    if (IMAGE_OPERATIONS.has(this.operation)) this.images += imagesMade(fields);
     const reported = reportedUsage(fields);
-    if (!reported) return;
+    const parts = partsOf(reported);
+    // The image API's output is the images (gpt-image-1 reports no split); a model that adds text splits it.
+    if (IMAGE_OPERATIONS.has(this.operation) && parts.imageOut === undefined)
+      parts.imageOut = positive(reported?.completion_tokens);
+    // A verbose transcription states the audio's length, with or without a usage saying it.
+    if (this.operation === 'audio_transcriptions') parts.audioSeconds ??= positive(count(fields, 'duration'));
+    if (!reported && parts.audioSeconds === undefined) return;
     const seen = this.usage;
     this.usage = usageOf(
-      Math.max(seen?.prompt_tokens ?? 0, reported.prompt_tokens),
-      Math.max(seen?.completion_tokens ?? 0, reported.completion_tokens),
-      largerParts(partsOf(seen), partsOf(reported)),
+      Math.max(seen?.prompt_tokens ?? 0, reported?.prompt_tokens ?? 0),
+      Math.max(seen?.completion_tokens ?? 0, reported?.completion_tokens ?? 0),
+      largerParts(partsOf(seen), parts),
     );
   }
 
@@ -253,8 +195,12 @@ class UsageMeter {
     } catch {}
   }
 
-  reported(): Usage | undefined {
-    return this.usage;
+  /** The usage the answer reported, with the images it made; undefined when it reported neither. */
+  reported(): PassthroughUsage | undefined {
+    if (this.operation === 'batches') return this.batch;
+    if (this.images === 0) return this.usage;
+    const usage = this.usage ?? usageOf(0, 0, {});
+    return { ...usage, units: { ...usage.units, images: this.images } };
   }
 }
 
@@ -277,17 +223,15 @@ function contentReader(type: string, meter: UsageMeter): { push(chunk: Buffer): 
     };
   }
   if (/^application\/((.+\+)?json|x-ndjson|jsonl)/.test(type)) {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    let copy: LongStringCutter | undefined = new LongStringCutter();
     return {
       push(chunk) {
-        size += chunk.byteLength;
-        if (size <= JSON_SNIFF_LIMIT) chunks.push(chunk);
-        else chunks.length = 0;
+        copy?.push(chunk);
+        if (copy && copy.size > JSON_SNIFF_LIMIT) copy = undefined;
       },
       end() {
-        if (size > JSON_SNIFF_LIMIT) return;
-        const text = Buffer.concat(chunks).toString('utf8');
+        if (!copy) return;
+        const text = copy.text();
         try {
           meter.observe(JSON.parse(text));
         } catch {
@@ -300,29 +244,43 @@ function contentReader(type: string, meter: UsageMeter): { push(chunk: Buffer): 
   return { push() {}, end() {} };
 }
 
+/** The characters a speech request asks to be spoken (tts-1 bills them): its `input`, counted by code point. */
+function spokenCharacters(json: Record<string, unknown> | undefined): number | undefined {
+  const input = json?.['input'];
+  return typeof input === 'string' && input.length > 0 ? [...input].length : undefined;
+}
+
 export interface UsageSniffer {
   /** A chunk of the answer as relayed (still compressed when it came so). */
   push(chunk: Uint8Array): void;
   /** The usage to charge once the answer's body has been relayed (or the relay stopped). */
-  finish(): Promise<Usage | undefined>;
+  finish(): Promise<PassthroughUsage | undefined>;
 }
 
 /**
  * Watches the bytes of a pass-through answer go by and works out what to charge for it: the usage the answer
- * reports, read from a decoded copy whatever its encoding (gzip, deflate, br, zstd) and provider shape; else,
- * for an answer a model generated, an estimate from what was relayed (the prompt's estimate plus about four
- * characters a token of the text relayed, at least one), so nothing served is charged zero. Listings, files and
- * error answers that report no usage are charged nothing.
+ * reports, read from a decoded copy whatever its encoding (gzip, deflate, br, zstd) and provider shape, with what
+ * is billed beside tokens (`units`: the images an image answer made, the seconds of audio a transcription
+ * reports, the characters a speech request asked for); else, for an answer a model generated, an estimate from
+ * what was relayed (the prompt's estimate plus about four characters a token of the text relayed, at least one),
+ * so nothing served is charged zero. Listings, files, batches (but for a finished batch's usage) and error answers
+ * that report no usage are charged nothing.
  */
 export function createUsageSniffer(
   answer: { status: number; headers: Record<string, string | string[]> },
-  call: { operation: PassthroughOperation; method: string; promptTokens: number },
+  call: {
+    operation: PassthroughOperation;
+    method: string;
+    promptTokens: number;
+    /** The request's JSON body, when it had one. */
+    json?: Record<string, unknown> | undefined;
+  },
 ): UsageSniffer {
   const type = String(answer.headers['content-type'] ?? '').toLowerCase();
   const encoding = String(answer.headers['content-encoding'] ?? 'identity')
     .toLowerCase()
     .trim();
-  const meter = new UsageMeter();
+  const meter = new UsageMeter(call.operation);
   const reader = contentReader(type, meter);
   let relayed = 0;
   const createDecoder = DECODERS[encoding];
@@ -350,8 +308,16 @@ export function createUsageSniffer(
       }
       reader.end();
       const reported = meter.reported();
+      const served = relayed > 0 && answer.status < 400;
+      // Speech is billed by the characters asked for; its answer is the audio, which reports nothing.
+      const characters =
+        served && call.operation === 'audio_speech' ? spokenCharacters(call.json) : undefined;
+      if (characters !== undefined) {
+        const usage = reported ?? usageOf(0, 0, {});
+        return { ...usage, units: { ...usage.units, characters } };
+      }
       if (reported) return reported;
-      if (relayed === 0 || answer.status >= 400) return undefined;
+      if (!served) return undefined;
       if (call.method !== 'POST' || !GENERATING.has(call.operation)) return undefined;
       const completion = Math.max(1, tokensOfLength(meter.textChars));
       return {

@@ -28,7 +28,8 @@ runProviderContract({
     text: () => ({ body: cohereTextAnswer }),
     embeddings: () => ({ body: cohereEmbedAnswer }),
   },
-  // Cohere reports prompt-cache hits as `cached_tokens` beside its token counts; no reasoning count.
+  // Cohere bills `billed_units` (its `tokens` count the prompt template too, 506/7 here), and reports prompt-cache
+  // hits as `cached_tokens` beside them; no reasoning count.
   billedUsage: {
     chat: () => ({ body: cohereChatAnswer }),
     chatStream: () => ({ chunks: cohereSse(cohereTextStreamEvents) }),

@@ -9,6 +9,9 @@ import {
   chatStreamToolEvents,
   embeddingsAnswer,
   errorAnswer,
+  imageAnswer,
+  imageStreamEvents,
+  imageUsage,
   textAnswer,
   toolAnswer,
 } from '../../../testing/fixtures/gemini-fixtures.ts';
@@ -34,6 +37,11 @@ runProviderContract({
     chat: () => ({ body: billedAnswer }),
     chatStream: () => ({ chunks: billedStreamEvents }),
     expected: billedUsage,
+    images: {
+      chat: () => ({ body: imageAnswer }),
+      chatStream: () => ({ chunks: imageStreamEvents }),
+      expected: imageUsage,
+    },
   },
   expectRequest: {
     chat: (request) => {

@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/** Tokens of one modality (`TEXT`, `IMAGE`, `AUDIO`, `VIDEO`, `DOCUMENT`); a count of zero may be left out. */
+const modalityTokenCountSchema = z.looseObject({
+  modality: z.string().optional(),
+  tokenCount: z.number().optional(),
+});
+
 /** The minimal shape gw relies on in Gemini answers; everything else passes through untouched in `raw`. */
 export const geminiUsageSchema = z.looseObject({
   promptTokenCount: z.number().default(0),
@@ -9,6 +15,11 @@ export const geminiUsageSchema = z.looseObject({
   cachedContentTokenCount: z.number().optional(),
   /** The prompts of tools the model ran (code execution, search grounding): billed as input. */
   toolUsePromptTokenCount: z.number().optional(),
+  /** The prompt's tokens by modality (`promptTokenCount` is their sum), and the tool-use prompts'. */
+  promptTokensDetails: z.array(modalityTokenCountSchema).optional(),
+  toolUsePromptTokensDetails: z.array(modalityTokenCountSchema).optional(),
+  /** The answer's tokens by modality, thoughts left out (`candidatesTokenCount` is their sum). */
+  candidatesTokensDetails: z.array(modalityTokenCountSchema).optional(),
 });
 
 const geminiPartSchema = z.looseObject({
@@ -41,5 +52,6 @@ export const geminiEmbeddingsSchema = z.looseObject({
 });
 
 export type GeminiUsage = z.infer<typeof geminiUsageSchema>;
+export type GeminiModalityTokenCount = z.infer<typeof modalityTokenCountSchema>;
 export type GeminiCandidate = z.infer<typeof geminiCandidateSchema>;
 export type GeminiResponse = z.infer<typeof geminiResponseSchema>;

@@ -5,5 +5,6 @@ import { MISTRAL_DEFAULT_BASE_URL, mistralAdapter } from './mistral-adapter.ts';
 export const mistralProvider: ProviderEntry = {
   adapter: mistralAdapter,
   defaultBaseUrl: MISTRAL_DEFAULT_BASE_URL,
-  passthrough: openAiStylePassthrough(['models', 'embeddings', 'files']),
+  // Transcriptions (Voxtral) answer their audio seconds in `usage.prompt_audio_seconds`, which settlement reads.
+  passthrough: openAiStylePassthrough(['models', 'embeddings', 'audio_transcriptions', 'files']),
 };

@@ -24,10 +24,23 @@ const style = {
     param: null,
     code: null,
   },
-  // Mistral's usage holds the three totals only: no cached or reasoning counts to map.
+  // Mistral reports prompt-cache hits in OpenAI's `prompt_tokens_details.cached_tokens`, and the seconds of audio
+  // in the prompt (a Voxtral chat) in `prompt_audio_seconds`, billed by the minute.
   billedUsage: {
-    wire: { prompt_tokens: 1_200, total_tokens: 1_500, completion_tokens: 300 },
-    expected: { prompt_tokens: 1_200, completion_tokens: 300, total_tokens: 1_500 },
+    wire: {
+      prompt_tokens: 1_200,
+      total_tokens: 1_500,
+      completion_tokens: 300,
+      prompt_audio_seconds: 30,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+    },
+    expected: {
+      prompt_tokens: 1_200,
+      completion_tokens: 300,
+      total_tokens: 1_500,
+      prompt_tokens_details: { cached_tokens: 1_024 },
+      units: { audio_seconds: 30 },
+    },
   },
 } as const;
 const wire = openAiWireFixtures(style);

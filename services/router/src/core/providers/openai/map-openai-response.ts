@@ -1,14 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatChoice, TextChoice, ToolCall } from '@gw/shared';
+import type { ChatChoice, TextChoice, ToolCall, Usage } from '@gw/shared';
 import type { z } from 'zod';
 import type { AdapterResult } from '../adapter.ts';
 import { mapOpenAiFinishReason } from './map-openai-finish-reason.ts';
 import { mapOpenAiUsage } from './map-openai-usage.ts';
 import type {
+  OpenAiUsage,
   openAiChatResponseSchema,
   openAiTextResponseSchema,
   openAiToolCallSchema,
 } from './openai-schemas.ts';
+
+interface MapAnswerOptions {
+  raw: unknown;
+  model: string;
+  /** The provider's usage mapping (Mistral's); OpenAI's by default. */
+  mapUsage?: (usage: OpenAiUsage | null | undefined) => Usage;
+}
 
 /** Arguments are a JSON string in gw; servers that send an object get it serialised. */
 export function toolCallArguments(value: string | Record<string, unknown> | null | undefined): string {
@@ -31,7 +39,7 @@ function mapToolCall(call: z.infer<typeof openAiToolCallSchema>): ToolCall {
 
 export function mapOpenAiChatResponse(
   parsed: z.infer<typeof openAiChatResponseSchema>,
-  options: { raw: unknown; model: string },
+  options: MapAnswerOptions,
 ): AdapterResult<ChatChoice> {
   return {
     id: parsed.id,
@@ -51,14 +59,14 @@ export function mapOpenAiChatResponse(
         finish_reason: mapOpenAiFinishReason(choice.finish_reason),
       };
     }),
-    usage: mapOpenAiUsage(parsed.usage),
+    usage: (options.mapUsage ?? mapOpenAiUsage)(parsed.usage),
     raw: options.raw,
   };
 }
 
 export function mapOpenAiTextResponse(
   parsed: z.infer<typeof openAiTextResponseSchema>,
-  options: { raw: unknown; model: string },
+  options: MapAnswerOptions,
 ): AdapterResult<TextChoice> {
   return {
     id: parsed.id,
@@ -69,7 +77,7 @@ export function mapOpenAiTextResponse(
       text: choice.text,
       finish_reason: mapOpenAiFinishReason(choice.finish_reason),
     })),
-    usage: mapOpenAiUsage(parsed.usage),
+    usage: (options.mapUsage ?? mapOpenAiUsage)(parsed.usage),
     raw: options.raw,
   };
 }

@@ -1,4 +1,4 @@
-import { type ChatCompletionChunk, GatewayError, type SseEvent } from '@gw/shared';
+import { type ChatCompletionChunk, GatewayError, type SseEvent, type Usage } from '@gw/shared';
 import type { AdapterContext } from '../adapter.ts';
 import { type ErrorMessageReader, invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
 import { mapOpenAiFinishReason } from './map-openai-finish-reason.ts';
@@ -16,6 +16,8 @@ export interface MapOpenAiStreamOptions {
   readMessage: ErrorMessageReader;
   /** Where the provider reports usage when not in the chunk's `usage` (groq's `x_groq.usage`). */
   readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
+  /** The provider's usage mapping (Mistral's); OpenAI's by default. */
+  mapUsage?: (usage: OpenAiUsage | null | undefined) => Usage;
 }
 
 /**
@@ -51,7 +53,8 @@ export async function* mapOpenAiStream(
       yield { ...header, object: options.object, choices };
     }
   }
-  if (usage) yield { ...header, object: options.object, choices: [], usage: mapOpenAiUsage(usage) };
+  const mapUsage = options.mapUsage ?? mapOpenAiUsage;
+  if (usage) yield { ...header, object: options.object, choices: [], usage: mapUsage(usage) };
 }
 
 function normaliseChoice(choice: OpenAiChunk['choices'][number]): ChunkChoice {

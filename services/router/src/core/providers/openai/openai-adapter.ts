@@ -1,4 +1,4 @@
-import type { ChatChoice, TextChoice } from '@gw/shared';
+import type { ChatChoice, TextChoice, Usage } from '@gw/shared';
 import {
   type AdapterContext,
   type AdapterResult,
@@ -53,6 +53,8 @@ export interface OpenAiCompatibleOptions {
   readErrorMessage?: ErrorMessageReader;
   /** Where the provider reports usage in a stream when not in the chunk's `usage` (groq's `x_groq`). */
   readChunkUsage?: (chunk: OpenAiChunk) => OpenAiUsage | null | undefined;
+  /** Maps the provider's usage when it reports more than OpenAI's (Mistral's audio seconds); OpenAI's by default. */
+  mapUsage?: (usage: OpenAiUsage | null | undefined) => Usage;
   /**
    * The provider's own Responses API: a Responses request is then sent to it as it came (router-service.ts
    * NativeRequest) rather than translated to chat. `path` is relative to the base URL (deployments play no
@@ -99,6 +101,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
   const authHeaders = options.authHeaders ?? bearerAuth;
   const adjust = options.adjustBody ?? ((body: Record<string, unknown>) => body);
   const readMessage = options.readErrorMessage ?? readOpenAiErrorMessage;
+  const mapUsage = options.mapUsage ?? mapOpenAiUsage;
 
   /** The context of one call: the router's, or one aimed at the provider's per-request base URL. */
   function target(context: AdapterContext): AdapterContext {
@@ -135,6 +138,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
         object: operation === 'chat' ? 'chat.completion.chunk' : 'text_completion',
         readMessage,
         readChunkUsage: options.readChunkUsage,
+        mapUsage,
       },
     );
   }
@@ -187,7 +191,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
         call('chat', input.model, chatBody(input), callContext),
         { schema: openAiChatResponseSchema, readMessage },
       );
-      return mapOpenAiChatResponse(parsed, { raw, model: input.model });
+      return mapOpenAiChatResponse(parsed, { raw, model: input.model, mapUsage });
     },
 
     chatStream(input: ChatInput, context: AdapterContext) {
@@ -201,7 +205,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
         call('text', input.model, textBody(input), callContext),
         { schema: openAiTextResponseSchema, readMessage },
       );
-      return mapOpenAiTextResponse(parsed, { raw, model: input.model });
+      return mapOpenAiTextResponse(parsed, { raw, model: input.model, mapUsage });
     },
 
     textStream(input: TextInput, context: AdapterContext) {
@@ -219,7 +223,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
       return {
         model: parsed.model || input.model,
         data: parsed.data.map((item) => ({ index: item.index, embedding: item.embedding })),
-        usage: mapOpenAiUsage(parsed.usage),
+        usage: mapUsage(parsed.usage),
         raw,
       };
     },

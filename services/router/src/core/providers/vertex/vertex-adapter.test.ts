@@ -41,6 +41,11 @@ runProviderContract({
     chat: () => ({ body: geminiWire.billedAnswer }),
     chatStream: () => ({ chunks: geminiWire.billedStreamEvents }),
     expected: geminiWire.billedUsage,
+    images: {
+      chat: () => ({ body: geminiWire.imageAnswer }),
+      chatStream: () => ({ chunks: geminiWire.imageStreamEvents }),
+      expected: geminiWire.imageUsage,
+    },
   },
   expectRequest: {
     chat: (request) => {
