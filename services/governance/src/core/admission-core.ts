@@ -74,7 +74,7 @@ function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], pric
     group.some(({ meaning }) => meaning.kind === 'budget'),
   );
   if (!budgeted) return;
-  const unpriced = targets.find((target) => !prices.price(target.model));
+  const unpriced = targets.find((target) => !prices.price(target));
   if (!unpriced) return;
   throw new GatewayError({
     type: 'model_not_allowed',
@@ -275,7 +275,7 @@ export class AdmissionCore implements Admission {
     const strict = settings.strict_budgets;
     const reserve = Math.max(
       ...targets.map((target) =>
-        this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
+        this.prices.worstCaseMicros(target, promptTokens, completionTokens * choices),
       ),
     );
     const checks = admissionChecks({
@@ -349,7 +349,7 @@ export class AdmissionCore implements Admission {
     ];
     if (failing?.meaning.kind !== 'budget') return 0;
     const room = failing.check.limit - failed.current;
-    const prices = targets.map((target) => this.prices.price(target.model));
+    const prices = targets.map((target) => this.prices.price(target));
     const promptCost = Math.max(...prices.map((price) => (price?.input ?? 0) * promptTokens));
     const outputPrice = Math.max(...prices.map((price) => price?.output ?? 0));
     if (outputPrice === 0) return 0;

@@ -3,7 +3,10 @@
 import type { Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { priceUsage } from './cost-parts.ts';
-import { PriceCatalog } from './pricing.ts';
+import { PriceCatalog, type ServedModel } from './pricing.ts';
+
+/** A model as the provider that serves it is asked for it. */
+const served = (model: string, provider = 'openai'): ServedModel => ({ provider, model });
 
 const never = () => 1;
 const always = () => 0;
@@ -124,14 +127,18 @@ describe('PriceCatalog.cost', () => {
       total_tokens: 100_000,
       prompt_tokens_details: { cache_write_tokens: 100_000 },
     };
-    expect(catalog.cost('claude-sonnet-4-5-20250929', usage).cache_write).toBe(375_000);
-    expect(catalog.costMicros('claude-sonnet-4-5-20250929', usage)).toBe(375_000);
+    expect(catalog.cost(served('claude-sonnet-4-5-20250929', 'anthropic'), usage).cache_write).toBe(375_000);
+    expect(catalog.costMicros(served('claude-sonnet-4-5-20250929', 'anthropic'), usage)).toBe(375_000);
   });
 
   it('costs nothing, in every part, for a model without a price', () => {
     const catalog = new PriceCatalog();
     expect(
-      catalog.cost('llama3.2:3b', { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 }),
+      catalog.cost(served('llama3.2:3b', 'ollama'), {
+        prompt_tokens: 10,
+        completion_tokens: 10,
+        total_tokens: 20,
+      }),
     ).toEqual({
       total: 0,
       input: 0,

@@ -4,7 +4,10 @@
 import type { Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { costBreakdown, priceUsage } from './cost-parts.ts';
-import { PriceCatalog } from './pricing.ts';
+import { PriceCatalog, type ServedModel } from './pricing.ts';
+
+/** A model as the provider that serves it is asked for it. */
+const served = (model: string, provider = 'openai'): ServedModel => ({ provider, model });
 
 const never = () => 1;
 const catalog = new PriceCatalog({ random: never });
@@ -20,7 +23,7 @@ const gemini = (prompt: number, cached: number): Usage => ({
 describe('long-context tiers', () => {
   it('prices a Gemini 2.5 Pro prompt of exactly 200k tokens at the base prices', () => {
     // 100k uncached × $1.25, 100k cached × $0.31, 1k output × $10.
-    expect(catalog.cost('gemini-2.5-pro', gemini(200_000, 100_000))).toEqual({
+    expect(catalog.cost(served('gemini-2.5-pro', 'gemini'), gemini(200_000, 100_000))).toEqual({
       total: 125_000 + 31_000 + 10_000,
       input: 125_000,
       cached_input: 31_000,
@@ -33,7 +36,7 @@ describe('long-context tiers', () => {
 
   it('prices a Gemini 2.5 Pro prompt one token above 200k wholly at the tier, cached tokens included', () => {
     // 100,001 uncached × $2.50 = 250,002.5, 100k cached × $0.625, 1k output × $15: the half rounds down here.
-    expect(catalog.cost('gemini-2.5-pro-002', gemini(200_001, 100_000))).toEqual({
+    expect(catalog.cost(served('gemini-2.5-pro-002', 'gemini'), gemini(200_001, 100_000))).toEqual({
       total: 250_002 + 62_500 + 15_000,
       input: 250_002,
       cached_input: 62_500,
@@ -58,7 +61,7 @@ describe('long-context tiers', () => {
 
   it('prices a Claude Sonnet 4.5 prompt of 200k tokens, cache reads and writes counted, at the base prices', () => {
     // 40k × $3, 120k × $0.30, 20k × $3.75 + 20k × $6 (an hour), 2k × $15.
-    expect(catalog.cost('claude-sonnet-4-5-20250929', sonnet(200_000))).toMatchObject({
+    expect(catalog.cost(served('claude-sonnet-4-5-20250929', 'anthropic'), sonnet(200_000))).toMatchObject({
       total: 120_000 + 36_000 + 195_000 + 30_000,
       input: 120_000,
       cached_input: 36_000,
@@ -69,7 +72,7 @@ describe('long-context tiers', () => {
 
   it('prices a Claude Sonnet 4 prompt above 200k at the 1M-context prices, cache multipliers on top', () => {
     // 50k × $6, 150k × $0.60, 30k × $7.50 + 20k × $12 (an hour), 2k × $22.50.
-    expect(catalog.cost('claude-sonnet-4-20250514', sonnet(250_000))).toMatchObject({
+    expect(catalog.cost(served('claude-sonnet-4-20250514', 'anthropic'), sonnet(250_000))).toMatchObject({
       total: 300_000 + 90_000 + 465_000 + 45_000,
       input: 300_000,
       cached_input: 90_000,
@@ -95,9 +98,15 @@ describe('long-context tiers', () => {
   });
 
   it('reserves at the tier prices for a prompt above the threshold (admission)', () => {
-    expect(catalog.worstCaseMicros('gemini-2.5-pro', 200_000, 1_000)).toBe(250_000 + 10_000);
-    expect(catalog.worstCaseMicros('gemini-2.5-pro', 200_001, 1_000)).toBe(500_003 + 15_000);
-    expect(catalog.worstCaseMicros('claude-sonnet-4-5', 300_000, 1_000)).toBe(1_800_000 + 22_500);
+    expect(catalog.worstCaseMicros(served('gemini-2.5-pro', 'gemini'), 200_000, 1_000)).toBe(
+      250_000 + 10_000,
+    );
+    expect(catalog.worstCaseMicros(served('gemini-2.5-pro', 'gemini'), 200_001, 1_000)).toBe(
+      500_003 + 15_000,
+    );
+    expect(catalog.worstCaseMicros(served('claude-sonnet-4-5', 'anthropic'), 300_000, 1_000)).toBe(
+      1_800_000 + 22_500,
+    );
   });
 });
 

@@ -95,7 +95,7 @@ export class Reservations {
     if (applied && request.provider) {
       this.metrics?.cost.inc(
         { provider: request.provider, model: modelLabel(request.model) },
-        this.prices.costMicros(request.model, request.usage) / 1_000_000,
+        this.prices.costMicros(request, request.usage) / 1_000_000,
       );
     }
     return { cost: charged.total / 1_000_000, cost_breakdown: costBreakdown(charged) };

@@ -98,7 +98,7 @@ export function settlementAdjustments(
   const plan = request.settlement;
   // The answer and every side call (a cache lookup's embedding), each priced by its own model.
   const charges = [request, ...(request.calls ?? [])].map((call) => {
-    const parts = prices.cost(call.model, call.usage);
+    const parts = prices.cost(call, call.usage);
     return { provider: call.provider, cost: parts.total, parts, tokens: call.usage.total_tokens };
   });
   const charged = charges.reduce((total, charge) => addCosts(total, charge.parts), NO_COST);

@@ -6,7 +6,7 @@ import {
 } from '@gw/shared';
 import { healthId, type TargetSignals } from '@gw/shared/health';
 import { type HealthView, weightedOrder } from '../plan-targets.ts';
-import type { ModelPrice } from '../pricing.ts';
+import type { ModelPrice, ServedModel } from '../pricing.ts';
 
 /** One place a strategy may send the request: a provider's model, with its configured weight. */
 export interface Candidate<Item> {
@@ -22,7 +22,7 @@ export interface StrategyInputs {
   objective?: RoutingObjective | undefined;
   /** Provider health and live signals (every router replica's, within a recompute); none: all healthy. */
   health?: HealthView | undefined;
-  prices: { price(model: string): ModelPrice | undefined };
+  prices: { price(served: ServedModel): ModelPrice | undefined };
   /** gw's estimate of the request: its prompt, the part of it before the last message, its answer. */
   estimate: { promptTokens: number; prefixTokens: number; completionTokens: number };
   /** cache_affinity: the hash of the conversation's prefix (none: the request has no prefix to keep). */
@@ -82,7 +82,7 @@ function score<Item>(candidate: Candidate<Item>, signals: TargetSignals, inputs:
         : { score: -speed, detail: `p95 ${Math.round(speed)} ms` };
     }
     case 'lowest_cost': {
-      const price = inputs.prices.price(candidate.model);
+      const price = inputs.prices.price(candidate);
       if (!price) return { score: -Infinity, detail: 'no price' };
       const cost = estimatedCost(price, inputs.estimate);
       return { score: -cost, detail: `≈ $${cost.toPrecision(3)}` };
