@@ -1,8 +1,9 @@
 // Every token is priced as the provider bills it: uncached input, cache reads, cache writes and output each at
-// their own price, reasoning once (inside output); the parts of a cost sum to the micro-dollar it charges.
-import type { Usage } from '@gw/shared';
+// their own price, reasoning once (inside output), image tokens at theirs, and what is billed per call, image,
+// second of audio or character at its unit price; the parts of a cost sum to the micro-dollar it charges.
+import { EMPTY_USAGE, type Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { priceUsage } from './cost-parts.ts';
+import { costBreakdown, priceUsage } from './cost-parts.ts';
 import { PriceCatalog, type ServedModel } from './pricing.ts';
 
 /** A model as the provider that serves it is asked for it. */
@@ -10,6 +11,19 @@ const served = (model: string, provider = 'openai'): ServedModel => ({ provider,
 
 const never = () => 1;
 const always = () => 0;
+
+/** Every part of a charge at zero. */
+const NO_COST_PARTS = {
+  total: 0,
+  input: 0,
+  cached_input: 0,
+  cache_write: 0,
+  output: 0,
+  audio: 0,
+  image: 0,
+  per_unit: 0,
+  reasoning: 0,
+};
 
 describe('priceUsage', () => {
   const sonnet = { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 };
@@ -29,6 +43,8 @@ describe('priceUsage', () => {
       cache_write: 7_500,
       output: 7_500,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
   });
@@ -49,6 +65,8 @@ describe('priceUsage', () => {
       cache_write: 0,
       output: 24_000,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 20_000,
     });
   });
@@ -93,6 +111,8 @@ describe('priceUsage', () => {
       cache_write: 0,
       output: 1,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
     const down = priceUsage(price, usage, never);
@@ -103,6 +123,8 @@ describe('priceUsage', () => {
       cache_write: 0,
       output: 0,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
   });
@@ -115,6 +137,150 @@ describe('priceUsage', () => {
       prompt_tokens_details: { cached_tokens: 80, cache_write_tokens: 80 },
     };
     expect(priceUsage(sonnet, usage, never)).toMatchObject({ input: 0, cached_input: 24, cache_write: 75 });
+  });
+});
+
+describe('image tokens', () => {
+  /** gpt-image-1's prices (USD per million): text in $5, cached $1.25, image in $10, image out $40. */
+  const imageModel = { input: 5, output: 40, cached_input: 1.25, image_input: 10, image_output: 40 };
+  /** An edit of one picture: 200 text and 800 image prompt tokens (50 cached), one 1024² image out (4,160). */
+  const edit: Usage = {
+    prompt_tokens: 1_050,
+    completion_tokens: 4_160,
+    total_tokens: 5_210,
+    prompt_tokens_details: { cached_tokens: 50, image_tokens: 800 },
+    completion_tokens_details: { image_tokens: 4_160 },
+  };
+
+  it('prices image tokens in and out at their own prices, apart from the text', () => {
+    // 200 × $5 + 50 × $1.25 + 800 × $10 + 4,160 × $40 = 175,462.5 micro-dollars.
+    expect(priceUsage(imageModel, edit, never)).toEqual({
+      total: 175_462,
+      input: 1_000,
+      cached_input: 62,
+      cache_write: 0,
+      output: 0,
+      audio: 0,
+      image: 8_000 + 166_400,
+      per_unit: 0,
+      reasoning: 0,
+    });
+    // Rounded up, the micro-dollar goes to the part with the largest fraction: the cache read's half.
+    expect(priceUsage(imageModel, edit, always)).toMatchObject({ total: 175_463, cached_input: 63 });
+    expect(costBreakdown(priceUsage(imageModel, edit, never))).toEqual({
+      input: 0.001,
+      cached_input: 0.000062,
+      cache_write: 0,
+      output: 0,
+      reasoning: 0,
+      image: 0.1744,
+    });
+  });
+
+  it('prices image tokens at the text prices when the model lists none', () => {
+    const parts = priceUsage({ input: 5, output: 40 }, edit, never);
+    // 1,000 prompt tokens × $5 (the cached 50 at $5 too) and 4,160 × $40.
+    expect(parts).toMatchObject({ total: 5_250 + 166_400, input: 1_000, cached_input: 250, image: 170_400 });
+  });
+
+  it('never counts image tokens beyond what the prompt and completion leave after cache, audio and each other', () => {
+    const usage: Usage = {
+      prompt_tokens: 100,
+      completion_tokens: 30,
+      total_tokens: 130,
+      prompt_tokens_details: { cached_tokens: 30, audio_tokens: 50, image_tokens: 100 },
+      completion_tokens_details: { audio_tokens: 4, image_tokens: 20, reasoning_tokens: 10 },
+    };
+    const price = {
+      input: 1,
+      output: 2,
+      audio_input: 10,
+      audio_output: 10,
+      image_input: 100,
+      image_output: 100,
+    };
+    // In: 30 cached at $1, 50 audio at $10, 20 image at $100, no text; out: 4 audio at $10, 20 image at $100,
+    // 6 text at $2 (its reasoning at most those 6).
+    expect(priceUsage(price, usage, never)).toEqual({
+      total: 30 + 500 + 40 + 2_000 + 2_000 + 12,
+      input: 0,
+      cached_input: 30,
+      cache_write: 0,
+      output: 12,
+      audio: 540,
+      image: 4_000,
+      per_unit: 0,
+      reasoning: 12,
+    });
+  });
+});
+
+describe('prices per call and per unit', () => {
+  it('charges per_request once for an answered call, beside its tokens, and nothing for an empty one', () => {
+    const search = { input: 1, output: 1, per_request: 0.005 };
+    const usage = { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 };
+    expect(priceUsage(search, usage, never)).toMatchObject({
+      total: 5_150,
+      input: 100,
+      output: 50,
+      per_unit: 5_000,
+    });
+    // A call that failed, or was never sent, is settled with an empty usage: no call to charge.
+    expect(priceUsage(search, EMPTY_USAGE, never)).toEqual(NO_COST_PARTS);
+    // One that made an image and reported no tokens was answered.
+    expect(priceUsage(search, { ...EMPTY_USAGE, units: { images: 1 } }, never).total).toBe(5_000);
+  });
+
+  it('charges each image made at per_image', () => {
+    const dallE3 = { input: 0, output: 0, per_image: 0.04 };
+    const parts = priceUsage(dallE3, { ...EMPTY_USAGE, units: { images: 2 } }, never);
+    expect(parts).toEqual({ ...NO_COST_PARTS, total: 80_000, per_unit: 80_000 });
+    expect(costBreakdown(parts)).toEqual({
+      input: 0,
+      cached_input: 0,
+      cache_write: 0,
+      output: 0,
+      reasoning: 0,
+      per_unit: 0.08,
+    });
+  });
+
+  it('charges seconds of audio at per_audio_second, the fraction of a micro-dollar rounded fairly', () => {
+    // whisper-1: $0.006 a minute, 100 micro-dollars a second; 61.5 seconds, then 2.345 (234.5 micro-dollars).
+    const whisper = { input: 0, output: 0, per_audio_second: 0.0001 };
+    const minute = { ...EMPTY_USAGE, units: { audio_seconds: 61.5 } };
+    expect(priceUsage(whisper, minute, never)).toEqual({ ...NO_COST_PARTS, total: 6_150, per_unit: 6_150 });
+    const short = { ...EMPTY_USAGE, units: { audio_seconds: 2.345 } };
+    expect(priceUsage(whisper, short, never)).toEqual({ ...NO_COST_PARTS, total: 234, per_unit: 234 });
+    expect(priceUsage(whisper, short, always)).toEqual({ ...NO_COST_PARTS, total: 235, per_unit: 235 });
+  });
+
+  it('charges characters at per_million_characters', () => {
+    // tts-1: $15 a million characters, 15 micro-dollars a character.
+    const tts = { input: 0, output: 0, per_million_characters: 15 };
+    const usage = { ...EMPTY_USAGE, units: { characters: 1_234 } };
+    expect(priceUsage(tts, usage, never)).toEqual({ ...NO_COST_PARTS, total: 18_510, per_unit: 18_510 });
+  });
+
+  it('adds every unit price and the tokens of one call, the parts summing to the total', () => {
+    const price = {
+      input: 2,
+      output: 8,
+      per_request: 0.001,
+      per_image: 0.02,
+      per_audio_second: 0.0001,
+      per_million_characters: 30,
+    };
+    const usage: Usage = {
+      prompt_tokens: 333,
+      completion_tokens: 77,
+      total_tokens: 410,
+      units: { images: 3, audio_seconds: 12.345, characters: 4_321 },
+    };
+    // 666 + 616 in tokens; 1,000 + 60,000 + 1,234.5 + 129,630 per call and unit (191,864.5).
+    const parts = priceUsage(price, usage, never);
+    expect(parts).toEqual({ ...NO_COST_PARTS, total: 193_146, input: 666, output: 616, per_unit: 191_864 });
+    expect(parts.input + parts.output + parts.per_unit).toBe(parts.total);
   });
 });
 
@@ -146,6 +312,8 @@ describe('PriceCatalog.cost', () => {
       cache_write: 0,
       output: 0,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
   });

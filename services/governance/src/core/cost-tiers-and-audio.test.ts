@@ -30,6 +30,8 @@ describe('long-context tiers', () => {
       cache_write: 0,
       output: 10_000,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
   });
@@ -43,6 +45,8 @@ describe('long-context tiers', () => {
       cache_write: 0,
       output: 15_000,
       audio: 0,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
   });
@@ -131,6 +135,8 @@ describe('audio tokens', () => {
       cache_write: 0,
       output: 120,
       audio: 41_600 + 10_240,
+      image: 0,
+      per_unit: 0,
       reasoning: 0,
     });
     expect(costBreakdown(parts)).toEqual({

@@ -1,7 +1,7 @@
 import { type CallReport, callReportSchema, EMPTY_USAGE, type Logger } from '@gw/shared';
 import type { CounterAdjustment, Store } from '@gw/shared/store';
 import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
-import { type CostMicros, NO_COST } from './cost-parts.ts';
+import { addCosts, type CostMicros, NO_COST } from './cost-parts.ts';
 import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementCounter, SettlementPlan, SettleRequest } from './governance-service.ts';
 import type { ConfiguredTarget } from './plan-targets.ts';
@@ -66,19 +66,6 @@ export function settlementPlan(options: {
         total_tokens: estimate.promptTokens + estimate.completionTokens,
       },
     },
-  };
-}
-
-/** Two charges' parts added up, each part apart. */
-function addCosts(a: CostMicros, b: CostMicros): CostMicros {
-  return {
-    total: a.total + b.total,
-    input: a.input + b.input,
-    cached_input: a.cached_input + b.cached_input,
-    cache_write: a.cache_write + b.cache_write,
-    output: a.output + b.output,
-    audio: a.audio + b.audio,
-    reasoning: a.reasoning + b.reasoning,
   };
 }
 
