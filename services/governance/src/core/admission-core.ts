@@ -331,7 +331,8 @@ export class AdmissionCore implements Admission {
 
   /**
    * Completion tokens per choice the failing budget of a refused strict admission still buys after the
-   * prompt, at the dearest of the plan's models; 0 when the refusal was not a budget's.
+   * prompt, at the dearest of the plan's models as admission reserves them (`reserveRates`); 0 when the refusal
+   * was not a budget's.
    */
   private affordableCompletionTokens(
     refused: {
@@ -349,9 +350,9 @@ export class AdmissionCore implements Admission {
     ];
     if (failing?.meaning.kind !== 'budget') return 0;
     const room = failing.check.limit - failed.current;
-    const prices = targets.map((target) => this.prices.price(target));
-    const promptCost = Math.max(...prices.map((price) => (price?.input ?? 0) * promptTokens));
-    const outputPrice = Math.max(...prices.map((price) => price?.output ?? 0));
+    const rates = targets.map((target) => this.prices.reserveRates(target, promptTokens));
+    const promptCost = Math.max(...rates.map((rate) => rate?.fixed ?? 0));
+    const outputPrice = Math.max(...rates.map((rate) => rate?.perCompletionToken ?? 0));
     if (outputPrice === 0) return 0;
     return Math.max(0, Math.floor((room - promptCost) / (outputPrice * choices)));
   }

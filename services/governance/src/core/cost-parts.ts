@@ -45,6 +45,25 @@ export function pricesFor(price: ModelPrice, promptTokens: number): TokenPrices 
 }
 
 /**
+ * The most one token can be billed at under these prices: a prompt token as uncached, cached or written input,
+ * audio or an image; a completion token as text, audio or an image. A reserve priced at less than these could be
+ * exceeded by the bill of the same tokens.
+ */
+export function dearestTokenPrices(prices: TokenPrices): { prompt: number; completion: number } {
+  return {
+    prompt: Math.max(
+      prices.input,
+      prices.cached_input ?? 0,
+      prices.cache_write_input ?? 0,
+      prices.cache_write_1h_input ?? 0,
+      prices.audio_input ?? 0,
+      prices.image_input ?? 0,
+    ),
+    completion: Math.max(prices.output, prices.audio_output ?? 0, prices.image_output ?? 0),
+  };
+}
+
+/**
  * Prices in decimal dollars make exact integers come out a hair off (0.15 × 1e6…): those are the integer they
  * meant, and any other amount is itself.
  */

@@ -1,7 +1,7 @@
 // A request whose prompt is longer than its model's long-context threshold is priced wholly at the tier's prices
 // (Gemini 2.5 Pro, Claude Sonnet 4 / 4.5 above 200k), in what it is charged and in what admission reserves; audio
 // tokens are priced at their own prices (the text ones when the model lists none). To the micro-dollar.
-import type { Usage } from '@gw/shared';
+import { fixed, type ModelPrice, type Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { costBreakdown, priceUsage } from './cost-parts.ts';
 import { PriceCatalog, type ServedModel } from './pricing.ts';
@@ -108,8 +108,9 @@ describe('long-context tiers', () => {
     expect(catalog.worstCaseMicros(served('gemini-2.5-pro', 'gemini'), 200_001, 1_000)).toBe(
       500_003 + 15_000,
     );
+    // Claude's prompt may all be written to the cache for an hour: the tier's $12, not its $6 input.
     expect(catalog.worstCaseMicros(served('claude-sonnet-4-5', 'anthropic'), 300_000, 1_000)).toBe(
-      1_800_000 + 22_500,
+      3_600_000 + 22_500,
     );
   });
 });
@@ -181,5 +182,53 @@ describe('audio tokens', () => {
       never,
     );
     expect(costBreakdown(parts)).not.toHaveProperty('audio');
+  });
+});
+
+describe('the reserve of admission', () => {
+  const reserveAndBill = (price: ModelPrice, bill: Usage, maxCompletionTokens = bill.completion_tokens) => {
+    const catalog = new PriceCatalog({ overrides: fixed({ m: price }), random: never });
+    return {
+      reserved: catalog.worstCaseMicros(served('m'), bill.prompt_tokens, maxCompletionTokens),
+      billed: catalog.costMicros(served('m'), bill),
+    };
+  };
+
+  it('reserves each token at the dearest price it can be billed at: audio, images, cache writes', () => {
+    const audio = { input: 2.5, output: 10, audio_input: 40, audio_output: 80 };
+    const spoken = {
+      prompt_tokens: 1_000,
+      completion_tokens: 500,
+      total_tokens: 1_500,
+      prompt_tokens_details: { audio_tokens: 1_000 },
+      completion_tokens_details: { audio_tokens: 500 },
+    };
+    expect(reserveAndBill(audio, spoken)).toEqual({ reserved: 80_000, billed: 80_000 });
+    const image = { input: 5, output: 10, image_input: 10, image_output: 40 };
+    const drawn = {
+      prompt_tokens: 100,
+      completion_tokens: 4_160,
+      total_tokens: 4_260,
+      prompt_tokens_details: { image_tokens: 100 },
+      completion_tokens_details: { image_tokens: 4_160 },
+    };
+    expect(reserveAndBill(image, drawn)).toEqual({ reserved: 1_000 + 166_400, billed: 1_000 + 166_400 });
+    // A prompt written to the cache for an hour: 2 × input.
+    const sonnet = { input: 3, output: 15, cache_write_input: 3.75, cache_write_1h_input: 6 };
+    const cached = {
+      prompt_tokens: 10_000,
+      completion_tokens: 100,
+      total_tokens: 10_100,
+      prompt_tokens_details: { cache_write_tokens: 10_000, cache_write_1h_tokens: 10_000 },
+    };
+    expect(reserveAndBill(sonnet, cached)).toEqual({ reserved: 60_000 + 1_500, billed: 60_000 + 1_500 });
+  });
+
+  it('reserves the price per call, beside the tokens', () => {
+    const search = { input: 1, output: 2, per_request: 0.01 };
+    expect(reserveAndBill(search, { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 })).toEqual({
+      reserved: 10_000 + 100 + 100,
+      billed: 10_000 + 100 + 100,
+    });
   });
 });

@@ -252,6 +252,49 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBeLessThanOrEqual(0.1);
   });
 
+  it('reserves an audio answer at its audio prices, never under what it is charged', async () => {
+    const { core, createKey, request } = await setup(create, {
+      strict: true,
+      governance: {
+        pricing: { 'gpt-audio-test': { input: 2.5, output: 10, audio_input: 40, audio_output: 80 } },
+      },
+    });
+    const key = await createKey({
+      name: 'spoken',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.08, reset_duration: '1d' },
+    });
+    const used = async () =>
+      (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })).usage[0]!.entries[0]!
+        .used;
+    const ask = (maxCompletionTokens: number) =>
+      core.authorize(
+        request(key.value, {
+          targets: [{ provider: 'openai', model: 'gpt-audio-test' }],
+          estimate: { promptTokens: 1_000, maxCompletionTokens },
+        }),
+      );
+    // Spoken in and out: 1,000 × $40 + 501 × $80 is over the $0.08 budget (at the text prices it was $0.0075).
+    expect(await rejection(ask(501))).toMatchObject({ type: 'budget_exceeded' });
+    const plan = await ask(500);
+    const reserved = await used();
+    expect(reserved).toBeCloseTo(0.08, 9);
+    await core.settle({
+      requestId: 'spoken',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-audio-test',
+      usage: {
+        ...usage(1_000, 500),
+        prompt_tokens_details: { audio_tokens: 1_000 },
+        completion_tokens_details: { audio_tokens: 500 },
+      },
+    });
+    const charged = await used();
+    expect(charged).toBeCloseTo(0.08, 9);
+    expect(reserved).toBeGreaterThanOrEqual(charged);
+  });
+
   it('serves a strict request without max_tokens with the max_tokens the budget left buys', async () => {
     const { core, createKey, request } = await setup(create, {
       strict: true,

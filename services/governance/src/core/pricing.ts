@@ -1,6 +1,6 @@
 import { fixed, type Live, type ModelPrice, type Usage } from '@gw/shared';
 import { PRICE_LISTS } from './built-in-prices.ts';
-import { type CostMicros, NO_COST, pricesFor, priceUsage } from './cost-parts.ts';
+import { type CostMicros, dearestTokenPrices, NO_COST, pricesFor, priceUsage } from './cost-parts.ts';
 
 export type { ModelPrice } from '@gw/shared';
 
@@ -196,14 +196,29 @@ export class PriceCatalog {
   }
 
   /**
-   * The most a request can cost: every prompt token uncached and every allowed completion token used, at its
-   * long-context tier's prices when the prompt is longer than the tier's threshold (as `cost` will price it).
+   * What admission reserves of a request, in micro-USD: `fixed` for its prompt and its call, and
+   * `perCompletionToken` for each completion token it may use. Every token at the dearest price it can be billed
+   * at (`dearestTokenPrices`: an audio answer is billed above text), at the long-context tier's prices when the
+   * prompt is longer than the tier's threshold (as `cost` will price it), and the price per call; what is priced
+   * per image, second or character is not known before the answer. Undefined for a model without a price.
    */
-  worstCaseMicros(served: ServedModel, promptTokens: number, maxCompletionTokens: number): number {
+  reserveRates(
+    served: ServedModel,
+    promptTokens: number,
+  ): { fixed: number; perCompletionToken: number } | undefined {
     const price = this.price(served);
-    if (!price) return 0;
-    const prices = pricesFor(price, promptTokens);
-    return Math.ceil(promptTokens * prices.input + maxCompletionTokens * prices.output);
+    if (!price) return undefined;
+    const dearest = dearestTokenPrices(pricesFor(price, promptTokens));
+    return {
+      fixed: promptTokens * dearest.prompt + (price.per_request ?? 0) * 1_000_000,
+      perCompletionToken: dearest.completion,
+    };
+  }
+
+  /** The most a request can cost (`reserveRates`): its prompt and every allowed completion token used. */
+  worstCaseMicros(served: ServedModel, promptTokens: number, maxCompletionTokens: number): number {
+    const rates = this.reserveRates(served, promptTokens);
+    return rates ? Math.ceil(rates.fixed + maxCompletionTokens * rates.perCompletionToken) : 0;
   }
 }
 
