@@ -5,6 +5,7 @@ import {
   rendezvousScore,
 } from '@gw/shared';
 import { healthId, type TargetSignals } from '@gw/shared/health';
+import { pricesFor } from '../cost-parts.ts';
 import { type HealthView, weightedOrder } from '../plan-targets.ts';
 import type { ModelPrice, ServedModel } from '../pricing.ts';
 
@@ -56,14 +57,19 @@ interface Scored<Item> {
   detail?: string | undefined;
 }
 
-/** Estimated USD of the request on a model: the prefix at the cached-input price where there is one. */
+/**
+ * Estimated USD of the request on a model, at the prices it will be billed at: its long-context tier's when the
+ * prompt is longer than the tier's threshold (`pricesFor`), the prefix at the cached-input price where there is
+ * one.
+ */
 function estimatedCost(price: ModelPrice, estimate: StrategyInputs['estimate']): number {
+  const prices = pricesFor(price, estimate.promptTokens);
   const prefix = Math.min(estimate.prefixTokens, estimate.promptTokens);
-  const cachedPrice = price.cached_input ?? price.input;
+  const cachedPrice = prices.cached_input ?? prices.input;
   return (
-    ((estimate.promptTokens - prefix) * price.input +
+    ((estimate.promptTokens - prefix) * prices.input +
       prefix * cachedPrice +
-      estimate.completionTokens * price.output) /
+      estimate.completionTokens * prices.output) /
     1_000_000
   );
 }
