@@ -61,20 +61,25 @@ function roughTokens(messages: DryRunRequest['messages']): number {
   return tokens;
 }
 
+/** The model of a pass-through call that names none (files, batches): authorized as every model of the provider. */
+const ANY_MODEL = '*';
+
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
 const MIN_CAPPED_COMPLETION_TOKENS = 16;
 
 /**
  * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
  * refused (unless the unpriced default says what such models cost) instead of being served for nothing. The
- * refusal says where an operator prices it: the admin API and the console's Pricing page (docs/pricing.md).
+ * refusal says where an operator prices it: the admin API and the console's Pricing page (docs/pricing.md). A
+ * pass-through call that names no model (`*`: files, batches) has none to price: what it is charged is read from
+ * its answer (a completed batch's usage, priced by the model the batch ran).
  */
 function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], prices: PriceCatalog): void {
   const budgeted = [checks.required, ...checks.alternatives].some((group) =>
     group.some(({ meaning }) => meaning.kind === 'budget'),
   );
   if (!budgeted) return;
-  const unpriced = targets.find((target) => !prices.price(target));
+  const unpriced = targets.find((target) => target.model !== ANY_MODEL && !prices.price(target));
   if (!unpriced) return;
   throw new GatewayError({
     type: 'model_not_allowed',

@@ -1,7 +1,7 @@
 // Every token is priced as the provider bills it: uncached input, cache reads, cache writes and output each at
 // their own price, reasoning once (inside output), image tokens at theirs, and what is billed per call, image,
 // second of audio or character at its unit price; the parts of a cost sum to the micro-dollar it charges.
-import { EMPTY_USAGE, type Usage } from '@gw/shared';
+import { EMPTY_USAGE, fixed, type Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import { costBreakdown, priceUsage } from './cost-parts.ts';
 import { PriceCatalog, type ServedModel } from './pricing.ts';
@@ -281,6 +281,62 @@ describe('prices per call and per unit', () => {
     const parts = priceUsage(price, usage, never);
     expect(parts).toEqual({ ...NO_COST_PARTS, total: 193_146, input: 666, output: 616, per_unit: 191_864 });
     expect(parts.input + parts.output + parts.per_unit).toBe(parts.total);
+  });
+});
+
+describe('batch prices', () => {
+  const batch = { id: 'batch_abc', model: 'gpt-b' };
+
+  it("prices a batch's usage at the batch prices, what they leave out falling back within them", () => {
+    const price = { input: 2, output: 8, cached_input: 0.5, batch: { input: 1, output: 4 } };
+    const usage: Usage = {
+      prompt_tokens: 10_000,
+      completion_tokens: 1_000,
+      total_tokens: 11_000,
+      prompt_tokens_details: { cached_tokens: 2_000 },
+      batch,
+    };
+    expect(priceUsage(price, usage, never)).toEqual({
+      ...NO_COST_PARTS,
+      total: 8_000 + 2_000 + 4_000,
+      input: 8_000,
+      cached_input: 2_000,
+      output: 4_000,
+    });
+    // Without batch prices, the model's own.
+    expect(priceUsage({ input: 2, output: 8 }, usage, never).total).toBe(20_000 + 8_000);
+  });
+
+  it('prices a batch without the long-context tier (its usage adds up its calls) nor the price per call', () => {
+    const price = {
+      input: 1,
+      output: 4,
+      per_request: 0.01,
+      above: { tokens: 5_000, input: 2, output: 8 },
+      batch: { input: 0.5, output: 2 },
+    };
+    const usage = { prompt_tokens: 10_000, completion_tokens: 1_000, total_tokens: 11_000, batch };
+    expect(priceUsage(price, usage, never)).toEqual({
+      ...NO_COST_PARTS,
+      total: 5_000 + 2_000,
+      input: 5_000,
+      output: 2_000,
+    });
+  });
+
+  it('prices a batch by the model it ran, as the provider of the call that read it serves it', () => {
+    const catalog = new PriceCatalog({
+      overrides: fixed({
+        'gpt-b': { input: 2, output: 8, batch: { input: 1, output: 4 } },
+        'azure/gpt-b': { input: 3, output: 12, batch: { input: 1.5, output: 6 } },
+      }),
+      random: never,
+    });
+    const usage = { prompt_tokens: 1_000, completion_tokens: 1_000, total_tokens: 2_000, batch };
+    expect(catalog.costMicros(served('*'), usage)).toBe(5_000);
+    expect(catalog.costMicros(served('*', 'azure'), usage)).toBe(7_500);
+    // The same usage, no batch: the call's own model, which has no price.
+    expect(catalog.costMicros(served('*'), { ...usage, batch: undefined })).toBe(0);
   });
 });
 

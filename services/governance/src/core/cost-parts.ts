@@ -2,7 +2,15 @@ import type { ModelPrice, PriceTier, Usage } from '@gw/shared';
 import type { CostBreakdown } from './governance-messages.ts';
 
 /** The billed parts of a usage, in the order `CostMicros` names them. */
-const BILLED_PARTS = ['input', 'cached_input', 'cache_write', 'output', 'audio', 'image', 'per_unit'] as const;
+const BILLED_PARTS = [
+  'input',
+  'cached_input',
+  'cache_write',
+  'output',
+  'audio',
+  'image',
+  'per_unit',
+] as const;
 
 type BilledPart = (typeof BILLED_PARTS)[number];
 
@@ -42,6 +50,15 @@ export type TokenPrices = Omit<PriceTier, 'tokens'>;
  */
 export function pricesFor(price: ModelPrice, promptTokens: number): TokenPrices {
   return price.above && promptTokens > price.above.tokens ? price.above : price;
+}
+
+/**
+ * The prices a usage is billed at: a batch's (`usage.batch`) at the model's batch prices, or its own when it
+ * lists none; no long-context tier, since a batch's usage adds up the prompts of all its calls. Any other usage
+ * at `pricesFor`.
+ */
+function usagePrices(price: ModelPrice, usage: Usage): TokenPrices {
+  return usage.batch ? (price.batch ?? price) : pricesFor(price, usage.prompt_tokens);
 }
 
 /**
@@ -134,14 +151,15 @@ function perUnitMicros(price: ModelPrice, usage: Usage): number {
 
 /**
  * Prices a usage (price per million × tokens = micro-USD), at its long-context tier's prices when its prompt is
- * longer than the tier's threshold (`pricesFor`), and what it was billed per call and unit (`perUnitMicros`: the
- * model's own prices, a tier has none). The total is rounded to whole micro-dollars (budgets are INCRBY
+ * longer than the tier's threshold and a batch's at its batch prices (`usagePrices`), and what it was billed per
+ * call and unit (`perUnitMicros`: the model's own prices, a tier has none; a batch's usage counts the tokens of
+ * its calls, not the calls, and is charged none). The total is rounded to whole micro-dollars (budgets are INCRBY
  * counters): a fraction is rounded up with the probability of its size, so the charges of many requests add up
  * to their exact cost. Each part is its exact amount rounded down, and the micro-dollars the total's rounding
  * leaves go one each to the parts with the largest fractions, so the parts always sum to it.
  */
 export function priceUsage(price: ModelPrice, usage: Usage, random: () => number): CostMicros {
-  const prices = pricesFor(price, usage.prompt_tokens);
+  const prices = usagePrices(price, usage);
   const tokens = billedTokens(usage);
   const writePrice = prices.cache_write_input ?? prices.input;
   const exact: Record<BilledPart, number> = {
@@ -160,7 +178,7 @@ export function priceUsage(price: ModelPrice, usage: Usage, random: () => number
       tokens.imageIn * (prices.image_input ?? prices.input) +
         tokens.imageOut * (prices.image_output ?? prices.output),
     ),
-    per_unit: snapped(perUnitMicros(price, usage)),
+    per_unit: usage.batch ? 0 : snapped(perUnitMicros(price, usage)),
   };
   const parts = roundedParts(exact, random);
   parts.reasoning = Math.min(parts.output, Math.round(snapped(tokens.reasoning * prices.output)));

@@ -36,6 +36,8 @@ const usageSchema = z.looseObject({
       characters: count.optional(),
     })
     .optional(),
+  /** A batch's usage: its id (charged once) and the model whose batch prices it is charged at. */
+  batch: z.looseObject({ id: z.string().min(1).max(256), model: z.string().min(1).max(256) }).optional(),
 });
 
 export const planTargetSchema = z.object({

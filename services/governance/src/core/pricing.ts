@@ -183,10 +183,12 @@ export class PriceCatalog {
 
   /**
    * What a call cost in micro-USD (integers: budgets are INCRBY counters), by what it was billed for
-   * (`priceUsage`: the parts sum to the total); nothing for a model without a price.
+   * (`priceUsage`: the parts sum to the total); nothing for a model without a price. A batch's usage is priced
+   * by the model it names (`usage.batch.model`: the call that read it names none), as its provider serves it.
    */
   cost(served: ServedModel, usage: Usage): CostMicros {
-    const price = this.price(served);
+    const model = usage.batch?.model ?? served.model;
+    const price = this.price({ provider: served.provider, model });
     return price ? priceUsage(price, usage, this.random) : NO_COST;
   }
 
