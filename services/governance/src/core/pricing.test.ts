@@ -2,7 +2,7 @@
 // with no price costs what the operator configured, or nothing is priced at all (admission then refuses it
 // under a budget: governance-core.test.ts). The operator's overrides and unpriced default are live: a new
 // snapshot applies to the next lookup, names resolved under the old one included.
-import { fixed, LiveValue } from '@gw/shared';
+import { fixed, LiveValue, type Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
 import {
   BUILT_IN_PRICES,
@@ -14,6 +14,14 @@ import {
 
 /** A model as the provider that serves it is asked for it. */
 const served = (model: string, provider = 'openai'): ServedModel => ({ provider, model });
+
+/** gpt-4o's built-in price, its batch prices (half) included. */
+const GPT_4O = {
+  input: 2.5,
+  output: 10,
+  cached_input: 1.25,
+  batch: { input: 1.25, output: 5, cached_input: 0.625 },
+};
 
 const usage = (prompt: number, completion: number) => ({
   prompt_tokens: prompt,
@@ -168,11 +176,7 @@ describe('PriceCatalog', () => {
     const settings = new LiveValue<{ unpriced_model_price?: ModelPrice }>({});
     const catalog = new PriceCatalog({ overrides, settings });
     expect(catalog.price(served('llama3.2:3b', 'ollama'))).toBeUndefined();
-    expect(catalog.listPrice(served('gpt-4o-2024-08-06'))).toEqual({
-      input: 2.5,
-      output: 10,
-      cached_input: 1.25,
-    });
+    expect(catalog.listPrice(served('gpt-4o-2024-08-06'))).toEqual(GPT_4O);
 
     overrides.replace({ 'llama3.2': { input: 0.5, output: 0.5 }, 'gpt-4o': { input: 1, output: 2 } });
     expect(catalog.costMicros(served('llama3.2:3b', 'ollama'), usage(1_000, 0))).toBe(0);
@@ -185,11 +189,7 @@ describe('PriceCatalog', () => {
 
     // Deleted, the override gives the model back its built-in price.
     overrides.replace({});
-    expect(catalog.listPrice(served('gpt-4o-2024-08-06'))).toEqual({
-      input: 2.5,
-      output: 10,
-      cached_input: 1.25,
-    });
+    expect(catalog.listPrice(served('gpt-4o-2024-08-06'))).toEqual(GPT_4O);
 
     settings.replace({ unpriced_model_price: { input: 3, output: 3 } });
     expect(catalog.costMicros(served('llama3.2:3b', 'ollama'), usage(1_000, 1_000))).toBe(6_000);
@@ -198,8 +198,64 @@ describe('PriceCatalog', () => {
     expect(catalog.price(served('llama3.2:3b', 'ollama'))).toBeUndefined();
   });
 
+  it("carries half of each list price as the batch prices of OpenAI's and Anthropic's chat models", () => {
+    expect(catalog.listPrice(served('gpt-4o-2024-08-06'))?.batch).toEqual({
+      input: 1.25,
+      output: 5,
+      cached_input: 0.625,
+    });
+    // Every kind of token, cache writes included, and no long-context tier.
+    expect(catalog.listPrice(served('claude-sonnet-4-5', 'anthropic'))?.batch).toEqual({
+      input: 1.5,
+      output: 7.5,
+      cached_input: 0.15,
+      cache_write_input: 1.875,
+      cache_write_1h_input: 3,
+    });
+    const chat = BUILT_IN_PRICES.filter(
+      ({ provider, model }) =>
+        (provider === 'openai' || provider === 'anthropic') &&
+        !/embedding|image|dall-e|whisper|tts/.test(model),
+    );
+    expect(chat).toHaveLength(33);
+    for (const { model, price } of chat) {
+      const { above: _tier, context_window: _window, batch, ...list } = price;
+      expect(batch, model).toEqual(
+        Object.fromEntries(Object.entries(list).map(([field, usd]) => [field, usd / 2])),
+      );
+    }
+    // Nothing else is batched at a discount: a batch of them is charged its list prices.
+    const others = BUILT_IN_PRICES.filter((entry) => !chat.includes(entry));
+    expect(others.filter(({ price }) => price.batch !== undefined)).toEqual([]);
+  });
+
+  it("prices OpenAI's image, speech and transcription models by the unit they bill", () => {
+    const charged = new PriceCatalog({ random: () => 1 });
+    const units = (unitsUsed: Usage['units']): Usage => ({ ...usage(0, 0), units: unitsUsed });
+    // One standard 1024² image: $0.04 (DALL·E 3), $0.02 (DALL·E 2).
+    expect(charged.costMicros(served('dall-e-3'), units({ images: 1 }))).toBe(40_000);
+    expect(charged.costMicros(served('dall-e-2'), units({ images: 3 }))).toBe(60_000);
+    // A minute of audio transcribed: $0.006.
+    expect(charged.costMicros(served('whisper-1'), units({ audio_seconds: 60 }))).toBe(6_000);
+    // A million characters spoken: $15, HD $30.
+    expect(charged.costMicros(served('tts-1'), units({ characters: 1_000_000 }))).toBe(15_000_000);
+    expect(charged.costMicros(served('tts-1-hd'), units({ characters: 1_000 }))).toBe(30_000);
+    // gpt-image-1: 100 text and 500 image prompt tokens (100 of them cached), one image of 4,160 tokens out.
+    const edit = {
+      ...usage(600, 4_160),
+      prompt_tokens_details: { cached_tokens: 100, image_tokens: 400 },
+      completion_tokens_details: { image_tokens: 4_160 },
+    };
+    expect(charged.cost(served('gpt-image-1'), edit)).toMatchObject({
+      total: 500 + 125 + 4_000 + 166_400,
+      input: 500,
+      cached_input: 125,
+      image: 4_000 + 166_400,
+    });
+  });
+
   it('dates every built-in price and names the page it was read from', () => {
-    expect(BUILT_IN_PRICES.length).toBe(76);
+    expect(BUILT_IN_PRICES.length).toBe(82);
     for (const entry of BUILT_IN_PRICES) {
       expect(entry.as_of, entry.model).toMatch(/^\d{4}-\d{2}-\d{2}$/);
       expect(entry.source, entry.model).toMatch(/https:\/\//);

@@ -21,6 +21,14 @@ async function setup(providerNames?: () => Promise<readonly string[]>) {
   return { store, settings, admin: routeCaller(createPricingAdmin({ store, settings, providerNames })) };
 }
 
+/** gpt-4o's built-in price, its batch prices (half) included. */
+const GPT_4O = {
+  input: 2.5,
+  output: 10,
+  cached_input: 1.25,
+  batch: { input: 1.25, output: 5, cached_input: 0.625 },
+};
+
 const refusal = async (answer: Promise<unknown>) => {
   const error = await answer.then(
     () => undefined,
@@ -39,7 +47,7 @@ describe('pricing admin', () => {
       provider: 'openai',
       source: expect.stringContaining('openai.com'),
       as_of: '2026-11-23',
-      price: { input: 2.5, output: 10, cached_input: 1.25 },
+      price: GPT_4O,
     });
     expect(body.overrides).toEqual({ 'from-file': { input: 1, output: 2 } });
     expect(body.unpriced_model_price).toBeNull();
@@ -59,7 +67,7 @@ describe('pricing admin', () => {
     expect(put.body).toMatchObject({
       model: 'gpt-4o',
       override: { input: 1, output: 4, context_window: 128_000 },
-      built_in: { model: 'gpt-4o', price: { input: 2.5, output: 10, cached_input: 1.25 } },
+      built_in: { model: 'gpt-4o', price: GPT_4O },
       effective: { price: { input: 1, output: 4 }, from: 'override', priced_as: 'gpt-4o' },
     });
     expect(settings.pricing.current()['gpt-4o']).toEqual({ input: 1, output: 4, context_window: 128_000 });
@@ -77,7 +85,7 @@ describe('pricing admin', () => {
       body: { output: 5, context_window: null },
     })) as { body: ModelPricing };
     expect(patch.body.override).toEqual({ input: 1, output: 5 });
-    // A PATCH of a model without an override starts from its built-in price.
+    // A PATCH of a model without an override starts from its built-in price, its batch prices included.
     const fromBuiltIn = (await admin('PATCH', '/api/pricing/models/claude-3-5-haiku-20241022', {
       body: { output: 3 },
     })) as { body: ModelPricing };
@@ -87,6 +95,7 @@ describe('pricing admin', () => {
       cached_input: 0.08,
       cache_write_input: 1,
       cache_write_1h_input: 1.6,
+      batch: { input: 0.4, output: 2, cached_input: 0.04, cache_write_input: 0.5, cache_write_1h_input: 0.8 },
     });
 
     const deleted = (await admin('DELETE', '/api/pricing/models/gpt-4o')) as { body: ModelPricing };
@@ -149,29 +158,25 @@ describe('pricing admin', () => {
     expect(patched.body).toMatchObject({
       model: 'azure/gpt-4o',
       provider: 'azure',
-      override: { input: 2.5, output: 12, cached_input: 1.25 },
+      override: { ...GPT_4O, output: 12 },
       built_in: { model: 'gpt-4o' },
       effective: { from: 'override', priced_as: 'azure/gpt-4o' },
     });
-    expect(settings.pricing.current()['azure/gpt-4o']).toEqual({
-      input: 2.5,
-      output: 12,
-      cached_input: 1.25,
-    });
+    expect(settings.pricing.current()['azure/gpt-4o']).toEqual({ ...GPT_4O, output: 12 });
     await admin('PUT', path('together/llama-3.1-8b'), { body: { input: 0.18, output: 0.18 } });
     await admin('PUT', path('meta-llama/llama-3.1-8b'), { body: { input: 0.2, output: 0.2 } });
 
     const { body } = (await admin('GET', '/api/pricing')) as { body: PricingView };
-    expect(body.overrides['azure/gpt-4o']).toEqual({ input: 2.5, output: 12, cached_input: 1.25 });
+    expect(body.overrides['azure/gpt-4o']).toEqual({ ...GPT_4O, output: 12 });
     expect(body.effective).toContainEqual({
       model: 'azure/gpt-4o',
       provider: 'azure',
-      price: { input: 2.5, output: 12, cached_input: 1.25 },
+      price: { ...GPT_4O, output: 12 },
       from: 'override',
     });
     expect(body.effective).toContainEqual({
       model: 'gpt-4o',
-      price: { input: 2.5, output: 10, cached_input: 1.25 },
+      price: GPT_4O,
       from: 'built_in',
     });
     // A configured provider's name is one too; a name no provider has is a model's own.
