@@ -2,7 +2,9 @@
 // each admitting and settling on its own): a model without a price is refused under a budget with a message
 // that says where to price it; priced through the API, the next request on every ingress is served and charged
 // its tokens at the new price; changed again, the charge follows; deleted, the model is refused again; the
-// unpriced default prices it then. A Viewer reads prices and cannot change them.
+// unpriced default prices it then. An override of one provider's model (`openai/gpt-4o`) changes the charge of
+// that provider's calls alone: Azure's calls of the same model stay at the built-in price. A Viewer reads prices
+// and cannot change them.
 import {
   type FakeOpenAi,
   type GatewayConfigInput,
@@ -20,11 +22,15 @@ const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const MODEL = 'gpt-house-model';
 /** The fake answers 11 prompt tokens (2 of them cached) and 7 completion tokens. */
 const costOf = (price: { input: number; output: number }) => (11 * price.input + 7 * price.output) / 1e6;
+/** gpt-4o's built-in price of that answer: 9 uncached prompt tokens at $2.50, 2 cached at $1.25, 7 out at $10. */
+const GPT_4O_LIST_COST = (9 * 2.5 + 2 * 1.25 + 7 * 10) / 1e6;
 
 function config(fake: FakeOpenAi): GatewayConfigInput {
   return {
     providers: {
       openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: fake.url, max_retries: 0 } },
+      // Azure OpenAI's deployments answer at paths of their own: the fake answers a chat there too.
+      azure: { keys: [{ value: 'azure-upstream' }], network_config: { base_url: fake.url, max_retries: 0 } },
     },
   };
 }
@@ -58,12 +64,12 @@ describe.each(MODES)('pricing (%s)', (_mode, start) => {
 
   const pricing = (method: string, path: string, body?: Json, headers = ADMIN) =>
     call(method, `${gateway.adminUrl}/api/pricing${path}`, body, headers);
-  const createKey = async () => {
+  const createKey = async (providers = ['openai']) => {
     const created = await post(
       `${gateway.adminUrl}/api/governance/virtual-keys`,
       {
         name: `budgeted-${Math.random().toString(36).slice(2)}`,
-        provider_configs: [{ provider: 'openai', allowed_models: ['*'] }],
+        provider_configs: providers.map((provider) => ({ provider, allowed_models: ['*'] })),
         budget: { max_limit: 100, reset_duration: '1d' },
       },
       { headers: ADMIN },
@@ -71,10 +77,10 @@ describe.each(MODES)('pricing (%s)', (_mode, start) => {
     expect(created.status).toBe(201);
     return created.body as { id: string; value: string };
   };
-  const chat = (url: string, key: string) =>
+  const chat = (url: string, key: string, model = `openai/${MODEL}`) =>
     post(
       `${url}/v1/chat/completions`,
-      { model: `openai/${MODEL}`, messages: [{ role: 'user', content: 'price me' }] },
+      { model, messages: [{ role: 'user', content: 'price me' }] },
       { headers: { authorization: `Bearer ${key}` } },
     );
   const spent = async (id: string): Promise<number> =>
@@ -96,8 +102,8 @@ describe.each(MODES)('pricing (%s)', (_mode, start) => {
    * answer), after the key's spend has taken it: an admission's reservation shows in the spend before its
    * settle replaces it, so the spend alone cannot tell when a request is settled.
    */
-  const chargeOf = async (url: string, key: { id: string; value: string }) => {
-    const answer = await chat(url, key.value);
+  const chargeOf = async (url: string, key: { id: string; value: string }, model?: string) => {
+    const answer = await chat(url, key.value, model);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     return (await recordOf(answer)).cost;
   };
@@ -168,6 +174,37 @@ describe.each(MODES)('pricing (%s)', (_mode, start) => {
       'the model refused once more',
       async (url) => (await chat(url, key.value)).status === 403,
     );
+    await spendMatchesRecords(key);
+  });
+
+  it("charges an override of one provider's model to that provider's calls alone", async () => {
+    const key = await createKey(['openai', 'azure']);
+    for (const url of gateway.urls) {
+      expect(await chargeOf(url, key, 'openai/gpt-4o')).toBeCloseTo(GPT_4O_LIST_COST, 12);
+      expect(await chargeOf(url, key, 'azure/gpt-4o')).toBeCloseTo(GPT_4O_LIST_COST, 12);
+    }
+    const price = { input: 1000, output: 2000 };
+    const put = await pricing('PUT', `/models/${encodeURIComponent('openai/gpt-4o')}`, price);
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toMatchObject({ model: 'openai/gpt-4o', provider: 'openai', override: price });
+    expect((await pricing('GET', '')).body.effective).toContainEqual({
+      model: 'openai/gpt-4o',
+      provider: 'openai',
+      price,
+      from: 'override',
+    });
+
+    await everyIngress(
+      "openai's price charged",
+      async (url) => Math.abs((await chargeOf(url, key, 'openai/gpt-4o')) - costOf(price)) < 1e-9,
+    );
+    for (const url of gateway.urls) {
+      expect(await chargeOf(url, key, 'openai/gpt-4o')).toBeCloseTo(costOf(price), 12);
+      expect(await chargeOf(url, key, 'azure/gpt-4o')).toBeCloseTo(GPT_4O_LIST_COST, 12);
+    }
+    // Both providers were asked for the model (Azure as its deployment).
+    expect(fake.requests.some((request) => request.path.includes('/openai/deployments/gpt-4o/'))).toBe(true);
+    expect((await pricing('DELETE', `/models/${encodeURIComponent('openai/gpt-4o')}`)).status).toBe(200);
     await spendMatchesRecords(key);
   });
 

@@ -347,6 +347,23 @@ export function runStoreContract(options: StoreContractOptions): void {
       );
     });
 
+    contractCase('gives a claim to its first holder until it expires, however many race for it', async () => {
+      const store = await open();
+      const [name, short] = [unique('claim'), unique('claim')];
+      const holders = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((holder) => store.claim(name, holder, 60_000)),
+      );
+      expect(new Set(holders).size).toBe(1);
+      const [first] = holders;
+      expect(await store.claim(name, first!, 60_000)).toBe(first);
+      expect(await store.claim(name, 'late', 60_000)).toBe(first);
+      expect(await store.claim(short, 'gone', 1)).toBe('gone');
+      await vi.waitFor(
+        async () => expect(await store.claim(short, 'next', 60_000)).toBe('next'),
+        DELIVERY_TIMEOUT_MS,
+      );
+    });
+
     contractCase('admits a reservation id once, also after it settled', async () => {
       const store = await open();
       const [budget, id] = [unique('budget'), unique('reservation')];
@@ -367,18 +384,20 @@ export function runStoreContract(options: StoreContractOptions): void {
       expect(await store.readReservation(id)).toBeUndefined();
     });
 
-    contractCase('counters and reservations outlive a reopen', async () => {
+    contractCase('counters, reservations and claims outlive a reopen', async () => {
       const first = await open();
-      const [key, id] = [unique('kept'), unique('reservation')];
+      const [key, id, claimed] = [unique('kept'), unique('reservation'), unique('claim')];
       await first.admit({
         required: [check(key, 10, 1, 3)],
         alternatives: [],
         reservation: { id, deadlineMs: 1, payload: 'p' },
       });
+      await first.claim(claimed, 'first', 60_000);
       await first.close();
       const second = await open();
       expect(await second.readCounters([key])).toEqual([3]);
       expect(await second.settleReservation({ id, adjustments: [] })).toBe(true);
+      expect(await second.claim(claimed, 'second', 60_000)).toBe('first');
     });
   });
 }

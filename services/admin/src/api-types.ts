@@ -172,13 +172,18 @@ export interface PricingView {
   overrides: Readonly<Record<string, ModelPrice>>;
   /** What a model without a price costs under a budget; null: such a request is refused. */
   unpriced_model_price: ModelPrice | null;
-  /** Every model built in or overridden, with the price charged for it and where that price comes from. */
-  effective: Array<{ model: string; price: ModelPrice; from: 'override' | 'built_in' }>;
+  /**
+   * Every model built in or overridden, with the price charged for it and where that price comes from; an
+   * override named `<provider>/<model>` of a known provider says which `provider`'s price of the model it is.
+   */
+  effective: Array<{ model: string; provider?: string; price: ModelPrice; from: 'override' | 'built_in' }>;
 }
 
 /** `GET|PUT|PATCH|DELETE /api/pricing/models/{model}`: one model as admission prices it. */
 export interface ModelPricing {
   model: string;
+  /** A name `<provider>/<model>` of a known provider: the provider it is priced for. */
+  provider?: string;
   /** Its own override (by this exact name). */
   override: ModelPrice | null;
   /** The built-in price its name resolves to (`gpt-4o` for `gpt-4o-2024-08-06`). */

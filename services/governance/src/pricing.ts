@@ -1,3 +1,8 @@
 // `@gw/governance/pricing`: the price catalog on its own (the admin's `/api/pricing` reads the built-in prices
 // and resolves names as admission does), without the governance core, its store and gRPC.
-export { BUILT_IN_PRICES, type ModelPrice, PriceCatalog } from './core/pricing.ts';
+export {
+  BUILT_IN_PRICES,
+  type ModelPrice,
+  PriceCatalog,
+  type ServedModel,
+} from './core/pricing.ts';

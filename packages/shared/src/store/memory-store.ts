@@ -39,6 +39,9 @@ export const STORE_FILE_NAME = 'store.json';
  */
 const MAX_CALL_REPORTS = 10_000;
 
+/** Claims kept at most (each is a batch charged, at most a few thousand a day). */
+const MAX_CLAIMS = 100_000;
+
 /** Changes are written at most this often, so a burst of writes costs one file write. */
 const SAVE_DELAY_MS = 200;
 
@@ -55,6 +58,7 @@ const storeFileSchema = z.object({
   reservations: z
     .array(z.object({ id: z.string(), deadlineMs: z.number(), payload: z.string() }))
     .default([]),
+  claims: z.array(z.object({ name: z.string(), holder: z.string(), expireAtMs: z.number() })).default([]),
 });
 
 type StoreFile = z.infer<typeof storeFileSchema>;
@@ -76,6 +80,8 @@ export class MemoryStore implements Store {
   private readonly reservations = new Map<string, { deadlineMs: number; payload: string }>();
   /** Reports of routed calls by request id, until they expire (the 10,000 latest requests at most). */
   private readonly callReports = new Map<string, { expireAtMs: number; reports: string[] }>();
+  /** Claims (`claim`): their holder and until when they hold (kept in the data directory: a charge is once). */
+  private readonly claims = new Map<string, { holder: string; expireAtMs: number }>();
   /** Ids of settled reservations and until when they are remembered (a late admission counts nothing). */
   private readonly settled = new Map<string, number>();
   private readonly subscriptions = new Map<string, Set<Subscription>>();
@@ -213,6 +219,23 @@ export class MemoryStore implements Store {
     if (kept.expireAtMs > Date.now()) return [...kept.reports];
     this.callReports.delete(requestId);
     return [];
+  }
+
+  async claim(name: string, holder: string, ttlMs: number): Promise<string> {
+    this.assertOpen();
+    const nowMs = Date.now();
+    const held = this.claims.get(name);
+    if (held && held.expireAtMs > nowMs) return held.holder;
+    if (!held && this.claims.size >= MAX_CLAIMS) this.forgetExpiredClaims(nowMs);
+    this.claims.set(name, { holder, expireAtMs: nowMs + ttlMs });
+    this.scheduleSave();
+    return holder;
+  }
+
+  /** Drops expired claims; past MAX_CLAIMS live ones, the oldest too (bounded, as in Redis by its memory). */
+  private forgetExpiredClaims(nowMs: number): void {
+    for (const [name, claim] of this.claims) if (claim.expireAtMs <= nowMs) this.claims.delete(name);
+    while (this.claims.size >= MAX_CLAIMS) this.claims.delete(this.claims.keys().next().value!);
   }
 
   async readCounters(keys: string[]): Promise<number[]> {
@@ -357,7 +380,10 @@ export class MemoryStore implements Store {
       (counter) => counter.expireAtMs > nowMs,
     );
     const reservations = Array.from(this.reservations, ([id, reservation]) => ({ id, ...reservation }));
-    return { version: 1, documents, counters, reservations };
+    const claims = Array.from(this.claims, ([name, claim]) => ({ name, ...claim })).filter(
+      (claim) => claim.expireAtMs > nowMs,
+    );
+    return { version: 1, documents, counters, reservations, claims };
   }
 
   private load(file: StoreFile): void {
@@ -375,6 +401,9 @@ export class MemoryStore implements Store {
     }
     for (const { id, deadlineMs, payload } of file.reservations)
       this.reservations.set(id, { deadlineMs, payload });
+    for (const { name, holder, expireAtMs } of file.claims) {
+      if (expireAtMs > nowMs) this.claims.set(name, { holder, expireAtMs });
+    }
   }
 }
 

@@ -40,7 +40,8 @@ export interface RedisStoreOptions {
  * The cluster-mode Store, on one Redis, a Redis Cluster or a Sentinel-watched master (REDIS_URL). Documents
  * are one hash per collection (`<prefix>doc:<collection>`, JSON text), counters of admission are
  * `<prefix>{gov}counter:…` with an expiry (with the reservations, in the one slot of `{gov}`), the routers' reports
- * of a request's calls are a list `<prefix>calls:<request id>` with an expiry, pub/sub channels
+ * of a request's calls are a list `<prefix>calls:<request id>` with an expiry, claims are `<prefix>claim:<name>`
+ * with an expiry, pub/sub channels
  * are `<prefix>channel:<name>` with their message counts at `<prefix>changes:<name>` (redis-channels.ts).
  */
 export class RedisStore implements Store {
@@ -161,6 +162,12 @@ export class RedisStore implements Store {
     return this.connection.lrange(this.callReportsKey(requestId), 0, -1);
   }
 
+  async claim(name: string, holder: string, ttlMs: number): Promise<string> {
+    // One command: set when absent, and the holder it found otherwise (NX with GET: Redis 7).
+    const found = await this.connection.set(this.claimKey(name), holder, 'PX', ttlMs, 'NX', 'GET');
+    return found ?? holder;
+  }
+
   async readCounters(keys: string[]): Promise<number[]> {
     if (keys.length === 0) return [];
     const values = await this.connection.mget(...keys.map((key) => this.counterKey(key)));
@@ -239,6 +246,11 @@ export class RedisStore implements Store {
   /** A request's call reports: a list, not in `{gov}` (read by the sweeper only, never inside a script). */
   private callReportsKey(requestId: string): string {
     return `${this.prefix}calls:${requestId}`;
+  }
+
+  /** A claim (`claim`): a string with an expiry, not in `{gov}` (never read inside a script). */
+  private claimKey(name: string): string {
+    return `${this.prefix}claim:${name}`;
   }
 
   private epochKey(): string {

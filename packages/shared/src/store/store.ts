@@ -39,6 +39,12 @@ export interface Store extends AsyncDisposable {
   readCallReports(requestId: string): Promise<string[]>;
   /** Current values of counters; 0 for a counter that does not exist. */
   readCounters(keys: string[]): Promise<number[]>;
+  /**
+   * Claims `name` for `holder` when no one holds it, atomically, for `ttlMs`; answers who holds it now (`holder`
+   * when this call claimed it, or it held it already). What happens once however many processes race for it (a
+   * batch charged at its first read).
+   */
+  claim(name: string, holder: string, ttlMs: number): Promise<string>;
 
   /**
    * Publishes to every subscriber of the channel, in this process and (Redis) in every other one. Each

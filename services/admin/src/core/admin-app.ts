@@ -108,7 +108,10 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createMcpAdmin({ ...dependencies.mcp, outbound }),
     ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
     ...createConfigAdmin(dependencies.systemConfig),
-    ...createPricingAdmin(dependencies.systemConfig),
+    ...createPricingAdmin({
+      ...dependencies.systemConfig,
+      providerNames: async () => (await router.listProviders()).map((provider) => String(provider['name'])),
+    }),
     ...createGuardrailsAdmin({ ...dependencies.guardrails, outbound }),
     ...createCacheAdmin(dependencies.cache ?? {}),
     ...createAlertsAdmin({ ...dependencies.alerts, outbound }),

@@ -61,20 +61,25 @@ function roughTokens(messages: DryRunRequest['messages']): number {
   return tokens;
 }
 
+/** The model of a pass-through call that names none (files, batches): authorized as every model of the provider. */
+const ANY_MODEL = '*';
+
 /** Fewer completion tokens than this are no useful answer: a strict request is refused rather than cut so short. */
 const MIN_CAPPED_COMPLETION_TOKENS = 16;
 
 /**
  * A budget only holds if what it pays for has a price: a request under a budget for a model without one is
  * refused (unless the unpriced default says what such models cost) instead of being served for nothing. The
- * refusal says where an operator prices it: the admin API and the console's Pricing page (docs/pricing.md).
+ * refusal says where an operator prices it: the admin API and the console's Pricing page (docs/pricing.md). A
+ * pass-through call that names no model (`*`: files, batches) has none to price: what it is charged is read from
+ * its answer (a completed batch's usage, priced by the model the batch ran).
  */
 function assertPriced(checks: AdmissionChecks, targets: ConfiguredTarget[], prices: PriceCatalog): void {
   const budgeted = [checks.required, ...checks.alternatives].some((group) =>
     group.some(({ meaning }) => meaning.kind === 'budget'),
   );
   if (!budgeted) return;
-  const unpriced = targets.find((target) => !prices.price(target.model));
+  const unpriced = targets.find((target) => target.model !== ANY_MODEL && !prices.price(target));
   if (!unpriced) return;
   throw new GatewayError({
     type: 'model_not_allowed',
@@ -275,7 +280,7 @@ export class AdmissionCore implements Admission {
     const strict = settings.strict_budgets;
     const reserve = Math.max(
       ...targets.map((target) =>
-        this.prices.worstCaseMicros(target.model, promptTokens, completionTokens * choices),
+        this.prices.worstCaseMicros(target, promptTokens, completionTokens * choices),
       ),
     );
     const checks = admissionChecks({
@@ -331,7 +336,8 @@ export class AdmissionCore implements Admission {
 
   /**
    * Completion tokens per choice the failing budget of a refused strict admission still buys after the
-   * prompt, at the dearest of the plan's models; 0 when the refusal was not a budget's.
+   * prompt, at the dearest of the plan's models as admission reserves them (`reserveRates`); 0 when the refusal
+   * was not a budget's.
    */
   private affordableCompletionTokens(
     refused: {
@@ -349,9 +355,9 @@ export class AdmissionCore implements Admission {
     ];
     if (failing?.meaning.kind !== 'budget') return 0;
     const room = failing.check.limit - failed.current;
-    const prices = targets.map((target) => this.prices.price(target.model));
-    const promptCost = Math.max(...prices.map((price) => (price?.input ?? 0) * promptTokens));
-    const outputPrice = Math.max(...prices.map((price) => price?.output ?? 0));
+    const rates = targets.map((target) => this.prices.reserveRates(target, promptTokens));
+    const promptCost = Math.max(...rates.map((rate) => rate?.fixed ?? 0));
+    const outputPrice = Math.max(...rates.map((rate) => rate?.perCompletionToken ?? 0));
     if (outputPrice === 0) return 0;
     return Math.max(0, Math.floor((room - promptCost) / (outputPrice * choices)));
   }

@@ -1,4 +1,4 @@
-import type { ModelPrice, PriceTier } from '@gw/shared';
+import { type BatchPrices, batchPricesSchema, type ModelPrice, type PriceTier } from '@gw/shared';
 
 /** A provider's list prices as gw ships them, with where they were read and when. */
 export interface PriceList {
@@ -27,6 +27,29 @@ const SONNET_4_LONG_CONTEXT: PriceTier = {
   cache_write_1h_input: 12,
 };
 
+/** Every price of a kind of token (what a batch bills at its own price), as the batch schema names them. */
+const TOKEN_PRICE_FIELDS = batchPricesSchema.keyof().options;
+
+/**
+ * The models of a list with their batch prices: half of each of their token prices, as OpenAI's Batch API and
+ * Anthropic's Message Batches API bill every kind of token, cache reads and writes included ("50% of standard
+ * prices": checked 2026-12-02 against Anthropic's batch-processing page and pages quoting OpenAI's, whose own
+ * page was not reachable from here). Generated from the list price, so a price changed here changes its batch
+ * price with it.
+ */
+function withBatchPrices(prices: Record<string, ModelPrice>): Record<string, ModelPrice> {
+  return Object.fromEntries(
+    Object.entries(prices).map(([model, price]) => {
+      const batch: BatchPrices = { input: price.input / 2, output: price.output / 2 };
+      for (const field of TOKEN_PRICE_FIELDS) {
+        const listed = price[field];
+        if (listed !== undefined) batch[field] = listed / 2;
+      }
+      return [model, { ...price, batch }];
+    }),
+  );
+}
+
 /**
  * Built-in list prices (USD per million tokens) of the models of the eleven providers, by their base names, one
  * list per provider with where it was read; dated, versioned and region-prefixed names resolve to them
@@ -36,7 +59,7 @@ const SONNET_4_LONG_CONTEXT: PriceTier = {
  *
  * `as_of` is the day a list was last checked in this repository (its git history: the catalog was written on
  * 2026-11-23), not a promise that the provider's page still says so: an operator who finds a price changed
- * overrides it.
+ * overrides it. The chat models of OpenAI and Anthropic carry their batch prices (`withBatchPrices`).
  */
 export const PRICE_LISTS: readonly PriceList[] = [
   {
@@ -45,31 +68,45 @@ export const PRICE_LISTS: readonly PriceList[] = [
     source: 'OpenAI API pricing, https://openai.com/api/pricing',
     as_of: '2026-11-23',
     prices: {
-      'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
-      'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
-      'chatgpt-4o-latest': { input: 5, output: 15 },
-      'gpt-4-turbo': { input: 10, output: 30 },
-      'gpt-4': { input: 30, output: 60 },
-      'gpt-4-32k': { input: 60, output: 120 },
-      'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
-      'gpt-3.5-turbo-instruct': { input: 1.5, output: 2 },
-      'gpt-4.1': { input: 2, output: 8, cached_input: 0.5 },
-      'gpt-4.1-mini': { input: 0.4, output: 1.6, cached_input: 0.1 },
-      'gpt-4.1-nano': { input: 0.1, output: 0.4, cached_input: 0.025 },
-      'gpt-4.5-preview': { input: 75, output: 150, cached_input: 37.5 },
-      'gpt-5': { input: 1.25, output: 10, cached_input: 0.125 },
-      'gpt-5-mini': { input: 0.25, output: 2, cached_input: 0.025 },
-      'gpt-5-nano': { input: 0.05, output: 0.4, cached_input: 0.005 },
-      o1: { input: 15, output: 60, cached_input: 7.5 },
-      'o1-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
-      'o1-pro': { input: 150, output: 600 },
-      o3: { input: 2, output: 8, cached_input: 0.5 },
-      'o3-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
-      'o3-pro': { input: 20, output: 80 },
-      'o4-mini': { input: 1.1, output: 4.4, cached_input: 0.275 },
+      ...withBatchPrices({
+        'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
+        'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
+        'chatgpt-4o-latest': { input: 5, output: 15 },
+        'gpt-4-turbo': { input: 10, output: 30 },
+        'gpt-4': { input: 30, output: 60 },
+        'gpt-4-32k': { input: 60, output: 120 },
+        'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
+        'gpt-3.5-turbo-instruct': { input: 1.5, output: 2 },
+        'gpt-4.1': { input: 2, output: 8, cached_input: 0.5 },
+        'gpt-4.1-mini': { input: 0.4, output: 1.6, cached_input: 0.1 },
+        'gpt-4.1-nano': { input: 0.1, output: 0.4, cached_input: 0.025 },
+        'gpt-4.5-preview': { input: 75, output: 150, cached_input: 37.5 },
+        'gpt-5': { input: 1.25, output: 10, cached_input: 0.125 },
+        'gpt-5-mini': { input: 0.25, output: 2, cached_input: 0.025 },
+        'gpt-5-nano': { input: 0.05, output: 0.4, cached_input: 0.005 },
+        o1: { input: 15, output: 60, cached_input: 7.5 },
+        'o1-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
+        'o1-pro': { input: 150, output: 600 },
+        o3: { input: 2, output: 8, cached_input: 0.5 },
+        'o3-mini': { input: 1.1, output: 4.4, cached_input: 0.55 },
+        'o3-pro': { input: 20, output: 80 },
+        'o4-mini': { input: 1.1, output: 4.4, cached_input: 0.275 },
+      }),
       'text-embedding-3-small': { input: 0.02, output: 0 },
       'text-embedding-3-large': { input: 0.13, output: 0 },
       'text-embedding-ada-002': { input: 0.1, output: 0 },
+      // Images, speech and transcription, added 2026-12-02 from the figures of OpenAI's pricing page as pages
+      // quoting it give them (OpenAI's own page was not reachable from here). gpt-image-1 bills tokens: text in
+      // $5, cached $1.25, image in $10, image out $40 (its output is images). DALL·E bills per image: the price
+      // of a standard 1024×1024 one (DALL·E 3's HD and larger sizes cost $0.08 to $0.12: an operator whose calls
+      // make those raises the price with an override). Whisper bills $0.006 a minute of audio, TTS $15 (HD $30) a million
+      // characters.
+      'gpt-image-1': { input: 5, output: 40, cached_input: 1.25, image_input: 10, image_output: 40 },
+      'dall-e-3': { input: 0, output: 0, per_image: 0.04 },
+      'dall-e-2': { input: 0, output: 0, per_image: 0.02 },
+      'whisper-1': { input: 0, output: 0, per_audio_second: 0.0001 },
+      'tts-1': { input: 0, output: 0, per_million_characters: 15 },
+      'tts-1-hd': { input: 0, output: 0, per_million_characters: 30 },
     },
   },
   {
@@ -77,7 +114,7 @@ export const PRICE_LISTS: readonly PriceList[] = [
     provider: 'anthropic',
     source: 'Anthropic API pricing, https://www.anthropic.com/pricing#api',
     as_of: '2026-11-23',
-    prices: {
+    prices: withBatchPrices({
       'claude-opus-4-1': {
         input: 15,
         output: 75,
@@ -151,7 +188,7 @@ export const PRICE_LISTS: readonly PriceList[] = [
         cache_write_input: 0.3,
         cache_write_1h_input: 0.5,
       },
-    },
+    }),
   },
   {
     // Google Gemini (AI Studio and Vertex). Gemini 2.5 Pro bills a prompt of more than 200k tokens (cached

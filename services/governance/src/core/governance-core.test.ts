@@ -189,6 +189,53 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     expect(keyUsage.usage[0]!.entries[0]!.used).toBe(0.0003);
   });
 
+  it("charges a completed batch's usage once, at its model's batch prices as its provider serves it", async () => {
+    const { core, createKey, request } = await setup(create, {
+      governance: {
+        pricing: {
+          'gpt-b': { input: 2, output: 8, cached_input: 1, batch: { input: 1, output: 4 } },
+          // Azure's own price of the model, without batch prices: its list prices then.
+          'azure/gpt-b': { input: 3, output: 12 },
+        },
+      },
+    });
+    const key = await createKey({
+      name: 'batches',
+      provider_configs: [...openaiOnly, { provider: 'azure', allowed_models: ['*'] }],
+      budget: { max_limit: 1, reset_duration: '1d' },
+    });
+    const used = async () =>
+      (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })).usage[0]!.entries[0]!
+        .used;
+    /** A GET of a batch object: a call that names no model, settled with the completed batch's usage. */
+    const readBatch = async (provider: string, id: string) => {
+      const plan = await core.authorize(request(key.value, { targets: [{ provider, model: '*' }] }));
+      return core.settle({
+        requestId: randomUUID(),
+        settlement: plan.settlement!,
+        provider,
+        model: '*',
+        usage: {
+          ...usage(10_000, 1_000),
+          prompt_tokens_details: { cached_tokens: 2_000 },
+          batch: { id, model: 'gpt-b-2025-01-01' },
+        },
+      });
+    };
+    // 8,000 × $1 + 2,000 cached at the batch's input (it lists no cached price) + 1,000 × $4.
+    expect(await readBatch('openai', 'batch_1')).toMatchObject({ cost: 0.014 });
+    expect(await used()).toBeCloseTo(0.014, 9);
+    // Read again (polled after it completed, by this key or another): nothing more.
+    expect(await readBatch('openai', 'batch_1')).toEqual({
+      cost: 0,
+      cost_breakdown: { input: 0, cached_input: 0, cache_write: 0, output: 0, reasoning: 0 },
+    });
+    expect(await used()).toBeCloseTo(0.014, 9);
+    // Azure's batch of that id is another batch, at Azure's own price of the model: 10,000 × $3 + 1,000 × $12.
+    expect(await readBatch('azure', 'batch_1')).toMatchObject({ cost: 0.042 });
+    expect(await used()).toBeCloseTo(0.056, 9);
+  });
+
   it('bounds a default budget under 200 concurrent requests: admitted ones reserve what they are expected to cost', async () => {
     // A request costs $0.018 (18 tokens at $1,000 per million) and is expected to (10 prompt + 8 completion).
     const { core, createKey, request } = await setup(create, {
@@ -250,6 +297,49 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     });
     const keyUsage = await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id });
     expect(keyUsage.usage[0]!.entries[0]!.used).toBeLessThanOrEqual(0.1);
+  });
+
+  it('reserves an audio answer at its audio prices, never under what it is charged', async () => {
+    const { core, createKey, request } = await setup(create, {
+      strict: true,
+      governance: {
+        pricing: { 'gpt-audio-test': { input: 2.5, output: 10, audio_input: 40, audio_output: 80 } },
+      },
+    });
+    const key = await createKey({
+      name: 'spoken',
+      provider_configs: openaiOnly,
+      budget: { max_limit: 0.08, reset_duration: '1d' },
+    });
+    const used = async () =>
+      (await core.manage({ action: 'usage', collection: 'virtual-keys', id: key.id })).usage[0]!.entries[0]!
+        .used;
+    const ask = (maxCompletionTokens: number) =>
+      core.authorize(
+        request(key.value, {
+          targets: [{ provider: 'openai', model: 'gpt-audio-test' }],
+          estimate: { promptTokens: 1_000, maxCompletionTokens },
+        }),
+      );
+    // Spoken in and out: 1,000 × $40 + 501 × $80 is over the $0.08 budget (at the text prices it was $0.0075).
+    expect(await rejection(ask(501))).toMatchObject({ type: 'budget_exceeded' });
+    const plan = await ask(500);
+    const reserved = await used();
+    expect(reserved).toBeCloseTo(0.08, 9);
+    await core.settle({
+      requestId: 'spoken',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-audio-test',
+      usage: {
+        ...usage(1_000, 500),
+        prompt_tokens_details: { audio_tokens: 1_000 },
+        completion_tokens_details: { audio_tokens: 500 },
+      },
+    });
+    const charged = await used();
+    expect(charged).toBeCloseTo(0.08, 9);
+    expect(reserved).toBeGreaterThanOrEqual(charged);
   });
 
   it('serves a strict request without max_tokens with the max_tokens the budget left buys', async () => {

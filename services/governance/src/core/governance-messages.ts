@@ -18,11 +18,26 @@ const usageSchema = z.looseObject({
       cache_write_tokens: count.optional(),
       cache_write_1h_tokens: count.optional(),
       audio_tokens: count.optional(),
+      image_tokens: count.optional(),
     })
     .optional(),
   completion_tokens_details: z
-    .looseObject({ reasoning_tokens: count.optional(), audio_tokens: count.optional() })
+    .looseObject({
+      reasoning_tokens: count.optional(),
+      audio_tokens: count.optional(),
+      image_tokens: count.optional(),
+    })
     .optional(),
+  // Seconds of audio are not whole.
+  units: z
+    .looseObject({
+      images: count.optional(),
+      audio_seconds: z.number().nonnegative().optional(),
+      characters: count.optional(),
+    })
+    .optional(),
+  /** A batch's usage: its id (charged once) and the model whose batch prices it is charged at. */
+  batch: z.looseObject({ id: z.string().min(1).max(256), model: z.string().min(1).max(256) }).optional(),
 });
 
 export const planTargetSchema = z.object({
@@ -144,8 +159,8 @@ const usd = z.number().nonnegative();
 
 /**
  * What a charge was billed for, in US dollars: uncached input, input read from and written to the prompt cache,
- * output, and audio in and out (present when the call had a price for it), which sum to the charge; `reasoning`
- * is the part of `output` spent reasoning (not added to it).
+ * output, audio and image tokens in and out and what is priced per call and unit (each present when the call was
+ * charged for it), which sum to the charge; `reasoning` is the part of `output` spent reasoning (not added to it).
  */
 export const costBreakdownSchema = z.object({
   input: usd,

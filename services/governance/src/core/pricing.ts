@@ -1,6 +1,6 @@
 import { fixed, type Live, type ModelPrice, type Usage } from '@gw/shared';
 import { PRICE_LISTS } from './built-in-prices.ts';
-import { type CostMicros, NO_COST, pricesFor, priceUsage } from './cost-parts.ts';
+import { type CostMicros, dearestTokenPrices, NO_COST, pricesFor, priceUsage } from './cost-parts.ts';
 
 export type { ModelPrice } from '@gw/shared';
 
@@ -36,8 +36,18 @@ export function modelNameCandidates(model: string): string[] {
   return candidates;
 }
 
-/** Most resolved model names kept per table (names come from requests: bounded). */
+/** Most resolved names kept per table (models and providers come from requests: bounded). */
 const RESOLVED_LIMIT = 10_000;
+
+/**
+ * A model as a call is served: the provider that serves it (the target's provider name: `azure`, `openai`, a
+ * custom provider's own) and the model's name. Empty when no provider is known (a bare name asked of the admin
+ * API, a request that reached none): only the plain names apply then.
+ */
+export interface ServedModel {
+  provider: string;
+  model: string;
+}
 
 /** A built-in price with the list it comes from (`GET /api/pricing`). */
 export interface BuiltInPrice {
@@ -55,10 +65,12 @@ export const BUILT_IN_PRICES: readonly BuiltInPrice[] = PRICE_LISTS.flatMap(({ p
 
 /** How a model's price was found: the name it is priced under, and whether an override or the catalog said. */
 export interface PriceResolution {
-  /** The name the price is kept under (`gpt-4o` for `gpt-4o-2024-08-06`). */
+  /** The name the price is kept under (`gpt-4o` for `gpt-4o-2024-08-06`, `azure/gpt-4o` for Azure's). */
   name: string;
   price: ModelPrice;
   from: 'override' | 'built_in';
+  /** The provider an override named `provider/model` prices the model for, when that one was found. */
+  provider?: string;
 }
 
 const BUILT_IN_TABLE: ReadonlyMap<string, PriceResolution> = new Map(
@@ -80,21 +92,37 @@ class PriceTable {
     }
   }
 
-  resolve(model: string): PriceResolution | undefined {
-    let found = this.resolved.get(model);
+  resolve(served: ServedModel): PriceResolution | undefined {
+    // The provider's length first: no provider and model can spell another pair's key.
+    const key = `${served.provider.length}:${served.provider}/${served.model}`;
+    let found = this.resolved.get(key);
     if (found === undefined) {
-      found = null;
-      for (const name of modelNameCandidates(model)) {
-        const entry = this.entries.get(name);
-        if (entry) {
-          found = entry;
-          break;
-        }
-      }
+      found = this.lookUp(served) ?? null;
       if (this.resolved.size >= RESOLVED_LIMIT) this.resolved.clear();
-      this.resolved.set(model, found);
+      this.resolved.set(key, found);
     }
     return found ?? undefined;
+  }
+
+  /**
+   * The provider's own override under any of the model's names (`azure/gpt-4o` for Azure's
+   * `gpt-4o-2024-08-06`), then the plain names, overrides and built-in prices alike. Built-in names hold no
+   * `/`, so a provider's name finds overrides only; a plain name with a `/` (`meta-llama/llama-3.1-8b`) is
+   * found as the model's own name, whoever serves it.
+   */
+  private lookUp({ provider, model }: ServedModel): PriceResolution | undefined {
+    const names = modelNameCandidates(model);
+    if (provider !== '') {
+      for (const name of names) {
+        const entry = this.entries.get(`${provider}/${name}`);
+        if (entry) return { ...entry, provider };
+      }
+    }
+    for (const name of names) {
+      const entry = this.entries.get(name);
+      if (entry) return entry;
+    }
+    return undefined;
   }
 }
 
@@ -111,7 +139,8 @@ export interface PriceSources {
 /**
  * What models cost: the built-in list prices under the operator's overrides, and the unpriced default. Both
  * are read at each use from the live settings, so a price changed through the API applies to the next request;
- * routing (`lowest_cost`, context windows), admission and settlement all read one catalog.
+ * routing (`lowest_cost`, context windows), admission and settlement all read one catalog. A model is priced as
+ * the provider that serves it is charged for it: an override `provider/model` comes before the model's own.
  */
 export class PriceCatalog {
   private readonly overrides: Live<Readonly<Record<string, ModelPrice>>>;
@@ -132,14 +161,14 @@ export class PriceCatalog {
     return this.table.prices;
   }
 
-  /** How a model is priced under any of its names, override or built-in; undefined when neither knows it. */
-  resolve(model: string): PriceResolution | undefined {
-    return this.prices().resolve(model);
+  /** How a served model is priced under any of its names, override or built-in; undefined when neither knows it. */
+  resolve(served: ServedModel): PriceResolution | undefined {
+    return this.prices().resolve(served);
   }
 
-  /** The list price of a model under any of its names (an override or built in); undefined when it has none. */
-  listPrice(model: string): ModelPrice | undefined {
-    return this.resolve(model)?.price;
+  /** The list price of a served model under any of its names (an override or built in); undefined without one. */
+  listPrice(served: ServedModel): ModelPrice | undefined {
+    return this.resolve(served)?.price;
   }
 
   /** What a model without a price costs, when the operator said. */
@@ -147,34 +176,51 @@ export class PriceCatalog {
     return this.settings.current().unpriced_model_price;
   }
 
-  /** The price charged for a model: its list price, else the configured price of unpriced models. */
-  price(model: string): ModelPrice | undefined {
-    return this.listPrice(model) ?? this.unpriced();
+  /** The price charged for a served model: its list price, else the configured price of unpriced models. */
+  price(served: ServedModel): ModelPrice | undefined {
+    return this.listPrice(served) ?? this.unpriced();
   }
 
   /**
    * What a call cost in micro-USD (integers: budgets are INCRBY counters), by what it was billed for
-   * (`priceUsage`: the parts sum to the total); nothing for a model without a price.
+   * (`priceUsage`: the parts sum to the total); nothing for a model without a price. A batch's usage is priced
+   * by the model it names (`usage.batch.model`: the call that read it names none), as its provider serves it.
    */
-  cost(model: string, usage: Usage): CostMicros {
-    const price = this.price(model);
+  cost(served: ServedModel, usage: Usage): CostMicros {
+    const model = usage.batch?.model ?? served.model;
+    const price = this.price({ provider: served.provider, model });
     return price ? priceUsage(price, usage, this.random) : NO_COST;
   }
 
   /** The total of `cost`, in micro-USD. */
-  costMicros(model: string, usage: Usage): number {
-    return this.cost(model, usage).total;
+  costMicros(served: ServedModel, usage: Usage): number {
+    return this.cost(served, usage).total;
   }
 
   /**
-   * The most a request can cost: every prompt token uncached and every allowed completion token used, at its
-   * long-context tier's prices when the prompt is longer than the tier's threshold (as `cost` will price it).
+   * What admission reserves of a request, in micro-USD: `fixed` for its prompt and its call, and
+   * `perCompletionToken` for each completion token it may use. Every token at the dearest price it can be billed
+   * at (`dearestTokenPrices`: an audio answer is billed above text), at the long-context tier's prices when the
+   * prompt is longer than the tier's threshold (as `cost` will price it), and the price per call; what is priced
+   * per image, second or character is not known before the answer. Undefined for a model without a price.
    */
-  worstCaseMicros(model: string, promptTokens: number, maxCompletionTokens: number): number {
-    const price = this.price(model);
-    if (!price) return 0;
-    const prices = pricesFor(price, promptTokens);
-    return Math.ceil(promptTokens * prices.input + maxCompletionTokens * prices.output);
+  reserveRates(
+    served: ServedModel,
+    promptTokens: number,
+  ): { fixed: number; perCompletionToken: number } | undefined {
+    const price = this.price(served);
+    if (!price) return undefined;
+    const dearest = dearestTokenPrices(pricesFor(price, promptTokens));
+    return {
+      fixed: promptTokens * dearest.prompt + (price.per_request ?? 0) * 1_000_000,
+      perCompletionToken: dearest.completion,
+    };
+  }
+
+  /** The most a request can cost (`reserveRates`): its prompt and every allowed completion token used. */
+  worstCaseMicros(served: ServedModel, promptTokens: number, maxCompletionTokens: number): number {
+    const rates = this.reserveRates(served, promptTokens);
+    return rates ? Math.ceil(rates.fixed + maxCompletionTokens * rates.perCompletionToken) : 0;
   }
 }
 

@@ -19,6 +19,12 @@ const REMEMBERED_RESERVATIONS = 50_000;
 const RELEASE_INTERVAL_MS = 1_000;
 
 /**
+ * How long a batch's charge is remembered: its completed batch object read again within it (a client polling
+ * it, a dashboard, a job run again) is charged nothing.
+ */
+const BATCH_CHARGE_TTL_MS = 7 * 24 * 3_600_000;
+
+/**
  * What a process knows of the reservations it admitted, and their settles: the plans it stored (so a settle
  * here reads nothing back), the admissions whose answer was lost (released once the store answers again), and
  * the settles running here (a retry racing its first try shares it). The store holds the truth: a settle
@@ -88,17 +94,42 @@ export class Reservations {
       'plan' in stored ? stored.plan : settlementPlanSchema.parse(JSON.parse(stored.payload));
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
-    const { adjustments, charged } = settlementAdjustments({ ...request, settlement }, this.prices);
+    const charging = await this.withoutChargedBatches({ ...request, settlement });
+    const { adjustments, charged } = settlementAdjustments(charging, this.prices);
     const applied = await this.store.settleReservation({ id, adjustments });
     // Settled already (by the sweeper, or another settle of it): as a read would have found nothing.
     if (!applied && remembered) throw unsettled();
     if (applied && request.provider) {
       this.metrics?.cost.inc(
-        { provider: request.provider, model: modelLabel(request.model) },
-        this.prices.costMicros(request.model, request.usage) / 1_000_000,
+        { provider: request.provider, model: modelLabel(request.usage.batch?.model ?? request.model) },
+        this.prices.costMicros(charging, charging.usage) / 1_000_000,
       );
     }
     return { cost: charged.total / 1_000_000, cost_breakdown: costBreakdown(charged) };
+  }
+
+  /**
+   * The request with the usage of each batch charged before taken out (docs/pricing.md "Batches"): a batch's
+   * usage comes with every read of its completed batch object, and is charged at the first one only, whichever
+   * process settles it. The claim is the reservation's, so a retry of this settle still charges it.
+   */
+  private async withoutChargedBatches(request: SettleRequest): Promise<SettleRequest> {
+    const holder = request.settlement.reservationId;
+    const uncharged = async <Call extends Pick<SettleRequest, 'provider' | 'usage'>>(call: Call) => {
+      const batch = call.usage.batch;
+      if (!batch) return call;
+      const claimed = await this.store.claim(
+        `batch:${call.provider}:${batch.id}`,
+        holder,
+        BATCH_CHARGE_TTL_MS,
+      );
+      return claimed === holder ? call : { ...call, usage: EMPTY_USAGE };
+    };
+    const [answer, calls] = await Promise.all([
+      uncharged(request),
+      Promise.all((request.calls ?? []).map(uncharged)),
+    ]);
+    return request.calls ? { ...answer, calls } : answer;
   }
 
   /**

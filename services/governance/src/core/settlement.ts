@@ -1,7 +1,7 @@
 import { type CallReport, callReportSchema, EMPTY_USAGE, type Logger } from '@gw/shared';
 import type { CounterAdjustment, Store } from '@gw/shared/store';
 import type { AdmissionCheck, AdmissionChecks } from './admission-checks.ts';
-import { type CostMicros, NO_COST } from './cost-parts.ts';
+import { addCosts, type CostMicros, NO_COST } from './cost-parts.ts';
 import { settlementPlanSchema } from './governance-messages.ts';
 import type { SettlementCounter, SettlementPlan, SettleRequest } from './governance-service.ts';
 import type { ConfiguredTarget } from './plan-targets.ts';
@@ -69,19 +69,6 @@ export function settlementPlan(options: {
   };
 }
 
-/** Two charges' parts added up, each part apart. */
-function addCosts(a: CostMicros, b: CostMicros): CostMicros {
-  return {
-    total: a.total + b.total,
-    input: a.input + b.input,
-    cached_input: a.cached_input + b.cached_input,
-    cache_write: a.cache_write + b.cache_write,
-    output: a.output + b.output,
-    audio: a.audio + b.audio,
-    reasoning: a.reasoning + b.reasoning,
-  };
-}
-
 /**
  * What a finished request changes on each counter: its real cost or tokens, less what admission reserved.
  * The key's and owners' counters are charged whatever provider served; a provider config's only for the calls
@@ -98,7 +85,7 @@ export function settlementAdjustments(
   const plan = request.settlement;
   // The answer and every side call (a cache lookup's embedding), each priced by its own model.
   const charges = [request, ...(request.calls ?? [])].map((call) => {
-    const parts = prices.cost(call.model, call.usage);
+    const parts = prices.cost(call, call.usage);
     return { provider: call.provider, cost: parts.total, parts, tokens: call.usage.total_tokens };
   });
   const charged = charges.reduce((total, charge) => addCosts(total, charge.parts), NO_COST);

@@ -12,14 +12,22 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
 
-async function setup() {
+async function setup(providerNames?: () => Promise<readonly string[]>) {
   const store = await MemoryStore.open();
   stores.push(store);
   const settings = LiveSettings.of(
     parseGatewayConfig({ governance: { pricing: { 'from-file': { input: 1, output: 2 } } } }),
   );
-  return { store, settings, admin: routeCaller(createPricingAdmin({ store, settings })) };
+  return { store, settings, admin: routeCaller(createPricingAdmin({ store, settings, providerNames })) };
 }
+
+/** gpt-4o's built-in price, its batch prices (half) included. */
+const GPT_4O = {
+  input: 2.5,
+  output: 10,
+  cached_input: 1.25,
+  batch: { input: 1.25, output: 5, cached_input: 0.625 },
+};
 
 const refusal = async (answer: Promise<unknown>) => {
   const error = await answer.then(
@@ -39,7 +47,7 @@ describe('pricing admin', () => {
       provider: 'openai',
       source: expect.stringContaining('openai.com'),
       as_of: '2026-11-23',
-      price: { input: 2.5, output: 10, cached_input: 1.25 },
+      price: GPT_4O,
     });
     expect(body.overrides).toEqual({ 'from-file': { input: 1, output: 2 } });
     expect(body.unpriced_model_price).toBeNull();
@@ -59,7 +67,7 @@ describe('pricing admin', () => {
     expect(put.body).toMatchObject({
       model: 'gpt-4o',
       override: { input: 1, output: 4, context_window: 128_000 },
-      built_in: { model: 'gpt-4o', price: { input: 2.5, output: 10, cached_input: 1.25 } },
+      built_in: { model: 'gpt-4o', price: GPT_4O },
       effective: { price: { input: 1, output: 4 }, from: 'override', priced_as: 'gpt-4o' },
     });
     expect(settings.pricing.current()['gpt-4o']).toEqual({ input: 1, output: 4, context_window: 128_000 });
@@ -77,7 +85,7 @@ describe('pricing admin', () => {
       body: { output: 5, context_window: null },
     })) as { body: ModelPricing };
     expect(patch.body.override).toEqual({ input: 1, output: 5 });
-    // A PATCH of a model without an override starts from its built-in price.
+    // A PATCH of a model without an override starts from its built-in price, its batch prices included.
     const fromBuiltIn = (await admin('PATCH', '/api/pricing/models/claude-3-5-haiku-20241022', {
       body: { output: 3 },
     })) as { body: ModelPricing };
@@ -87,6 +95,7 @@ describe('pricing admin', () => {
       cached_input: 0.08,
       cache_write_input: 1,
       cache_write_1h_input: 1.6,
+      batch: { input: 0.4, output: 2, cached_input: 0.04, cache_write_input: 0.5, cache_write_1h_input: 0.8 },
     });
 
     const deleted = (await admin('DELETE', '/api/pricing/models/gpt-4o')) as { body: ModelPricing };
@@ -139,6 +148,82 @@ describe('pricing admin', () => {
     expect((await refusal(admin('DELETE', '/api/pricing/models/constructor'))).status).toBe(404);
   });
 
+  it("sets, shows, patches and deletes a provider's own price of a model, the path's name encoded", async () => {
+    const { admin, settings } = await setup(async () => ['together']);
+    const path = (name: string) => `/api/pricing/models/${encodeURIComponent(name)}`;
+    // A PATCH without an override starts from the built-in price of the model the provider serves.
+    const patched = (await admin('PATCH', path('azure/gpt-4o'), { body: { output: 12 } })) as {
+      body: ModelPricing;
+    };
+    expect(patched.body).toMatchObject({
+      model: 'azure/gpt-4o',
+      provider: 'azure',
+      override: { ...GPT_4O, output: 12 },
+      built_in: { model: 'gpt-4o' },
+      effective: { from: 'override', priced_as: 'azure/gpt-4o' },
+    });
+    expect(settings.pricing.current()['azure/gpt-4o']).toEqual({ ...GPT_4O, output: 12 });
+    await admin('PUT', path('together/llama-3.1-8b'), { body: { input: 0.18, output: 0.18 } });
+    await admin('PUT', path('meta-llama/llama-3.1-8b'), { body: { input: 0.2, output: 0.2 } });
+
+    const { body } = (await admin('GET', '/api/pricing')) as { body: PricingView };
+    expect(body.overrides['azure/gpt-4o']).toEqual({ ...GPT_4O, output: 12 });
+    expect(body.effective).toContainEqual({
+      model: 'azure/gpt-4o',
+      provider: 'azure',
+      price: { ...GPT_4O, output: 12 },
+      from: 'override',
+    });
+    expect(body.effective).toContainEqual({
+      model: 'gpt-4o',
+      price: GPT_4O,
+      from: 'built_in',
+    });
+    // A configured provider's name is one too; a name no provider has is a model's own.
+    expect(body.effective).toContainEqual({
+      model: 'together/llama-3.1-8b',
+      provider: 'together',
+      price: { input: 0.18, output: 0.18 },
+      from: 'override',
+    });
+    expect(body.effective).toContainEqual({
+      model: 'meta-llama/llama-3.1-8b',
+      price: { input: 0.2, output: 0.2 },
+      from: 'override',
+    });
+
+    // A dated name of the provider's model is priced by its override, as admission prices it.
+    const dated = (await admin('GET', path('azure/gpt-4o-2024-08-06'))) as { body: ModelPricing };
+    expect(dated.body).toMatchObject({
+      provider: 'azure',
+      override: null,
+      effective: { from: 'override', priced_as: 'azure/gpt-4o' },
+    });
+    const plain = (await admin('GET', path('gpt-4o-2024-08-06'))) as { body: ModelPricing };
+    expect(plain.body.effective).toMatchObject({ from: 'built_in', priced_as: 'gpt-4o' });
+
+    const deleted = (await admin('DELETE', path('azure/gpt-4o'))) as { body: ModelPricing };
+    expect(deleted.body).toMatchObject({
+      override: null,
+      effective: { from: 'built_in', priced_as: 'gpt-4o' },
+    });
+    expect(settings.pricing.current()['azure/gpt-4o']).toBeUndefined();
+  });
+
+  it('names the built-in providers alone when the configured ones cannot be read', async () => {
+    const { admin } = await setup(() => Promise.reject(new Error('the router does not answer')));
+    await admin('PUT', `/api/pricing/models/${encodeURIComponent('vertex/gemini-2.5-pro')}`, {
+      body: { input: 1.5, output: 12 },
+    });
+    const { body } = (await admin('GET', '/api/pricing')) as { body: PricingView };
+    expect(body.effective).toContainEqual({
+      model: 'vertex/gemini-2.5-pro',
+      provider: 'vertex',
+      price: { input: 1.5, output: 12 },
+      from: 'override',
+    });
+  });
+
   it('sets and clears the unpriced default, which then prices every unknown model', async () => {
     const { admin, settings } = await setup();
     const set = (await admin('PUT', '/api/pricing/unpriced', { body: { input: 2, output: 3 } })) as {
@@ -164,7 +249,7 @@ describe('pricing admin', () => {
     ['PUT', '/api/pricing/models/m', { input: 1 }, 'output'],
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, cached_input: 'cheap' }, 'cached_input'],
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, context_window: 1.5 }, 'context_window'],
-    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, per_image: 1 }, 'per_image'],
+    ['PUT', '/api/pricing/models/m', { input: 1, output: 1, per_image: 1_001 }, 'per_image'],
     ['PUT', '/api/pricing/models/m', { input: 1, output: 1, audio_input: -1 }, 'audio_input'],
     [
       'PUT',

@@ -432,6 +432,36 @@ describe('strategies', () => {
     });
   });
 
+  it("lowest_cost: a long prompt compares the long-context tier's prices, as it will be billed", async () => {
+    const { core, rule, request } = await setup(() => MemoryStore.open(), {
+      governance: {
+        pricing: {
+          // Cheapest below 100k prompt tokens, dearest above.
+          'tiered-model': { input: 1, output: 4, above: { tokens: 100_000, input: 10, output: 40 } },
+          'flat-model': { input: 3, output: 12 },
+        },
+      },
+    });
+    await rule({
+      name: 'cost',
+      cel_expression: 'true',
+      strategy: 'lowest_cost',
+      targets: [
+        { provider: 'openai', model: 'flat-model' },
+        { provider: 'openai', model: 'tiered-model' },
+      ],
+    });
+    const routed = async (promptTokens: number) =>
+      core.authorize(request({ estimate: { promptTokens, maxCompletionTokens: 1_000 } }));
+    const short = await routed(100_000);
+    expect(planned(short.targets)).toEqual(['openai/tiered-model', 'openai/flat-model']);
+    // 100k × $1 + 1k × $4 against 100k × $3 + 1k × $12.
+    expect(short.routing!.candidates.map((candidate) => candidate.detail)).toEqual(['≈ $0.104', '≈ $0.312']);
+    const long = await routed(100_001);
+    expect(planned(long.targets)).toEqual(['openai/flat-model', 'openai/tiered-model']);
+    expect(long.routing!.candidates.map((candidate) => candidate.score)).toEqual([-0.312003, -1.04001]);
+  });
+
   it('usage: most headroom under the provider keys limits; none left goes behind', async () => {
     const health = healthDouble({
       'openai/cheap-model': { headroom: 0 },

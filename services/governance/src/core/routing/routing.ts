@@ -332,7 +332,7 @@ export class Routing {
   ): Routed<Target> {
     const prompt = request.estimate?.promptTokens ?? 0;
     if (prompt === 0) return routed;
-    const windowOf = (target: PlanTarget) => this.dependencies.prices.listPrice(target.model)?.context_window;
+    const windowOf = (target: PlanTarget) => this.dependencies.prices.listPrice(target)?.context_window;
     const tooSmall = (target: PlanTarget) => {
       const window = windowOf(target);
       return window !== undefined && window < prompt;

@@ -5,8 +5,9 @@ import {
   rendezvousScore,
 } from '@gw/shared';
 import { healthId, type TargetSignals } from '@gw/shared/health';
+import { pricesFor } from '../cost-parts.ts';
 import { type HealthView, weightedOrder } from '../plan-targets.ts';
-import type { ModelPrice } from '../pricing.ts';
+import type { ModelPrice, ServedModel } from '../pricing.ts';
 
 /** One place a strategy may send the request: a provider's model, with its configured weight. */
 export interface Candidate<Item> {
@@ -22,7 +23,7 @@ export interface StrategyInputs {
   objective?: RoutingObjective | undefined;
   /** Provider health and live signals (every router replica's, within a recompute); none: all healthy. */
   health?: HealthView | undefined;
-  prices: { price(model: string): ModelPrice | undefined };
+  prices: { price(served: ServedModel): ModelPrice | undefined };
   /** gw's estimate of the request: its prompt, the part of it before the last message, its answer. */
   estimate: { promptTokens: number; prefixTokens: number; completionTokens: number };
   /** cache_affinity: the hash of the conversation's prefix (none: the request has no prefix to keep). */
@@ -56,14 +57,19 @@ interface Scored<Item> {
   detail?: string | undefined;
 }
 
-/** Estimated USD of the request on a model: the prefix at the cached-input price where there is one. */
+/**
+ * Estimated USD of the request on a model, at the prices it will be billed at: its long-context tier's when the
+ * prompt is longer than the tier's threshold (`pricesFor`), the prefix at the cached-input price where there is
+ * one.
+ */
 function estimatedCost(price: ModelPrice, estimate: StrategyInputs['estimate']): number {
+  const prices = pricesFor(price, estimate.promptTokens);
   const prefix = Math.min(estimate.prefixTokens, estimate.promptTokens);
-  const cachedPrice = price.cached_input ?? price.input;
+  const cachedPrice = prices.cached_input ?? prices.input;
   return (
-    ((estimate.promptTokens - prefix) * price.input +
+    ((estimate.promptTokens - prefix) * prices.input +
       prefix * cachedPrice +
-      estimate.completionTokens * price.output) /
+      estimate.completionTokens * prices.output) /
     1_000_000
   );
 }
@@ -82,7 +88,7 @@ function score<Item>(candidate: Candidate<Item>, signals: TargetSignals, inputs:
         : { score: -speed, detail: `p95 ${Math.round(speed)} ms` };
     }
     case 'lowest_cost': {
-      const price = inputs.prices.price(candidate.model);
+      const price = inputs.prices.price(candidate);
       if (!price) return { score: -Infinity, detail: 'no price' };
       const cost = estimatedCost(price, inputs.estimate);
       return { score: -cost, detail: `≈ $${cost.toPrecision(3)}` };
