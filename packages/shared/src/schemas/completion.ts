@@ -53,7 +53,7 @@ export const usageSchema = z.looseObject({
    * A batch's usage, read from a completed batch object (`GET /v1/batches/{id}`): priced at the model's batch
    * prices, charged once per batch id. Gw's own member, set by the pass-through usage reader.
    */
-  batch: z.looseObject({ id: z.string(), model: z.string() }).optional(),
+  batch: z.looseObject({ id: z.string(), model: z.string().optional() }).optional(),
 });
 
 export const finishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter']).nullable();

@@ -62,17 +62,18 @@ function usagePrices(price: ModelPrice, usage: Usage): TokenPrices {
 }
 
 /**
- * The most one token can be billed at under these prices: a prompt token as uncached, cached or written input,
- * audio or an image; a completion token as text, audio or an image. A reserve priced at less than these could be
- * exceeded by the bill of the same tokens.
+ * The most one token can be billed at under these prices: a prompt token as uncached or cached input, audio or
+ * an image; a completion token as text, audio or an image. A reserve priced at less than these could be exceeded
+ * by the bill of the same tokens. Cache writes are left out: a prompt is written to the cache only where the
+ * request marks it (Anthropic's `cache_control`, Bedrock's `cachePoint`), and reserving every Claude prompt at
+ * the hour's write price (twice the input) would refuse a key at half its budget; such a request's settle
+ * charges its writes, above the reserve by at most the write premium of its prompt.
  */
 export function dearestTokenPrices(prices: TokenPrices): { prompt: number; completion: number } {
   return {
     prompt: Math.max(
       prices.input,
       prices.cached_input ?? 0,
-      prices.cache_write_input ?? 0,
-      prices.cache_write_1h_input ?? 0,
       prices.audio_input ?? 0,
       prices.image_input ?? 0,
     ),

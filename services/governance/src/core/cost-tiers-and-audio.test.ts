@@ -108,9 +108,9 @@ describe('long-context tiers', () => {
     expect(catalog.worstCaseMicros(served('gemini-2.5-pro', 'gemini'), 200_001, 1_000)).toBe(
       500_003 + 15_000,
     );
-    // Claude's prompt may all be written to the cache for an hour: the tier's $12, not its $6 input.
+    // Claude's tier: $6 in, $22.50 out (cache writes are not reserved: only a marked prompt is written).
     expect(catalog.worstCaseMicros(served('claude-sonnet-4-5', 'anthropic'), 300_000, 1_000)).toBe(
-      3_600_000 + 22_500,
+      1_800_000 + 22_500,
     );
   });
 });
@@ -194,7 +194,7 @@ describe('the reserve of admission', () => {
     };
   };
 
-  it('reserves each token at the dearest price it can be billed at: audio, images, cache writes', () => {
+  it('reserves each token at the dearest price it can be billed at: audio, images; not cache writes', () => {
     const audio = { input: 2.5, output: 10, audio_input: 40, audio_output: 80 };
     const spoken = {
       prompt_tokens: 1_000,
@@ -213,7 +213,8 @@ describe('the reserve of admission', () => {
       completion_tokens_details: { image_tokens: 4_160 },
     };
     expect(reserveAndBill(image, drawn)).toEqual({ reserved: 1_000 + 166_400, billed: 1_000 + 166_400 });
-    // A prompt written to the cache for an hour: 2 × input.
+    // A prompt written to the cache for an hour is billed 2 × input; the reserve is at the input price (every
+    // Claude prompt reserved at the write price would halve what a budget admits), above by the write premium.
     const sonnet = { input: 3, output: 15, cache_write_input: 3.75, cache_write_1h_input: 6 };
     const cached = {
       prompt_tokens: 10_000,
@@ -221,7 +222,7 @@ describe('the reserve of admission', () => {
       total_tokens: 10_100,
       prompt_tokens_details: { cache_write_tokens: 10_000, cache_write_1h_tokens: 10_000 },
     };
-    expect(reserveAndBill(sonnet, cached)).toEqual({ reserved: 60_000 + 1_500, billed: 60_000 + 1_500 });
+    expect(reserveAndBill(sonnet, cached)).toEqual({ reserved: 30_000 + 1_500, billed: 60_000 + 1_500 });
   });
 
   it('reserves the price per call, beside the tokens', () => {

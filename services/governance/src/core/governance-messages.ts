@@ -37,7 +37,9 @@ const usageSchema = z.looseObject({
     })
     .optional(),
   /** A batch's usage: its id (charged once) and the model whose batch prices it is charged at. */
-  batch: z.looseObject({ id: z.string().min(1).max(256), model: z.string().min(1).max(256) }).optional(),
+  batch: z
+    .looseObject({ id: z.string().min(1).max(256), model: z.string().min(1).max(256).optional() })
+    .optional(),
 });
 
 export const planTargetSchema = z.object({

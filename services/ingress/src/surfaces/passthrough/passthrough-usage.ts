@@ -77,16 +77,11 @@ const DECODERS: Record<string, () => Transform> = {
 };
 
 /**
- * The batch a usage is the usage of (`Usage.batch`): its id, so that a batch read again (every poll of a finished
- * batch answers its usage) is charged once, and the model it ran, when the batch object names it.
+ * What the sniffer charges: a `Usage`, marked (`Usage.batch`) as a batch's when it is one: its id, so that a
+ * batch read again (every poll of a finished batch answers its usage) is charged once, and the model it ran, when
+ * the batch object names it.
  */
-export interface BatchMarker {
-  id: string;
-  model?: string;
-}
-
-/** What the sniffer charges: a `Usage`, marked as a batch's when it is one. */
-export type PassthroughUsage = Usage & { batch?: BatchMarker };
+type PassthroughUsage = Usage;
 
 /**
  * The usage of an OpenAI batch object (`GET /v1/batches/{id}`) once the batch is finished: its token counts, in the
