@@ -35,9 +35,13 @@ const MONTH = 30 * 86_400_000;
 const perMillion = (price: Pick<ModelPrice, 'input' | 'output'>) =>
   `${formatUsd(price.input)} in · ${formatUsd(price.output)} out`;
 
-/** What a price holds beyond its input, output and cache prices, in a few words (— when nothing). */
+/**
+ * What a price holds beyond its input, output and cache prices (its long-context tier first), in a few words, in
+ * one column: the table of every model stays short on a phone, where each column is a line of each row.
+ */
 function otherPrices(price: ModelPrice): string {
   const parts = [
+    price.above && `above ${formatCount(price.above.tokens)} tokens ${perMillion(price.above)}`,
     price.batch && `batch ${perMillion(price.batch)}`,
     price.image_input !== undefined && `image in ${formatUsd(price.image_input)}`,
     price.image_output !== undefined && `image out ${formatUsd(price.image_output)}`,
@@ -168,14 +172,7 @@ function Prices(props: { body: PricingView; writable: boolean; providers: string
             { header: 'Output', cell: (row) => formatUsd(row.price.output) },
             { header: 'Cached input', cell: (row) => formatUsd(row.price.cached_input) },
             { header: 'Cache write', cell: (row) => formatUsd(row.price.cache_write_input) },
-            {
-              header: 'Long context',
-              cell: (row) =>
-                row.price.above
-                  ? `above ${formatCount(row.price.above.tokens)}: ${perMillion(row.price.above)}`
-                  : '—',
-            },
-            { header: 'Other', cell: (row) => otherPrices(row.price) },
+            { header: 'Other prices', cell: (row) => otherPrices(row.price) },
             { header: 'Context window', cell: (row) => formatCount(row.price.context_window) },
             {
               header: 'Source',
