@@ -35,7 +35,11 @@ const configOf = (fake: FakeUpstream): GatewayConfigInput => ({
 
 const MODES = [
   ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN })],
-  ['cluster', (config: GatewayConfigInput) => startClusterWithLogs({ config, adminToken: ADMIN_TOKEN })],
+  [
+    'cluster',
+    (config: GatewayConfigInput) =>
+      startClusterWithLogs({ config, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 }),
+  ],
 ] as const;
 
 /** USD as whole micro-dollars, so that sums of prices compare exactly. */
