@@ -1,10 +1,12 @@
-// The first run, as steps: a provider, a tested key, a virtual key, then how to call gw with it. Shown on the
-// pages where each step is taken until every step is done.
-import type { ProviderView, VirtualKey } from '@gw/admin/api-types';
-import { useSyncExternalStore } from 'react';
+// The first run, as steps: a provider, a tested key, a virtual key (its model priced first when nothing prices
+// it), then how to call gw with it. Shown on the pages where each step is taken until every step is done.
+import type { ModelPriceInput, ModelPricing, ProviderView, VirtualKey } from '@gw/admin/api-types';
+import { useState, useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
+import { api } from './api.ts';
 import { useAuth } from './auth.tsx';
-import { useApiQuery } from './ui.tsx';
+import { modelPath, PRICING, pricingPage } from './price-links.tsx';
+import { ErrorMessage, Field, Form, useApiMutation, useApiQuery } from './ui.tsx';
 
 const TESTED = 'gw.key-tested';
 
@@ -48,6 +50,94 @@ export function FirstRun() {
         ))}
       </ol>
     </section>
+  );
+}
+
+/**
+ * The models of `models` that nothing prices (no override, no built-in price, no unpriced default): under a
+ * budget (the key's, its team's or its customer's) admission refuses them with 403 until they are priced.
+ */
+export async function unpricedOf(models: string[]): Promise<string[]> {
+  const answers = await Promise.all(models.map((model) => api<ModelPricing>(modelPath(model))));
+  return answers.filter((answer) => answer.effective === null).map((answer) => answer.model);
+}
+
+/**
+ * The step between a new key's form and the key, when its models have no price: each one's input and output
+ * price, set as an override before the key is made so that the key serves at once; or the key now and the price
+ * later. A role that cannot set prices is told who can, and where.
+ */
+export function PriceStep(props: { models: string[]; onDone: () => Promise<unknown>; onBack: () => void }) {
+  const { can } = useAuth();
+  const save = useApiMutation(
+    (prices: [string, ModelPriceInput][]) =>
+      Promise.all(prices.map(([model, price]) => api(modelPath(model), { method: 'PUT', body: price }))),
+    [PRICING],
+  );
+  // The key made without prices: a refusal of it shows here (the form shows its own submit's).
+  const [failure, setFailure] = useState<unknown>();
+  const createLater = () => {
+    setFailure(undefined);
+    props.onDone().catch(setFailure);
+  };
+  const named = props.models.join(', ');
+  const later = (
+    <p className="muted" data-testid="price-later">
+      Price later: requests for {named} under a budget will be refused with 403 until{' '}
+      {props.models.length > 1 ? 'they are' : 'it is'} priced, on the{' '}
+      <Link to={pricingPage(props.models[0]!)}>Pricing page</Link>.
+    </p>
+  );
+  if (!can('pricing:write')) {
+    return (
+      <section className="panel" aria-label="Price the key's models">
+        <h2>No price for {named}</h2>
+        <p>Your role cannot set prices: an Admin sets them on the Pricing page.</p>
+        {later}
+        <ErrorMessage error={failure} />
+        <div className="actions">
+          <button type="button" onClick={createLater}>
+            Create the key anyway
+          </button>
+          <button type="button" className="secondary" onClick={props.onBack}>
+            Back
+          </button>
+        </div>
+      </section>
+    );
+  }
+  return (
+    <Form
+      label="Price the key's models"
+      submit="Save prices and create key"
+      onCancel={props.onBack}
+      onSubmit={async (values) => {
+        await save.mutateAsync(
+          props.models.map((model) => [
+            model,
+            { input: Number(values[`input:${model}`]), output: Number(values[`output:${model}`]) },
+          ]),
+        );
+        await props.onDone();
+      }}
+    >
+      <p>
+        Nothing prices {named} yet (no built-in price, no override, no price for unpriced models). Set what
+        the provider charges, so that the key's spend and budgets count it.
+      </p>
+      {props.models.map((model) => (
+        <fieldset key={model} className="rows">
+          <legend>{model}</legend>
+          <Field label="Input" name={`input:${model}`} type="number" unit="USD / 1M tokens" required />
+          <Field label="Output" name={`output:${model}`} type="number" unit="USD / 1M tokens" required />
+        </fieldset>
+      ))}
+      {later}
+      <ErrorMessage error={failure} />
+      <button type="button" className="secondary" onClick={createLater}>
+        Create the key, price later
+      </button>
+    </Form>
   );
 }
 

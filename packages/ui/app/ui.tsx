@@ -122,13 +122,15 @@ export type Option = string | { value: string; label: string };
 /** The API's refusal of one field (its message starts with the field's path), shown next to that field. */
 const FieldError = createContext<{ name: string; message: string } | undefined>(undefined);
 
-/** `budgets[0].max_limit: must be …` names the field `max_limit`; a message naming no field names none. */
-function fieldOf(error: unknown): string | undefined {
+/**
+ * The fields a refusal may name, most specific first: `above.input: must be …` names the form's `above.input`,
+ * else its `input`; `budgets[0].max_limit` names `max_limit`. A message naming no field names none.
+ */
+function fieldsOf(error: unknown): string[] {
   const path = /^([A-Za-z_][\w.[\]]*): /.exec((error as Error | undefined)?.message ?? '')?.[1];
-  return path
-    ?.replace(/\[\d+\]/g, '')
-    .split('.')
-    .at(-1);
+  if (!path) return [];
+  const whole = path.replace(/\[\d+\]/g, '');
+  return [whole, whole.split('.').at(-1)!];
 }
 
 export function Field(props: {
@@ -144,10 +146,28 @@ export function Field(props: {
   suggestions?: Option[];
   /** A text of several lines (an expression, a JSON object): a textarea of this many rows. */
   rows?: number;
+  /** What the number counts (`USD / 1M tokens`), shown beside the input and read with its hint. */
+  unit?: string;
 }) {
   const id = useId();
   const refused = useContext(FieldError);
   const error = refused?.name === props.name ? refused.message : undefined;
+  const described = [props.unit && `${id}-unit`, props.hint && `${id}-hint`].filter(Boolean).join(' ');
+  const input = (
+    <input
+      id={id}
+      name={props.name}
+      type={props.type ?? 'text'}
+      defaultValue={props.defaultValue}
+      required={props.required}
+      placeholder={props.placeholder}
+      autoComplete="off"
+      step={props.type === 'number' ? 'any' : undefined}
+      aria-describedby={described || undefined}
+      aria-invalid={error ? true : undefined}
+      list={props.suggestions ? `${id}-list` : undefined}
+    />
+  );
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
@@ -174,20 +194,15 @@ export function Field(props: {
           aria-describedby={props.hint ? `${id}-hint` : undefined}
           aria-invalid={error ? true : undefined}
         />
+      ) : props.unit ? (
+        <div className="with-unit">
+          {input}
+          <span id={`${id}-unit`} className="unit">
+            {props.unit}
+          </span>
+        </div>
       ) : (
-        <input
-          id={id}
-          name={props.name}
-          type={props.type ?? 'text'}
-          defaultValue={props.defaultValue}
-          required={props.required}
-          placeholder={props.placeholder}
-          autoComplete="off"
-          step={props.type === 'number' ? 'any' : undefined}
-          aria-describedby={props.hint ? `${id}-hint` : undefined}
-          aria-invalid={error ? true : undefined}
-          list={props.suggestions ? `${id}-list` : undefined}
-        />
+        input
       )}
       {props.suggestions && (
         <datalist id={`${id}-list`}>
@@ -233,9 +248,10 @@ export function Form(props: {
     try {
       await props.onSubmit(values);
     } catch (failure) {
-      const named = fieldOf(failure);
-      const field = named && (props.fieldNames?.[named] ?? named);
-      setError({ failure, field: field && form.elements.namedItem(field) ? field : undefined });
+      const field = fieldsOf(failure)
+        .map((named) => props.fieldNames?.[named] ?? named)
+        .find((name) => form.elements.namedItem(name));
+      setError({ failure, field });
     } finally {
       setBusy(false);
     }

@@ -7,6 +7,7 @@ import type { ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { useAuth } from '../auth.tsx';
 import { display, formatMs, formatTime, formatTokens, formatUsd } from '../format.ts';
+import { UnpricedLink } from '../price-links.tsx';
 import { PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
 import { RoutingDecisionView } from './routing-decision.tsx';
 
@@ -183,6 +184,7 @@ function Failure({ record }: { record: LogRecord }) {
         Failed: {record.status} {display(record.error_type)}
       </h2>
       <p>{display(record.error_message)}</p>
+      <UnpricedLink error={record.error_message} />
       {record.upstream_status !== null && (
         <>
           <p>

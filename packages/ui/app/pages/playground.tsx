@@ -5,6 +5,7 @@ import { type FormEvent, useId, useState } from 'react';
 import { useLocation } from 'react-router';
 import { display } from '../format.ts';
 import { type ChatAnswer, sendChat } from '../gateway.ts';
+import { UnpricedLink } from '../price-links.tsx';
 import { ErrorMessage, Field, PageHeader, useApiQuery } from '../ui.tsx';
 
 /** Models to suggest: every key's models of every provider, and the gateway's aliases. */
@@ -42,7 +43,9 @@ function AnswerView({ answer, text }: { answer: ChatAnswer | undefined; text: st
           {answer.error && (
             <>
               <dt>Error</dt>
-              <dd className="bad">{answer.error}</dd>
+              <dd className="bad">
+                {answer.error} <UnpricedLink error={answer.error} />
+              </dd>
             </>
           )}
         </dl>

@@ -7,14 +7,17 @@ import type {
   LogStats,
   LogStatsBucket,
   ModelPrice,
-  ModelPriceInput,
   PricingView,
+  ProviderView,
 } from '@gw/admin/api-types';
 import { useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { formatCount, formatUsd } from '../format.ts';
+import { modelPath, PRICING } from '../price-links.tsx';
 import { Field, Form, PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
+import { PriceForm, type PriceStart } from './price-form.tsx';
 
 /** A model's buckets summed over the range. */
 type ModelCost = Pick<LogStatsBucket, 'group' | 'count' | 'input_tokens' | 'output_tokens' | 'cost'>;
@@ -28,13 +31,30 @@ interface PriceRow {
 }
 
 const MONTH = 30 * 86_400_000;
-const PRICING = '/api/pricing';
-const modelPath = (model: string) => `${PRICING}/models/${encodeURIComponent(model)}`;
 
-/** A number field's value, or undefined when it was left empty (an optional field). */
-const optionalNumber = (text: string | undefined) => (text?.trim() ? Number(text) : undefined);
+const perMillion = (price: Pick<ModelPrice, 'input' | 'output'>) =>
+  `${formatUsd(price.input)} in · ${formatUsd(price.output)} out`;
 
-const perMillion = (price: ModelPrice) => `${formatUsd(price.input)} in · ${formatUsd(price.output)} out`;
+/**
+ * What a price holds beyond its input, output and cache prices (its long-context tier first), in a few words, in
+ * one column: the table of every model stays short on a phone, where each column is a line of each row.
+ */
+function otherPrices(price: ModelPrice): string {
+  const parts = [
+    price.above && `above ${formatCount(price.above.tokens)} tokens ${perMillion(price.above)}`,
+    price.batch && `batch ${perMillion(price.batch)}`,
+    price.image_input !== undefined && `image in ${formatUsd(price.image_input)}`,
+    price.image_output !== undefined && `image out ${formatUsd(price.image_output)}`,
+    price.audio_input !== undefined && `audio in ${formatUsd(price.audio_input)}`,
+    price.audio_output !== undefined && `audio out ${formatUsd(price.audio_output)}`,
+    price.per_request !== undefined && `${formatUsd(price.per_request)} / request`,
+    price.per_image !== undefined && `${formatUsd(price.per_image)} / image`,
+    price.per_audio_second !== undefined && `${formatUsd(price.per_audio_second)} / audio second`,
+    price.per_million_characters !== undefined &&
+      `${formatUsd(price.per_million_characters)} / 1M characters`,
+  ];
+  return parts.filter(Boolean).join(' · ') || '—';
+}
 
 function UnpricedDefault(props: { price: PricingView['unpriced_model_price']; writable: boolean }) {
   const save = useApiMutation(
@@ -90,116 +110,17 @@ function UnpricedDefault(props: { price: PricingView['unpriced_model_price']; wr
   );
 }
 
-/** Sets a model's whole price (`PUT /api/pricing/models/{model}`); opened on a row, it starts from that price. */
-function PriceForm(props: { start: PriceRow | undefined; models: string[]; onDone: () => void }) {
-  const save = useApiMutation(
-    ({ model, price }: { model: string; price: ModelPriceInput }) =>
-      api(modelPath(model), { method: 'PUT', body: price }),
-    [PRICING],
+function Prices(props: { body: PricingView; writable: boolean; providers: string[] }) {
+  // A model named in the address (`/pricing?model=…`, linked from a refusal for want of a price) opens the
+  // form on it, and the list on its row.
+  const [params, setParams] = useSearchParams();
+  const [asked] = useState(() => params.get('model') ?? undefined);
+  const [filter, setFilter] = useState(asked ?? '');
+  const [editing, setEditing] = useState<PriceStart | undefined>(() =>
+    asked
+      ? { name: asked, price: props.body.effective.find((entry) => entry.model === asked)?.price }
+      : undefined,
   );
-  const price = props.start?.price;
-  return (
-    <Form
-      label="Set a model's price"
-      submit="Save model price"
-      onCancel={props.start ? props.onDone : undefined}
-      onSubmit={async (values) => {
-        const cached = optionalNumber(values.cached_input);
-        const cacheWrite = optionalNumber(values.cache_write_input);
-        const cacheWriteHour = optionalNumber(values.cache_write_1h_input);
-        const contextWindow = optionalNumber(values.context_window);
-        const audioIn = optionalNumber(values.audio_input);
-        const audioOut = optionalNumber(values.audio_output);
-        await save.mutateAsync({
-          model: values.model ?? '',
-          price: {
-            input: Number(values.input),
-            output: Number(values.output),
-            ...(cached !== undefined && { cached_input: cached }),
-            ...(cacheWrite !== undefined && { cache_write_input: cacheWrite }),
-            ...(cacheWriteHour !== undefined && { cache_write_1h_input: cacheWriteHour }),
-            ...(audioIn !== undefined && { audio_input: audioIn }),
-            ...(audioOut !== undefined && { audio_output: audioOut }),
-            ...(contextWindow !== undefined && { context_window: contextWindow }),
-            // The long-context tier is set through the API (docs/pricing.md); a price edited here keeps its own.
-            ...(price?.above && { above: price.above }),
-          },
-        });
-        props.onDone();
-      }}
-    >
-      <Field
-        label="Model"
-        name="model"
-        required
-        defaultValue={props.start?.model}
-        placeholder="my-finetune"
-        suggestions={props.models}
-        hint="The name the provider answers with; dated and versioned names (gpt-4o-2024-08-06) take the price of their base name."
-      />
-      <Field
-        label="Input (USD per million tokens)"
-        name="input"
-        type="number"
-        required
-        defaultValue={price?.input}
-      />
-      <Field
-        label="Output (USD per million tokens)"
-        name="output"
-        type="number"
-        required
-        defaultValue={price?.output}
-      />
-      <Field
-        label="Cached input (USD per million tokens)"
-        name="cached_input"
-        type="number"
-        defaultValue={price?.cached_input}
-        hint="Prompt tokens served from the provider's cache; the input price when empty."
-      />
-      <Field
-        label="Cache write (USD per million tokens)"
-        name="cache_write_input"
-        type="number"
-        defaultValue={price?.cache_write_input}
-        hint="Prompt tokens written to the provider's cache (Anthropic, Bedrock); the input price when empty."
-      />
-      <Field
-        label="Cache write for an hour (USD per million tokens)"
-        name="cache_write_1h_input"
-        type="number"
-        defaultValue={price?.cache_write_1h_input}
-        hint="Prompt tokens written to Anthropic's 1-hour cache; the cache-write price when empty."
-      />
-      <Field
-        label="Audio prompt tokens (USD per million)"
-        name="audio_input"
-        type="number"
-        defaultValue={price?.audio_input}
-        hint="Audio prompt tokens (OpenAI audio models); the input price when empty."
-      />
-      <Field
-        label="Audio completion tokens (USD per million)"
-        name="audio_output"
-        type="number"
-        defaultValue={price?.audio_output}
-        hint="Audio completion tokens (OpenAI audio models); the output price when empty."
-      />
-      <Field
-        label="Context window (tokens)"
-        name="context_window"
-        type="number"
-        defaultValue={price?.context_window}
-        hint="Routing skips the model for a larger request."
-      />
-    </Form>
-  );
-}
-
-function Prices(props: { body: PricingView; writable: boolean }) {
-  const [filter, setFilter] = useState('');
-  const [editing, setEditing] = useState<PriceRow>();
   // A saved form starts empty again (a new form: its fields are uncontrolled).
   const [saves, setSaves] = useState(0);
   const remove = useApiMutation((model: string) => api(modelPath(model), { method: 'DELETE' }), [PRICING]);
@@ -212,12 +133,14 @@ function Prices(props: { body: PricingView; writable: boolean }) {
     <>
       {props.writable && (
         <PriceForm
-          key={`${editing?.model ?? 'new'}-${saves}`}
+          key={`${editing?.name ?? 'new'}-${saves}`}
           start={editing}
           models={props.body.effective.map((entry) => entry.model)}
+          providers={props.providers}
           onDone={() => {
             setEditing(undefined);
             setSaves(saves + 1);
+            if (params.has('model')) setParams({}, { replace: true });
           }}
         />
       )}
@@ -249,6 +172,7 @@ function Prices(props: { body: PricingView; writable: boolean }) {
             { header: 'Output', cell: (row) => formatUsd(row.price.output) },
             { header: 'Cached input', cell: (row) => formatUsd(row.price.cached_input) },
             { header: 'Cache write', cell: (row) => formatUsd(row.price.cache_write_input) },
+            { header: 'Other prices', cell: (row) => otherPrices(row.price) },
             { header: 'Context window', cell: (row) => formatCount(row.price.context_window) },
             {
               header: 'Source',
@@ -267,7 +191,11 @@ function Prices(props: { body: PricingView; writable: boolean }) {
                     header: 'Actions',
                     cell: (row: PriceRow) => (
                       <div className="actions">
-                        <button type="button" className="secondary" onClick={() => setEditing(row)}>
+                        <button
+                          type="button"
+                          className="secondary"
+                          onClick={() => setEditing({ name: row.model, price: row.price })}
+                        >
                           {row.from === 'override' ? 'Edit' : 'Override'}
                           <span className="sr-only"> {row.model}</span>
                         </button>
@@ -373,6 +301,9 @@ export default function Pricing() {
   const { can } = useAuth();
   const pricing = useApiQuery<PricingView>(PRICING);
   const writable = can('pricing:write');
+  const providers = useApiQuery<ProviderView[]>(
+    writable && can('providers:read') ? '/api/providers' : undefined,
+  );
   return (
     <>
       <PageHeader title="Pricing" />
@@ -380,7 +311,11 @@ export default function Pricing() {
         {(body) => (
           <>
             <UnpricedDefault price={body.unpriced_model_price} writable={writable} />
-            <Prices body={body} writable={writable} />
+            <Prices
+              body={body}
+              writable={writable}
+              providers={(providers.data ?? []).map((provider) => provider.name)}
+            />
           </>
         )}
       </QueryView>

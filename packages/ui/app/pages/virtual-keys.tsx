@@ -3,7 +3,7 @@ import { useMemo, useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { BudgetBar, BudgetForm, Usage, useExhaustedIds } from '../budgets.tsx';
-import { FirstRun, KeySnippets } from '../first-run.tsx';
+import { FirstRun, KeySnippets, PriceStep, unpricedOf } from '../first-run.tsx';
 import { display, formatTime } from '../format.ts';
 import {
   Field,
@@ -36,44 +36,87 @@ interface Created {
   model: string;
 }
 
+/** A key's form, then (when nothing prices its model) the price step, then the key. */
 function CreateKey({ onCreated, onCancel }: { onCreated: (created: Created) => void; onCancel: () => void }) {
+  const { can } = useAuth();
   const providers = useApiQuery<ProviderView[]>('/api/providers');
   const create = useApiMutation(
     (body: unknown) => api<CreatedVirtualKey>(COLLECTION, { method: 'POST', body }),
     [COLLECTION],
   );
+  // A key held back for the price step: its body, the model its snippets call, the models without a price.
+  const [pending, setPending] = useState<{ body: unknown; model: string; unpriced: string[] }>();
+  const createKey = async (body: unknown, model: string) =>
+    onCreated({ value: (await create.mutateAsync(body)).value, model });
+  return (
+    <>
+      {pending && (
+        <PriceStep
+          models={pending.unpriced}
+          onDone={() => createKey(pending.body, pending.model)}
+          onBack={() => setPending(undefined)}
+        />
+      )}
+      {/* Kept while the price step shows, so that Back returns to the values typed. */}
+      <div hidden={pending !== undefined}>
+        <CreateKeyForm
+          providers={providers.data ?? []}
+          onCancel={onCancel}
+          onSubmit={async ({ body, provider: chosen, models }) => {
+            // The model its snippets call: the first one allowed by name, else one its provider's keys name.
+            const provider = providers.data?.find((entry) => entry.name === chosen);
+            const model =
+              models.find((name) => name !== '*') ??
+              provider?.keys?.flatMap((key) => key.models ?? []).find((name) => name !== '*') ??
+              'gpt-4o-mini';
+            const named = models.filter((name) => name !== '*');
+            const unpriced = can('pricing:read') ? await unpricedOf(named.length ? named : [model]) : [];
+            const called = chosen ? `${chosen}/${model}` : model;
+            if (unpriced.length) setPending({ body, model: called, unpriced });
+            else await createKey(body, called);
+          }}
+        />
+      </div>
+    </>
+  );
+}
+
+/** The fields of a new key, as the API takes them, and the models it allows by name. */
+function CreateKeyForm(props: {
+  providers: ProviderView[];
+  onSubmit: (key: { body: unknown; provider: string; models: string[] }) => Promise<void>;
+  onCancel: () => void;
+}) {
   return (
     <Form
       label="Create a virtual key"
       submit="Create key"
-      onCancel={onCancel}
+      onCancel={props.onCancel}
       onSubmit={async (values) => {
         const models = listOf(values.models);
         const budget = values.max_limit
           ? [{ max_limit: Number(values.max_limit), reset_duration: values.reset_duration || '1M' }]
           : [];
-        const answer = await create.mutateAsync({
-          name: values.name,
-          provider_configs: values.provider
-            ? [{ provider: values.provider, allowed_models: models.length ? models : ['*'] }]
-            : [],
-          ...(budget.length && { budgets: budget }),
-          ...limitsBody(values, false),
-          ...routingBody(values),
+        await props.onSubmit({
+          body: {
+            name: values.name,
+            provider_configs: values.provider
+              ? [{ provider: values.provider, allowed_models: models.length ? models : ['*'] }]
+              : [],
+            ...(budget.length && { budgets: budget }),
+            ...limitsBody(values, false),
+            ...routingBody(values),
+          },
+          provider: values.provider ?? '',
+          models,
         });
-        const provider = providers.data?.find((entry) => entry.name === values.provider);
-        const model =
-          models.find((name) => name !== '*') ??
-          provider?.keys?.flatMap((key) => key.models ?? []).find((name) => name !== '*') ??
-          'gpt-4o-mini';
-        onCreated({ value: answer.value, model: values.provider ? `${values.provider}/${model}` : model });
       }}
     >
       <Field label="Name" name="name" required />
       <Field
         label="Provider"
         name="provider"
-        options={['', ...(providers.data ?? []).map((provider) => provider.name)]}
+        options={['', ...props.providers.map((provider) => provider.name)]}
         hint="A key without a provider allows nothing."
       />
       <Field
