@@ -16,6 +16,7 @@ import type { McpClient, McpClientChange } from '../../api-types.ts';
 import { mayReferenceSecrets } from '../access/permissions.ts';
 import type { AdminRequest, AdminResult } from '../http/admin-route.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
+import { isUnderPrefix } from './mcp-remote-urls.ts';
 
 export interface McpAdminOptions {
   /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */
@@ -26,14 +27,6 @@ export interface McpAdminOptions {
   outbound: OutboundPolicy;
   /** The config file's `network.mcp_remote_urls`: http/sse servers `mcp:write` alone may add. */
   remoteUrls?: readonly string[] | undefined;
-}
-
-/** A URL without user-info, as compared with the allow-listed prefixes. */
-function withoutCredentials(url: string): string {
-  const parsed = new URL(url);
-  parsed.username = '';
-  parsed.password = '';
-  return parsed.href;
 }
 
 /**
@@ -50,8 +43,7 @@ async function assertRemoteAllowed(
   const mayAddAny = request.principal
     ? request.principal.permissions.has('mcp:remote')
     : request.role === 'admin';
-  const target = withoutCredentials(url);
-  const listed = (options.remoteUrls ?? []).some((prefix) => target.startsWith(new URL(prefix).href));
+  const listed = (options.remoteUrls ?? []).some((prefix) => isUnderPrefix(url, prefix));
   if (!mayAddAny && !listed) {
     throw new GatewayError({
       type: 'forbidden',
