@@ -181,6 +181,54 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
     }
   });
 
+  it('keeps the URL credentials a read sends back masked, whatever else of the URL changed (issue 42)', async () => {
+    const receiver = await startFakeWebhookReceiver(ALERT_SECRET);
+    try {
+      const origin = receiver.url;
+      const channel = {
+        id: 'masked-url',
+        type: 'webhook',
+        url: origin.replace('http://', 'http://hook-user:hook-p4ss@') + '/hook?token=t0ken-value&team=a',
+        secret: ALERT_SECRET,
+      };
+      expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+      const path = api('/alerts/channels/masked-url');
+      /** The path and query the receiver got from a test send. */
+      const sentTo = async () => {
+        const sent = await call('POST', `${path}/test`, undefined, ADMIN);
+        expect(sent.body.outcome, JSON.stringify(sent.body)).toBe('sent');
+        return receiver.last().path;
+      };
+      // A role without secrets:read sends back what it read, [redacted] and all.
+      const editor = bearer(await tokenOf('alert-url-editor', ['alerts:read', 'alerts:write']));
+      const read = (await get(path, editor)).body;
+      expect(read.url).toBe(
+        `${origin.replace('http://', 'http://hook-user:[redacted]@')}/hook?token=[redacted]&team=a`,
+      );
+      const renamed = await call('PUT', path, { ...read, name: 'renamed' }, editor);
+      expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      expect(await sentTo()).toBe('/hook?token=t0ken-value&team=a');
+      // Admin edits the path and a parameter of the URL as answers show it.
+      const shown = (await get(path, ADMIN)).body;
+      const masked = `${origin.replace('http://', 'http://hook-user:****@')}/hook?token=****&team=a`;
+      expect(shown.url).toBe(masked);
+      const edited = { ...shown, url: masked.replace('/hook?', '/hook2?').replace('team=a', 'team=b') };
+      expect((await call('PUT', path, edited, ADMIN)).status).toBe(200);
+      expect(await sentTo()).toBe('/hook2?token=t0ken-value&team=b');
+      // The masks do not take the stored credentials to another origin; a new value replaces the stored one.
+      const elsewhere = { ...shown, url: masked.replace('127.0.0.1', 'localhost') };
+      const moved = await call('PUT', path, elsewhere, ADMIN);
+      expect(moved.status, JSON.stringify(moved.body)).toBe(400);
+      expect(moved.body.error).toMatchObject({ param: 'url', message: expect.stringMatching(/^url: /) });
+      expect(JSON.stringify(moved.body)).not.toContain('t0ken-value');
+      const renewed = { ...shown, url: masked.replace('token=****', 'token=new-token') };
+      expect((await call('PUT', path, renewed, ADMIN)).status).toBe(200);
+      expect(await sentTo()).toBe('/hook?token=new-token&team=a');
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("keeps Admin's stored credentials from being moved to a new destination by a narrow role", async () => {
     const guard = bearer(await tokenOf('guard-mover', ['guardrails:read', 'guardrails:write']));
     const alerts = bearer(await tokenOf('alert-mover', ['alerts:read', 'alerts:write']));
