@@ -1,7 +1,7 @@
 // The MCP admin handlers over a memory store, without runners: the role rule for stdio clients, the success
 // bodies, filter edits and the errors.
 import { McpRegistry } from '@gw/mcp-runner/control';
-import { outboundPolicy, silentLogger } from '@gw/shared';
+import { outboundPolicy, secretReferenceRule, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeCaller } from '../../testing/admin-harness.ts';
@@ -27,6 +27,7 @@ describe('MCP admin', () => {
         registry: new McpRegistry({ store, logger: silentLogger() }),
         reportWaitMs: 50,
         outbound: outboundPolicy(),
+        secretReferences: secretReferenceRule({}),
       }),
     );
   });
@@ -165,6 +166,7 @@ describe('MCP admin: remote clients', () => {
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
       remoteUrls: ['http://127.0.0.1:9/tools/'],
     });
     const listed = {
@@ -203,6 +205,7 @@ describe('MCP admin: remote clients', () => {
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
     });
     for (const connection_string of [
       'http://[::ffff:169.254.169.254]/',

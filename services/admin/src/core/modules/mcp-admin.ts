@@ -10,6 +10,7 @@ import {
   mcpClientEditSchema,
   type OutboundPolicy,
   refuseSecretReferences,
+  type SecretReferenceRule,
   validate,
 } from '@gw/shared';
 import type { McpClient, McpClientChange } from '../../api-types.ts';
@@ -27,6 +28,8 @@ export interface McpAdminOptions {
   outbound: OutboundPolicy;
   /** The config file's `network.mcp_remote_urls`: http/sse servers `mcp:write` alone may add. */
   remoteUrls?: readonly string[] | undefined;
+  /** Which references Admin may name in a client (a stdio client's `env`): `admin.secret_references`. */
+  secretReferences: SecretReferenceRule;
 }
 
 /**
@@ -91,7 +94,10 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
 
   async function add(registry: McpRegistry, request: AdminRequest): Promise<AdminResult> {
     const body = await request.body();
-    refuseSecretReferences(mcpClientConfigSchema, body, { mayReference: mayReferenceSecrets(request) });
+    refuseSecretReferences(mcpClientConfigSchema, body, {
+      mayReference: mayReferenceSecrets(request),
+      references: options.secretReferences,
+    });
     const config = validate(mcpClientConfigSchema, body);
     if (config.connection_type === 'stdio' && request.role !== 'admin') {
       throw new GatewayError({
