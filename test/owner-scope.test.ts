@@ -235,4 +235,41 @@ describe.each(MODES)('owner checks of team-scoped roles (%s)', (_mode, start) =>
     );
     expect(own.status, JSON.stringify(own.body)).toBe(201);
   });
+
+  it("lists and revokes only the team-scoped tokens of its teams' people, never an Admin's (issue 42)", async () => {
+    const role = await call(
+      'POST',
+      api('/roles'),
+      { id: 'token-keeper', team_scoped: true, permissions: ['tokens:read', 'tokens:write'] },
+      ADMIN,
+    );
+    expect(role.status, JSON.stringify(role.body)).toBe(201);
+    const keeper = await tokenFor('token-keeper', [owners.teamA!]);
+    const made = async (body: Json) => {
+      const answer = await call('POST', api('/tokens'), body, ADMIN);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      return { id: answer.body.id as string, headers: bearer(answer.body.token) };
+    };
+    const admin = await made({ name: 'ops', role: 'admin' });
+    const mate = await call(
+      'POST',
+      api('/users'),
+      { email: 'mate@example.com', name: 'mate', role: 'developer', team_ids: [owners.teamA] },
+      ADMIN,
+    );
+    const teamMate = await made({ name: 'mate', role: 'developer', user_id: mate.body.id });
+
+    const ids = (await call('GET', api('/tokens'), undefined, keeper)).body.map((token: Json) => token.id);
+    expect(ids).toContain(teamMate.id);
+    expect(ids).not.toContain(admin.id);
+    const refused = await call('DELETE', api(`/tokens/${admin.id}`), undefined, keeper);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'team_scope', param: 'id' });
+    expect((await call('GET', api(`/tokens/${admin.id}`), undefined, keeper)).status).toBe(403);
+    // The Admin's token still works, the keeper's too.
+    expect((await call('GET', api('/config'), undefined, admin.headers)).status).toBe(200);
+    expect((await call('GET', api('/tokens'), undefined, keeper)).status).toBe(200);
+    expect((await call('DELETE', api(`/tokens/${teamMate.id}`), undefined, keeper)).status).toBe(200);
+    expect((await call('GET', api('/keys'), undefined, teamMate.headers)).status).toBe(401);
+  });
 });

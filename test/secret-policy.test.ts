@@ -1,7 +1,8 @@
 // The one secret policy (docs/admin-access.md "Secret references"): no resource written through the admin API may name an
 // `env.NAME` or secret-manager reference unless its caller holds `secrets:reference`, which only Admin has. A
 // custom role with guardrails:read|write once stored `env.GATEWAY_ADMIN_TOKEN` as an Azure Content Safety key and
-// received the token at the endpoint it chose. Both modes.
+// received the token at the endpoint it chose. Admin's own references are confined to the config file's
+// `admin.secret_references.allow`, and never name a variable gw itself reads (issue 42 defect 4). Both modes.
 import {
   type GatewayConfigInput,
   type LaunchedGateway,
@@ -18,7 +19,23 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const STOLEN = 'env.GATEWAY_ADMIN_TOKEN';
 /** A variable of the gateway's environment that Admin names in an alert channel. */
 const ALERT_SECRET = 'alert-env-secret-0123456789';
-const env = { GW_TEST_ALERT_SECRET: ALERT_SECRET };
+/** The key of the config file's provider, a reference the allow list does not name. */
+const FILE_KEY = 'sk-file-provider-0123456789';
+const env = { ALERT_TEST_SECRET: ALERT_SECRET, FILE_PROVIDER_KEY: FILE_KEY };
+/** What Admin may name through the API; GATEWAY_ADMIN_TOKEN is listed, and refused all the same. */
+const CONFIG = {
+  admin: {
+    secret_references: {
+      allow: ['env.HOME', 'env.ALERT_TEST_*', 'gcp-sm.projects/p/secrets/*', 'env.GATEWAY_ADMIN_TOKEN'],
+    },
+  },
+  providers: {
+    mistral: {
+      keys: [{ value: 'env.FILE_PROVIDER_KEY' }],
+      network_config: { base_url: 'https://mistral.example.com' },
+    },
+  },
+};
 
 const MODES = [
   ['embedded', (config: GatewayConfigInput) => startEmbedded({ config, adminToken: ADMIN_TOKEN, env })],
@@ -54,7 +71,7 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
   });
 
   beforeAll(async () => {
-    gateway = await start({});
+    gateway = await start(CONFIG);
   }, 90_000);
   afterAll(async () => gateway?.close());
 
@@ -163,19 +180,126 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
         id: 'admin-hook',
         type: 'webhook',
         url: receiver.url,
-        secret: 'env.GW_TEST_ALERT_SECRET',
-        headers: { 'x-receiver-auth': 'env.GW_TEST_ALERT_SECRET' },
+        secret: 'env.ALERT_TEST_SECRET',
+        headers: { 'x-receiver-auth': 'env.ALERT_TEST_SECRET' },
       };
       expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
       const sent = await call('POST', api('/alerts/channels/admin-hook/test'), undefined, ADMIN);
       expect(sent.body.outcome, JSON.stringify(sent.body)).toBe('sent');
       expect(receiver.last().headers['x-receiver-auth']).toBe(ALERT_SECRET);
       // A reference without a value fails the send, naming it, without retries.
-      const missing = { ...channel, id: 'admin-hook-missing', secret: 'env.GW_TEST_NOT_SET_ANYWHERE' };
+      const missing = { ...channel, id: 'admin-hook-missing', secret: 'env.ALERT_TEST_NOT_SET_ANYWHERE' };
       expect((await call('POST', api('/alerts/channels'), missing, ADMIN)).status).toBe(201);
       const failed = await call('POST', api('/alerts/channels/admin-hook-missing/test'), undefined, ADMIN);
       expect(failed.body).toMatchObject({ outcome: 'failed', attempts: 1 });
-      expect(failed.body.error).toContain("secret names 'env.GW_TEST_NOT_SET_ANYWHERE'");
+      expect(failed.body.error).toContain("secret names 'env.ALERT_TEST_NOT_SET_ANYWHERE'");
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("confines Admin's references to admin.secret_references.allow, never gw's own variables (issue 42)", async () => {
+    const ownCredentials: Array<[string, Json, string, string]> = [
+      ['/providers', { provider: 'openai', keys: [{ value: STOLEN }] }, 'keys[0].value', STOLEN],
+      [
+        '/alerts/channels',
+        {
+          id: 'own-hook',
+          type: 'webhook',
+          url: 'https://alerts.example.com',
+          secret: 'a-plain-secret-of-16+',
+          headers: { authorization: 'env.GW_CLUSTER_TOKEN' },
+        },
+        'headers.authorization',
+        'env.GW_CLUSTER_TOKEN',
+      ],
+      [
+        '/guardrails/profiles',
+        azure('own', 'env.GW_LOGS_DATABASE_URL'),
+        'api_key',
+        'env.GW_LOGS_DATABASE_URL',
+      ],
+      ['/guardrails/profiles', azure('redis', 'env.REDIS_URL'), 'api_key', 'env.REDIS_URL'],
+    ];
+    for (const [path, body, field, reference] of ownCredentials) {
+      const answer = await call('POST', api(path), body, ADMIN);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'secret_reference', param: field });
+      expect(answer.body.error.message).toContain(`${field}: '${reference}'`);
+      expect(answer.body.error.message).toContain('is a variable gw itself reads');
+      expect(JSON.stringify(answer.body)).not.toContain(ADMIN_TOKEN);
+    }
+    // Not in the allow list: refused; in it: taken.
+    const unlisted = await call('POST', api('/guardrails/profiles'), azure('unlisted', 'env.PATH'), ADMIN);
+    expect(unlisted.status).toBe(400);
+    expect(unlisted.body.error).toMatchObject({ code: 'secret_reference', param: 'api_key' });
+    expect(unlisted.body.error.message).toContain('admin.secret_references.allow');
+    const listed = azure('listed', 'env.ALERT_TEST_SECRET');
+    expect((await call('POST', api('/guardrails/profiles'), listed, ADMIN)).status).toBe(201);
+    const vault = await call('POST', api('/guardrails/profiles'), azure('vault', 'vault.kv/gw#k'), ADMIN);
+    expect(vault.status).toBe(400);
+    expect(vault.body.error.message).toContain("api_key: 'vault.kv/gw#k'");
+    const profiles = (await get(api('/guardrails/profiles'), ADMIN)).body.map((profile: Json) => profile.id);
+    for (const refused of ['own', 'redis', 'unlisted', 'vault']) expect(profiles).not.toContain(refused);
+    // The config file's own reference stays the file's: kept where it is sent, never sent elsewhere.
+    const { name: _name, ...file } = (await get(api('/providers/mistral'), ADMIN)).body;
+    expect(file.keys[0].value).toBe('env.FILE_PROVIDER_KEY');
+    const retried = { ...file, network_config: { ...file.network_config, max_retries: 1 } };
+    expect((await call('PUT', api('/providers/mistral'), retried, ADMIN)).status).toBe(200);
+    const repoint = { network_config: { base_url: 'https://evil.example.com' } };
+    const moved = await call('PATCH', api('/providers/mistral'), repoint, ADMIN);
+    expect(moved.status, JSON.stringify(moved.body)).toBe(400);
+    expect(moved.body.error).toMatchObject({ code: 'secret_reference', param: 'network_config.base_url' });
+    expect(moved.body.error.message).toContain("'env.FILE_PROVIDER_KEY'");
+    expect(JSON.stringify(moved.body)).not.toContain(FILE_KEY);
+    expect((await get(api('/providers/mistral'), ADMIN)).body.network_config.base_url).toBe(
+      'https://mistral.example.com',
+    );
+  });
+
+  it('keeps the URL credentials a read sends back masked, whatever else of the URL changed (issue 42)', async () => {
+    const receiver = await startFakeWebhookReceiver(ALERT_SECRET);
+    try {
+      const origin = receiver.url;
+      const channel = {
+        id: 'masked-url',
+        type: 'webhook',
+        url: origin.replace('http://', 'http://hook-user:hook-p4ss@') + '/hook?token=t0ken-value&team=a',
+        secret: ALERT_SECRET,
+      };
+      expect((await call('POST', api('/alerts/channels'), channel, ADMIN)).status).toBe(201);
+      const path = api('/alerts/channels/masked-url');
+      /** The path and query the receiver got from a test send. */
+      const sentTo = async () => {
+        const sent = await call('POST', `${path}/test`, undefined, ADMIN);
+        expect(sent.body.outcome, JSON.stringify(sent.body)).toBe('sent');
+        return receiver.last().path;
+      };
+      // A role without secrets:read sends back what it read, [redacted] and all.
+      const editor = bearer(await tokenOf('alert-url-editor', ['alerts:read', 'alerts:write']));
+      const read = (await get(path, editor)).body;
+      expect(read.url).toBe(
+        `${origin.replace('http://', 'http://hook-user:[redacted]@')}/hook?token=[redacted]&team=a`,
+      );
+      const renamed = await call('PUT', path, { ...read, name: 'renamed' }, editor);
+      expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      expect(await sentTo()).toBe('/hook?token=t0ken-value&team=a');
+      // Admin edits the path and a parameter of the URL as answers show it.
+      const shown = (await get(path, ADMIN)).body;
+      const masked = `${origin.replace('http://', 'http://hook-user:****@')}/hook?token=****&team=a`;
+      expect(shown.url).toBe(masked);
+      const edited = { ...shown, url: masked.replace('/hook?', '/hook2?').replace('team=a', 'team=b') };
+      expect((await call('PUT', path, edited, ADMIN)).status).toBe(200);
+      expect(await sentTo()).toBe('/hook2?token=t0ken-value&team=b');
+      // The masks do not take the stored credentials to another origin; a new value replaces the stored one.
+      const elsewhere = { ...shown, url: masked.replace('127.0.0.1', 'localhost') };
+      const moved = await call('PUT', path, elsewhere, ADMIN);
+      expect(moved.status, JSON.stringify(moved.body)).toBe(400);
+      expect(moved.body.error).toMatchObject({ param: 'url', message: expect.stringMatching(/^url: /) });
+      expect(JSON.stringify(moved.body)).not.toContain('t0ken-value');
+      const renewed = { ...shown, url: masked.replace('token=****', 'token=new-token') };
+      expect((await call('PUT', path, renewed, ADMIN)).status).toBe(200);
+      expect(await sentTo()).toBe('/hook?token=new-token&team=a');
     } finally {
       await receiver.close();
     }

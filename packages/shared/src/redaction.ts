@@ -64,6 +64,45 @@ export function redactUrl(value: string): string {
   }
 }
 
+/** Whether a part of a URL is what an answer shows for a credential: the mask, or `[redacted]` (viewer-redaction). */
+function isMask(text: string): boolean {
+  let decoded = text;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    // Not percent-encoding: compared as written.
+  }
+  return decoded === '****' || decoded === '[redacted]';
+}
+
+/**
+ * A URL written back with credentials shown as answers show them (`user:****@`, `?token=****`, or a reader's
+ * `[redacted]`): those credentials taken from `stored`, the rest as written. Undefined when it masks none that
+ * `stored` carries. Whether `stored`'s credentials may go where the written URL points is the caller's to say.
+ */
+export function unmaskUrl(written: string, stored: string): URL | undefined {
+  let url: URL;
+  let before: URL;
+  try {
+    url = new URL(written);
+    before = new URL(stored);
+  } catch {
+    return undefined;
+  }
+  let unmasked = false;
+  if (before.password && isMask(url.password)) {
+    url.password = before.password;
+    unmasked = true;
+  }
+  for (const [name, value] of [...url.searchParams]) {
+    const kept = before.searchParams.get(name);
+    if (!SECRET_PARAMETER.test(name) || kept === null || !isMask(value)) continue;
+    url.searchParams.set(name, kept);
+    unmasked = true;
+  }
+  return unmasked ? url : undefined;
+}
+
 /**
  * The credentials a URL carries (its password, as written and as Basic authorization, and the values of
  * credential query parameters), to take out of texts that echo them.

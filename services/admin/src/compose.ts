@@ -4,7 +4,13 @@ import { GuardrailRegistry } from '@gw/guardrails/registry';
 import type { LogStore, LogTail } from '@gw/logs';
 import type { McpRegistry } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import { type GatewayConfig, type LiveSettings, type Logger, outboundPolicy } from '@gw/shared';
+import {
+  type GatewayConfig,
+  type LiveSettings,
+  type Logger,
+  outboundPolicy,
+  secretReferenceRule,
+} from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import { uiDistDir } from '@gw/ui';
 import { IdentityStore } from './core/access/identity-store.ts';
@@ -33,7 +39,7 @@ export function composeAdmin(options: {
   /** The response cache's entries, when `cache.enabled` (the admin API removes from them). */
   cacheBackend?: CacheBackend | undefined;
   /** The process's alerts (`startAlerts` of `@gw/alerts`); absent without a store. */
-  alerts?: Omit<AlertsAdminOptions, 'outbound'> | undefined;
+  alerts?: Omit<AlertsAdminOptions, 'outbound' | 'secretReferences'> | undefined;
   /** `/api/vault/*`: the process's secret resolver, and in a cluster the refresh of the others. */
   vault?: VaultAdminOptions | undefined;
   /** Request logs: where they are read and tailed, or why they are off here. */
@@ -59,6 +65,7 @@ export function composeAdmin(options: {
       },
     },
     outbound,
+    secretReferences: secretReferenceRule(options.config.admin.secret_references),
     mcp: { registry: options.mcpRegistry, remoteUrls: options.config.network.mcp_remote_urls },
     loadBalancer: { store: options.store, seed: options.settings.loadBalancer },
     systemConfig: { store: options.store, settings: options.settings },

@@ -7,6 +7,7 @@ import {
   type Logger,
   type Metrics,
   outboundPolicy,
+  secretReferenceRule,
 } from '@gw/shared';
 import type { HealthBoard } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
@@ -54,6 +55,7 @@ export async function startRouter(options: {
     secrets,
     seedProviders: options.config.providers,
     outbound: outboundPolicy(options.config.network),
+    secretReferences: secretReferenceRule(options.config.admin.secret_references),
     client: options.settings.client,
     health: options.health,
     loadBalancer: options.settings.loadBalancer,

@@ -142,6 +142,56 @@ describe('declared values', () => {
     expect(kept.network_config.extra_headers['authorization']).toBe('Bearer xyz-123456789');
   });
 
+  describe('a destination URL sent back with its credentials masked (issue 42, defect 3)', () => {
+    const tree = fieldTree(guardrailProfileSchema);
+    const hook = (url: string) => ({ id: 'w', type: 'webhook', url });
+    const storedHook = hook('https://user:p4ssw0rd@hooks.example/v1?token=t0ken-value&team=a');
+    const keptUrl = (url: string) => keepStoredSecrets(tree, hook(url), storedHook).url;
+
+    it('keeps the stored password and credential parameters when only other parts changed', () => {
+      expect(keptUrl('https://user:****@hooks.example/v2?token=****&team=b')).toBe(
+        'https://user:p4ssw0rd@hooks.example/v2?token=t0ken-value&team=b',
+      );
+      expect(keptUrl('https://user:****@hooks.example/v1?team=a')).toBe(
+        'https://user:p4ssw0rd@hooks.example/v1?team=a',
+      );
+    });
+
+    it("keeps them when sent back as a reader without secrets:read sees them ('[redacted]')", () => {
+      expect(keptUrl('https://user:[redacted]@hooks.example/v1?token=[redacted]&team=a')).toBe(
+        'https://user:p4ssw0rd@hooks.example/v1?token=t0ken-value&team=a',
+      );
+      expect(keptUrl('https://user:%5Bredacted%5D@hooks.example/v1?token=%5Bredacted%5D&team=a')).toBe(
+        'https://user:p4ssw0rd@hooks.example/v1?token=t0ken-value&team=a',
+      );
+    });
+
+    it('takes a new password or parameter as written', () => {
+      expect(keptUrl('https://user:n3w-pass@hooks.example/v1?token=****&team=a')).toBe(
+        'https://user:n3w-pass@hooks.example/v1?token=t0ken-value&team=a',
+      );
+      expect(keptUrl('https://user:****@hooks.example/v1?token=new-token')).toBe(
+        'https://user:p4ssw0rd@hooks.example/v1?token=new-token',
+      );
+      expect(keptUrl('https://hooks.example/v1')).toBe('https://hooks.example/v1');
+      expect(keepStoredSecrets(tree, hook('https://user:****@new.example/'), undefined).url).toBe(
+        'https://user:****@new.example/',
+      );
+    });
+
+    it('refuses a mask that would follow the URL to another origin, naming the field', () => {
+      for (const moved of [
+        'https://user:****@elsewhere.example/v1?token=t',
+        'http://user:****@hooks.example/v1',
+        'https://hooks.example:8443/v1?token=****',
+      ]) {
+        expect(() => keptUrl(moved), moved).toThrow(
+          expect.objectContaining({ status: 400, param: 'url', message: expect.stringMatching(/^url: /) }),
+        );
+      }
+    });
+  });
+
   it('lists the credentials to take out of echoed texts', () => {
     expect(secretValues(fieldTree(providerConfigSchema), stored).sort()).toEqual(
       ['Bearer xyz-123456789', 'aws-secret-0123456789', 'env.B_KEY', 'sk-aaaaaaaaaaaaaaaaaaaa'].sort(),

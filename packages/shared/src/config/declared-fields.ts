@@ -15,8 +15,9 @@ import { z } from 'zod';
  *   checked against the outbound address policy when written; changing a destination while keeping a stored
  *   credential needs the credential again (or `secrets:reference`).
  * - `restart`: a setting of a live section that is read when a process starts (a pool size, a timer).
+ * - `verbatim`: a string taken as written, never resolved (patterns of references: `env.OPENAI_*`).
  */
-export type FieldMark = 'secret' | 'secret-by-name' | 'destination' | 'restart';
+export type FieldMark = 'secret' | 'secret-by-name' | 'destination' | 'restart' | 'verbatim';
 
 /** Whether a config section applies to the next request when changed, or at the next start of each process. */
 export type SectionApplies = 'live' | 'restart';
@@ -43,6 +44,9 @@ export const secretsByName = <Schema extends z.ZodType>(schema: Schema) =>
 /** Where a resource sends its credentials (see FieldMark). */
 export const destination = <Schema extends z.ZodType>(schema: Schema) =>
   declare(schema, { mark: 'destination' });
+
+/** A string taken as written: an `env.NAME` in it names a variable, and is not replaced by its value. */
+export const verbatim = <Schema extends z.ZodType>(schema: Schema) => declare(schema, { mark: 'verbatim' });
 
 /** A setting of a live section that applies at the next start only. */
 export const restartOnly = <Schema extends z.ZodType>(schema: Schema) => declare(schema, { mark: 'restart' });
@@ -165,6 +169,8 @@ export interface VisitedField {
   /** The field is a credential (marked `secret`, or named as one inside a `secret-by-name` map). */
   secret: boolean;
   destination: boolean;
+  /** Taken as written (`verbatim`): no reference in it is resolved. */
+  verbatim: boolean;
 }
 
 /** Field names that say a member of a `secret-by-name` map is a credential. */
@@ -200,7 +206,13 @@ function walk(
   const secret = context.secret || tree?.marks.has('secret') === true;
   const byName = context.byName || tree?.marks.has('secret-by-name') === true;
   if (typeof value === 'string' || typeof value === 'number') {
-    visit({ path, value, secret, destination: tree?.marks.has('destination') === true });
+    visit({
+      path,
+      value,
+      secret,
+      destination: tree?.marks.has('destination') === true,
+      verbatim: tree?.marks.has('verbatim') === true,
+    });
     return;
   }
   if (Array.isArray(value)) {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
+import { invalidRequest } from '../errors/gateway-error.ts';
 import { checkOutboundUrl, type OutboundPolicy } from '../http/outbound-address.ts';
-import { maskSecret, redactUrl, standsForSecret, urlSecrets } from '../redaction.ts';
+import { maskSecret, redactUrl, standsForSecret, unmaskUrl, urlSecrets } from '../redaction.ts';
 import { type FieldTree, fieldTree, joinPath, type VisitedField, walkFields } from './declared-fields.ts';
 
 /**
@@ -110,6 +111,27 @@ export function maskSecrets<T>(tree: FieldTree, value: T): T {
 }
 
 /**
+ * A destination URL written back: as answers show the stored one, it is the stored one; with the stored
+ * password or credential parameters masked (`user:****@`, `?token=****`, a reader's `[redacted]`) while other
+ * parts changed (a path, a parameter), those credentials are the stored ones, as masked credential fields are
+ * (issue 42, defect 3); a new password is taken as written. A mask cannot take the stored credentials to another
+ * origin: 400 naming the field (send them again with the new address).
+ */
+function keptUrl(field: MappedField, stored: string): unknown {
+  if (typeof field.value !== 'string') return field.value;
+  if (field.value === redactUrl(stored)) return stored;
+  const unmasked = unmaskUrl(field.value, stored);
+  if (!unmasked) return field.value;
+  const origin = new URL(stored).origin;
+  if (unmasked.origin !== origin)
+    throw invalidRequest(
+      `${field.path}: sends back masked credentials of the stored URL (of ${origin}) to ${unmasked.origin}: write the password and credential parameters themselves with a new address`,
+      field.path,
+    );
+  return unmasked.href;
+}
+
+/**
  * A written value with each credential that stands for the stored one (its mask, or a viewer's `[redacted]`:
  * a read sent back) replaced by the stored credential, so a read-edit-write never stores a mask.
  */
@@ -121,9 +143,7 @@ export function keepStoredSecrets<T>(tree: FieldTree, value: T, stored: unknown)
     (field) => {
       if (typeof field.stored !== 'string') return field.value;
       if (field.secret && standsForSecret(field.value, field.stored)) return field.stored;
-      // A destination URL sent back as answers show it (`user:****@`) keeps the credentials it carried.
-      const storedField = { ...field, value: field.stored };
-      if (urlWithSecrets(storedField) && field.value === redactUrl(field.stored)) return field.stored;
+      if (urlWithSecrets({ ...field, value: field.stored })) return keptUrl(field, field.stored);
       return field.value;
     },
     stored,

@@ -288,6 +288,23 @@ export const clusterEnvironmentSchema = z.object({
 
 export type ClusterEnvironment = z.infer<typeof clusterEnvironmentSchema>;
 
+/**
+ * Every variable a gw process reads, from its services' schemas: gw's own credentials (the bootstrap admin
+ * token, the cluster token, the Redis and log database URLs…) and settings. No secret reference written through
+ * the admin API may name one (secret-reference-rule.ts); the config file's may.
+ */
+export const GATEWAY_VARIABLES: ReadonlySet<string> = new Set(
+  [
+    embeddedEnvironmentSchema,
+    ingressEnvironmentSchema,
+    routerEnvironmentSchema,
+    governanceEnvironmentSchema,
+    adminEnvironmentSchema,
+    mcpRunnerEnvironmentSchema,
+    clusterEnvironmentSchema,
+  ].flatMap((schema) => Object.keys(schema.shape)),
+);
+
 /** Variables whose value a refusal never repeats (a Redis URL may carry a password). */
 const SECRET_VARIABLES = new Set([
   'REDIS_URL',

@@ -168,8 +168,8 @@ export class ConfigError extends Error {
  * references (`vault.…`) are taken by credential fields only: anywhere else they would be sent as written.
  */
 function resolveReferences(document: unknown, env: NodeJS.ProcessEnv): unknown {
-  return mapFields(fieldTree(gatewayConfigSchema), document, ({ path, value, secret }) => {
-    if (typeof value !== 'string') return value;
+  return mapFields(fieldTree(gatewayConfigSchema), document, ({ path, value, secret, verbatim }) => {
+    if (typeof value !== 'string' || verbatim) return value;
     const reference = parseSecretReference(value);
     if (reference instanceof Error && secret) throw new ConfigError(`${path}: ${reference.message}`);
     if (reference && !(reference instanceof Error)) {

@@ -4,6 +4,10 @@ import { GatewayError } from '../errors/gateway-error.ts';
 import { providerConfigSchema } from '../schemas/providers.ts';
 import { destination, secret, secretsByName } from './declared-fields.ts';
 import { refuseMovedSecrets, refuseSecretReferences } from './secret-policy.ts';
+import { secretReferenceRule } from './secret-reference-rule.ts';
+
+/** The rule of a config file without `admin.secret_references`. */
+const references = secretReferenceRule({});
 
 function refusal(work: () => void): GatewayError {
   try {
@@ -39,7 +43,7 @@ describe('refuseSecretReferences', () => {
         refuseSecretReferences(
           resourceSchema,
           { headers: { authorization: reference } },
-          { mayReference: false },
+          { references, mayReference: false },
         ),
       );
       expect(error.status).toBe(400);
@@ -52,7 +56,7 @@ describe('refuseSecretReferences', () => {
       refuseSecretReferences(
         providerConfigSchema,
         { keys: [{ value: 'ok' }, { value: 'env.X' }] },
-        { mayReference: false },
+        { references, mayReference: false },
       ),
     );
     expect(nested.param).toBe('keys[1].value');
@@ -64,7 +68,7 @@ describe('refuseSecretReferences', () => {
         refuseSecretReferences(
           resourceSchema,
           { [field]: 'env.GATEWAY_ADMIN_TOKEN' },
-          { mayReference: true },
+          { references, mayReference: true },
         ),
       );
       expect(error.param).toBe(field);
@@ -72,30 +76,42 @@ describe('refuseSecretReferences', () => {
     }
     // A header not named like a credential is not one either.
     const header = refusal(() =>
-      refuseSecretReferences(resourceSchema, { headers: { 'x-trace': 'env.X' } }, { mayReference: true }),
+      refuseSecretReferences(
+        resourceSchema,
+        { headers: { 'x-trace': 'env.X' } },
+        { references, mayReference: true },
+      ),
     );
     expect(header.param).toBe('headers.x-trace');
   });
 
   it('accepts them in credential fields for a caller with the permission, and plain values for everyone', () => {
     expect(() =>
-      refuseSecretReferences(resourceSchema, { pass_phrase: 'env.X' }, { mayReference: true }),
+      refuseSecretReferences(resourceSchema, { pass_phrase: 'env.X' }, { references, mayReference: true }),
     ).not.toThrow();
     expect(() =>
-      refuseSecretReferences(resourceSchema, { pass_phrase: 'environment' }, { mayReference: false }),
+      refuseSecretReferences(
+        resourceSchema,
+        { pass_phrase: 'environment' },
+        { references, mayReference: false },
+      ),
     ).not.toThrow();
   });
 
   it('keeps a stored reference written back, unless the write moves where it is sent', () => {
     const stored = { endpoint: 'https://a.example', pass_phrase: 'env.KEY' };
     expect(() =>
-      refuseSecretReferences(resourceSchema, { ...stored, enabled: false }, { mayReference: false, stored }),
+      refuseSecretReferences(
+        resourceSchema,
+        { ...stored, enabled: false },
+        { references, mayReference: false, stored },
+      ),
     ).not.toThrow();
     const moved = refusal(() =>
       refuseSecretReferences(
         resourceSchema,
         { ...stored, endpoint: 'https://evil.example' },
-        { mayReference: false, stored, prefix: 'config.' },
+        { references, mayReference: false, stored, prefix: 'config.' },
       ),
     );
     expect(moved.param).toBe('config.endpoint');
@@ -104,9 +120,50 @@ describe('refuseSecretReferences', () => {
       refuseSecretReferences(
         resourceSchema,
         { ...stored, endpoint: 'https://evil.example' },
-        { mayReference: true, stored },
+        { references, mayReference: true, stored },
       ),
     ).not.toThrow();
+  });
+});
+
+describe('refuseSecretReferences for a caller with secrets:reference (issue 42, defect 4)', () => {
+  const admin = { mayReference: true, references };
+
+  it("refuses gw's own credentials, naming the field and the reference, never the value", () => {
+    for (const reference of ['env.GATEWAY_ADMIN_TOKEN', 'env.GW_CLUSTER_TOKEN', 'env.GW_LOGS_DATABASE_URL']) {
+      const error = refusal(() => refuseSecretReferences(resourceSchema, { pass_phrase: reference }, admin));
+      expect(error).toMatchObject({ status: 400, code: 'secret_reference', param: 'pass_phrase' });
+      expect(error.message).toContain(`pass_phrase: '${reference}'`);
+      expect(error.message).toContain('is a variable gw itself reads');
+    }
+    const listed = secretReferenceRule({ allow: ['env.OPENAI_*'] });
+    const other = refusal(() =>
+      refuseSecretReferences(
+        providerConfigSchema,
+        { keys: [{ value: 'env.OPENAI_API_KEY' }, { value: 'env.HOME' }] },
+        { mayReference: true, references: listed },
+      ),
+    );
+    expect(other.param).toBe('keys[1].value');
+    expect(other.message).toContain("keys[1].value: 'env.HOME'");
+    expect(other.message).toContain('admin.secret_references.allow');
+  });
+
+  it('keeps a refused reference the resource already holds where it was sent, not elsewhere', () => {
+    const stored = { endpoint: 'https://a.example', pass_phrase: 'env.VAULT_TOKEN' };
+    expect(() =>
+      refuseSecretReferences(resourceSchema, { ...stored, enabled: false }, { ...admin, stored }),
+    ).not.toThrow();
+    const moved = refusal(() =>
+      refuseSecretReferences(
+        resourceSchema,
+        { ...stored, endpoint: 'https://evil.example' },
+        { ...admin, stored },
+      ),
+    );
+    expect(moved.param).toBe('endpoint');
+    expect(moved.message).toContain("stored reference 'env.VAULT_TOKEN' of pass_phrase");
+    expect(moved.message).toContain('admin.secret_references.allow');
   });
 });
 

@@ -4,19 +4,26 @@ import { fieldTree, walkFields } from './declared-fields.ts';
 import { credentialsOf, destinationsOf } from './declared-values.ts';
 import { envReferenceName } from './env-reference.ts';
 import { looksLikeSecretReference } from './secret-reference.ts';
+import type { SecretReferenceRule } from './secret-reference-rule.ts';
 
 /**
  * The one secret policy (docs/admin-access.md "Secret references"): `env.NAME` and secret-manager references (`vault.…`, `aws-sm.…`,
  * `gcp-sm.…`, `azure-kv.…`) make gw read a secret with its own identity and send it where the resource says.
  * The config file may name them; a resource written through an API (providers, guardrail profiles, alert
- * channels, MCP clients) may only when its caller holds this permission, which only Admin has, and only in the
- * fields its schema declares credentials (`secret`: declared-fields.ts), the only ones read at use.
+ * channels, MCP clients) may only when its caller holds this permission, which only Admin has, only in the
+ * fields its schema declares credentials (`secret`: declared-fields.ts), the only ones read at use, and only
+ * the references the config file's `admin.secret_references` allows (never a variable gw itself reads).
  */
 const SECRET_REFERENCE_PERMISSION = 'secrets:reference';
 
 export interface SecretPolicyOptions {
-  /** The caller holds `secrets:reference`: references in credential fields are accepted as written. */
+  /**
+   * The caller holds `secrets:reference`: references in credential fields that `references` allows are accepted
+   * as written.
+   */
   mayReference: boolean;
+  /** Which references a caller with `secrets:reference` may name (`admin.secret_references`). */
+  references: SecretReferenceRule;
   /**
    * The stored resource the write replaces: its references may be written back as they are (a read sent back
    * shows them as written), as long as no destination field (`url`, `endpoint`, `base_url`…) changes.
@@ -59,32 +66,39 @@ export function refuseSecretReferences(
   const prefix = options.prefix ?? '';
   const tree = fieldTree(schema);
   const known = new Set([...credentialsOf(tree, options.stored).values()].filter(isSecretReference));
-  let kept: string | undefined;
+  /** The first reference the caller may not name that the write keeps where the stored resource has it. */
+  let kept: { path: string; reference: string; why: string | undefined } | undefined;
   walkFields(tree, input, ({ path, value, secret }) => {
     if (typeof value !== 'string' || !isSecretReference(value)) return;
     const field = `${prefix}${path}`;
+    const shown = value.slice(0, 200);
     if (!secret) {
       throw refusal(
         field,
-        `${field}: '${value.slice(0, 200)}' is an environment or secret-manager reference, and ${field} is not a credential field: only credential fields are read at use`,
+        `${field}: '${shown}' is an environment or secret-manager reference, and ${field} is not a credential field: only credential fields are read at use`,
       );
     }
-    if (options.mayReference) return;
+    // Why this caller may not name it: without the permission, none; with it, what the config file refuses.
+    const why = options.mayReference ? options.references.refusal(value) : undefined;
+    if (options.mayReference && why === undefined) return;
     if (known.has(value)) {
-      kept ??= path;
+      kept ??= { path, reference: shown, why };
       return;
     }
     throw refusal(
       field,
-      `${field}: '${value.slice(0, 200)}' is an environment or secret-manager reference; ${RULE}`,
+      `${field}: '${shown}' is an environment or secret-manager reference; ${why ?? RULE}`,
     );
   });
   if (kept === undefined) return;
   const moved = movedDestination(schema, options.stored, input);
   if (moved === undefined) return;
+  const { path, reference, why } = kept;
   throw refusal(
     `${prefix}${moved}`,
-    `${prefix}${moved}: changes where the stored reference of ${prefix}${kept} is sent; only a caller with the permission ${SECRET_REFERENCE_PERMISSION} (Admin) may, or send the secret's value itself`,
+    why === undefined
+      ? `${prefix}${moved}: changes where the stored reference of ${prefix}${path} is sent; only a caller with the permission ${SECRET_REFERENCE_PERMISSION} (Admin) may, or send the secret's value itself`
+      : `${prefix}${moved}: changes where the stored reference '${reference}' of ${prefix}${path} is sent, and ${why}: send the secret's value itself`,
   );
 }
 
@@ -95,7 +109,11 @@ export function refuseSecretReferences(
  * choosing. Only a caller with `secrets:reference` (Admin) may; anyone else sends the credentials again with the
  * new destination. `resource` is the whole resource about to be stored, a value of `schema`.
  */
-export function refuseMovedSecrets(schema: z.ZodType, resource: unknown, options: SecretPolicyOptions): void {
+export function refuseMovedSecrets(
+  schema: z.ZodType,
+  resource: unknown,
+  options: Omit<SecretPolicyOptions, 'references'>,
+): void {
   if (options.mayReference || options.stored === undefined) return;
   const moved = movedDestination(schema, options.stored, resource);
   if (moved === undefined) return;

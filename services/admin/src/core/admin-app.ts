@@ -8,6 +8,7 @@ import {
   type Logger,
   newRequestId,
   type OutboundPolicy,
+  type SecretReferenceRule,
   sendError,
 } from '@gw/shared';
 import type { Router as ExpressRouter } from 'express';
@@ -47,19 +48,24 @@ export interface AdminDependencies {
    * channels written through the API may point.
    */
   outbound: OutboundPolicy;
+  /**
+   * The config file's `admin.secret_references` (docs/admin-access.md "Secret references"): which references
+   * Admin may name in MCP clients, guardrail profiles and alert channels (the router checks providers).
+   */
+  secretReferences: SecretReferenceRule;
   maxBodyBytes?: number;
   /** `/api/mcp/*`: the MCP client registry in the store. */
-  mcp?: Omit<McpAdminOptions, 'outbound'>;
+  mcp?: Omit<McpAdminOptions, 'outbound' | 'secretReferences'>;
   /** `/api/health/providers` and `/api/load-balancer/config`. */
   loadBalancer: Omit<LoadBalancerAdminOptions, 'router'>;
   /** `/api/config` and `/api/pricing`: the system settings every process applies without a restart. */
   systemConfig: ConfigAdminOptions;
   /** `/api/guardrails/*` and `/api/enterprise/guardrails/providers`: guardrails in the store. */
-  guardrails?: Omit<GuardrailsAdminOptions, 'outbound'>;
+  guardrails?: Omit<GuardrailsAdminOptions, 'outbound' | 'secretReferences'>;
   /** `/api/cache/*`: removals from the response cache. */
   cache?: CacheAdminOptions;
   /** `/api/alerts/*`: alert rules, channels and history in the store. */
-  alerts?: Omit<AlertsAdminOptions, 'outbound'>;
+  alerts?: Omit<AlertsAdminOptions, 'outbound' | 'secretReferences'>;
   /** `/api/vault/*`: status and refresh of secret-manager references. */
   vault?: VaultAdminOptions;
   /** `/api/logs*`: the request log store, and the live tail of `/api/logs/stream`. */
@@ -88,7 +94,7 @@ export interface AdminDependencies {
 
 /** The admin process's HTTP side: `/api/*` from the route rows, single sign-on, SCIM and the web UI. */
 export function createAdminApp(dependencies: AdminDependencies) {
-  const { router, outbound } = dependencies;
+  const { router, outbound, secretReferences } = dependencies;
   const maxBodyBytes = dependencies.maxBodyBytes ?? 1024 * 1024;
 
   async function teamExists(id: string): Promise<boolean> {
@@ -105,16 +111,16 @@ export function createAdminApp(dependencies: AdminDependencies) {
   const routes = createRouteTable([
     ...createProvidersAdmin(router),
     ...createGovernanceAdmin({ governance: dependencies.governance, router }),
-    ...createMcpAdmin({ ...dependencies.mcp, outbound }),
+    ...createMcpAdmin({ ...dependencies.mcp, outbound, secretReferences }),
     ...createLoadBalancerAdmin({ router, ...dependencies.loadBalancer }),
     ...createConfigAdmin(dependencies.systemConfig),
     ...createPricingAdmin({
       ...dependencies.systemConfig,
       providerNames: async () => (await router.listProviders()).map((provider) => String(provider['name'])),
     }),
-    ...createGuardrailsAdmin({ ...dependencies.guardrails, outbound }),
+    ...createGuardrailsAdmin({ ...dependencies.guardrails, outbound, secretReferences }),
     ...createCacheAdmin(dependencies.cache ?? {}),
-    ...createAlertsAdmin({ ...dependencies.alerts, outbound }),
+    ...createAlertsAdmin({ ...dependencies.alerts, outbound, secretReferences }),
     ...createVaultAdmin(dependencies.vault ?? {}),
     ...createLogsAdmin(dependencies.logs ?? {}),
     ...createSpendAdmin({

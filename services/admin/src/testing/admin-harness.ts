@@ -4,7 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GovernanceService } from '@gw/governance';
 import type { RouterService } from '@gw/router';
-import { LiveSettings, type Logger, outboundPolicy, parseGatewayConfig } from '@gw/shared';
+import {
+  LiveSettings,
+  type Logger,
+  outboundPolicy,
+  parseGatewayConfig,
+  secretReferenceRule,
+} from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { IdentityStore } from '../core/access/identity-store.ts';
 import { createAdminApp } from '../core/admin-app.ts';
@@ -60,6 +66,7 @@ export async function startAdminHarness(options: { allowAnonymous?: boolean } = 
     logger: silent,
     auth: { adminToken: BOOTSTRAP_TOKEN, allowAnonymous: options.allowAnonymous ?? false },
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
     loadBalancer: { store, seed: settings.loadBalancer },
     systemConfig: { store, settings },
     identities,

@@ -8,6 +8,7 @@ import {
   LiveSettings,
   outboundPolicy,
   parseGatewayConfig,
+  secretReferenceRule,
   silentLogger,
 } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
@@ -44,6 +45,7 @@ beforeAll(async () => {
     seedProviders: config.providers,
     client: LiveSettings.of(config).client,
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
   });
 });
 afterAll(async () => {

@@ -1,7 +1,14 @@
 // cache_affinity through the router core: a plan target's affinity keeps every request of a conversation on one
 // provider key (the provider's prompt cache is per key), spreads conversations over the keys, and a key that
 // fails a request sends its retry to the conversation's next key, the same one each time.
-import { createMetrics, LiveSettings, outboundPolicy, parseGatewayConfig, silentLogger } from '@gw/shared';
+import {
+  createMetrics,
+  LiveSettings,
+  outboundPolicy,
+  parseGatewayConfig,
+  secretReferenceRule,
+  silentLogger,
+} from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -31,6 +38,7 @@ beforeAll(async () => {
     seedProviders: config.providers,
     client: LiveSettings.of(config).client,
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
   });
 });
 afterAll(async () => {

@@ -2,7 +2,14 @@
 // outside its operation's documented root, or one that a URL parser would rewrite, is refused before any
 // upstream call, so gw's provider key never goes anywhere else.
 import { gzipSync } from 'node:zlib';
-import { createMetrics, LiveSettings, outboundPolicy, parseGatewayConfig, silentLogger } from '@gw/shared';
+import {
+  createMetrics,
+  LiveSettings,
+  outboundPolicy,
+  parseGatewayConfig,
+  secretReferenceRule,
+  silentLogger,
+} from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { type FakeOpenAi, startFakeOpenAi } from '@gw/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -27,6 +34,7 @@ beforeAll(async () => {
     seedProviders: config.providers,
     client: LiveSettings.of(config).client,
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
   });
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 // Provider URLs written through the admin API and the outbound address policy: every notation of a metadata,
 // link-local, unspecified or (unless allowed) private address is refused, and nothing is stored. No request is
 // made: literal addresses are classified, and names here are refused before they are resolved.
-import { GatewayError, outboundPolicy, silentLogger } from '@gw/shared';
+import { GatewayError, outboundPolicy, secretReferenceRule, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderConfigs } from './provider-configs.ts';
@@ -13,7 +13,12 @@ describe('provider URLs and the outbound address policy', () => {
 
   beforeAll(async () => {
     store = await MemoryStore.open();
-    const dependencies = { store, logger: silentLogger(), environment: {} };
+    const dependencies = {
+      store,
+      logger: silentLogger(),
+      environment: {},
+      secretReferences: secretReferenceRule({}),
+    };
     providers = await ProviderConfigs.start({ ...dependencies, outbound: outboundPolicy() });
     allowing = await ProviderConfigs.start({
       ...dependencies,

@@ -13,6 +13,7 @@ import {
   refuseMovedSecrets,
   refuseSecretReferences,
   type SecretLookup,
+  type SecretReferenceRule,
 } from '@gw/shared';
 import type { ProviderKeyLimits } from '@gw/shared/health';
 import {
@@ -45,6 +46,8 @@ interface ProviderConfigsDependencies {
   secrets?: SecretLookup | undefined;
   /** The config file's outbound address policy (docs/network.md): base URLs written through the API pass it. */
   outbound: OutboundPolicy;
+  /** Which references Admin may name in a provider written through the API: `admin.secret_references`. */
+  secretReferences: SecretReferenceRule;
 }
 const PROVIDERS_CHANGED_CHANNEL = 'providers.changed';
 
@@ -262,6 +265,7 @@ export class ProviderConfigs {
   ): Promise<Record<string, unknown>> {
     refuseSecretReferences(providerConfigSchema, input, {
       mayReference: options.allowSecretReferences === true,
+      references: this.dependencies.secretReferences,
       stored,
     });
     const loaded = loadProvider(name, input, this.dependencies);

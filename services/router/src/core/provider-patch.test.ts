@@ -1,6 +1,6 @@
 // PATCH /api/providers/{name} over a memory store: a merge patch onto the stored config, keys merged by id,
 // stored secrets kept where the patch leaves a value out or sends its redacted form back.
-import { GatewayError, outboundPolicy, silentLogger } from '@gw/shared';
+import { GatewayError, outboundPolicy, secretReferenceRule, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderConfigs } from './provider-configs.ts';
@@ -21,6 +21,7 @@ describe('provider PATCH', () => {
       logger: silentLogger(),
       environment: { OPENAI_FROM_ENV: 'sk-from-environment' },
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
       seed: {
         openai: {
           keys: [

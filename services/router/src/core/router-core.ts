@@ -7,6 +7,7 @@ import {
   type Metrics,
   type OutboundPolicy,
   type SecretLookup,
+  type SecretReferenceRule,
 } from '@gw/shared';
 import { HealthBoard, type LoadBalancerConfig, type ProviderHealthReport } from '@gw/shared/health';
 import type { Store } from '@gw/shared/store';
@@ -62,6 +63,8 @@ export interface RouterCoreDependencies {
   http?: UpstreamClient;
   /** The config file's outbound address policy (docs/network.md): every upstream connection passes it. */
   outbound: OutboundPolicy;
+  /** The config file's `admin.secret_references`: the references Admin may name in a provider's credentials. */
+  secretReferences: SecretReferenceRule;
   random?: () => number;
   /**
    * Health: a board shared with governance (embedded mode), or, when absent, one of the router's own that
@@ -129,6 +132,7 @@ export class RouterCore implements RouterService {
       secrets: dependencies.secrets,
       seed: dependencies.seedProviders,
       outbound: dependencies.outbound,
+      secretReferences: dependencies.secretReferences,
     });
     const health =
       dependencies.health ??

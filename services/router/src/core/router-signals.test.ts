@@ -8,6 +8,7 @@ import {
   LiveSettings,
   outboundPolicy,
   parseGatewayConfig,
+  secretReferenceRule,
   silentLogger,
 } from '@gw/shared';
 import { HealthBoard, healthId, loadBalancerConfigSchema } from '@gw/shared/health';
@@ -41,6 +42,7 @@ beforeAll(async () => {
     seedProviders: config.providers,
     client: LiveSettings.of(config).client,
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
     health,
   });
 });

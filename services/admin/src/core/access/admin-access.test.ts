@@ -206,6 +206,79 @@ describe('team scoping and redaction', () => {
   });
 });
 
+describe('tokens of a team-scoped role (issue 42, defect 1)', () => {
+  it("sees and revokes only the team-scoped tokens of its teams' people, never an Admin's", async () => {
+    await harness.identities.putRole({
+      id: 'team-tokens',
+      name: 'Team tokens',
+      description: '',
+      permissions: ['tokens:read', 'tokens:write'],
+      team_scoped: true,
+      built_in: false,
+    });
+    await harness.identities.putUser({
+      id: 'keeper',
+      email: 'keeper@example.com',
+      name: 'Keeper',
+      roles: ['team-tokens', 'admin'],
+      team_ids: ['team-a'],
+      active: true,
+      created_at: '',
+      updated_at: '',
+    });
+    await harness.identities.putUser({
+      id: 'dev-b',
+      email: 'dev-b@example.com',
+      name: 'Dev B',
+      roles: ['developer'],
+      team_ids: ['team-a', 'team-b'],
+      active: true,
+      created_at: '',
+      updated_at: '',
+    });
+    const made = async (role: string, userId?: string) =>
+      harness.identities.createToken({
+        name: `${role}-${userId ?? 'nobody'}`,
+        role,
+        created_by: 'test',
+        ...(userId !== undefined && { user_id: userId }),
+      });
+    const keeper = await made('team-tokens', 'keeper');
+    const keepersAdmin = await made('admin', 'keeper');
+    const teamMate = await made('developer', 'dev');
+    const straddler = await made('developer', 'dev-b');
+    const admin = await made('admin');
+    const asKeeper = (method: string, path: string) => adminCall(api(path), method, { token: keeper.value });
+
+    const listed = await asKeeper('GET', '/tokens');
+    expect(listed.status).toBe(200);
+    const ids = listed.body.map((token: { id: string }) => token.id);
+    expect(ids).toEqual(expect.arrayContaining([keeper.token.id, teamMate.token.id]));
+    for (const hidden of [keepersAdmin, straddler, admin]) expect(ids).not.toContain(hidden.token.id);
+    expect(ids).not.toContain(
+      (await harness.identities.listTokens()).find((token) => token.role === 'viewer')?.id,
+    );
+
+    for (const other of [admin, keepersAdmin, straddler]) {
+      const read = await asKeeper('GET', `/tokens/${other.token.id}`);
+      expect(read.status).toBe(403);
+      expect(read.body.error.code).toBe('team_scope');
+      const revoked = await asKeeper('DELETE', `/tokens/${other.token.id}`);
+      expect(revoked.status).toBe(403);
+      expect(revoked.body.error).toMatchObject({ code: 'team_scope', param: 'id' });
+      expect(revoked.body.error.message).toContain(`token ${other.token.id}`);
+      expect((await adminCall(api('/tokens'), 'GET', { token: other.value })).status).not.toBe(401);
+    }
+    expect((await asKeeper('GET', `/tokens/${teamMate.token.id}`)).status).toBe(200);
+    expect((await asKeeper('DELETE', `/tokens/${teamMate.token.id}`)).body).toEqual({
+      revoked: teamMate.token.id,
+    });
+    expect((await adminCall(api('/keys'), 'GET', { token: teamMate.value })).status).toBe(401);
+    // Unknown stays a 404, as for anyone.
+    expect((await asKeeper('DELETE', '/tokens/tok_nothing')).status).toBe(404);
+  });
+});
+
 describe('anonymous access', () => {
   it('is possible only where the operator opened the API; a token still acts as its role there', async () => {
     const open = await startAdminHarness({ allowAnonymous: true });

@@ -3,8 +3,8 @@
  * covers every change. Two permissions are not a resource's: without `secrets:read`, secret fields of read
  * answers are redacted; without `mcp:remote`, `mcp:write` adds http and sse MCP clients only at URLs the config
  * file lists in `network.mcp_remote_urls` (docs/admin-access.md, docs/network.md); `secrets:reference` lets a
- * write name an `env.NAME` or secret-manager reference (secret-policy.ts of @gw/shared), and belongs to Admin
- * alone (docs/admin-access.md).
+ * write name an `env.NAME` or secret-manager reference the config file's `admin.secret_references` allows
+ * (secret-policy.ts of @gw/shared), and belongs to Admin alone (docs/admin-access.md).
  */
 export const ADMIN_RESOURCES = [
   'providers',
@@ -46,7 +46,7 @@ export const PERMISSIONS: readonly Permission[] = [
 
 /**
  * Permissions only the built-in Admin holds: no custom role may be given them, and a stored role that names one
- * does not get it (`secrets:reference` makes gw read any variable of its environment and send it out).
+ * does not get it (`secrets:reference` makes gw read variables of its environment and send them out).
  */
 export const ADMIN_ONLY_PERMISSIONS: ReadonlySet<Permission> = new Set(['secrets:reference']);
 

@@ -10,7 +10,14 @@ import type { GovernanceService } from '@gw/governance';
 import type { AuditRecord, AuditStore } from '@gw/logs';
 import { SqliteAuditStore } from '@gw/logs/sqlite-audit';
 import type { RouterService } from '@gw/router';
-import { LiveSettings, type Logger, notFound, outboundPolicy, parseGatewayConfig } from '@gw/shared';
+import {
+  LiveSettings,
+  type Logger,
+  notFound,
+  outboundPolicy,
+  parseGatewayConfig,
+  secretReferenceRule,
+} from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { capturedLogger } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +101,7 @@ async function startApp(
     logger,
     auth: { adminToken: ADMIN, allowAnonymous: false },
     outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
     loadBalancer: { store, seed: settings.loadBalancer },
     systemConfig: { store, settings },
     identities,

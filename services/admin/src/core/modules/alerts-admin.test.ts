@@ -1,6 +1,6 @@
 // `/api/alerts/*` over a memory store: CRUD of rules and channels, 400s naming the field, redaction, history.
 import { AlertDispatcher, AlertRegistry } from '@gw/alerts';
-import { outboundPolicy } from '@gw/shared';
+import { outboundPolicy, secretReferenceRule } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { startFakeSlackWebhook, startFakeWebhookReceiver } from '@gw/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ beforeEach(async () => {
   admin = routeCaller(
     createAlertsAdmin({
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
       registry,
       dispatcher: new AlertDispatcher({ registry, backoffMs: 1 }),
       unsupported: (kind) =>
@@ -296,7 +297,7 @@ describe('alert rules', () => {
 
 describe('without a store', () => {
   it('answers 503 saying why', async () => {
-    const bare = createAlertsAdmin({ outbound: outboundPolicy() });
+    const bare = createAlertsAdmin({ outbound: outboundPolicy(), secretReferences: secretReferenceRule({}) });
     const error = await routeCaller(bare)('GET', '/api/alerts/rules').catch(
       (thrown: unknown) => thrown as { status: number; message: string },
     );

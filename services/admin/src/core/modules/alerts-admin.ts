@@ -21,6 +21,7 @@ import {
   type OutboundPolicy,
   refuseMovedSecrets,
   refuseSecretReferences,
+  type SecretReferenceRule,
   validate,
 } from '@gw/shared';
 import { mayReferenceSecrets } from '../access/permissions.ts';
@@ -36,6 +37,8 @@ export interface AlertsAdminOptions {
   unsupported?: ((kind: AlertRule['kind']) => string | undefined) | undefined;
   /** Where channels may send: the config file's outbound address policy (docs/network.md). */
   outbound: OutboundPolicy;
+  /** Which references Admin may name in a channel: the config file's `admin.secret_references`. */
+  secretReferences: SecretReferenceRule;
 }
 
 const HISTORY_MAX_LIMIT = 500;
@@ -132,7 +135,10 @@ export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
   async function createChannel(request: AdminRequest): Promise<AdminResult> {
     const registry = registryOf();
     const body = await request.body();
-    refuseSecretReferences(alertChannelSchema, body, { mayReference: mayReferenceSecrets(request) });
+    refuseSecretReferences(alertChannelSchema, body, {
+      mayReference: mayReferenceSecrets(request),
+      references: options.secretReferences,
+    });
     const channel = await allowedChannel(validate(alertChannelSchema, body));
     if (await registry.getChannel(channel.id))
       throw conflict(`alert channel '${channel.id}' already exists`, 'id');
@@ -146,7 +152,11 @@ export function createAlertsAdmin(options: AlertsAdminOptions): AdminRoute[] {
     const stored = await storedChannel(id);
     const body = keepMasked(await request.body(), stored);
     const next = request.method === 'PUT' ? { ...body, id } : patched(stored, body, id);
-    refuseSecretReferences(alertChannelSchema, next, { mayReference: mayReferenceSecrets(request), stored });
+    refuseSecretReferences(alertChannelSchema, next, {
+      mayReference: mayReferenceSecrets(request),
+      references: options.secretReferences,
+      stored,
+    });
     const channel = await allowedChannel(validate(alertChannelSchema, next));
     refuseMovedSecrets(alertChannelSchema, channel, { mayReference: mayReferenceSecrets(request), stored });
     await registryOf().putChannel(channel);

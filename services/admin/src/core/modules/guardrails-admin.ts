@@ -16,6 +16,7 @@ import {
   type OutboundPolicy,
   refuseMovedSecrets,
   refuseSecretReferences,
+  type SecretReferenceRule,
   validate,
 } from '@gw/shared';
 import { mayReferenceSecrets } from '../access/permissions.ts';
@@ -27,6 +28,8 @@ export interface GuardrailsAdminOptions {
   registry?: GuardrailRegistry | undefined;
   /** Where remote profiles may send: the config file's outbound address policy (docs/network.md). */
   outbound: OutboundPolicy;
+  /** Which references Admin may name in a profile: the config file's `admin.secret_references`. */
+  secretReferences: SecretReferenceRule;
 }
 
 /** The profiles' marks: credentials, destinations (docs/architecture.md "Declared configuration"). */
@@ -75,6 +78,7 @@ export function createGuardrailsAdmin(options: GuardrailsAdminOptions): AdminRou
     // Credentials (`api_key`, `secret`, `access_key`…) are resolved by every ingress from its own environment.
     const policy = {
       mayReference: mayReferenceSecrets(write.request),
+      references: options.secretReferences,
       stored: write.stored,
       prefix: write.prefix,
     };

@@ -252,29 +252,59 @@ export function createIdentityAdmin(options: IdentityAdminOptions): AdminRoute[]
     return { status: 201, body: { ...token, token: value } satisfies CreatedToken };
   }
 
+  /**
+   * The tokens a caller sees and may revoke. A team-scoped caller reaches only those it could have made: a
+   * token of a team-scoped role held by a person whose teams are all the caller's (its own included). Never a
+   * token of a role acting on every team, nor one without a person (an Admin's, a Viewer's), which a team's
+   * administrator would otherwise read and revoke (issue 42, defect 1).
+   */
+  async function tokensInReach(principal: Principal) {
+    const identities = identitiesOf();
+    const tokens = await identities.listTokens();
+    const scope = scopeOf(principal);
+    if (!scope) return tokens;
+    const users = new Map((await identities.listUsers()).map((user) => [user.id, user]));
+    const roles = [...BUILT_IN_ROLES, ...(await identities.listCustomRoles())];
+    const scopedRoles = new Set(roles.filter((role) => role.team_scoped).map((role) => role.id));
+    return tokens.filter((token) => {
+      const user = token.user_id === undefined ? undefined : users.get(token.user_id);
+      return (
+        user !== undefined && scopedRoles.has(token.role) && user.team_ids.every((team) => scope.has(team))
+      );
+    });
+  }
+
+  /** The token of that id within the caller's reach: 404 when there is none, 403 when it is beyond its teams. */
+  async function tokenInReach(request: AdminRequest<{ id: string }>) {
+    const { id } = request.params;
+    const principal = principalOf(request);
+    const token = (await tokensInReach(principal)).find((candidate) => candidate.id === id);
+    if (token) return token;
+    if (!(await identitiesOf().listTokens()).some((candidate) => candidate.id === id))
+      throw notFound(`admin token '${id}'`);
+    throw outsideTeams(principal, 'id', `token ${id} is not a team-scoped token of a person of your teams`);
+  }
+
   const tokenRoutes: AdminRoute[] = [
     {
       method: 'GET',
       path: '/tokens',
       permission: 'tokens:read',
-      handle: async () => ({ status: 200, body: await identitiesOf().listTokens() }),
+      handle: async (request) => ({ status: 200, body: await tokensInReach(principalOf(request)) }),
     },
     { method: 'POST', path: '/tokens', permission: 'tokens:write', handle: createToken },
     route({
       method: 'GET',
       path: '/tokens/:id',
       permission: 'tokens:read',
-      handle: async ({ params: { id } }) => {
-        const token = (await identitiesOf().listTokens()).find((candidate) => candidate.id === id);
-        if (!token) throw notFound(`admin token '${id}'`);
-        return { status: 200, body: token };
-      },
+      handle: async (request) => ({ status: 200, body: await tokenInReach(request) }),
     }),
     route({
       method: 'DELETE',
       path: '/tokens/:id',
       permission: 'tokens:write',
-      handle: async ({ params: { id } }) => {
+      handle: async (request) => {
+        const { id } = await tokenInReach(request);
         if (!(await identitiesOf().revokeToken(id))) throw notFound(`admin token '${id}'`);
         return { status: 200, body: { revoked: id } };
       },

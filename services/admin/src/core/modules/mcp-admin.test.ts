@@ -1,7 +1,7 @@
 // The MCP admin handlers over a memory store, without runners: the role rule for stdio clients, the success
 // bodies, filter edits and the errors.
 import { McpRegistry } from '@gw/mcp-runner/control';
-import { outboundPolicy, silentLogger } from '@gw/shared';
+import { outboundPolicy, secretReferenceRule, silentLogger } from '@gw/shared';
 import { MemoryStore } from '@gw/shared/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeCaller } from '../../testing/admin-harness.ts';
@@ -27,6 +27,7 @@ describe('MCP admin', () => {
         registry: new McpRegistry({ store, logger: silentLogger() }),
         reportWaitMs: 50,
         outbound: outboundPolicy(),
+        secretReferences: secretReferenceRule({}),
       }),
     );
   });
@@ -165,6 +166,7 @@ describe('MCP admin: remote clients', () => {
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
       remoteUrls: ['http://127.0.0.1:9/tools/'],
     });
     const listed = {
@@ -173,10 +175,24 @@ describe('MCP admin: remote clients', () => {
       connection_string: 'http://127.0.0.1:9/tools/mcp',
     };
     expect(await add(handle, listed, 'anonymous')).toMatchObject({ status: 200 });
+    // Encoded characters that stay under the prefix once decoded are no escape.
+    const encoded = {
+      ...listed,
+      name: 'encoded',
+      connection_string: 'http://127.0.0.1:9/tools/a%2fb/%2e%2e/mcp',
+    };
+    expect(await add(handle, encoded, 'anonymous')).toMatchObject({ status: 200 });
     for (const connection_string of [
       'http://127.0.0.1:9/toolsx',
       'http://127.0.0.1:9/other',
       'http://127.0.0.1:9@127.0.0.2:9/tools/mcp',
+      // A server decodes these to /admin, /admin and /other (issue 42, defect 2).
+      'http://127.0.0.1:9/tools/%2e%2e%2fadmin',
+      'http://127.0.0.1:9/tools/%2E%2E%2Fadmin',
+      'http://127.0.0.1:9/tools/.%2e/other',
+      'http://127.0.0.1:9/tools/mcp%2f..%2f..%2fother',
+      'http://127.0.0.1:9/tools/%2e%2e%5cadmin',
+      'http://127.0.0.1:9/tools/%252e%252e%252fadmin',
     ]) {
       expect(
         await failure(add(handle, { name: 'other', connection_type: 'sse', connection_string }, 'anonymous')),
@@ -189,6 +205,7 @@ describe('MCP admin: remote clients', () => {
       registry: new McpRegistry({ store, logger: silentLogger() }),
       reportWaitMs: 10,
       outbound: outboundPolicy(),
+      secretReferences: secretReferenceRule({}),
     });
     for (const connection_string of [
       'http://[::ffff:169.254.169.254]/',

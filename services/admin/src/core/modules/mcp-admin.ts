@@ -10,12 +10,14 @@ import {
   mcpClientEditSchema,
   type OutboundPolicy,
   refuseSecretReferences,
+  type SecretReferenceRule,
   validate,
 } from '@gw/shared';
 import type { McpClient, McpClientChange } from '../../api-types.ts';
 import { mayReferenceSecrets } from '../access/permissions.ts';
 import type { AdminRequest, AdminResult } from '../http/admin-route.ts';
 import { type AdminRoute, route } from '../http/admin-route.ts';
+import { isUnderPrefix } from './mcp-remote-urls.ts';
 
 export interface McpAdminOptions {
   /** Absent when this admin has no MCP store (every call answers 400 mcp_not_configured). */
@@ -26,14 +28,8 @@ export interface McpAdminOptions {
   outbound: OutboundPolicy;
   /** The config file's `network.mcp_remote_urls`: http/sse servers `mcp:write` alone may add. */
   remoteUrls?: readonly string[] | undefined;
-}
-
-/** A URL without user-info, as compared with the allow-listed prefixes. */
-function withoutCredentials(url: string): string {
-  const parsed = new URL(url);
-  parsed.username = '';
-  parsed.password = '';
-  return parsed.href;
+  /** Which references Admin may name in a client (a stdio client's `env`): `admin.secret_references`. */
+  secretReferences: SecretReferenceRule;
 }
 
 /**
@@ -50,8 +46,7 @@ async function assertRemoteAllowed(
   const mayAddAny = request.principal
     ? request.principal.permissions.has('mcp:remote')
     : request.role === 'admin';
-  const target = withoutCredentials(url);
-  const listed = (options.remoteUrls ?? []).some((prefix) => target.startsWith(new URL(prefix).href));
+  const listed = (options.remoteUrls ?? []).some((prefix) => isUnderPrefix(url, prefix));
   if (!mayAddAny && !listed) {
     throw new GatewayError({
       type: 'forbidden',
@@ -99,7 +94,10 @@ export function createMcpAdmin(options: McpAdminOptions): AdminRoute[] {
 
   async function add(registry: McpRegistry, request: AdminRequest): Promise<AdminResult> {
     const body = await request.body();
-    refuseSecretReferences(mcpClientConfigSchema, body, { mayReference: mayReferenceSecrets(request) });
+    refuseSecretReferences(mcpClientConfigSchema, body, {
+      mayReference: mayReferenceSecrets(request),
+      references: options.secretReferences,
+    });
     const config = validate(mcpClientConfigSchema, body);
     if (config.connection_type === 'stdio' && request.role !== 'admin') {
       throw new GatewayError({
