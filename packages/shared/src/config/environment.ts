@@ -31,6 +31,12 @@ const positiveIntegerText = z
 const positiveInteger = (fallback: number) => z.preprocess(unset, positiveIntegerText.default(fallback));
 const optionalPositiveInteger = z.preprocess(unset, positiveIntegerText.optional());
 
+const nonNegativeIntegerText = z
+  .string()
+  .regex(/^\d+$/, { error: 'is not a non-negative integer' })
+  .transform(Number)
+  .refine(Number.isSafeInteger, { error: 'is not a non-negative integer' });
+
 const optionalText = z.preprocess(unset, z.string().optional());
 const optionalHttpUrl = z.preprocess(
   unset,
@@ -77,18 +83,13 @@ const common = {
   // What an HTTP client may take and hold (packages/shared/src/server.ts HttpLimits).
   GW_HEADERS_TIMEOUT_MS: positiveInteger(10_000),
   GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
+  // A body still arriving brings at least GW_BODY_PROGRESS_BYTES every GW_BODY_PROGRESS_MS, or it is cut (408).
+  GW_BODY_PROGRESS_MS: positiveInteger(10_000),
+  GW_BODY_PROGRESS_BYTES: positiveInteger(1_024),
   GW_KEEP_ALIVE_TIMEOUT_MS: positiveInteger(65_000),
   GW_MAX_CONNECTIONS: positiveInteger(10_000),
   // Connections one remote address may hold; 0: no share; unset: nine tenths of the cap.
-  GW_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(
-    unset,
-    z
-      .string()
-      .regex(/^\d+$/, { error: 'is not a non-negative integer' })
-      .transform(Number)
-      .refine(Number.isSafeInteger, { error: 'is not a non-negative integer' })
-      .optional(),
-  ),
+  GW_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(unset, nonNegativeIntegerText.optional()),
   /** When set, `/metrics` answers only `Authorization: Bearer <it>`. */
   GW_METRICS_TOKEN: optionalText,
   // OpenTelemetry's standard variables for where traces go, when the config's `tracing.endpoint` is unset.
@@ -110,6 +111,8 @@ export function httpLimits(environment: CommonEnvironment) {
   return {
     headersTimeoutMs: environment.GW_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: environment.GW_REQUEST_TIMEOUT_MS,
+    bodyProgressMs: environment.GW_BODY_PROGRESS_MS,
+    bodyProgressBytes: environment.GW_BODY_PROGRESS_BYTES,
     keepAliveTimeoutMs: environment.GW_KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: environment.GW_MAX_CONNECTIONS,
     maxConnectionsPerAddress: environment.GW_MAX_CONNECTIONS_PER_ADDRESS,
