@@ -27,6 +27,7 @@ afterEach(async () => {
 async function serve(
   limits: Partial<HttpLimits>,
   onDropped?: (reason: ServerDropReason, count: number) => void,
+  draining?: () => boolean,
 ): Promise<number> {
   const server = await startHttpServer({
     port: 0,
@@ -34,6 +35,7 @@ async function serve(
     http2: true,
     limits,
     ...(onDropped && { onDropped }),
+    ...(draining && { draining }),
     handlers: [
       (request, response) => {
         request.resume();
@@ -251,6 +253,21 @@ describe('startHttpServer limits', () => {
       clearInterval(trickling);
       clearInterval(sending);
     }
+  });
+
+  it('closes each HTTP/1.1 connection after its answer while the process drains', async () => {
+    let draining = false;
+    const port = await serve(LONG, undefined, () => draining);
+    const before = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await new Promise((resolve) => before.socket.once('data', resolve))).not.toMatch(
+      /connection: close/i,
+    );
+    draining = true;
+    const during = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { received } = await during.closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received.slice(0, received.indexOf('\r\n\r\n')).toLowerCase()).toContain('\r\nconnection: close');
+    expect(before.socket.destroyed).toBe(false);
   });
 
   it('holds one remote address to its share: its own idle connections go first, then it is refused', async () => {

@@ -23,9 +23,11 @@ import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error
 import { errorBody, sendError } from './errors/http.ts';
 import { closeIdleSessions, dispatchConnection } from './h2c-connections.ts';
 import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
+import { sendJson } from './http/body.ts';
 import { addressShare, ConnectionSlots } from './http/connection-slots.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
+import { type Probes, probeStatus } from './probes.ts';
 
 // What every main does around its servers: start, refuse to start, shut down (one entry point, @gw/shared/server).
 export { onShutdown, refuseStart, startService } from './service-lifecycle.ts';
@@ -185,6 +187,11 @@ export async function startHttpServer(options: {
    * needed room) and `drain_deadline` (still open when the drain deadline cut them).
    */
   onDropped?: (reason: ServerDropReason, count: number) => void;
+  /**
+   * True while the process drains (after SIGTERM, through GW_DRAIN_DELAY_MS): every HTTP/1.1 answer then
+   * closes its connection, so keep-alive clients reconnect, to another replica once the load balancer knows.
+   */
+  draining?: () => boolean;
   /** How long disposing the server drains (GW_SHUTDOWN_TIMEOUT_MS); `close(deadlineMs)` names its own. */
   drainMs?: number;
 }): Promise<Closable & AsyncDisposable & { server: Server; port: number }> {
@@ -249,6 +256,7 @@ export async function startHttpServer(options: {
     const socket = request.socket as Socket;
     const release = slots.hold(socket);
     response.once('close', release);
+    if (options.draining?.()) response.setHeader('connection', 'close');
     // Until its body has arrived, the request must keep it coming (cut: 408, and the connection is idle).
     slots.receive(socket, request, () => {
       release();
@@ -375,6 +383,24 @@ export function metricsHandler(
       response.writeHead(200, { 'content-type': metrics.registry.contentType });
       response.end(text);
     });
+    return true;
+  };
+}
+
+/**
+ * `GET /health/live` and `GET /health/ready` (docs/kubernetes.md "Probes") for services whose main port does not
+ * serve them: open to every caller, as the kubelet probes without credentials; 200, or 503 with the reason.
+ */
+export function probesHandler(probes: Probes): RequestHandler {
+  return (request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path === '/health/live') {
+      const report = probes.liveness();
+      sendJson(response, probeStatus(report), report);
+      return true;
+    }
+    if (path !== '/health/ready') return false;
+    probes.readiness().then((report) => sendJson(response, probeStatus(report), report));
     return true;
   };
 }

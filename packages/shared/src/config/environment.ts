@@ -80,6 +80,8 @@ const common = {
   // set 0.0.0.0 themselves).
   GW_HOST: z.preprocess(unset, z.string().default('127.0.0.1')),
   GW_SHUTDOWN_TIMEOUT_MS: positiveInteger(25_000),
+  // How long start-up tries again when a store or peer does not answer yet (service-lifecycle.ts).
+  GW_STARTUP_RETRY_MS: positiveInteger(60_000),
   // What an HTTP client may take and hold (packages/shared/src/server.ts HttpLimits).
   GW_HEADERS_TIMEOUT_MS: positiveInteger(10_000),
   GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
@@ -194,11 +196,19 @@ const logsStream = {
   GW_LOGS_STREAM: z.preprocess(unset, z.enum(['on', 'off'], { error: 'is not on or off' }).default('on')),
 };
 
+/**
+ * A process behind a load balancer: after SIGTERM it keeps serving, new connections included, for this long
+ * while its readiness says draining (the load balancer takes it out meanwhile), then drains (docs/kubernetes.md
+ * "Probes").
+ */
+const drainDelay = { GW_DRAIN_DELAY_MS: z.preprocess(unset, nonNegativeIntegerText.default(0)) };
+
 export const ingressEnvironmentSchema = z.object({
   ...common,
   // MCP in cluster mode: the catalog in Redis, tool calls through BullMQ.
   ...redis,
   ...logsStream,
+  ...drainDelay,
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
@@ -239,6 +249,7 @@ export const adminEnvironmentSchema = z.object({
   GW_SCIM_TOKEN: scimToken,
   ...logsDatabase,
   ...logsStream,
+  ...drainDelay,
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
   ...grpcClient,
