@@ -257,7 +257,10 @@ export async function startHttpServer(options: {
     const release = slots.hold(socket);
     response.once('close', release);
     if (options.draining?.()) response.setHeader('connection', 'close');
-    // Until its body has arrived, the request must keep it coming (cut: 408, and the connection is idle).
+    // Until its body has arrived, the request must keep it coming (cut: 408, and the connection is idle). A
+    // request without a body (a GET) is complete once its headers are.
+    const { 'transfer-encoding': chunked, 'content-length': length } = request.headers;
+    if (chunked === undefined && (length === undefined || length === '0')) return;
     slots.receive(socket, request, () => {
       release();
       if (response.headersSent) socket.destroy();
