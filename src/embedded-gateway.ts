@@ -17,6 +17,7 @@ import {
   LiveSettings,
   type Logger,
   outboundPolicy,
+  Probes,
   resolveSecret,
   systemSettingsOf,
   watchConfigFile,
@@ -197,7 +198,8 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   const tail = new LogTailHub();
   // The audit log: audit-log.sqlite in the data directory, a file of its own; kept forever (no retention).
   const auditStore = started.use(await SqliteAuditStore.open({ dataDir: options.dataDir }));
-  let draining = false;
+  // Nothing to wait for in one process: ready until it drains.
+  const probes = started.use(new Probes());
   const ingress = composeIngress({
     settings,
     // The governance core is the ingress's admission here (it implements the port).
@@ -205,7 +207,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
     router,
     logger,
     metrics,
-    isDraining: () => draining,
+    probes,
     mcp: { catalog: mcpCatalog, executor: mcpQueue },
     metricsToken: options.metricsToken,
     tracer: tracer('ingress'),
@@ -268,7 +270,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
   started.defer(() => http.close(drainMs));
   // First at shutdown: refuse new requests and end the admin's live connections, so the server can drain.
   started.defer(() => {
-    draining = true;
+    probes.drain();
     admin.close();
   });
   const resources = started.move();

@@ -6,15 +6,13 @@ import {
   httpLimits,
   metricsExposureWarning,
   otlpTracesEndpoint,
-  readSettings,
 } from '@gw/shared';
 import { onShutdown, startService } from '@gw/shared/server';
 import { startEmbeddedGateway } from './embedded-gateway.ts';
 
 const logger = createLogger({ service: 'gateway' });
-await startService(logger, async (resources) => {
-  const { environment, config } = await readSettings(embeddedEnvironmentSchema, process.env);
-  logger.level = environment.LOG_LEVEL;
+const service = { logger, schema: embeddedEnvironmentSchema, env: process.env };
+await startService(service, async (resources, { environment, config }) => {
   const gateway = resources.use(
     await startEmbeddedGateway({
       config,

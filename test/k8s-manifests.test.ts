@@ -111,8 +111,9 @@ describe('deploy/k8s', () => {
       const container = deployment.spec.template.spec.containers[0];
       const entry = container.args[1] as string;
       expect(existsSync(join(import.meta.dirname, '..', entry)), entry).toBe(true);
+      // Room for the drain delay (ingress and admin keep serving, not ready) and the drain after it.
       expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(
-        Number(environment.GW_SHUTDOWN_TIMEOUT_MS) / 1000,
+        (Number(environment.GW_SHUTDOWN_TIMEOUT_MS) + Number(environment.GW_DRAIN_DELAY_MS)) / 1000,
       );
       const selector = deployment.spec.selector.matchLabels;
       expect(deployment.spec.template.metadata.labels).toMatchObject(selector);
@@ -359,6 +360,40 @@ describe('deploy/k8s: what each pod is given', () => {
         const volume = spec.volumes.find((entry: Manifest) => entry.configMap?.name === 'gw-config');
         const mount = spec.containers[0].volumeMounts.find((entry: Manifest) => entry.name === volume.name);
         expect(environment.GATEWAY_CONFIG, name).toBe(`${mount.mountPath}/gateway.yaml`);
+      }
+    }
+  });
+
+  it('probes each pod for what the probe means (docs/kubernetes.md "Probes")', () => {
+    for (const [name, schema] of Object.entries(SCHEMAS)) {
+      const container = deploymentNamed(name).spec.template.spec.containers[0];
+      const environment = schema.parse(
+        podEnvironment(deploymentNamed(name), manifests, { optionalSecrets: false }),
+      );
+      const portNamed = (port: string | number) =>
+        typeof port === 'number'
+          ? port
+          : container.ports.find((entry: Manifest) => entry.name === port)?.containerPort;
+      // The port that serves /health/live and /health/ready: the ingress's own, the metrics port of the others.
+      const ports = environment as { PORT?: number; GW_METRICS_PORT?: number };
+      const probesPort = name === 'gw-ingress' ? ports.PORT : ports.GW_METRICS_PORT;
+      const { startupProbe, readinessProbe, livenessProbe } = container;
+      // Liveness only asks whether the process is wedged: a dependency down never restarts a pod.
+      for (const probe of [startupProbe, livenessProbe]) {
+        expect(probe.httpGet.path, name).toBe('/health/live');
+        expect(portNamed(probe.httpGet.port), name).toBe(probesPort);
+      }
+      // Start-up is given as long as it tries Redis, PostgreSQL and peers again (GW_STARTUP_RETRY_MS), and more.
+      expect(startupProbe.periodSeconds * startupProbe.failureThreshold * 1000, name).toBeGreaterThan(
+        environment.GW_STARTUP_RETRY_MS,
+      );
+      // Readiness: /health/ready, or the gRPC health the servers answer the same way (router, governance).
+      if (readinessProbe.grpc) {
+        expect(['gw-router', 'gw-governance'], name).toContain(name);
+        expect(readinessProbe.grpc.port, name).toBe(portNamed('main'));
+      } else {
+        expect(readinessProbe.httpGet.path, name).toBe('/health/ready');
+        expect(portNamed(readinessProbe.httpGet.port), name).toBe(probesPort);
       }
     }
   });

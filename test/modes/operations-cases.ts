@@ -17,6 +17,20 @@ export function operationsCases(mode: ModeContext): void {
       }
     });
 
+    it('answers /health/ready (a cluster ingress: its router and its store answer) and /health/live', async () => {
+      for (const url of mode.gateway.urls) {
+        const ready = await get(`${url}/health/ready`);
+        expect(ready.status).toBe(200);
+        expect(ready.body).toEqual({
+          status: 'ready',
+          checks: mode.gateway.mode === 'cluster' ? { router: 'ok', store: 'ok' } : {},
+        });
+        const live = await get(`${url}/health/live`);
+        expect(live.status).toBe(200);
+        expect(live.body).toMatchObject({ status: 'live' });
+      }
+    });
+
     it('serves concurrent requests on every ingress replica', async () => {
       const answers = await Promise.all(
         Array.from({ length: 24 }, (_, index) =>

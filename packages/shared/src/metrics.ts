@@ -112,7 +112,7 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       name: 'gw_dropped_requests_total',
       help:
         'Requests refused for overload, by reason (provider_queue_full, provider_queue_timeout: the router, by provider;' +
-        ' connection_cap, address_share, drain_deadline: the HTTP server, provider "none")',
+        ' connection_cap, address_share, body_stalled, drain_deadline: the HTTP server, provider "none")',
       labelNames: ['provider', 'reason'] as const,
       registers: [registry],
     }),

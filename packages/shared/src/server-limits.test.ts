@@ -1,9 +1,12 @@
 // Hostile and slow clients against an HTTP port (HTTP/1.1 and h2c on one port, short limits): silent
-// sockets, a partial or bare HTTP/2 preface, a slowly sent body, idle keep-alive connections and sessions
-// are closed; malformed requests get gw's JSON error body; connections past the cap are refused while an
-// established client keeps being answered.
+// sockets, a partial or bare HTTP/2 preface, a slowly sent body, a body that stalls or trickles, idle
+// keep-alive connections and sessions are closed; malformed requests get gw's JSON error body; connections
+// past the cap make room by closing idle ones, then the body stalled longest, and are refused only while every
+// connection holds a request being worked on.
+import type { ServerResponse } from 'node:http';
 import { connect as connectHttp2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
+import { waitFor } from '@gw/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addressShare } from './http/connection-slots.ts';
 import { type HttpLimits, type ServerDropReason, startHttpServer } from './server.ts';
@@ -11,15 +14,20 @@ import { type HttpLimits, type ServerDropReason, startHttpServer } from './serve
 type Started = Awaited<ReturnType<typeof startHttpServer>>;
 const servers: Started[] = [];
 const sockets: Socket[] = [];
+/** Answers of `/hold` requests: their body arrived, and the handler works on them until a case ends them. */
+const held: ServerResponse[] = [];
 
 afterEach(async () => {
+  for (const response of held.splice(0)) response.end();
   for (const socket of sockets.splice(0)) socket.destroy();
   for (const server of servers.splice(0)) await server.close(100);
 });
 
+/** A port that answers 200 once a request's body has arrived; `/hold` is answered only when the case ends. */
 async function serve(
   limits: Partial<HttpLimits>,
   onDropped?: (reason: ServerDropReason, count: number) => void,
+  draining?: () => boolean,
 ): Promise<number> {
   const server = await startHttpServer({
     port: 0,
@@ -27,10 +35,15 @@ async function serve(
     http2: true,
     limits,
     ...(onDropped && { onDropped }),
+    ...(draining && { draining }),
     handlers: [
       (request, response) => {
         request.resume();
         request.on('end', () => {
+          if (request.url === '/hold') {
+            held.push(response as ServerResponse);
+            return;
+          }
           response.writeHead(200, { 'content-type': 'text/plain' });
           response.end('ok');
         });
@@ -148,26 +161,113 @@ describe('startHttpServer limits', () => {
     expect(dropped).toEqual([]);
   });
 
-  it('refuses a connection past the cap only when every connection is busy, counting it', async () => {
+  it('refuses a connection past the cap only when every connection holds a request being worked on, counting it', async () => {
     const dropped: Array<[ServerDropReason, number]> = [];
     const port = await serve({ ...LONG, maxConnections: 4, maxConnectionsPerAddress: 0 }, (reason, count) =>
       dropped.push([reason, count]),
     );
-    // Uploads in progress: busy.
-    const uploads = Array.from({ length: 4 }, () =>
-      open(port, 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n0123456789'),
+    // Requests whose bodies arrived and that the handler has not answered yet: busy.
+    const working = Array.from({ length: 4 }, () =>
+      open(port, 'POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789'),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => held.length === 4, { what: 'four requests being worked on' });
     const refused = open(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
     const { openMs, received } = await refused.closed;
     expect(openMs).toBeLessThan(2_000);
     expect(received).toBe('');
     expect(dropped).toEqual([['connection_cap', 1]]);
-    // The busy clients are answered once their bodies arrive.
-    const answered = new Promise<string>((resolve) => uploads[0]!.socket.once('data', resolve));
-    uploads[0]!.socket.write('0123456789');
+    // The busy clients are answered when the handler is done.
+    const answered = new Promise<string>((resolve) => working[0]!.socket.once('data', resolve));
+    held[0]!.end('done');
     expect(await answered).toMatch(/^HTTP\/1\.1 200 /);
-    for (const { socket } of uploads) expect(socket.destroyed).toBe(false);
+    for (const { socket } of working) expect(socket.destroyed).toBe(false);
+  });
+
+  it('closes the connection whose body has gone longest without a byte to admit a new one at the cap', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, maxConnections: 4, maxConnectionsPerAddress: 0 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    // The oldest connection is an upload that keeps coming; the next is stuck inside a chunk declared 2^64 - 1
+    // bytes long; two more are being worked on.
+    const upload = open(port, 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789');
+    const uploading = setInterval(() => upload.socket.write('0123456789'), 20);
+    const stuck = open(
+      port,
+      'POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc',
+    );
+    const working = Array.from({ length: 2 }, () =>
+      open(port, 'POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789'),
+    );
+    try {
+      await waitFor(() => held.length === 2, { what: 'two requests being worked on' });
+      const health = open(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await new Promise((resolve) => health.socket.once('data', resolve))).toMatch(/^HTTP\/1\.1 200 /);
+      // The stuck body made room, unanswered; the upload that keeps coming and the busy ones stay.
+      expect((await stuck.closed).received).toBe('');
+      for (const { socket } of [upload, ...working]) expect(socket.destroyed).toBe(false);
+      expect(dropped).toEqual([['body_stalled', 1]]);
+    } finally {
+      clearInterval(uploading);
+    }
+  });
+
+  it('cuts a body that brings fewer bytes than the bound in a window with 408, not one that keeps coming', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, bodyProgressMs: 1_000, bodyProgressBytes: 20 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    const head = 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 300\r\n\r\n';
+    // Stopped after 10 bytes; trickling 1 byte every 100 ms (about 10 a window); 10 bytes every 50 ms (about 200).
+    const stopped = open(port, `${head}0123456789`);
+    const trickle = open(port, head);
+    const steady = open(port, head);
+    const trickling = setInterval(() => trickle.socket.write('x'), 100);
+    let sent = 0;
+    const sending = setInterval(() => {
+      if (sent < 300) steady.socket.write('0123456789');
+      sent += 10;
+    }, 50);
+    try {
+      for (const cut of [stopped, trickle]) {
+        const { received, openMs } = await cut.closed;
+        expect(received).toMatch(/^HTTP\/1\.1 408 /);
+        expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({
+          error: {
+            type: 'request_timeout',
+            message: 'the request body stalled: fewer than 20 bytes arrived in 1000 ms',
+          },
+          status_code: 408,
+        });
+        // Cut within a few windows, long before the request timeout (20 s).
+        expect(openMs).toBeLessThan(10_000);
+      }
+      // About 1.5 s to send: several windows, each with enough bytes.
+      const answer = await new Promise<string>((resolve) => steady.socket.once('data', resolve));
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(dropped).toEqual([
+        ['body_stalled', 1],
+        ['body_stalled', 1],
+      ]);
+    } finally {
+      clearInterval(trickling);
+      clearInterval(sending);
+    }
+  });
+
+  it('closes each HTTP/1.1 connection after its answer while the process drains', async () => {
+    let draining = false;
+    const port = await serve(LONG, undefined, () => draining);
+    const before = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await new Promise((resolve) => before.socket.once('data', resolve))).not.toMatch(
+      /connection: close/i,
+    );
+    draining = true;
+    const during = open(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { received } = await during.closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received.slice(0, received.indexOf('\r\n\r\n')).toLowerCase()).toContain('\r\nconnection: close');
+    expect(before.socket.destroyed).toBe(false);
   });
 
   it('holds one remote address to its share: its own idle connections go first, then it is refused', async () => {

@@ -23,9 +23,11 @@ import { GatewayError, invalidRequest, noEndpoint } from './errors/gateway-error
 import { errorBody, sendError } from './errors/http.ts';
 import { closeIdleSessions, dispatchConnection } from './h2c-connections.ts';
 import { carriesToken, metricsTokenRequired } from './http/bearer.ts';
+import { sendJson } from './http/body.ts';
 import { addressShare, ConnectionSlots } from './http/connection-slots.ts';
 import { requestTargetProblem } from './http/request-target.ts';
 import { newRequestId } from './ids.ts';
+import { type Probes, probeStatus } from './probes.ts';
 
 // What every main does around its servers: start, refuse to start, shut down (one entry point, @gw/shared/server).
 export { onShutdown, refuseStart, startService } from './service-lifecycle.ts';
@@ -67,11 +69,18 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /** From a request's first byte to the end of its body (a slowly sent upload is cut with 408). */
   requestTimeoutMs: number;
+  /**
+   * A body still arriving must bring at least `bodyProgressBytes` every `bodyProgressMs`, or it is cut with 408
+   * (HTTP/1.1): a body that stops, or trickles, is cut long before the request timeout.
+   */
+  bodyProgressMs: number;
+  bodyProgressBytes: number;
   /** How long an HTTP/1.1 keep-alive connection or an HTTP/2 session without requests stays open. */
   keepAliveTimeoutMs: number;
   /**
-   * Connections held at once: past it the oldest idle connection is closed to admit a new one, and a new one
-   * is refused only when every connection is busy.
+   * Connections held at once: past it the oldest idle connection is closed to admit a new one (else the one
+   * whose body has gone longest without a byte), and a new one is refused only when every connection holds a
+   * request being worked on.
    */
   maxConnections: number;
   /**
@@ -105,9 +114,30 @@ function connectionCap(wanted: number): number {
 const DEFAULT_LIMITS: HttpLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 120_000,
+  bodyProgressMs: 10_000,
+  bodyProgressBytes: 1_024,
   keepAliveTimeoutMs: 65_000,
   maxConnections: 10_000,
 };
+
+/** How long a connection answered with an error stays open for the client to read it and close first. */
+const LINGER_MS = 2_000;
+
+/**
+ * Writes an error answer on a socket outside any response object (the request was refused before, or instead
+ * of, its handler's answer), then closes it: at once when the client closes its side, else after LINGER_MS (a
+ * client that never closes must not hold the connection).
+ */
+function refuseOnSocket(socket: Duplex, refusal: GatewayError): void {
+  const payload = JSON.stringify(errorBody(refusal, newRequestId()));
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
+  );
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+}
 
 /**
  * Node's HTTP parser refuses a malformed request (a bad request line or header, bad chunked framing, headers
@@ -119,22 +149,20 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     return;
   }
   const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT';
-  const refusal = timedOut
-    ? new GatewayError({ type: 'request_timeout', message: 'the request was not received in time' })
-    : invalidRequest(
-        error.code === 'HPE_HEADER_OVERFLOW'
-          ? 'the request headers are too large'
-          : `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
-      );
-  const payload = JSON.stringify(errorBody(refusal, newRequestId()));
-  socket.end(
-    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
+  refuseOnSocket(
+    socket,
+    timedOut
+      ? new GatewayError({ type: 'request_timeout', message: 'the request was not received in time' })
+      : invalidRequest(
+          error.code === 'HPE_HEADER_OVERFLOW'
+            ? 'the request headers are too large'
+            : `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`,
+        ),
   );
 }
 
 /** Why the HTTP server refused or cut a connection (`gw_dropped_requests_total`'s reason). */
-export type ServerDropReason = 'connection_cap' | 'address_share' | 'drain_deadline';
+export type ServerDropReason = 'connection_cap' | 'address_share' | 'body_stalled' | 'drain_deadline';
 
 /** Takes an upgrade request's socket (answering true) or leaves it to the next handler. */
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
@@ -154,10 +182,16 @@ export async function startHttpServer(options: {
   limits?: Partial<HttpLimits>;
   /**
    * Told about connections refused for overload: `connection_cap` (past maxConnections with every connection
-   * busy, closed unanswered), `address_share` (its address holds its share, all busy) and `drain_deadline`
-   * (still open when the drain deadline cut them).
+   * busy, closed unanswered), `address_share` (its address holds its share, all busy), `body_stalled` (a
+   * request whose body fell below the progress bound, answered 408, or went longest without a byte when the cap
+   * needed room) and `drain_deadline` (still open when the drain deadline cut them).
    */
   onDropped?: (reason: ServerDropReason, count: number) => void;
+  /**
+   * True while the process drains (after SIGTERM, through GW_DRAIN_DELAY_MS): every HTTP/1.1 answer then
+   * closes its connection, so keep-alive clients reconnect, to another replica once the load balancer knows.
+   */
+  draining?: () => boolean;
   /** How long disposing the server drains (GW_SHUTDOWN_TIMEOUT_MS); `close(deadlineMs)` names its own. */
   drainMs?: number;
 }): Promise<Closable & AsyncDisposable & { server: Server; port: number }> {
@@ -166,10 +200,22 @@ export async function startHttpServer(options: {
   const dropped = (reason: ServerDropReason, count: number) => {
     if (count > 0) options.onDropped?.(reason, count);
   };
-  const slots = new ConnectionSlots(
-    maxConnections,
-    addressShare(maxConnections, limits.maxConnectionsPerAddress),
+  const slots = new ConnectionSlots({
+    cap: maxConnections,
+    perAddress: addressShare(maxConnections, limits.maxConnectionsPerAddress),
+    progress: { windowMs: limits.bodyProgressMs, bytes: limits.bodyProgressBytes },
+    onBodyCut: () => dropped('body_stalled', 1),
+  });
+  // Bodies are looked at a few times a window (at most once a second): one timer for the whole port.
+  const bodySweep = setInterval(
+    () => slots.sweep(),
+    Math.max(50, Math.min(1_000, Math.floor(limits.bodyProgressMs / 4))),
   );
+  bodySweep.unref();
+  const bodyStalled = new GatewayError({
+    type: 'request_timeout',
+    message: `the request body stalled: fewer than ${limits.bodyProgressBytes} bytes arrived in ${limits.bodyProgressMs} ms`,
+  });
   /** Takes a new connection into the slots; false (and closed, counted) when it is refused. */
   const admit = (socket: Socket): boolean => {
     const refused = slots.admit(socket);
@@ -207,7 +253,19 @@ export async function startHttpServer(options: {
   // sockets are held for good when they are dispatched).
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     if (request.httpVersionMajor !== 1) return;
-    response.once('close', slots.hold(request.socket as Socket));
+    const socket = request.socket as Socket;
+    const release = slots.hold(socket);
+    response.once('close', release);
+    if (options.draining?.()) response.setHeader('connection', 'close');
+    // Until its body has arrived, the request must keep it coming (cut: 408, and the connection is idle). A
+    // request without a body (a GET) is complete once its headers are.
+    const { 'transfer-encoding': chunked, 'content-length': length } = request.headers;
+    if (chunked === undefined && (length === undefined || length === '0')) return;
+    slots.receive(socket, request, () => {
+      release();
+      if (response.headersSent) socket.destroy();
+      else refuseOnSocket(socket, bodyStalled);
+    });
   });
   const upgrades = options.upgrades ?? [];
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -238,6 +296,7 @@ export async function startHttpServer(options: {
             server.close(() => {
               clearTimeout(force);
               clearInterval(sweep);
+              clearInterval(bodySweep);
               resolve();
             });
             server.closeIdleConnections();
@@ -293,6 +352,7 @@ export async function startHttpServer(options: {
           listener.close(() => {
             clearTimeout(force);
             clearInterval(sweep);
+            clearInterval(bodySweep);
             resolve();
           });
           // Stops the HTTP/1.1 server's timers and closes its idle keep-alive connections.
@@ -326,6 +386,24 @@ export function metricsHandler(
       response.writeHead(200, { 'content-type': metrics.registry.contentType });
       response.end(text);
     });
+    return true;
+  };
+}
+
+/**
+ * `GET /health/live` and `GET /health/ready` (docs/kubernetes.md "Probes") for services whose main port does not
+ * serve them: open to every caller, as the kubelet probes without credentials; 200, or 503 with the reason.
+ */
+export function probesHandler(probes: Probes): RequestHandler {
+  return (request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path === '/health/live') {
+      const report = probes.liveness();
+      sendJson(response, probeStatus(report), report);
+      return true;
+    }
+    if (path !== '/health/ready') return false;
+    probes.readiness().then((report) => sendJson(response, probeStatus(report), report));
     return true;
   };
 }

@@ -238,7 +238,8 @@ export async function startCluster(options: ClusterLaunchOptions): Promise<Launc
       timeoutMs: options.readyTimeoutMs ?? 50_000,
       output: () => output,
       checks: [
-        ...urls.map((url) => () => answers(`${url}/health`, [200])),
+        // Ready, not only up: a router replica answers it and its store does (docs/kubernetes.md "Probes").
+        ...urls.map((url) => () => answers(`${url}/health/ready`, [200])),
         // 401 without a credential; 403 when no admin token is configured at all.
         ...adminUrls.map((url) => () => answers(`${url}/api/providers`, [200, 401, 403])),
         ...range(routerPort, replicas.router).map((port) => () => accepts(port)),

@@ -17,23 +17,23 @@ import {
   httpLimits,
   LiveSettings,
   outboundPolicy,
-  readSettings,
+  Probes,
   resolveSecret,
+  storeCheck,
   throttledLog,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
-import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
+import { metricsHandler, onShutdown, probesHandler, startHttpServer, startService } from '@gw/shared/server';
 import { connectRedis, createStore } from '@gw/shared/store';
 import { followSecretFailures, publishVaultRefresh, startSecretResolver } from '@gw/vault';
 import { composeAdmin } from './compose.ts';
 import { startLogWorker } from './log-worker.ts';
 
 const logger = createLogger({ service: 'admin' });
+const service = { logger, schema: adminEnvironmentSchema, env: process.env };
 // Started in the order they are needed; at shutdown the stack disposes them in reverse: the servers drain, the
 // audit records of the last answers are stored, then alerts, logs, clients and connections are released.
-await startService(logger, async (resources) => {
-  const { environment, config } = await readSettings(adminEnvironmentSchema, process.env);
-  logger.level = environment.LOG_LEVEL;
+await startService(service, async (resources, { environment, config }) => {
   const drainMs = environment.GW_SHUTDOWN_TIMEOUT_MS;
   const metrics = createMetrics({ service: 'admin' });
   // The response cache's entries, for removals only: this process keeps no index of them.
@@ -54,6 +54,9 @@ await startService(logger, async (resources) => {
       : undefined;
   // MCP clients live in the store; admin edits them and reads the runners' reports, never connecting itself.
   const mcpStore = environment.REDIS_URL ? resources.use(await createStore(environment)) : undefined;
+  // Ready when the store answers; draining from SIGTERM on (docs/kubernetes.md "Probes").
+  const probes = resources.use(new Probes());
+  if (mcpStore) probes.require('store', storeCheck(mcpStore));
   // `/api/vault/*`: this process reads the references too (its status, alert channels' credentials), and a
   // refresh reaches the others.
   const secrets = resources.use(
@@ -216,20 +219,22 @@ await startService(logger, async (resources) => {
       handlers: [app.handle],
       upgrades: [app.upgrade],
       limits: httpLimits(environment),
+      draining: () => probes.draining,
       drainMs,
     }),
   );
   // First at shutdown: the admin's live connections end, so the server can drain.
   resources.defer(() => app.close());
-  // /metrics (process metrics) on its own port, as the other services whose main port does not serve it.
+  // /metrics (process metrics) and the probes on their own port, as the other services whose main port does not
+  // serve them.
   const metricsHttp = resources.use(
     await startHttpServer({
       port: environment.GW_METRICS_PORT,
       host: environment.GW_HOST,
-      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
+      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN), probesHandler(probes)],
       drainMs,
     }),
   );
   logger.info({ port: http.port, metricsPort: metricsHttp.port }, 'admin listening');
-  onShutdown({ logger, deadlineMs: drainMs, resources });
+  onShutdown({ logger, deadlineMs: drainMs, resources, probes, drainDelayMs: environment.GW_DRAIN_DELAY_MS });
 });

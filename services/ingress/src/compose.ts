@@ -5,7 +5,7 @@ import type { GuardrailRuntime } from '@gw/guardrails/registry';
 import { DroppedTally, type LogRecord, type LogSink, LogWriter } from '@gw/logs';
 import type { McpCatalog, ToolExecutor } from '@gw/mcp-runner/control';
 import type { RouterService } from '@gw/router';
-import { type LiveSettings, type Logger, type Metrics, throttledLog } from '@gw/shared';
+import { type LiveSettings, type Logger, type Metrics, type Probes, throttledLog } from '@gw/shared';
 import type { Tracer } from '@gw/shared/tracing';
 import { createIngressApp } from './ingress-app.ts';
 import { createGuardrails } from './pipeline/guardrail-stage.ts';
@@ -20,7 +20,8 @@ export function composeIngress(options: {
   router: RouterService;
   logger: Logger;
   metrics: Metrics;
-  isDraining: () => boolean;
+  /** What `/health`, `/health/ready` and `/health/live` report: draining, dependencies, a wedged event loop. */
+  probes: Probes;
   /** The MCP catalog and the queue that runs tool calls; none when this ingress has no MCP. */
   mcp: { catalog: McpCatalog; executor: ToolExecutor } | undefined;
   /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
@@ -68,7 +69,7 @@ export function composeIngress(options: {
     logger,
     metrics: options.metrics,
     client: settings.client,
-    isDraining: options.isDraining,
+    probes: options.probes,
     mcp: mcp && { ...mcp, settings: settings.mcp },
     metricsToken: options.metricsToken,
     tracer: options.tracer,

@@ -11,6 +11,8 @@ import {
   metricsTokenRequired,
   newRequestId,
   noEndpoint,
+  type Probes,
+  probeStatus,
   sendError,
   sendJson,
   throttledLog,
@@ -40,8 +42,11 @@ export interface IngressDependencies {
   metrics: Metrics;
   /** The client settings (CORS origins, body size), followed live. */
   client: Live<ClientConfig>;
-  /** True while the process drains: /health answers 503 so load balancers stop sending. */
-  isDraining?: () => boolean;
+  /**
+   * `/health` (503 while the process drains, as ever), `/health/ready` (503 while it drains or a dependency is
+   * missing) and `/health/live` (503 when its event loop is wedged): docs/kubernetes.md "Probes".
+   */
+  probes: Probes;
   /** MCP tool execution and injection; without it `/v1/mcp/tool/execute` answers 400 mcp_not_configured. */
   mcp?: McpIngress | undefined;
   /** GW_METRICS_TOKEN: when set, `/metrics` answers only its bearer. */
@@ -90,9 +95,18 @@ export function createIngressApp(dependencies: IngressDependencies) {
       })
     : pipeline;
 
+  const { probes } = dependencies;
   const health: RouteHandler = async (_request, response) => {
-    if (dependencies.isDraining?.()) sendJson(response, 503, { status: 'draining' });
+    if (probes.draining) sendJson(response, 503, { status: 'draining' });
     else sendJson(response, 200, { status: 'ok' });
+  };
+  const ready: RouteHandler = async (_request, response) => {
+    const report = await probes.readiness();
+    sendJson(response, probeStatus(report), report);
+  };
+  const live: RouteHandler = async (_request, response) => {
+    const report = probes.liveness();
+    sendJson(response, probeStatus(report), report);
   };
 
   const metricsHandler: RouteHandler = async (request, response) => {
@@ -106,6 +120,9 @@ export function createIngressApp(dependencies: IngressDependencies) {
     response.end(text);
   };
 
+  /** Probes and scrapes: no request-log record each. */
+  const unlogged = new Set<RouteHandler>([health, ready, live, metricsHandler]);
+
   const match = compileRoutes([
     ...buildRoutes({
       pipeline,
@@ -118,6 +135,8 @@ export function createIngressApp(dependencies: IngressDependencies) {
     {
       routes: [
         { method: 'GET', path: '/health', handler: health },
+        { method: 'GET', path: '/health/ready', handler: ready },
+        { method: 'GET', path: '/health/live', handler: live },
         { method: 'GET', path: '/metrics', handler: metricsHandler },
       ],
     },
@@ -171,8 +190,7 @@ export function createIngressApp(dependencies: IngressDependencies) {
     }
     metrics.inflight.inc();
     if (tracer) context.span = startRequestSpan(tracer, request, context);
-    if (requestLog && route.handler !== health && route.handler !== metricsHandler)
-      context.log = requestLog.start();
+    if (requestLog && !unlogged.has(route.handler)) context.log = requestLog.start();
     route.handler(request, response, context).then(
       () => finish(response, context),
       (error: unknown) => {

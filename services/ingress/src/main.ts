@@ -19,7 +19,8 @@ import {
   metricsExposureWarning,
   otlpTracesEndpoint,
   outboundPolicy,
-  readSettings,
+  Probes,
+  storeCheck,
 } from '@gw/shared';
 import { grpcClientSettings } from '@gw/shared/grpc';
 import { onShutdown, startHttpServer, startService } from '@gw/shared/server';
@@ -29,11 +30,10 @@ import { startSecretResolver } from '@gw/vault';
 import { composeIngress, countServerDrops, processDroppedTally } from './compose.ts';
 
 const logger = createLogger({ service: 'ingress' });
+const service = { logger, schema: ingressEnvironmentSchema, env: process.env };
 // Started in the order they are needed; at shutdown the stack disposes them in reverse: the server drains, settles
 // finish and buffered records are written, then clients and connections are released, tracing last.
-await startService(logger, async (resources) => {
-  const { environment, config } = await readSettings(ingressEnvironmentSchema, process.env);
-  logger.level = environment.LOG_LEVEL;
+await startService(service, async (resources, { environment, config }) => {
   const metrics = createMetrics({ service: 'ingress' });
   // Requests refused for overload and spans or records dropped, per minute and reason (`/api/logs/dropped`).
   const tally = processDroppedTally();
@@ -156,14 +156,23 @@ await startService(logger, async (resources) => {
           ),
         ),
   );
-  let draining = false;
+  // Ready when a router replica answers (and a governance replica, when admission is remote) and the store does;
+  // draining from SIGTERM on (docs/kubernetes.md "Probes").
+  const probes = resources
+    .use(new Probes())
+    .require('router', () => (router.servingReplicas() > 0 ? undefined : 'no router replica connected'));
+  if (store) probes.require('store', storeCheck(store));
+  if (admission instanceof GovernanceClient)
+    probes.require('governance', () =>
+      admission.servingReplicas() > 0 ? undefined : 'no governance replica connected',
+    );
   const app = composeIngress({
     settings,
     admission,
     router,
     logger,
     metrics,
-    isDraining: () => draining,
+    probes,
     metricsToken: environment.GW_METRICS_TOKEN,
     tracer: tracing?.tracer('ingress'),
     mcp: mcpCatalog && mcpQueue && { catalog: mcpCatalog, executor: mcpQueue },
@@ -182,20 +191,23 @@ await startService(logger, async (resources) => {
       host: environment.GW_HOST,
       handlers: [app.handle],
       onDropped: countServerDrops(metrics, tally),
+      draining: () => probes.draining,
       // HTTP/1.1 and cleartext HTTP/2 on one port (the Bedrock SDK speaks h2c by default).
       http2: true,
       limits: httpLimits(environment),
       drainMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
     }),
   );
-  // First at shutdown: the health check answers 503 while the server drains.
-  resources.defer(() => {
-    draining = true;
-  });
   logger.info({ port: http.port }, 'ingress listening');
   const exposed = exposureWarning(environment.GW_HOST, settings.client.current());
   if (exposed) logger.warn(exposed);
   const metricsExposed = metricsExposureWarning(environment.GW_HOST, environment.GW_METRICS_TOKEN);
   if (metricsExposed) logger.warn(metricsExposed);
-  onShutdown({ logger, deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS, resources });
+  onShutdown({
+    logger,
+    deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
+    resources,
+    probes,
+    drainDelayMs: environment.GW_DRAIN_DELAY_MS,
+  });
 });

@@ -6,9 +6,10 @@ import {
   LiveSettings,
   mcpRunnerEnvironmentSchema,
   otlpTracesEndpoint,
-  readSettings,
+  Probes,
+  storeCheck,
 } from '@gw/shared';
-import { metricsHandler, onShutdown, startHttpServer, startService } from '@gw/shared/server';
+import { metricsHandler, onShutdown, probesHandler, startHttpServer, startService } from '@gw/shared/server';
 import { createStore } from '@gw/shared/store';
 import { startTracing } from '@gw/shared/tracing';
 import { createToolWorker } from './bullmq/tool-worker.ts';
@@ -18,9 +19,8 @@ import { traceToolRunner } from './core/traced-tool-runner.ts';
 const logger = createLogger({ service: 'mcp-runner' });
 // Started in the order they are needed; at shutdown the stack disposes them in reverse: the metrics port
 // closes, the worker stops taking jobs and finishes the running ones, then the MCP servers are disconnected.
-await startService(logger, async (resources) => {
-  const { environment, config } = await readSettings(mcpRunnerEnvironmentSchema, process.env);
-  logger.level = environment.LOG_LEVEL;
+const service = { logger, schema: mcpRunnerEnvironmentSchema, env: process.env };
+await startService(service, async (resources, { environment, config }) => {
   const metrics = createMetrics({ service: 'mcp-runner' });
   const tracing = resources.use(
     await startTracing({
@@ -31,6 +31,7 @@ await startService(logger, async (resources) => {
     }),
   );
   const store = resources.use(await createStore(environment));
+  const probes = resources.use(new Probes()).require('store', storeCheck(store));
   // The stored settings (`PUT /api/config`) as they are at start: how tool calls run is read once.
   const settings = LiveSettings.of(config);
   resources.use(await followSystemSettings({ store, settings, logger }));
@@ -58,15 +59,15 @@ await startService(logger, async (resources) => {
       logger,
     }),
   );
-  // /metrics, and the port the orchestrator's probes check.
+  // /metrics, and the probes (`/health/live`, `/health/ready`: the store answers).
   const http = resources.use(
     await startHttpServer({
       port: environment.GW_METRICS_PORT,
       host: environment.GW_HOST,
-      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
+      handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN), probesHandler(probes)],
       drainMs: environment.GW_SHUTDOWN_TIMEOUT_MS,
     }),
   );
   logger.info({ runner: runnerId, metricsPort: http.port }, 'mcp-runner working');
-  onShutdown({ logger, deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS, resources });
+  onShutdown({ logger, deadlineMs: environment.GW_SHUTDOWN_TIMEOUT_MS, resources, probes });
 });

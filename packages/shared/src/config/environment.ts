@@ -31,6 +31,12 @@ const positiveIntegerText = z
 const positiveInteger = (fallback: number) => z.preprocess(unset, positiveIntegerText.default(fallback));
 const optionalPositiveInteger = z.preprocess(unset, positiveIntegerText.optional());
 
+const nonNegativeIntegerText = z
+  .string()
+  .regex(/^\d+$/, { error: 'is not a non-negative integer' })
+  .transform(Number)
+  .refine(Number.isSafeInteger, { error: 'is not a non-negative integer' });
+
 const optionalText = z.preprocess(unset, z.string().optional());
 const optionalHttpUrl = z.preprocess(
   unset,
@@ -74,21 +80,18 @@ const common = {
   // set 0.0.0.0 themselves).
   GW_HOST: z.preprocess(unset, z.string().default('127.0.0.1')),
   GW_SHUTDOWN_TIMEOUT_MS: positiveInteger(25_000),
+  // How long start-up tries again when a store or peer does not answer yet (service-lifecycle.ts).
+  GW_STARTUP_RETRY_MS: positiveInteger(60_000),
   // What an HTTP client may take and hold (packages/shared/src/server.ts HttpLimits).
   GW_HEADERS_TIMEOUT_MS: positiveInteger(10_000),
   GW_REQUEST_TIMEOUT_MS: positiveInteger(120_000),
+  // A body still arriving brings at least GW_BODY_PROGRESS_BYTES every GW_BODY_PROGRESS_MS, or it is cut (408).
+  GW_BODY_PROGRESS_MS: positiveInteger(10_000),
+  GW_BODY_PROGRESS_BYTES: positiveInteger(1_024),
   GW_KEEP_ALIVE_TIMEOUT_MS: positiveInteger(65_000),
   GW_MAX_CONNECTIONS: positiveInteger(10_000),
   // Connections one remote address may hold; 0: no share; unset: nine tenths of the cap.
-  GW_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(
-    unset,
-    z
-      .string()
-      .regex(/^\d+$/, { error: 'is not a non-negative integer' })
-      .transform(Number)
-      .refine(Number.isSafeInteger, { error: 'is not a non-negative integer' })
-      .optional(),
-  ),
+  GW_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(unset, nonNegativeIntegerText.optional()),
   /** When set, `/metrics` answers only `Authorization: Bearer <it>`. */
   GW_METRICS_TOKEN: optionalText,
   // OpenTelemetry's standard variables for where traces go, when the config's `tracing.endpoint` is unset.
@@ -110,6 +113,8 @@ export function httpLimits(environment: CommonEnvironment) {
   return {
     headersTimeoutMs: environment.GW_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: environment.GW_REQUEST_TIMEOUT_MS,
+    bodyProgressMs: environment.GW_BODY_PROGRESS_MS,
+    bodyProgressBytes: environment.GW_BODY_PROGRESS_BYTES,
     keepAliveTimeoutMs: environment.GW_KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: environment.GW_MAX_CONNECTIONS,
     maxConnectionsPerAddress: environment.GW_MAX_CONNECTIONS_PER_ADDRESS,
@@ -191,11 +196,19 @@ const logsStream = {
   GW_LOGS_STREAM: z.preprocess(unset, z.enum(['on', 'off'], { error: 'is not on or off' }).default('on')),
 };
 
+/**
+ * A process behind a load balancer: after SIGTERM it keeps serving, new connections included, for this long
+ * while its readiness says draining (the load balancer takes it out meanwhile), then drains (docs/kubernetes.md
+ * "Probes").
+ */
+const drainDelay = { GW_DRAIN_DELAY_MS: z.preprocess(unset, nonNegativeIntegerText.default(0)) };
+
 export const ingressEnvironmentSchema = z.object({
   ...common,
   // MCP in cluster mode: the catalog in Redis, tool calls through BullMQ.
   ...redis,
   ...logsStream,
+  ...drainDelay,
   PORT: port(8080),
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
@@ -236,6 +249,7 @@ export const adminEnvironmentSchema = z.object({
   GW_SCIM_TOKEN: scimToken,
   ...logsDatabase,
   ...logsStream,
+  ...drainDelay,
   GW_ROUTER_ADDR: address('router'),
   GW_GOVERNANCE_ADDR: address('governance'),
   ...grpcClient,

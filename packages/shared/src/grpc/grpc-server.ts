@@ -4,17 +4,18 @@ import {
   type CommonEnvironment,
   type GrpcServerEnvironment,
   otlpTracesEndpoint,
-  readSettings,
 } from '../config/environment.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
 import { followSystemSettings, LiveSettings } from '../config/system-settings.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
+import { Probes, storeCheck } from '../probes.ts';
 import {
   type Closable,
   disposableServer,
   metricsHandler,
   onShutdown,
+  probesHandler,
   startHttpServer,
   startService,
 } from '../server.ts';
@@ -34,7 +35,8 @@ export interface ServerContext {
  * A gRPC server of the cluster: every call but the health check needs the cluster token (and, with mutual
  * TLS, a client certificate of the cluster's CA); connections close past a maximum age (their calls get a
  * grace period), so clients reconnect and spread over replicas added since. The standard health check says
- * SERVING until the server starts draining.
+ * SERVING while the process is ready (`ready`: its store answers) until the server starts draining; clients
+ * (replica-pool.ts) and the kubelet's gRPC probe take a replica that is not out of rotation.
  */
 export async function startGrpcServer(options: {
   port: number;
@@ -42,6 +44,8 @@ export async function startGrpcServer(options: {
   /** `draining` aborts when the server starts to shut down (lanes stop taking calls: lane-server.ts). */
   register: (server: GrpcServer, context: ServerContext) => void;
   security: GrpcSecurity;
+  /** Whether the process can do its work (its readiness); always, when not given. */
+  ready?: () => Promise<boolean>;
   /** GW_GRPC_MAX_CONNECTION_AGE_MS and its grace for the calls still running; unlimited when unset. */
   maxConnectionAge?: { ageMs: number; graceMs: number };
   /** How long disposing the server drains (GW_SHUTDOWN_TIMEOUT_MS); `close(deadlineMs)` names its own. */
@@ -54,9 +58,13 @@ export async function startGrpcServer(options: {
     interceptors: [tokenCheck(options.security)],
   });
   const draining = new AbortController();
+  const ready = options.ready ?? (async () => true);
   server.addService(loadService('health', 'Health').service, {
-    Check: (_call: unknown, callback: sendUnaryData<{ status: string }>) =>
-      callback(null, { status: draining.signal.aborted ? 'NOT_SERVING' : 'SERVING' }),
+    Check: (_call: unknown, callback: sendUnaryData<{ status: string }>) => {
+      ready().then((serving) =>
+        callback(null, { status: serving && !draining.signal.aborted ? 'SERVING' : 'NOT_SERVING' }),
+      );
+    },
   });
   options.register(server, { draining: draining.signal });
   const port = await new Promise<number>((resolve, reject) => {
@@ -88,8 +96,9 @@ export async function startGrpcServer(options: {
 
 /**
  * The `main` of a gRPC service (router, governance): the environment its main hands over read through the
- * service's schema, config, store and metrics, the gRPC server, `/metrics` on GW_METRICS_PORT, and an orderly
- * shutdown on SIGTERM. A bad environment or config ends the process with one line.
+ * service's schema, config, store and metrics, the gRPC server, `/metrics` and the probes (`/health/live`,
+ * `/health/ready`: the store answers) on GW_METRICS_PORT, and an orderly shutdown on SIGTERM. A bad environment
+ * or config ends the process with one line; a store not answering yet is tried again (startService).
  */
 export async function runGrpcService<
   Environment extends CommonEnvironment &
@@ -117,11 +126,11 @@ export async function runGrpcService<
   register: (server: GrpcServer, core: NoInfer<Core>, context: ServerContext) => void;
 }): Promise<void> {
   const logger = createLogger({ service: options.service });
-  // Started in the order they are needed; the stack disposes them in reverse: the servers drain first, the
-  // core and the store are released after, tracing last so the spans of the calls drained are exported too.
-  await startService(logger, async (resources) => {
-    const { environment, config } = await readSettings(options.environment, options.env);
-    logger.level = environment.LOG_LEVEL;
+  // Started in the order they are needed; the stack disposes them in reverse: the metrics port (and the probes)
+  // stays up while the gRPC server drains, the core and the store are released after, tracing last so the spans
+  // of the calls drained are exported too.
+  const service = { logger, schema: options.environment, env: options.env };
+  await startService(service, async (resources, { environment, config }) => {
     const drainMs = environment.GW_SHUTDOWN_TIMEOUT_MS;
     const metrics = createMetrics({ service: options.service });
     const tracing = resources.use(
@@ -133,6 +142,7 @@ export async function runGrpcService<
       }),
     );
     const store = resources.use(await createStore(environment));
+    const probes = resources.use(new Probes()).require('store', storeCheck(store));
     // System settings changed through the admin API (or a newer config file) apply here without a restart.
     const settings = LiveSettings.of(config);
     resources.use(await followSystemSettings({ store, settings, logger }));
@@ -151,7 +161,7 @@ export async function runGrpcService<
       await startHttpServer({
         port: environment.GW_METRICS_PORT,
         host: environment.GW_HOST,
-        handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN)],
+        handlers: [metricsHandler(metrics, environment.GW_METRICS_TOKEN), probesHandler(probes)],
         drainMs,
       }),
     );
@@ -161,6 +171,7 @@ export async function runGrpcService<
         host: environment.GW_HOST,
         register: (server, context) => options.register(server, core, context),
         security: await readGrpcSecurity(environment),
+        ready: async () => (await probes.readiness()).status === 'ready',
         maxConnectionAge: {
           ageMs: environment.GW_GRPC_MAX_CONNECTION_AGE_MS,
           graceMs: environment.GW_GRPC_MAX_CONNECTION_AGE_GRACE_MS,
@@ -169,6 +180,6 @@ export async function runGrpcService<
       }),
     );
     logger.info({ grpcPort: grpc.port, metricsPort: http.port }, `${options.service} listening`);
-    onShutdown({ logger, deadlineMs: drainMs, resources });
+    onShutdown({ logger, deadlineMs: drainMs, resources, probes });
   });
 }

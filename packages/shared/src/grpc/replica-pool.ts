@@ -66,6 +66,8 @@ interface Replica<Stub> {
   health: Client;
   /** Admitted to the pick: answered its last health check (or not checked yet). */
   healthy: boolean;
+  /** Its last health check answered SERVING (false until one has). */
+  serving: boolean;
   /** A health check is under way. */
   checking: boolean;
   /** Health checks in a row it did not answer within the deadline. */
@@ -308,6 +310,19 @@ export class ReplicaPool<Stub> {
     });
   }
 
+  /**
+   * Replicas connected now whose last health check answered SERVING: what a caller's readiness waits for (one
+   * is enough to take calls).
+   */
+  servingCount(): number {
+    return this.replicas.filter(
+      (replica) =>
+        replica.serving &&
+        !replica.removed &&
+        replica.channel.getConnectivityState(false) === connectivityState.READY,
+    ).length;
+  }
+
   /** The targets and whether each is admitted (for tests and diagnostics). */
   state(): Array<{ target: string; healthy: boolean }> {
     return this.replicas.map(({ target, healthy }) => ({ target, healthy }));
@@ -333,6 +348,7 @@ export class ReplicaPool<Stub> {
       }),
       health: new Client(target, credentials, { channelOverride: channel }),
       healthy: true,
+      serving: false,
       checking: false,
       silentChecks: 0,
       removed: false,
@@ -357,6 +373,7 @@ export class ReplicaPool<Stub> {
         replica.checking = false;
         if (replica.removed || this.closed) return;
         replica.healthy = answer === 'SERVING';
+        replica.serving = replica.healthy;
         replica.silentChecks = answer === 'silent' ? replica.silentChecks + 1 : 0;
         if (replica.silentChecks < SILENT_CHECKS_TO_ABORT) return;
         for (const call of replica.calls) call.abort();

@@ -159,6 +159,11 @@ export class GovernanceClient implements GovernanceService, Admission {
     });
   }
 
+  /** Governance replicas connected and answering their health checks (the ingress's readiness). */
+  servingReplicas(): number {
+    return this.replicas.servingCount();
+  }
+
   close(): void {
     this.lanes.close();
     this.replicas.close();

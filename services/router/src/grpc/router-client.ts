@@ -380,6 +380,11 @@ export class RouterClient implements RouterService {
     );
   }
 
+  /** Router replicas connected and answering their health checks (the ingress's readiness). */
+  servingReplicas(): number {
+    return this.replicas.servingCount();
+  }
+
   close(): void {
     this.lanes.close();
     this.replicas.close();
