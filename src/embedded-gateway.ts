@@ -149,6 +149,7 @@ export async function startEmbeddedGateway(options: EmbeddedGatewayOptions) {
       health,
       tracer: tracer('router'),
       secrets,
+      reportCalls: false,
     }),
   );
   const governance = started.use(

@@ -36,6 +36,8 @@ export async function startRouter(options: {
    * the router starts its own from the config, following refresh requests through the store.
    */
   secrets?: SecretResolver | undefined;
+  /** False in the embedded gateway: no call can be lost between its ingress and router (RouterCore). */
+  reportCalls?: boolean | undefined;
 }): Promise<RouterService & { close(): Promise<void> } & AsyncDisposable> {
   const secrets =
     options.secrets ??
@@ -61,6 +63,7 @@ export async function startRouter(options: {
     loadBalancer: options.settings.loadBalancer,
     replicaId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     tracer: options.tracer,
+    reportCalls: options.reportCalls,
   });
   // A resolver this router started is closed with it.
   if (!options.secrets) {

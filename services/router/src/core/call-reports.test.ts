@@ -123,3 +123,30 @@ it('reports a stream its reader left before the usage as unmetered', async () =>
   for await (const _item of core.stream(request, call)) break;
   expect(await reportsOf(request.requestId)).toEqual([{ outcome: 'unmetered', attempts: 1 }]);
 });
+
+it('reports nothing when told not to (the embedded gateway, whose ingress cannot lose a call)', async () => {
+  const quiet = await RouterCore.start({
+    store,
+    logger: silentLogger(),
+    metrics: createMetrics({ service: 'call-reports-quiet' }),
+    environment: {},
+    seedProviders: parseGatewayConfig({
+      providers: { openai: { keys: [{ value: 'sk-1' }], network_config: { base_url: fake.url } } },
+    }).providers,
+    client: LiveSettings.of(parseGatewayConfig({})).client,
+    outbound: outboundPolicy(),
+    secretReferences: secretReferenceRule({}),
+    reportCalls: false,
+  });
+  try {
+    const request = route([{ provider: 'openai', model: 'gpt-4o' }]);
+    await quiet.complete(request, call);
+    // A reporting router's write is queued before its call returns: one of the same kind shows it lands first.
+    const reported = route([{ provider: 'openai', model: 'gpt-4o' }]);
+    await core.complete(reported, call);
+    await reportsOf(reported.requestId);
+    expect(await store.readCallReports(request.requestId)).toEqual([]);
+  } finally {
+    await quiet.close();
+  }
+});

@@ -27,13 +27,14 @@ interface ServedUsage {
  * does not wait on it; the settle of a call its ingress lost track of reads it.
  */
 export class CallReports {
-  private readonly store: Store;
+  /** Where reports go; none where no settle can need them (the embedded gateway): calls are then only run. */
+  private readonly store: Store | undefined;
   private readonly logger: Logger;
   private pending = 0;
   /** Whether the last write failed: a store outage is logged once, not once a call. */
   private failing = false;
 
-  constructor(dependencies: { store: Store; logger: Logger }) {
+  constructor(dependencies: { store: Store | undefined; logger: Logger }) {
     this.store = dependencies.store;
     this.logger = dependencies.logger;
   }
@@ -87,9 +88,10 @@ export class CallReports {
   }
 
   private record(requestId: string, report: CallReport): void {
-    if (this.pending >= MAX_PENDING_REPORTS) return;
+    const store = this.store;
+    if (!store || this.pending >= MAX_PENDING_REPORTS) return;
     this.pending++;
-    this.store
+    store
       .reportCall(requestId, JSON.stringify(report), CALL_REPORT_TTL_MS)
       .then(
         () => {

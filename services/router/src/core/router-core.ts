@@ -77,6 +77,12 @@ export interface RouterCoreDependencies {
   replicaId?: string | undefined;
   /** A span per upstream attempt, child of the call's `trace` (docs/tracing.md); none when tracing is off. */
   tracer?: Tracer | undefined;
+  /**
+   * Report each routed call to the store (`CallReports`) for the settle of a call its ingress lost: true by
+   * default (a cluster). The embedded gateway says false: its ingress calls it in the same process and cannot
+   * lose a call, and its reports (a store write per request) would never be read.
+   */
+  reportCalls?: boolean | undefined;
 }
 
 /**
@@ -104,7 +110,10 @@ export class RouterCore implements RouterService {
     this.providers = parts.providers;
     this.http = dependencies.http ?? new UpstreamClient({ outbound: dependencies.outbound });
     this.healthBoard = parts.health;
-    this.reports = new CallReports({ store: dependencies.store, logger: dependencies.logger });
+    this.reports = new CallReports({
+      store: dependencies.reportCalls === false ? undefined : dependencies.store,
+      logger: dependencies.logger,
+    });
     this.ownsHealth = dependencies.health === undefined;
     const health = parts.health;
     health.publishLimits(() => parts.providers.keyLimits());
