@@ -107,7 +107,8 @@ export class GovernanceCore implements GovernanceService {
    */
   private async recover(): Promise<void> {
     const restored = await this.repository.restore();
-    this.dependencies.logger.error(
+    // The loss itself is logged as an error by the change follower; this says what came back.
+    this.dependencies.logger.info(
       { restored },
       `governance: wrote back ${restored} resources this replica held to the store that lost them; spend ` +
         'counters and open reservations are not restored',
