@@ -4,10 +4,11 @@
 // (5 min) in slices of SOAK_SLICE_MS (30 s), then idles SOAK_IDLE_MS (30 s). Every SOAK_SAMPLE_MS (2 s) it reads the
 // ingress's /metrics; after each slice, every process's RSS (/proc/<pid>/status). A heap that keeps growing is a
 // leak: its lowest `heap used` and `old used` of a slice (right after a collection) climb slice after slice. A heap
-// that levels off while RSS grows is V8's young generation and the allocator's reserve.
+// that levels off while RSS grows is V8 filling the room it was given (docs/operations.md "Memory").
 // SOAK_VARIANTS: gateways to soak side by side, on the same machine at the same time, separated by `;`; each is
-// words, `NAME=value` ones set in its environment, the others node flags (NODE_OPTIONS), e.g.
-// `SOAK_VARIANTS=';--max-semi-space-size=16;MALLOC_ARENA_MAX=2'` (default: one gateway as it ships).
+// words, `NAME=value` ones set in its environment, the others node flags (NODE_OPTIONS, which the cluster's
+// launcher passes on), e.g. `SOAK_VARIANTS='--max-old-space-size=0 --max-semi-space-size=0;'`: V8's own heap
+// sizing beside the launcher's (default: one gateway as it ships).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -261,7 +262,7 @@ function table(variant: string, samples: Sample[]): string {
     'at',
     'req/s',
     'errors',
-    'ingress µs/req',
+    `${MODE === 'embedded' ? 'embedded' : 'ingress'} µs/req`,
     ...names.map((name) => `${name} RSS`),
     'heap used ≥',
     'old used ≥',

@@ -392,7 +392,7 @@ describe('node src/cluster.ts start-up', () => {
     );
   });
 
-  it("runs every service with a 1 GiB pod's heap, and leaves a flag NODE_OPTIONS names to it", async () => {
+  it('runs every service with a bounded heap, and leaves a flag NODE_OPTIONS names to it', async () => {
     const cluster = await startCluster({ config: {}, env: { NODE_OPTIONS: '--max-semi-space-size=0' } });
     try {
       const ports = [
