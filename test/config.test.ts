@@ -20,7 +20,7 @@ import {
   readEnvironment,
   routerEnvironmentSchema,
 } from '@gw/shared';
-import { type GatewayConfigInput, startCluster, waitFor } from '@gw/testkit';
+import { type GatewayConfigInput, listenerPid, startCluster, waitFor } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -393,6 +393,26 @@ describe('node src/cluster.ts start-up', () => {
     await expect(startCluster({ config, readyTimeoutMs: 45_000 })).rejects.toThrow(
       /exited during start-up[\s\S]*client\.max_request_body_bytes/,
     );
+  });
+
+  it('runs every service with a bounded heap, and leaves a flag NODE_OPTIONS names to it', async () => {
+    const cluster = await startCluster({ config: {}, env: { NODE_OPTIONS: '--max-semi-space-size=0' } });
+    try {
+      const ports = [
+        Number(new URL(cluster.urls[0]!).port),
+        Number(new URL(cluster.adminUrl).port),
+        cluster.ports.router[0]!,
+        cluster.ports.governance[0]!,
+      ];
+      for (const port of ports) {
+        const pid = await listenerPid(port);
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        expect(argv.slice(1, -2)).toEqual(['--max-old-space-size=512']);
+        expect(argv.at(-2)).toMatch(/services\/[a-z-]+\/src\/main\.ts$/);
+      }
+    } finally {
+      await cluster.close();
+    }
   });
 });
 
