@@ -571,7 +571,8 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
       }
     }
     await page.setViewportSize({ width: 1440, height: 900 });
-  });
+    // Two full-page shots of every page (more pages each issue): a ceiling for a loaded machine, not a wait.
+  }, 120_000);
 
   it.runIf(mode === 'cluster')('serves the same console on the admin’s own port', async () => {
     const direct = await browser.newPage({ viewport: { width: 1440, height: 900 } });

@@ -612,7 +612,8 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await page.getByRole('cell', { name: 'ui-key' }).first().waitFor();
     await shot(page, 'narrow-virtual-keys');
     await page.setViewportSize({ width: 1280, height: 900 });
-  });
+    // Two full-page shots of every page (more pages each issue): a ceiling for a loaded machine, not a wait.
+  }, 120_000);
 
   it('a Viewer sees no edit buttons and no secrets, and is refused an edit', async () => {
     const viewer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
