@@ -14,7 +14,11 @@ import { z } from 'zod';
 export const ERROR_CATALOG = {
   invalid_request: { status: 400, meaning: 'malformed request; the message names the field' },
   payload_too_large: { status: 413, meaning: 'the body is larger than `client.max_request_body_bytes`' },
-  request_timeout: { status: 408, meaning: 'the request was not received in time (`GW_REQUEST_TIMEOUT_MS`)' },
+  request_timeout: {
+    status: 408,
+    meaning:
+      'the request was not received in time (`GW_REQUEST_TIMEOUT_MS`), or its body stalled (`GW_BODY_PROGRESS_MS`)',
+  },
   not_found: { status: 404, meaning: 'no endpoint at this path, or no such resource' },
   method_not_allowed: { status: 405, meaning: 'the path exists; the message names the methods it takes' },
   conflict: {
