@@ -383,7 +383,7 @@ export async function freePort(): Promise<number> {
  * ephemeral range (32768 and up here), where no outgoing connection or port-0 bind of a parallel test can
  * take a port between this check and the services' own bind (a cluster once failed to start that way).
  */
-async function findConsecutivePorts(count: number): Promise<number> {
+export async function findConsecutivePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 12_000 + Math.floor(Math.random() * (20_000 - count));
     const held: Server[] = [];

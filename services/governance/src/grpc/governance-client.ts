@@ -98,7 +98,14 @@ export class GovernanceClient implements GovernanceService, Admission {
       const answer = await this.replicas.inWindow(() =>
         once().catch((error: unknown) => {
           if (!replicaFault(error)) throw error;
-          return once();
+          return once().catch((retryError: unknown) => {
+            // A settle whose first try went unanswered finds its reservation settled on the retry: that first try
+            // settled it, its answer lost. The first try's fault goes to the caller, whose own retries take a
+            // reservation gone as settled (settle-stage.ts); not_found would say it was never charged.
+            const settledByFirstTry =
+              method === 'Settle' && retryError instanceof GatewayError && retryError.type === 'not_found';
+            throw settledByFirstTry ? error : retryError;
+          });
         }),
       );
       return answer.json;

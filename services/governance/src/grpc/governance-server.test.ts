@@ -1,8 +1,9 @@
 // The gRPC server refuses a malformed or forged message before the core sees it: a settle with negative
 // usage (which would give money back) is invalid_request, and the core is never called. The client validates
 // what it decodes: a management answer of the wrong shape is a broken peer.
+import { setTimeout } from 'node:timers/promises';
 import { Client, credentials, type ServiceError, status } from '@grpc/grpc-js';
-import { GatewayError } from '@gw/shared';
+import { GatewayError, notFound } from '@gw/shared';
 import { LaneClient, ReplicaPool, startGrpcServer, tokenInterceptor } from '@gw/shared/grpc';
 import { TEST_GRPC_SECURITY, testGrpcClientSettings } from '@gw/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -191,5 +192,61 @@ describe('governance gRPC client', () => {
     expect(error).toBeInstanceOf(GatewayError);
     expect(error).toMatchObject({ type: 'internal_error' });
     expect(error.message).toContain('malformed get answer');
+  });
+});
+
+describe('governance gRPC client, a settle retried on another replica', () => {
+  /** The reservation, as the store holds it: settled once, and not found by any settle after. */
+  let settled = false;
+  let settles = 0;
+  /** A core whose settle charges at once but answers too late for the client's deadline. */
+  class LateSettlingCore extends RecordingCore {
+    override async settle() {
+      settles++;
+      if (settled) throw notFound('open reservation res_1 (settled already, or never made)');
+      settled = true;
+      await setTimeout(1_000);
+      return { cost: 0.018 };
+    }
+  }
+  const servers: Array<Awaited<ReturnType<typeof startGrpcServer>>> = [];
+  let late: GovernanceClient;
+
+  beforeAll(async () => {
+    for (let index = 0; index < 2; index++) {
+      servers.push(
+        await startGrpcServer({
+          port: 0,
+          host: '127.0.0.1',
+          register: (grpc, context) => addGovernanceService(grpc, new LateSettlingCore(), context),
+          security: TEST_GRPC_SECURITY,
+        }),
+      );
+    }
+    const address = servers.map(({ port }) => `127.0.0.1:${port}`).join(',');
+    late = new GovernanceClient({ ...testGrpcClientSettings(address), deadlineMs: 300 });
+  });
+  afterAll(async () => {
+    late.close();
+    for (const each of servers) await each.close(2_000);
+  });
+
+  it("fails with the first try's fault when the retry finds the reservation settled by it, not not_found", async () => {
+    const error = await late
+      .settle({
+        requestId: '1',
+        settlement: plan,
+        provider: 'openai',
+        model: 'm',
+        usage: plan.estimate.usage,
+      })
+      .catch((thrown: unknown) => thrown);
+    // Both tries reached a core: the first charged it and answered late, the retry found it settled. A not_found
+    // here was logged by the ingress as a settle that failed and left to the sweeper; the settler's own retry
+    // now finds the reservation gone, which it takes as settled.
+    expect(settles).toBe(2);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ type: 'service_unavailable', status: 503 });
+    expect((error as GatewayError).message).toContain('did not answer in time');
   });
 });
