@@ -1,4 +1,4 @@
-// What `pnpm bench:instructions` and `pnpm bench:threads` share: the embedded gateway's config variants, the
+// What the bench scripts share: the embedded gateway's config variants and the governed rows' virtual key, the
 // request they send, and how they start the mock and wait for a gateway.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -10,6 +10,20 @@ export const BODY = JSON.stringify({
   messages: [{ role: 'user', content: 'hello' }],
   max_tokens: 16,
 });
+
+/** The virtual key of the governed rows (`pnpm bench`, `bench:netns`, `bench:soak`). */
+export const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
+
+/** The config lines of VIRTUAL_KEY: its budget and limits, never reached, are counted on every request. */
+export const VIRTUAL_KEY_CONFIG = [
+  'governance:',
+  '  virtual_keys:',
+  '    - name: bench',
+  `      value: '${VIRTUAL_KEY}'`,
+  '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
+  '      budget: { max_limit: 1000000, reset_duration: 1d }',
+  '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+];
 
 /**
  * The rule of PII_GUARDRAIL: a request names it (`x-gw-guardrail-id`) to have it applied, so `pnpm bench`'s `+pii`

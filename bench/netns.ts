@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
 import type { Job, MeasureJob, MeasureResult } from './netns-load.ts';
 import {
   createNetwork,
@@ -66,7 +67,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = join(ROOT, 'bench', 'results');
 const PATH = '/v1/chat/completions';
 const API_KEY = 'sk-bench';
-const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
 /** Fixed ports: every listener is alone on its namespace's address. */
 const PORTS = { ingress: 8080, router: 7101, gov: 7201, redis: 6379, mock: 8000 } as const;
 
@@ -181,13 +181,7 @@ function writeConfig(tmp: string, mockUrl: string): string {
       `      - value: '${API_KEY}'`,
       '    network_config:',
       `      base_url: '${mockUrl}'`,
-      'governance:',
-      '  virtual_keys:',
-      '    - name: bench',
-      `      value: '${VIRTUAL_KEY}'`,
-      '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
-      '      budget: { max_limit: 1000000, reset_duration: 1d }',
-      '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+      ...VIRTUAL_KEY_CONFIG,
       '',
     ].join('\n'),
   );

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { PII_GUARDRAIL, PII_GUARDRAIL_RULE } from './gateway-variants.ts';
+import { PII_GUARDRAIL, PII_GUARDRAIL_RULE, VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
 import {
   type ConcurrentResult,
   concurrent,
@@ -195,7 +195,6 @@ const params = {
 const HOST = '127.0.0.1';
 const PATH = '/v1/chat/completions';
 const API_KEY = 'sk-bench';
-const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
 
 const message = [{ role: 'user', content: 'hello' }];
 const bodies = {
@@ -753,13 +752,7 @@ function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
       '    network_config:',
       `      base_url: '${mockUrl}'`,
       // The governed rows send this virtual key: its budget and limits are counted on every request.
-      'governance:',
-      '  virtual_keys:',
-      '    - name: bench',
-      `      value: '${VIRTUAL_KEY}'`,
-      '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
-      '      budget: { max_limit: 1000000, reset_duration: 1d }',
-      '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+      ...VIRTUAL_KEY_CONFIG,
       ...(variant.routing ? ['  routing_rules:', ...ROUTING_RULES] : []),
       // BENCH_TRACING: every span of every process goes to the mock's collector, in batches, over HTTP.
       ...(tracing === undefined

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, waitFor } from '@gw/testkit';
 import { Redis } from 'ioredis';
-import { BODY, listening } from './gateway-variants.ts';
+import { BODY, listening, VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 import {
   clusterProcesses,
@@ -36,7 +36,6 @@ const SAMPLE_MS = Number(process.env['SOAK_SAMPLE_MS'] ?? 2_000);
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 50);
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const VARIANTS = (process.env['SOAK_VARIANTS'] ?? '').split(';').map((variant) => variant.trim());
-const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
 const MB = 1024 * 1024;
 
 /** The ingress's memory in its /metrics (prom-client's default metrics, `gw_` prefixed). */
@@ -127,13 +126,7 @@ function config(dir: string, mockUrl: string): string {
       'providers:',
       `  openai: { keys: [{ value: 'sk-bench' }], network_config: { base_url: '${mockUrl}' } }`,
       // pnpm bench's virtual key: its budget and limits are counted on every request.
-      'governance:',
-      '  virtual_keys:',
-      '    - name: bench',
-      `      value: '${VIRTUAL_KEY}'`,
-      '      provider_configs: [{ provider: openai, allowed_models: ["*"] }]',
-      '      budget: { max_limit: 1000000, reset_duration: 1d }',
-      '      rate_limit: { request_max_limit: 1000000000, request_reset_duration: 1m, token_max_limit: 1000000000, token_reset_duration: 1m }',
+      ...VIRTUAL_KEY_CONFIG,
       '',
     ].join('\n'),
   );
