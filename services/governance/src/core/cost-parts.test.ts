@@ -3,7 +3,7 @@
 // second of audio or character at its unit price; the parts of a cost sum to the micro-dollar it charges.
 import { EMPTY_USAGE, fixed, type Usage } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import { costBreakdown, priceUsage } from './cost-parts.ts';
+import { costBreakdown, NO_COST, priceUsage } from './cost-parts.ts';
 import { PriceCatalog, type ServedModel } from './pricing.ts';
 
 /** A model as the provider that serves it is asked for it. */
@@ -11,19 +11,6 @@ const served = (model: string, provider = 'openai'): ServedModel => ({ provider,
 
 const never = () => 1;
 const always = () => 0;
-
-/** Every part of a charge at zero. */
-const NO_COST_PARTS = {
-  total: 0,
-  input: 0,
-  cached_input: 0,
-  cache_write: 0,
-  output: 0,
-  audio: 0,
-  image: 0,
-  per_unit: 0,
-  reasoning: 0,
-};
 
 describe('priceUsage', () => {
   const sonnet = { input: 3, output: 15, cached_input: 0.3, cache_write_input: 3.75 };
@@ -226,7 +213,7 @@ describe('prices per call and per unit', () => {
       per_unit: 5_000,
     });
     // A call that failed, or was never sent, is settled with an empty usage: no call to charge.
-    expect(priceUsage(search, EMPTY_USAGE, never)).toEqual(NO_COST_PARTS);
+    expect(priceUsage(search, EMPTY_USAGE, never)).toEqual(NO_COST);
     // One that made an image and reported no tokens was answered.
     expect(priceUsage(search, { ...EMPTY_USAGE, units: { images: 1 } }, never).total).toBe(5_000);
   });
@@ -234,7 +221,7 @@ describe('prices per call and per unit', () => {
   it('charges each image made at per_image', () => {
     const dallE3 = { input: 0, output: 0, per_image: 0.04 };
     const parts = priceUsage(dallE3, { ...EMPTY_USAGE, units: { images: 2 } }, never);
-    expect(parts).toEqual({ ...NO_COST_PARTS, total: 80_000, per_unit: 80_000 });
+    expect(parts).toEqual({ ...NO_COST, total: 80_000, per_unit: 80_000 });
     expect(costBreakdown(parts)).toEqual({
       input: 0,
       cached_input: 0,
@@ -249,17 +236,17 @@ describe('prices per call and per unit', () => {
     // whisper-1: $0.006 a minute, 100 micro-dollars a second; 61.5 seconds, then 2.345 (234.5 micro-dollars).
     const whisper = { input: 0, output: 0, per_audio_second: 0.0001 };
     const minute = { ...EMPTY_USAGE, units: { audio_seconds: 61.5 } };
-    expect(priceUsage(whisper, minute, never)).toEqual({ ...NO_COST_PARTS, total: 6_150, per_unit: 6_150 });
+    expect(priceUsage(whisper, minute, never)).toEqual({ ...NO_COST, total: 6_150, per_unit: 6_150 });
     const short = { ...EMPTY_USAGE, units: { audio_seconds: 2.345 } };
-    expect(priceUsage(whisper, short, never)).toEqual({ ...NO_COST_PARTS, total: 234, per_unit: 234 });
-    expect(priceUsage(whisper, short, always)).toEqual({ ...NO_COST_PARTS, total: 235, per_unit: 235 });
+    expect(priceUsage(whisper, short, never)).toEqual({ ...NO_COST, total: 234, per_unit: 234 });
+    expect(priceUsage(whisper, short, always)).toEqual({ ...NO_COST, total: 235, per_unit: 235 });
   });
 
   it('charges characters at per_million_characters', () => {
     // tts-1: $15 a million characters, 15 micro-dollars a character.
     const tts = { input: 0, output: 0, per_million_characters: 15 };
     const usage = { ...EMPTY_USAGE, units: { characters: 1_234 } };
-    expect(priceUsage(tts, usage, never)).toEqual({ ...NO_COST_PARTS, total: 18_510, per_unit: 18_510 });
+    expect(priceUsage(tts, usage, never)).toEqual({ ...NO_COST, total: 18_510, per_unit: 18_510 });
   });
 
   it('adds every unit price and the tokens of one call, the parts summing to the total', () => {
@@ -279,7 +266,7 @@ describe('prices per call and per unit', () => {
     };
     // 666 + 616 in tokens; 1,000 + 60,000 + 1,234.5 + 129,630 per call and unit (191,864.5).
     const parts = priceUsage(price, usage, never);
-    expect(parts).toEqual({ ...NO_COST_PARTS, total: 193_146, input: 666, output: 616, per_unit: 191_864 });
+    expect(parts).toEqual({ ...NO_COST, total: 193_146, input: 666, output: 616, per_unit: 191_864 });
     expect(parts.input + parts.output + parts.per_unit).toBe(parts.total);
   });
 });
@@ -297,7 +284,7 @@ describe('batch prices', () => {
       batch,
     };
     expect(priceUsage(price, usage, never)).toEqual({
-      ...NO_COST_PARTS,
+      ...NO_COST,
       total: 8_000 + 2_000 + 4_000,
       input: 8_000,
       cached_input: 2_000,
@@ -317,7 +304,7 @@ describe('batch prices', () => {
     };
     const usage = { prompt_tokens: 10_000, completion_tokens: 1_000, total_tokens: 11_000, batch };
     expect(priceUsage(price, usage, never)).toEqual({
-      ...NO_COST_PARTS,
+      ...NO_COST,
       total: 5_000 + 2_000,
       input: 5_000,
       output: 2_000,
