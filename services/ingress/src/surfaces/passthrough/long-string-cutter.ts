@@ -18,7 +18,7 @@ export class LongStringCutter {
   private inString = false;
   private dropping = false;
   private stringBytes = 0;
-  /** Bytes of an escape still to come: -1 right after the backslash, 4 … 1 inside `\uXXXX`. */
+  /** Bytes of an escape still to come: -1 right after the backslash, then 4 … 1 for the hex digits of a `\u` escape. */
   private escape = 0;
 
   push(chunk: Buffer): void {
