@@ -19,8 +19,11 @@ export function dispatchConnection(options: {
   http1: Server;
   http2: Http2Server;
   timeoutMs: number;
-  /** An HTTP/2 connection: multiplexed, it is never taken for an idle one (its session closes when idle). */
-  onHttp2: (socket: Socket) => void;
+  /**
+   * An HTTP/2 connection and its session: multiplexed, it is never taken for an idle one (its session closes
+   * when idle).
+   */
+  onHttp2: (socket: Socket, session: ServerHttp2Session) => void;
 }): void {
   const { socket, http1, http2, timeoutMs } = options;
   let received: Buffer | undefined;
@@ -36,9 +39,17 @@ export function dispatchConnection(options: {
     socket.pause();
     socket.unshift(received);
     if (preface) {
-      options.onHttp2(socket);
+      // The server makes the connection's session as it is told of it ('session' comes before emit returns).
+      let session: ServerHttp2Session | undefined;
+      const made = (made: ServerHttp2Session) => {
+        session = made;
+      };
+      http2.once('session', made);
       // The HTTP/2 session reads what the socket already buffered itself (nodejs/node#35475).
       http2.emit('connection', socket);
+      http2.off('session', made);
+      if (session) options.onHttp2(socket, session);
+      else socket.destroy();
     } else {
       http1.emit('connection', socket);
       process.nextTick(() => socket.resume());

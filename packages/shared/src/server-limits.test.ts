@@ -4,7 +4,7 @@
 // past the cap make room by closing idle ones, then the body stalled longest, and are refused only while every
 // connection holds a request being worked on.
 import type { ServerResponse } from 'node:http';
-import { connect as connectHttp2 } from 'node:http2';
+import { type ClientHttp2Stream, connect as connectHttp2 } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { waitFor } from '@gw/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,23 @@ function open(port: number, write?: string | Buffer, localAddress = '127.0.0.1')
     socket.on('close', () => resolve({ received, openMs: Date.now() - started })),
   );
   return { socket, closed };
+}
+
+/** How an HTTP/2 stream ended: its status, its body, and the code it was reset with (0: none). */
+function http2Answer(stream: ClientHttp2Stream): Promise<{ status: number; body: string; reset: number }> {
+  return new Promise((resolve) => {
+    let status = 0;
+    let body = '';
+    stream.on('response', (headers) => {
+      status = Number(headers[':status']);
+    });
+    stream.setEncoding('utf8');
+    stream.on('data', (text: string) => {
+      body += text;
+    });
+    stream.on('error', () => {});
+    stream.on('close', () => resolve({ status, body, reset: stream.rstCode ?? 0 }));
+  });
 }
 
 const SHORT = { headersTimeoutMs: 300, requestTimeoutMs: 800, keepAliveTimeoutMs: 400, maxConnections: 100 };
@@ -322,5 +339,98 @@ describe('startHttpServer limits', () => {
     await server.close(200);
     expect(dropped).toEqual([['drain_deadline', 1]]);
     expect((await hanging.closed).openMs).toBeLessThan(5_000);
+  });
+  it('holds HTTP/2 bodies to the progress bound: stalled streams answered 408 and reset, a steady one served', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, bodyProgressMs: 1_000, bodyProgressBytes: 20 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    // One session with two streams stopped after 10 bytes of 300; a session of its own that keeps sending.
+    const stuck = connectHttp2(`http://127.0.0.1:${port}`);
+    const steady = connectHttp2(`http://127.0.0.1:${port}`);
+    const post = { ':method': 'POST', ':path': '/x', 'content-length': '300' };
+    const stopped = [stuck.request(post), stuck.request(post)];
+    for (const stream of stopped) stream.write('0123456789');
+    const sending = steady.request(post);
+    let sent = 0;
+    const writing = setInterval(() => {
+      if (sent < 300) sending.write('0123456789');
+      sent += 10;
+      if (sent === 300) sending.end();
+    }, 50);
+    try {
+      const [first, second, served] = await Promise.all([...stopped, sending].map(http2Answer));
+      for (const cut of [first, second]) {
+        expect(cut?.status).toBe(408);
+        expect(JSON.parse(cut?.body ?? '')).toMatchObject({
+          error: {
+            type: 'request_timeout',
+            message: 'the request body stalled: fewer than 20 bytes arrived in 1000 ms',
+          },
+        });
+      }
+      expect(served).toMatchObject({ status: 200, body: 'ok' });
+      // Both streams of the stuck session were cut together: one cut of the connection's bodies.
+      expect(dropped).toEqual([['body_stalled', 1]]);
+    } finally {
+      clearInterval(writing);
+      stuck.destroy();
+      steady.destroy();
+    }
+  });
+
+  it('cuts an HTTP/2 body still arriving at the request timeout, however steadily it comes', async () => {
+    const port = await serve({
+      ...LONG,
+      requestTimeoutMs: 800,
+      bodyProgressMs: 10_000,
+      bodyProgressBytes: 1,
+    });
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
+    const stream = session.request({ ':method': 'POST', ':path': '/x', 'content-length': '100000' });
+    const trickling = setInterval(() => {
+      if (stream.writable) stream.write('x');
+    }, 20);
+    try {
+      expect(await http2Answer(stream)).toMatchObject({ status: 408 });
+    } finally {
+      clearInterval(trickling);
+      session.destroy();
+    }
+  });
+
+  it('closes an HTTP/2 session whose bodies stalled to admit a new connection at the cap', async () => {
+    const dropped: Array<[ServerDropReason, number]> = [];
+    const port = await serve({ ...LONG, maxConnections: 3, maxConnectionsPerAddress: 0 }, (reason, count) =>
+      dropped.push([reason, count]),
+    );
+    // HTTP/2 sessions are never idle in the slots' eyes: without the body watch, three stuck sessions hold the cap.
+    const stuck = Array.from({ length: 3 }, () => connectHttp2(`http://127.0.0.1:${port}`));
+    try {
+      const closed = stuck.map((session) => new Promise((resolve) => session.on('close', resolve)));
+      for (const session of stuck) {
+        session.on('error', () => {});
+        const stream = session.request({ ':method': 'POST', ':path': '/x', 'content-length': '300' });
+        stream.on('error', () => {});
+        stream.write('0123456789');
+      }
+      // Connected, then a ping answered: the server has read the preface and the request before it (frames
+      // come in order; a ping sent before the session connects is answered at once, with an error).
+      await Promise.all(stuck.map((session) => new Promise((resolve) => session.once('connect', resolve))));
+      await Promise.all(
+        stuck.map(
+          (session) =>
+            new Promise((resolve, reject) =>
+              session.ping((error) => (error ? reject(error) : resolve(null))),
+            ),
+        ),
+      );
+      const health = open(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await new Promise((resolve) => health.socket.once('data', resolve))).toMatch(/^HTTP\/1\.1 200 /);
+      await Promise.race(closed);
+      expect(dropped).toEqual([['body_stalled', 1]]);
+    } finally {
+      for (const session of stuck) session.destroy();
+    }
   });
 });

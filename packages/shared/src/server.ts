@@ -7,6 +7,7 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import {
+  constants,
   createServer as createHttp2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
@@ -311,6 +312,8 @@ export async function startHttpServer(options: {
     handle as unknown as (request: Http2ServerRequest, response: Http2ServerResponse) => void,
   );
   closeIdleSessions(http2, limits.keepAliveTimeoutMs);
+  const watchBody = http2BodyWatch(slots, limits, bodyStalled);
+  http2.prependListener('request', watchBody.request);
   const sessions = new Set<ServerHttp2Session>();
   http2.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
@@ -330,7 +333,10 @@ export async function startHttpServer(options: {
       http1: server,
       http2,
       timeoutMs: limits.headersTimeoutMs,
-      onHttp2: (http2Socket) => slots.hold(http2Socket),
+      onHttp2: (http2Socket, session) => {
+        slots.hold(http2Socket);
+        watchBody.session(session, http2Socket);
+      },
     });
   });
   await listen(listener, options);
@@ -362,6 +368,67 @@ export async function startHttpServer(options: {
     },
     options.drainMs,
   );
+}
+
+/**
+ * HTTP/2 request bodies held to the bounds HTTP/1.1's are: every stream of a session whose body is arriving
+ * counts against the progress bound together (they share the connection's bytes: `ConnectionSlots.receive` on
+ * the session's socket), so a session of stalled streams is cut (each answered 408, its stream reset) or closed
+ * to make room at the cap; and each body must be complete within the request timeout.
+ */
+function http2BodyWatch(slots: ConnectionSlots, limits: HttpLimits, stalled: GatewayError) {
+  const sockets = new WeakMap<ServerHttp2Session, Socket>();
+  /** Per connection, its requests whose bodies are arriving, each with its answer. */
+  const arriving = new WeakMap<Socket, Map<Http2ServerRequest, Http2ServerResponse>>();
+  const cut = (request: Http2ServerRequest, response: Http2ServerResponse) => {
+    // The answer sent, the stream is reset so that the client stops sending.
+    if (!response.headersSent) sendError(response as unknown as ServerResponse, stalled, newRequestId());
+    // Node sends the reset once the answer has been written.
+    request.stream.close(constants.NGHTTP2_NO_ERROR);
+  };
+  const watch = (socket: Socket, bodies: Map<Http2ServerRequest, Http2ServerResponse>) =>
+    slots.receive(
+      socket,
+      {
+        get complete() {
+          return bodies.size === 0;
+        },
+        get readableLength() {
+          let unread = 0;
+          for (const body of bodies.keys()) unread += body.readableLength;
+          return unread;
+        },
+      },
+      () => {
+        for (const [request, response] of [...bodies]) cut(request, response);
+      },
+    );
+  return {
+    session(session: ServerHttp2Session, socket: Socket): void {
+      sockets.set(session, socket);
+    },
+    request(request: Http2ServerRequest, response: Http2ServerResponse): void {
+      const { stream } = request;
+      if (stream.endAfterHeaders || stream.readableEnded) return;
+      const socket = sockets.get(stream.session as ServerHttp2Session);
+      if (!socket) return;
+      let bodies = arriving.get(socket);
+      if (!bodies) {
+        bodies = new Map();
+        arriving.set(socket, bodies);
+      }
+      bodies.set(request, response);
+      // The first body of the connection still arriving starts a window (a later one joins it).
+      if (bodies.size === 1) watch(socket, bodies);
+      const overdue = setTimeout(() => cut(request, response), limits.requestTimeoutMs);
+      const done = () => {
+        clearTimeout(overdue);
+        bodies.delete(request);
+      };
+      stream.once('end', done);
+      stream.once('close', done);
+    },
+  };
 }
 
 function listen(server: NetServer, at: { port: number; host: string }): Promise<void> {
