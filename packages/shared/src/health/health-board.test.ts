@@ -26,10 +26,15 @@ function boardAt(
   return { board, clock };
 }
 
-/** `count` requests to a key, `failures` of them failed, spread over the current second. */
+/**
+ * `count` requests to a key, `failures` of them failed, spread among them (never five in a row: these cases
+ * judge by error rate, not by fast ejection, health-ejection.test.ts).
+ */
 function serve(board: HealthBoard, key: string, count: number, failures = 0) {
+  const every = failures > 0 ? Math.floor(count / failures) : 0;
   for (let index = 0; index < count; index++) {
-    board.record({ provider: 'openai', key, model: 'gpt-4o' }, { failure: index < failures, latencyMs: 20 });
+    const failure = failures > 0 && index % every === 0 && index / every < failures;
+    board.record({ provider: 'openai', key, model: 'gpt-4o' }, { failure, latencyMs: 20 });
   }
 }
 

@@ -109,14 +109,18 @@ export class HealthBoard {
   /**
    * Counts one attempt's outcome against its target (provider, key and model). O(1); the only work beyond a
    * counter is a state change: the failure that completes a streak ejects the target, the probe success that
-   * completes `recovery_successes` starts its recovery.
+   * completes `recovery_successes` starts its recovery. An attempt that was in flight when the target was last
+   * judged Failed is a straggler of that episode: it counts as flow, not toward the window, the streak or the
+   * probes, so failures that come in late (slow timeouts, other replicas' calls) do not send a target that has
+   * recovered since back to Failed (recovering → failed → recovering within a second).
    */
   record(target: HealthTarget, outcome: Outcome): void {
     const now = this.now();
     const entry = this.tracked.entry(healthId.target(target.provider, target.key, target.model));
-    entry.window!.record(now, this.config.bucket_ms, outcome);
     entry.flow.recordedRequests++;
     if (!outcome.failure) entry.flow.recordedTokens += outcome.tokens ?? 0;
+    if (now - (outcome.latencyMs ?? outcome.ttftMs ?? 0) < entry.failedAt) return;
+    entry.window!.record(now, this.config.bucket_ms, outcome);
     const failed = entry.state.state === 'failed';
     if (outcome.failure) {
       if (outcome.ejects !== false) entry.streak++;
@@ -128,8 +132,7 @@ export class HealthBoard {
       return;
     }
     entry.streak = 0;
-    // Only an attempt begun after the failure is a probe (one in flight before it says nothing new).
-    if (failed && now - (outcome.latencyMs ?? outcome.ttftMs ?? 0) >= entry.failedAt) {
+    if (failed) {
       entry.probeSuccesses++;
       if (entry.probeSuccesses >= this.config.recovery_successes) this.tracked.recover(entry, now);
     }

@@ -159,6 +159,30 @@ describe('recovery follows the probes', () => {
     fail(board, bad, 5);
     expect(board.stateOf(BAD_TARGET)).toBe('failed');
   });
+
+  it('failures of attempts in flight when it was ejected do not send a recovered target back to Failed', async () => {
+    const { board, clock } = boardAt();
+    fail(board, bad, 5);
+    const ejectedAt = clock.now;
+    for (let probe = 1; probe <= 3; probe++) {
+      clock.now = ejectedAt + probe * 5_000;
+      succeed(board, bad);
+    }
+    expect(board.stateOf(BAD_TARGET)).toBe('recovering');
+    // Ten calls begun just before the ejection (here or on another replica) time out only now, 20 s later.
+    clock.now = ejectedAt + 19_900;
+    for (let late = 0; late < 10; late++) board.record(bad, { failure: true, latencyMs: 20_000 });
+    expect(board.stateOf(BAD_TARGET)).toBe('recovering');
+    await board.recompute();
+    expect(board.stateOf(BAD_TARGET)).toBe('recovering');
+    expect(board.snapshot()[0]!.transitions.map((transition) => transition.to)).toEqual([
+      'failed',
+      'recovering',
+    ]);
+    // A failure of an attempt begun since still counts.
+    fail(board, bad, 5);
+    expect(board.stateOf(BAD_TARGET)).toBe('failed');
+  });
 });
 
 describe('health per target (provider, key and model)', () => {
