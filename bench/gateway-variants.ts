@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const BODY = JSON.stringify({
@@ -39,6 +40,9 @@ export const PII_GUARDRAIL = [
   '  rules:',
   `    - { id: ${PII_GUARDRAIL_RULE}, condition: 'false', action: REDACT, input_profiles: [bench-pii] }`,
 ];
+
+/** Not a config of gw: the bench's minimal Node proxy (bench/floor-proxy.ts) in a gateway's place. */
+export const FLOOR = 'floor';
 
 export const VARIANTS: Record<string, (mock: string) => string[]> = {
   off: () => ['logs:', '  enabled: false'],
@@ -112,14 +116,17 @@ export async function startGateway(options: {
   prefix?: string[];
   nodeFlags?: string[];
 }): Promise<{ gateway: ChildProcess; url: string }> {
-  const config = `${options.dir}.yaml`;
-  writeFileSync(config, gatewayConfig(options.mockUrl, options.variant));
   const port = await freePort();
+  // The floor (bench/floor-proxy.ts): the least a Node gateway can do, measured the same way as each variant.
+  const floor = options.variant === FLOOR;
+  if (!floor) writeFileSync(`${options.dir}.yaml`, gatewayConfig(options.mockUrl, options.variant));
   const [command, ...args] = [
     ...(options.prefix ?? []),
     process.execPath,
     ...(options.nodeFlags ?? []),
-    'src/embedded.ts',
+    ...(floor
+      ? [resolve(import.meta.dirname, 'floor-proxy.ts'), `--port=${port}`, `--upstream=${options.mockUrl}`]
+      : ['src/embedded.ts']),
   ];
   const gateway = spawn(command!, args, {
     cwd: options.root,
@@ -128,7 +135,7 @@ export async function startGateway(options: {
       PORT: String(port),
       GW_HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: options.dir,
-      GATEWAY_CONFIG: config,
+      GATEWAY_CONFIG: `${options.dir}.yaml`,
       LOG_LEVEL: 'warn',
     },
     stdio: 'ignore',

@@ -7,7 +7,8 @@
 // and by thread (the event loop; the request-log and span-export threads; V8's compiler and GC threads).
 // Variants (BENCH_IX_VARIANTS, comma-separated): off (logs and tracing off), logs (metadata-only request logs),
 // trace0, trace0.01 and trace1 (tracing at that ratio, logs off), guardrails (a PII guardrail whose rule applies to
-// no request, logs off). BENCH_BASELINE: a checkout whose gateway runs instead.
+// no request, logs off); floor: the bench's minimal Node proxy (bench/floor-proxy.ts), the least a Node gateway
+// can do, as `pnpm bench`'s floor row. BENCH_BASELINE: a checkout whose gateway runs instead.
 // BENCH_IX_KEEP: a directory the callgrind dumps are copied to (for callgrind_annotate by function).
 // Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
 // What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests
@@ -17,7 +18,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BODY, listening, startGateway, VARIANTS } from './gateway-variants.ts';
+import { BODY, FLOOR, listening, startGateway, VARIANTS } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
@@ -51,7 +52,7 @@ function counts(file: string): { total: number; main: number; workers: number } 
 }
 
 const names = (process.env['BENCH_IX_VARIANTS'] ?? 'off,logs,trace0,trace0.01').split(',');
-for (const name of names) if (!VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
+for (const name of names) if (name !== FLOOR && !VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-bench-ix-'));
 const mock = spawn(process.execPath, ['bench/mock-upstream.ts', '0'], {
