@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   waitFor,
@@ -121,7 +122,7 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
   beforeAll(async () => {
     ({ gateway, database } = await start());
     scratch = await mkdtemp(join(tmpdir(), 'gw-audit-test-'));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await database?.drop();
@@ -390,7 +391,7 @@ describe('audit log (cluster without GW_LOGS_DATABASE_URL)', () => {
   let gateway: LaunchedGateway;
   beforeAll(async () => {
     gateway = await startCluster({ config: CONFIG, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('answers 503 naming the variable, and changes still work unrecorded', async () => {
