@@ -299,7 +299,10 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
     expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
   });
 
-  it('exports JSON lines whose chain the verify command accepts, and names the record edited in a copy', async () => {
+  // This case and the next run the verify command, a process of its own: seconds apiece on a busy machine.
+  it('exports JSON lines whose chain the verify command accepts, and names the record edited in a copy', {
+    timeout: scaled(30_000),
+  }, async () => {
     const response = await fetch(on(1, '/audit-logs/export'), { headers: ADMIN });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/x-ndjson');
@@ -349,7 +352,9 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
     expect((await verifyCommand('--file', file)).output).toContain(`BROKEN at record ${gap} (missing)`);
   });
 
-  it('names a record edited in the database itself: /api/audit-logs/verify and the verify command exit 1', async () => {
+  it('names a record edited in the database itself: /api/audit-logs/verify and the verify command exit 1', {
+    timeout: scaled(30_000),
+  }, async () => {
     const records = await all();
     const target = records.find(
       (record) => record.action === 'create' && record.target === 'POST /api/providers',
