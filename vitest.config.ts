@@ -1,6 +1,7 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { scaled } from './packages/testkit/src/time-scale.ts';
 
 // Every Node process the suite starts (the workers, each cluster's five services, the real clients' CLIs)
 // keeps V8's compiled code (TypeScript stripped) on disk: a run starts dozens of clusters whose services load
@@ -10,8 +11,13 @@ process.env['NODE_COMPILE_CACHE'] ??= join(tmpdir(), 'node-compile-cache');
 export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    // A test's own budget is not stretched here: one whose work takes longer on a busy machine says so itself
+    // (`it(name, fn, scaled(60_000))`). Hooks start and stop gateways, clusters and browsers, whose ceilings
+    // (startCluster's, waitFor's) stretch with the time scale: theirs does too, or it would end them first. So
+    // does expect.poll's, a ceiling of 1 s by default.
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: scaled(60_000),
+    expect: { poll: { timeout: scaled(1_000) } },
     pool: 'forks',
     // Files spend much of their time waiting on sockets, child processes and timers: as many files at once as
     // there are cores (vitest's default, one fewer, is a single file at a time on 2 cores). One more was faster

@@ -5,6 +5,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -45,7 +46,7 @@ describe.each(MODES)('admin input checks (%s)', (_mode, start) => {
       providers: { openai: openai() },
       governance: { pricing: { 'gpt-4o-mini': { input: 1, output: 1 } } },
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

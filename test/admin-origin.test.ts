@@ -9,6 +9,7 @@ import {
   freePort,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
 } from '@gw/testkit';
@@ -111,7 +112,7 @@ describe.each(MODES)('admin origin checks (%s)', (_mode, start) => {
     expect(done.status).toBe(302);
     csrf = (await get(`${own()}/auth/session`, cookie())).body.csrf_token;
     expect(csrf).toBeTruthy();
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await gateway?.close();
     await closeProvider?.();

@@ -6,6 +6,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -44,7 +45,7 @@ describe.each(MODES)('admin updates (%s)', (_mode, start) => {
       },
       governance: { pricing: { 'gpt-4o-mini': { input: 1, output: 1 } } },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
@@ -86,11 +87,25 @@ describe.each(MODES)('admin updates (%s)', (_mode, start) => {
     expect(off.status).toBe(200);
     const { updated_at: _updated, is_active: _active, ...kept } = before;
     expect(off.body).toMatchObject({ ...kept, is_active: false });
-    // Refused by every replica (an inactive key's requests count against nothing).
-    await waitFor(async () => {
-      const answers = await Promise.all([serve(), serve(), serve(), serve()]);
-      return answers.every((answer) => answer.status === 403);
-    });
+    // Refused by every replica. Asked with a model the key does not allow, so that a replica that has not heard
+    // of the change yet refuses too (model_not_allowed) instead of serving: a request it served would count
+    // against the limit (an inactive key's requests count against nothing), and a busy machine makes the
+    // window for that as long as it likes.
+    const refusedBy = (type: string) => async () => {
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map(() =>
+          post(
+            `${gateway.url}/v1/chat/completions`,
+            { ...CHAT, model: 'openai/gpt-4o' },
+            {
+              headers: { 'x-gw-vk': key.value },
+            },
+          ),
+        ),
+      );
+      return answers.every((answer) => answer.body?.error?.type === type);
+    };
+    await waitFor(refusedBy('virtual_key_inactive'), { what: 'every replica to refuse the inactive key' });
     expectGatewayError(await serve(), { status: 403, type: 'virtual_key_inactive' });
 
     const on = await call('PATCH', api(`/governance/virtual-keys/${key.id}`), { is_active: true }, ADMIN);
@@ -100,7 +115,7 @@ describe.each(MODES)('admin updates (%s)', (_mode, start) => {
       budgets: before.budgets,
       rate_limit: before.rate_limit,
     });
-    await waitFor(async () => (await serve()).status === 200);
+    await waitFor(refusedBy('model_not_allowed'), { what: 'every replica to know the key active again' });
     // The same request limit, still counting what it counted before: exactly REQUEST_LIMIT served in all.
     let last = await serve();
     while (last.status === 200) last = await serve();

@@ -11,6 +11,7 @@ import {
   freePort,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   waitFor,
@@ -129,14 +130,16 @@ describe.each(MODES)('audit fails closed (%s, on_store_failure: refuse)', (_mode
 
   beforeAll(async () => {
     started = await start({});
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await started?.outage.end();
     await started?.gateway.close();
     await started?.database?.drop();
   });
 
-  it('refuses a change with 503 while the store is down, makes nothing, answers reads, and records in order once back', async () => {
+  it('refuses a change with 503 while the store is down, makes nothing, answers reads, and records in order once back', {
+    timeout: scaled(60_000),
+  }, async () => {
     const before = await call('POST', `${admin()}/api/governance/teams`, { name: 'before-outage' }, ADMIN);
     expect(before.status).toBe(201);
 
@@ -182,7 +185,7 @@ describe.each(MODES)('audit fails closed (%s, on_store_failure: refuse)', (_mode
     expect(stored.map((record) => record.seq)).toEqual(stored.map((_, index) => index + 1));
     const verified = await get(`${admin()}/api/audit-logs/verify`, ADMIN);
     expect(verified.body).toMatchObject({ ok: true, records: stored.length });
-  }, 60_000);
+  });
 });
 
 describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: queue)', () => {
@@ -194,14 +197,16 @@ describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: q
   beforeAll(async () => {
     // Two admin replicas: both append to the queue and both drain it.
     started = await cluster({ audit: { on_store_failure: 'queue' } }, 2);
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await started?.outage.end();
     await started?.gateway.close();
     await started?.database?.drop();
   });
 
-  it('answers changes through the outage with each record held in Redis, and writes them all in order once back', async () => {
+  it('answers changes through the outage with each record held in Redis, and writes them all in order once back', {
+    timeout: scaled(90_000),
+  }, async () => {
     const first = await call('POST', `${admin()}/api/governance/teams`, { name: 'queued-0' }, ADMIN);
     expect(first.status).toBe(201);
     const changes = async () => (await records()).filter((record) => record.action !== 'access_denied');
@@ -257,5 +262,5 @@ describe('audit queued through a PostgreSQL outage (cluster, on_store_failure: q
       ok: true,
       records: all.length,
     });
-  }, 90_000);
+  });
 });

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   waitFor,
@@ -121,7 +122,7 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
   beforeAll(async () => {
     ({ gateway, database } = await start());
     scratch = await mkdtemp(join(tmpdir(), 'gw-audit-test-'));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await database?.drop();
@@ -298,7 +299,10 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
     expect(records.map((record) => record.seq)).toEqual(records.map((_, index) => index + 1));
   });
 
-  it('exports JSON lines whose chain the verify command accepts, and names the record edited in a copy', async () => {
+  // This case and the next run the verify command, a process of its own: seconds apiece on a busy machine.
+  it('exports JSON lines whose chain the verify command accepts, and names the record edited in a copy', {
+    timeout: scaled(30_000),
+  }, async () => {
     const response = await fetch(on(1, '/audit-logs/export'), { headers: ADMIN });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/x-ndjson');
@@ -348,7 +352,9 @@ describe.each(MODES)('audit log (%s)', (mode, start) => {
     expect((await verifyCommand('--file', file)).output).toContain(`BROKEN at record ${gap} (missing)`);
   });
 
-  it('names a record edited in the database itself: /api/audit-logs/verify and the verify command exit 1', async () => {
+  it('names a record edited in the database itself: /api/audit-logs/verify and the verify command exit 1', {
+    timeout: scaled(30_000),
+  }, async () => {
     const records = await all();
     const target = records.find(
       (record) => record.action === 'create' && record.target === 'POST /api/providers',
@@ -390,7 +396,7 @@ describe('audit log (cluster without GW_LOGS_DATABASE_URL)', () => {
   let gateway: LaunchedGateway;
   beforeAll(async () => {
     gateway = await startCluster({ config: CONFIG, adminToken: ADMIN_TOKEN, readyTimeoutMs: 60_000 });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('answers 503 naming the variable, and changes still work unrecorded', async () => {

@@ -20,7 +20,7 @@ import {
   readEnvironment,
   routerEnvironmentSchema,
 } from '@gw/shared';
-import { type GatewayConfigInput, listenerPid, startCluster, waitFor } from '@gw/testkit';
+import { type GatewayConfigInput, listenerPid, scaled, startCluster, waitFor } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -313,6 +313,14 @@ describe('environment schemas', () => {
   });
 });
 
+/**
+ * How long a gw process run here may take to start and stop, or to refuse and exit, on an idle machine (a
+ * start that loads every module takes seconds; 11–13 s on a busy machine): past it, the safety kill. Stretched
+ * by the time scale, as are the budgets of the tests that run them.
+ */
+const PROCESS_CEILING_MS = 15_000;
+const PROCESS_TESTS = { timeout: scaled(2 * PROCESS_CEILING_MS) };
+
 /** `node src/embedded.ts` as a child process, its output collected. */
 function spawnEmbedded(environment: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [EMBEDDED_ENTRY], {
@@ -326,7 +334,7 @@ function spawnEmbedded(environment: NodeJS.ProcessEnv) {
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const killer = setTimeout(() => child.kill('SIGKILL'), scaled(PROCESS_CEILING_MS));
   void exited.then(() => clearTimeout(killer));
   return { child, exited, output: () => output };
 }
@@ -340,7 +348,7 @@ async function startFails(environment: NodeJS.ProcessEnv): Promise<string> {
   return run.output();
 }
 
-describe('node src/embedded.ts start-up', () => {
+describe('node src/embedded.ts start-up', PROCESS_TESTS, () => {
   it('exits non-zero naming the field of an invalid config', async () => {
     const path = await file('invalid-start.yaml', 'client:\n  max_request_body_bytes: lots\n');
     expect(await startFails({ GATEWAY_CONFIG: path })).toContain('client.max_request_body_bytes');
@@ -379,7 +387,9 @@ describe('node src/embedded.ts start-up', () => {
     );
     const { port } = JSON.parse(line) as { port: number };
     expect(port).toBeGreaterThan(0);
-    const health = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
+    const health = await fetch(`http://127.0.0.1:${port}/health`, {
+      signal: AbortSignal.timeout(scaled(5_000)),
+    });
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
     run.child.kill('SIGTERM');
@@ -387,7 +397,8 @@ describe('node src/embedded.ts start-up', () => {
   });
 });
 
-describe('node src/cluster.ts start-up', () => {
+// Starting a cluster is what startCluster's own ceiling (50 s, stretched) measures.
+describe('node src/cluster.ts start-up', { timeout: scaled(60_000) }, () => {
   it('fails naming the field of an invalid config, and stops every service', async () => {
     const config = { client: { max_request_body_bytes: 'lots' } } as unknown as GatewayConfigInput;
     await expect(startCluster({ config, readyTimeoutMs: 45_000 })).rejects.toThrow(
@@ -439,13 +450,13 @@ async function runEntry(entry: string, environment: Record<string, string>) {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const killer = setTimeout(() => child.kill('SIGKILL'), scaled(PROCESS_CEILING_MS));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(killer);
   return { code, stdout, stderr };
 }
 
-describe('every process refuses a missing or bad configuration with the same one line', () => {
+describe('every process refuses a missing or bad configuration with the same one line', PROCESS_TESTS, () => {
   const entry = (process: string) => fileURLToPath(new URL(ENTRIES[process]!, import.meta.url));
   const cluster = {
     GW_ROUTER_ADDR: '127.0.0.1:1',

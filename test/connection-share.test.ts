@@ -8,6 +8,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -78,7 +79,7 @@ describe.each(MODES)('connections held by idle sockets and stuck bodies (%s)', (
         openai: { keys: [{ value: 'sk-upstream' }], network_config: { base_url: fake.url, max_retries: 0 } },
       },
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterEach(async () => {
     // Each case starts with the cap free again.
     for (const socket of sockets) socket.destroy();

@@ -9,6 +9,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeAnthropic,
   waitFor,
@@ -74,7 +75,7 @@ describe.each(MODES)('cost as billed (%s)', (_mode, start) => {
   beforeAll(async () => {
     fake = await startFakeAnthropic();
     gateway = await start(config(fake));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -3,7 +3,7 @@
 // bodies, sent to every parsed endpoint of the embedded gateway. Every answer must be a 4xx with gw's JSON
 // error body (or the surface's own error shape), none a 5xx, none missing, none hung; the gateway still
 // answers a good request at the end.
-import { type FakeOpenAi, type LaunchedGateway, startEmbedded, startFakeOpenAi } from '@gw/testkit';
+import { type FakeOpenAi, type LaunchedGateway, scaled, startEmbedded, startFakeOpenAi } from '@gw/testkit';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -184,7 +184,9 @@ afterAll(async () => {
   await fake?.close();
 });
 
-it('answers every malformed request with a 4xx and an error body; no 5xx, none unanswered, none hung', async () => {
+it('answers every malformed request with a 4xx and an error body; no 5xx, none unanswered, none hung', {
+  timeout: scaled(180_000),
+}, async () => {
   const cases = corpus();
   const outcomes = { '4xx': 0, '2xx': 0, '5xx': 0, unanswered: 0 } as Record<string, number>;
   const failures: string[] = [];
@@ -195,7 +197,7 @@ it('answers every malformed request with a 4xx and an error body; no 5xx, none u
         dispatcher: agent,
         headers: { 'content-type': testCase.contentType ?? 'application/json' },
         body: testCase.body,
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(scaled(10_000)),
       });
       const text = await answer.body.text();
       const status = answer.statusCode;
@@ -239,4 +241,4 @@ it('answers every malformed request with a 4xx and an error body; no 5xx, none u
   });
   expect(healthy.statusCode).toBe(200);
   await healthy.body.text();
-}, 180_000);
+});

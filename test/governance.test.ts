@@ -5,6 +5,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -385,13 +386,15 @@ describe('request limits hold exactly across replicas (cluster: 2 ingress, 2 gov
       // than the default 1 s gRPC and 500 ms Redis deadlines; those deadlines have their own tests.
       env: { GW_GRPC_DEADLINE_MS: '10000', GW_REDIS_COMMAND_TIMEOUT_MS: '10000' },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
   });
 
-  it('lets exactly 100 of 1,000 concurrent requests through a limit of 100', async () => {
+  it('lets exactly 100 of 1,000 concurrent requests through a limit of 100', {
+    timeout: scaled(120_000),
+  }, async () => {
     const created = await post(
       `${gateway.adminUrl}/api/governance/virtual-keys`,
       {
@@ -418,5 +421,5 @@ describe('request limits hold exactly across replicas (cluster: 2 ingress, 2 gov
     await dispatcher.close();
     expect(statuses.filter((status) => status === 200)).toHaveLength(100);
     expect(statuses.filter((status) => status === 429)).toHaveLength(900);
-  }, 120_000);
+  });
 });

@@ -7,6 +7,7 @@ import {
   type FakeOpenAi,
   type LaunchedCluster,
   type LaunchedEmbedded,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -72,7 +73,7 @@ describe('graceful shutdown', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(scaled(15_000)),
     });
     expect(response.status).toBe(200);
     let signalled = false;
@@ -128,7 +129,7 @@ describe('graceful shutdown', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
     await waitFor(() => fake.requests.length === 1, { what: 'the upstream call' });
     const closing = embedded.close();
@@ -152,7 +153,7 @@ describe('graceful shutdown', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
     let closing: Promise<void> | undefined;
     const received = await readSse(response, () => {
@@ -170,7 +171,7 @@ describe('graceful shutdown', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
     await waitFor(() => fake.requests.length === 1, { what: 'the upstream call' });
     const closing = embedded.close();

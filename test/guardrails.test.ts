@@ -10,6 +10,7 @@ import {
   type GatewayConfigInput,
   type LaunchedGateway,
   MCP_SERVER_ENTRIES,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeAzureContentSafety,
@@ -179,7 +180,7 @@ describe.each(MODES)('guardrails (%s)', (_mode, start) => {
       hook: await startFakeGuardrailWebhook({ secret: 'hook-secret' }),
     };
     gateway = await start(config(fakes));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await Promise.all(Object.values(fakes ?? {}).map((fake) => fake.close()));

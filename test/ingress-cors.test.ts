@@ -8,6 +8,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeUpstream,
@@ -73,7 +74,7 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
         'access-control-request-headers': 'authorization, content-type',
         ...headers,
       },
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
 
   const chat = (origin: string | undefined, content: string) =>
@@ -85,7 +86,7 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
         ...(origin && { origin }),
       },
       body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
 
   const setOrigins = (origins: unknown) =>
@@ -94,7 +95,7 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
   beforeAll(async () => {
     [fakes, openai] = await Promise.all([startFakes(), startCorsUpstream()]);
     gateway = await start(surfaceConfig({ ...fakes, openai }, { cors_allowed_origins: [CONSOLE] }));
-  }, 90_000);
+  }, scaled(90_000));
 
   afterAll(async () => {
     await gateway?.close();
@@ -104,7 +105,7 @@ describe.each(MODES)('CORS on the inference API (%s)', (_mode, start) => {
   const models = (origin: string) =>
     fetch(`${gateway.url}/v1/models`, {
       headers: { authorization: `Bearer ${VIRTUAL_KEY}`, origin },
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
 
   it('answers an allowed origin’s preflight 204 with the route’s methods, its headers and a max age', async () => {

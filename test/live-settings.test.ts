@@ -9,6 +9,7 @@ import {
   type GatewayConfigInput,
   type LaunchedGateway,
   MCP_SERVER_ENTRIES,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -80,7 +81,7 @@ describe.each(MODES)('live settings (%s)', (mode, start) => {
     fake = await startFakeOpenAi();
     if (mode === 'cluster') database = await createTestDatabase();
     gateway = await start(config(fake), database);
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -10,6 +10,7 @@ import {
   type LaunchedCluster,
   type LaunchedGateway,
   listenerPid,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeUpstream,
@@ -131,6 +132,7 @@ async function chargedAsServed(options: {
   return { outcomes, upstream };
 }
 
+// Drill time: how long the load runs or a fault is held, not a wait for something to happen.
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('charges equal to what was served (cluster: 2 routers)', () => {
@@ -144,13 +146,15 @@ describe('charges equal to what was served (cluster: 2 routers)', () => {
       replicas: { router: 2 },
       config: config(fake),
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await cluster?.close();
     await fake?.close();
   });
 
-  it('a loaded run with no fault: every answer the upstream served, nothing else', async () => {
+  it('a loaded run with no fault: every answer the upstream served, nothing else', {
+    timeout: scaled(60_000),
+  }, async () => {
     const { outcomes, upstream } = await chargedAsServed({
       gateway: cluster,
       fake,
@@ -160,9 +164,11 @@ describe('charges equal to what was served (cluster: 2 routers)', () => {
     });
     expect(upstream.aborted).toBe(0);
     expect(outcomes.filter((outcome) => outcome.status === 200).length).toBe(upstream.answered);
-  }, 60_000);
+  });
 
-  it('a router frozen: the calls it dropped when thawed cost their prompt, those it never sent nothing', async () => {
+  it('a router frozen: the calls it dropped when thawed cost their prompt, those it never sent nothing', {
+    timeout: scaled(60_000),
+  }, async () => {
     const pid = await listenerPid(cluster.ports.router[0]!);
     // The answers come after the thaw: the router, told on thaw that their caller is gone, cuts them short.
     answerDelay.ms = 5_000;
@@ -184,9 +190,11 @@ describe('charges equal to what was served (cluster: 2 routers)', () => {
     });
     // Before this, each of these was charged what admission reserved (264 tokens).
     expect(outcomes.some((outcome) => outcome.status === 503)).toBe(true);
-  }, 60_000);
+  });
 
-  it('a router killed: what was served, and the estimate only for the calls it died with', async () => {
+  it('a router killed: what was served, and the estimate only for the calls it died with', {
+    timeout: scaled(60_000),
+  }, async () => {
     const pid = await listenerPid(cluster.ports.router[1]!);
     // No answer is due when it dies: the calls it had upstream die with it, none half-answered.
     answerDelay.ms = 5_000;
@@ -205,7 +213,7 @@ describe('charges equal to what was served (cluster: 2 routers)', () => {
       answerDelay.ms = 150;
     });
     expect(upstream.aborted).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });
 
 describe('charges equal to what was served (embedded)', () => {
@@ -215,13 +223,15 @@ describe('charges equal to what was served (embedded)', () => {
   beforeAll(async () => {
     fake = await startSlowFake();
     gateway = await startEmbedded({ adminToken: 'lost-admin', config: config(fake) });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
   });
 
-  it('a loaded run: every answer the upstream served, nothing else', async () => {
+  it('a loaded run: every answer the upstream served, nothing else', {
+    timeout: scaled(60_000),
+  }, async () => {
     const { upstream } = await chargedAsServed({
       gateway,
       fake,
@@ -230,5 +240,5 @@ describe('charges equal to what was served (embedded)', () => {
       expected: ({ answered }) => answered * ANSWER_MICROS,
     });
     expect(upstream.aborted).toBe(0);
-  }, 60_000);
+  });
 });

@@ -6,6 +6,7 @@ import {
   type GatewayConfigInput,
   type LaunchedGateway,
   type RunningMcpServer,
+  scaled,
   startCluster,
   startEmbedded,
   startEverythingServer,
@@ -48,7 +49,7 @@ describe.each(MODES)('MCP remote URL prefixes (%s)', (_mode, start) => {
     expect(role.status, JSON.stringify(role.body)).toBe(201);
     const token = await call('POST', api('/tokens'), { name: 'editor', role: 'mcp-editor' }, ADMIN);
     editor = { authorization: `Bearer ${token.body.token}` };
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('refuses a URL whose encoded dot segments leave the prefix once decoded; the listed URL connects', async () => {

@@ -4,7 +4,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURE_MCP_SERVER, type LaunchedCluster, startCluster, stdioServer, waitFor } from '@gw/testkit';
+import {
+  FIXTURE_MCP_SERVER,
+  type LaunchedCluster,
+  scaled,
+  startCluster,
+  stdioServer,
+  waitFor,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from './support/http.ts';
 
@@ -49,7 +56,7 @@ describe('a runner that dies or freezes mid-call (cluster: 2 runners)', () => {
       },
       { timeoutMs: 30_000, what: 'a runner serving the fixture' },
     );
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await cluster?.close();
     await rm(directory, { recursive: true, force: true });
@@ -57,6 +64,7 @@ describe('a runner that dies or freezes mid-call (cluster: 2 runners)', () => {
 
   it.each(['SIGKILL', 'SIGSTOP'] as const)(
     'a call whose runner gets %s is answered by the other runner within seconds',
+    { timeout: scaled(60_000) },
     async (signal) => {
       const startedFile = join(directory, `started-${signal}`);
       const call = post(
@@ -66,7 +74,7 @@ describe('a runner that dies or freezes mid-call (cluster: 2 runners)', () => {
           id: `call-${signal}`,
           function: { name: 'fixture-sleep', arguments: JSON.stringify({ ms: 1_000, startedFile }) },
         },
-        { signal: AbortSignal.timeout(40_000) },
+        { signal: AbortSignal.timeout(scaled(40_000)) },
       );
       // The MCP server that started the call is a child of the runner holding the job.
       const serverPid = await waitFor(
@@ -93,6 +101,5 @@ describe('a runner that dies or freezes mid-call (cluster: 2 runners)', () => {
         if (signal === 'SIGSTOP') process.kill(runner, 'SIGCONT');
       }
     },
-    60_000,
   );
 });

@@ -5,20 +5,22 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   chatCompletion,
   type FakeOpenAi,
   FIXTURE_MCP_SERVER,
   type GatewayConfigInput,
+  type LaunchedCluster,
   type LaunchedGateway,
   MCP_SERVER_ENTRIES,
   type RunningMcpServer,
+  scaled,
   startCluster,
   startEmbedded,
   startEverythingServer,
   startFakeOpenAi,
   stdioServer,
+  untilClockPasses,
   waitFor,
 } from '@gw/testkit';
 import { Redis } from 'ioredis';
@@ -33,7 +35,9 @@ const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 /** Requests the ingress at `url` is serving (gw_inflight_requests; the /metrics request counts itself). */
 async function inflightRequests(url: string): Promise<number> {
-  const metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  const metrics = await (
+    await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(scaled(5_000)) })
+  ).text();
   return Number(/^gw_inflight_requests(?:\{[^}]*\})? (\d+)$/m.exec(metrics)?.[1] ?? 0);
 }
 
@@ -56,8 +60,9 @@ function config(fake: FakeOpenAi): GatewayConfigInput {
       ],
       worker_concurrency: 2,
       max_queued: 1,
-      tool_timeout_ms: 8_000,
-      queue_timeout_ms: 15_000,
+      // Past the slow calls of the queue bound's case (stretched as they are).
+      tool_timeout_ms: scaled(8_000),
+      queue_timeout_ms: scaled(15_000),
     },
   };
 }
@@ -357,11 +362,12 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     expect(fake.requests.length - before).toBe(1);
   });
 
-  it('answers 429 queue_full past the bound of waiting calls', async () => {
+  it('answers 429 queue_full past the bound of waiting calls', { timeout: scaled(60_000) }, async () => {
     // Every run slot busy, then one call waiting: the next one is over the bound (max_queued 1).
     const startedFile = join(directory, 'sleep-started');
+    // They hold them long enough for the steps below, on a busy machine too.
     const slow = Array.from({ length: runSlots }, (_, index) =>
-      execute('fixture-sleep', { ms: 2_500, startedFile }, TEAM, `slow-${index}`),
+      execute('fixture-sleep', { ms: scaled(2_500), startedFile }, TEAM, `slow-${index}`),
     );
     // The slow calls hold every run slot once the fixture has started each of them.
     // Runners usually start the calls within 100 ms. In a cluster a burst wakes one runner's worker; the other
@@ -376,14 +382,26 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
     await waitFor(async () => (await inflightRequests(gateway.url)) >= runSlots + 2, {
       what: 'the waiting call to reach the gateway',
     });
-    // Not a wait for an event: the cluster checks the bound against a waiting count up to 50 ms old
-    // (BullToolQueue), so a call within that window of the waiting one's check is not yet counted against it.
-    await sleep(150);
+    if (mode === 'cluster') {
+      // In the queue (BullMQ's wait list): reaching the gateway is not being queued yet on a busy machine.
+      const redis = new Redis(REDIS_URL);
+      try {
+        const bull = `${(gateway as LaunchedCluster).prefix}{bull}:gw-mcp-tools`;
+        await waitFor(async () => (await redis.llen(`${bull}:wait`)) >= 1, {
+          what: 'the waiting call in the queue',
+        });
+      } finally {
+        redis.disconnect();
+      }
+    }
+    // The cluster checks the bound against a waiting count up to 50 ms old (BullToolQueue), so a call within
+    // that window of the waiting one's check is not yet counted against it.
+    await untilClockPasses(Date.now() + 150);
     const refused = await execute('fixture-ok');
     expectGatewayError(refused, { status: 429, type: 'queue_full' });
     expect(refused.headers.get('retry-after')).toBe('1');
     for (const answer of await Promise.all([...slow, waiting])) expect(answer.status).toBe(200);
-  }, 60_000);
+  });
 
   it('survives a server that crashes mid-call: 502 after the retries, runners alive, the client reconnects', async () => {
     const runnerPids = async () =>
@@ -421,6 +439,7 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
 
   it.runIf(mode === 'cluster')(
     'cluster only: a runner killed mid-call: another runner finishes the call, the restarted one reconnects',
+    { timeout: scaled(40_000) },
     async () => {
       const cluster = gateway as Awaited<ReturnType<typeof startCluster>>;
       const before = (await clients()).find((client) => client.name === 'everything');
@@ -452,6 +471,5 @@ describe.each(modes)('MCP (%s)', (mode, start, runSlots) => {
         { timeoutMs: 15_000 },
       );
     },
-    40_000,
   );
 });

@@ -7,6 +7,7 @@ import {
   type GatewayConfigInput,
   type LaunchedCluster,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -68,7 +69,7 @@ describe.each(MODES)('metrics exposition (%s)', (mode, start) => {
       );
       expect(answer.status).toBe(200);
     }
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await openai?.close();

@@ -7,6 +7,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeAnthropic,
@@ -74,7 +75,7 @@ describe.each(MODES)('model aliases (%s)', (_mode, start) => {
         ],
       },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await Promise.all([openai?.close(), anthropic?.close()]);

@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { scaled } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 
 const SCRIPT = fileURLToPath(new URL('./support/outbound-refusals.ts', import.meta.url));
@@ -47,7 +48,9 @@ function runIsolated(mode: 'embedded' | 'cluster'): Promise<Report> {
 }
 
 describe.each(['embedded', 'cluster'] as const)('outbound address policy (%s, isolated)', (mode) => {
-  it('refuses every hostile address at write and at connect time; nothing reached it', async () => {
+  it('refuses every hostile address at write and at connect time; nothing reached it', {
+    timeout: scaled(240_000),
+  }, async () => {
     const report = await runIsolated(mode);
     expect(report['failure']).toBeUndefined();
 
@@ -108,5 +111,5 @@ describe.each(['embedded', 'cluster'] as const)('outbound address policy (%s, is
     });
 
     expect(report['canary_connections']).toBe(0);
-  }, 240_000);
+  });
 });

@@ -2,7 +2,13 @@
 // `customer_id` (or `business_unit_id`, `user_id`) of another owner. Every owner id a team-scoped role writes
 // must be one its teams reach: a customer or business unit that owns one of its teams, a user of one of its
 // teams. Both modes, against the real governance service.
-import { type GatewayConfigInput, type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
+import {
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  scaled,
+  startCluster,
+  startEmbedded,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Json } from './support/http.ts';
 
@@ -54,7 +60,7 @@ describe.each(MODES)('owner checks of team-scoped roles (%s)', (_mode, start) =>
     const userA = await create('users', { name: 'user-a', team_id: teamA });
     const userB = await create('users', { name: 'user-b', team_id: teamB });
     owners = { customerA, customerB, unitA, unitB, teamA, teamB, userA, userB };
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it("refuses a Developer's key another team's customer, business unit or user, on create and change", async () => {

@@ -7,6 +7,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeUpstream,
   waitFor,
@@ -145,7 +146,7 @@ describe.each(MODES)('pass-through usage (%s)', (_mode, start) => {
   beforeAll(async () => {
     fake = await startFakeUpstream(ROUTES);
     gateway = await start(config(fake));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

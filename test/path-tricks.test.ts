@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import {
   type FakeOpenAi,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -98,7 +99,7 @@ describe.each(modes)('path tricks (%s)', (_mode, start) => {
         gemini: { keys: [{ value: 'gateway-gemini-key' }], network_config: { base_url: fake.url } },
       },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -4,7 +4,7 @@
 // any of them (issue 17, items 8 and 10).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type LaunchedCluster, startCluster, waitFor } from '@gw/testkit';
+import { type LaunchedCluster, scaled, startCluster, waitFor } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, post } from './support/http.ts';
 
@@ -120,7 +120,7 @@ describe('planted secrets (cluster)', () => {
         },
       },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await cluster?.close();
     await new Promise((resolve) => echo?.close(resolve));
@@ -131,7 +131,7 @@ describe('planted secrets (cluster)', () => {
     seen.push(`${label}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   };
 
-  it('no answer, admin view or log line carries a planted secret', async () => {
+  it('no answer, admin view or log line carries a planted secret', { timeout: scaled(60_000) }, async () => {
     const caller = { 'x-gw-vk': PLANTED.virtualKey };
     // Completions through every provider: each upstream answers 401 quoting what it received.
     for (const model of [
@@ -245,5 +245,5 @@ describe('planted secrets (cluster)', () => {
     // The echo proves the secrets went where they should (upstream) and came back to be taken out.
     expect(everything).toContain('[redacted]');
     expect(found).toEqual([]);
-  }, 60_000);
+  });
 });

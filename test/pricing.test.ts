@@ -9,6 +9,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeOpenAi,
   waitFor,
@@ -56,7 +57,7 @@ describe.each(MODES)('pricing (%s)', (_mode, start) => {
   beforeAll(async () => {
     fake = await startFakeOpenAi();
     gateway = await start(config(fake));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -3,6 +3,7 @@
 import {
   type FakeOpenAi,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -38,7 +39,7 @@ describe.each(modes)('testing a provider key (%s)', (_mode, start) => {
         },
       },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -19,6 +19,7 @@ import {
   type FakeOpenAi,
   freePort,
   type LaunchedCluster,
+  scaled,
   startCluster,
   startFakeOpenAi,
   waitFor,
@@ -39,7 +40,7 @@ interface Started {
 /** A JSON answer of a GET, or undefined while nothing answers. */
 async function probe(url: string): Promise<{ status: number; body: unknown } | undefined> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const response = await fetch(url, { signal: AbortSignal.timeout(scaled(2_000)) });
     return { status: response.status, body: await response.json() };
   } catch {
     return undefined;
@@ -99,7 +100,7 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
     configPath = join(directory, 'gateway.json');
     await writeFile(configPath, JSON.stringify(config));
     cluster = await startCluster({ config, env: { GW_CLUSTER_TOKEN: TOKEN }, readyTimeoutMs: 120_000 });
-  }, 150_000);
+  }, scaled(150_000));
 
   afterEach(async () => {
     for (const started of processes.splice(0)) {
@@ -154,7 +155,9 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
     return started;
   }
 
-  it('an ingress whose Redis comes up late keeps trying, then becomes ready and serves', async () => {
+  it('an ingress whose Redis comes up late keeps trying, then becomes ready and serves', {
+    timeout: scaled(90_000),
+  }, async () => {
     const redis = await lateProxy(redisTarget());
     const port = await freePort();
     const ingress = startService('ingress', {
@@ -177,9 +180,11 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
     const chat = await chatOnNewConnection(`http://127.0.0.1:${port}`);
     expect(chat.status).toBe(200);
     expect(fake.requests).toHaveLength(1);
-  }, 90_000);
+  });
 
-  it('an ingress up before its router is live but not ready until a router replica answers', async () => {
+  it('an ingress up before its router is live but not ready until a router replica answers', {
+    timeout: scaled(90_000),
+  }, async () => {
     const router = await lateProxy({ host: '127.0.0.1', port: cluster.ports.router[0]! });
     const port = await freePort();
     startService('ingress', { PORT: String(port), GW_ROUTER_ADDR: `127.0.0.1:${router.port}` });
@@ -202,9 +207,11 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
       what: 'the ingress to be ready',
     });
     expect((await chatOnNewConnection(base)).status).toBe(200);
-  }, 90_000);
+  });
 
-  it('a SIGTERMed ingress reports draining and serves new connections for GW_DRAIN_DELAY_MS, then drains', async () => {
+  it('a SIGTERMed ingress reports draining and serves new connections for GW_DRAIN_DELAY_MS, then drains', {
+    timeout: scaled(90_000),
+  }, async () => {
     const delayMs = 8_000;
     const port = await freePort();
     const ingress = startService('ingress', {
@@ -237,9 +244,11 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
     await waitFor(() => refused(port), { timeoutMs: delayMs + 10_000, what: 'the listener to close' });
     expect(performance.now() - signalled).toBeGreaterThanOrEqual(delayMs);
     expect(await ingress.exited).toBe(0);
-  }, 90_000);
+  });
 
-  it("a router's gRPC health is NOT_SERVING while its store does not answer, and SERVING again once it does", async () => {
+  it("a router's gRPC health is NOT_SERVING while its store does not answer, and SERVING again once it does", {
+    timeout: scaled(90_000),
+  }, async () => {
     const redis = await lateProxy(redisTarget());
     redis.open();
     const [grpcPort, metricsPort] = [await freePort(), await freePort()];
@@ -272,5 +281,5 @@ describe('readiness, liveness, drain delay and start-up retries (cluster)', () =
     } finally {
       client.close();
     }
-  }, 90_000);
+  });
 });

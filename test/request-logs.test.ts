@@ -12,6 +12,7 @@ import {
   type GatewayConfigInput,
   type LaunchedGateway,
   type OtlpReceiver,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeGuardrailWebhook,
@@ -127,7 +128,7 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     hook = await startFakeGuardrailWebhook({ secret: 'hook-secret' });
     if (mode === 'cluster') database = await createTestDatabase();
     gateway = await start(config(fake, receiver, hook), database);
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
@@ -378,7 +379,9 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(record['request_content']).not.toContain('jane@example.com');
   });
 
-  it('updates a written record when an async rule flags the request later, in the store', async () => {
+  it('updates a written record when an async rule flags the request later, in the store', {
+    timeout: scaled(30_000),
+  }, async () => {
     const answer = await chat(
       {
         model: 'openai/gpt-4o-audit',
@@ -398,7 +401,7 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
       },
       { timeoutMs: 15_000, what: 'the flagged record' },
     );
-  }, 30_000);
+  });
 
   it('keeps no content for a key that opted out', async () => {
     const answer = await chat({ messages: [{ role: 'user', content: 'secret words' }] }, QUIET_KEY);
@@ -469,8 +472,17 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     await once(socket, 'open');
     const received: LogRecord[] = [];
     socket.on('message', (data) => received.push(JSON.parse(String(data))));
-    // Give the cluster's tail its first XREAD, then a request of another key (filtered out) and one of this key.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The tail is live once a record reaches it (the cluster's tail misses what was stored before its first
+    // XREAD): this key's requests until one does.
+    await waitFor(
+      async () => {
+        if (received.length > 0) return true;
+        await chat({ messages: [{ role: 'user', content: 'until the tail is live' }] }, QUIET_KEY);
+        return false;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: 'the tail to be live' },
+    );
+    // Then a request of another key (filtered out) and one of this key.
     await chat({ messages: [{ role: 'user', content: 'not for this tail' }] });
     const answer = await chat({ messages: [{ role: 'user', content: 'for the tail' }] }, QUIET_KEY);
     const id = answer.headers.get('x-request-id')!;
@@ -482,7 +494,9 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     socket.close();
   });
 
-  it('closes a live tail that does not read with 1013, and keeps serving', async () => {
+  it('closes a live tail that does not read with 1013, and keeps serving', {
+    timeout: scaled(120_000),
+  }, async () => {
     const socket = new WebSocket(`${gateway.adminUrl.replace('http', 'ws')}/api/logs/stream`, {
       headers: ADMIN,
     });
@@ -525,23 +539,30 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     const [code] = (await closed) as [number];
     expect(code).toBe(1013);
     expect((await chat({})).status).toBe(200);
-  }, 120_000);
+  });
 
-  it('counts requests dropped by a full provider queue in /api/logs/dropped', async () => {
+  it('counts requests dropped by a full provider queue in /api/logs/dropped', {
+    timeout: scaled(30_000),
+  }, async () => {
     // One request at a time and no queue: with the upstream slow, the others sent at once are dropped (503).
     const network = (settings: Record<string, unknown>) =>
       call('PATCH', `${gateway.adminUrl}/api/providers/openai`, { network_config: settings }, ADMIN);
     expect((await network({ concurrency: 1, buffer_size: 0, drop_excess_requests: true })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    for (let index = 0; index < 4; index++)
-      fake.enqueue({ json: chatCompletion({ content: 'slow' }), delayMs: 1_000 });
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, (_, index) =>
-        chat({ messages: [{ role: 'user', content: `drop ${index}` }] }),
-      ),
+    // Bursts of four at a slow upstream until the change has reached the router and one is dropped.
+    const dropped = await waitFor(
+      async () => {
+        for (let index = 0; index < 4; index++)
+          fake.enqueue({ json: chatCompletion({ content: 'slow' }), delayMs: 1_000 });
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, (_, index) =>
+            chat({ messages: [{ role: 'user', content: `drop ${index}` }] }),
+          ),
+        );
+        const refused = answers.filter((answer) => answer.status === 503);
+        return refused.length > 0 ? refused : undefined;
+      },
+      { timeoutMs: 5_000, what: 'a request dropped by the provider’s new concurrency' },
     );
-    const dropped = answers.filter((answer) => answer.status === 503);
-    expect(dropped.length).toBeGreaterThan(0);
     expect(dropped[0]!.body.error.type).toBe('request_dropped');
     const counts = await waitFor(
       async () => {
@@ -555,11 +576,13 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(
       (await network({ concurrency: null, buffer_size: 1_000, drop_excess_requests: false })).status,
     ).toBe(200);
-  }, 30_000);
+  });
 });
 
 describe('request logs (cluster without GW_LOGS_DATABASE_URL)', () => {
-  it('are off: /api/logs and the live tail answer 503 naming the variable', async () => {
+  it('are off: /api/logs and the live tail answer 503 naming the variable', {
+    timeout: scaled(60_000),
+  }, async () => {
     const gateway = await startCluster({ config: {}, adminToken: ADMIN_TOKEN });
     try {
       const answer = await get(`${gateway.adminUrl}/api/logs`, ADMIN);
@@ -575,5 +598,5 @@ describe('request logs (cluster without GW_LOGS_DATABASE_URL)', () => {
     } finally {
       await gateway.close();
     }
-  }, 60_000);
+  });
 });

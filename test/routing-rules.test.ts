@@ -8,6 +8,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeAnthropic,
   startFakeOpenAi,
@@ -86,7 +87,7 @@ describe.each(MODES)('routing rules (%s)', (_mode, start) => {
         ],
       },
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await Promise.all([openai?.close(), groq?.close(), anthropic?.close()]);

@@ -2,7 +2,13 @@
 // (a write on one is read on the other): the sequences Okta and Microsoft Entra ID send, roles following group
 // names through auth.role_mappings, and deprovisioning that refuses a user's API token at once on every admin
 // replica. The SCIM token opens SCIM only, and no /api credential opens SCIM.
-import { type GatewayConfigInput, type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
+import {
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  scaled,
+  startCluster,
+  startEmbedded,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, type Json } from './support/http.ts';
 
@@ -53,7 +59,7 @@ async function scim(url: string, method: string, body?: unknown, token = SCIM_TO
     method,
     headers: { 'content-type': 'application/scim+json', authorization: `Bearer ${token}` },
     ...(body !== undefined && { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(scaled(10_000)),
   });
   const text = await response.text();
   const json: Json = text ? JSON.parse(text) : undefined;
@@ -76,7 +82,7 @@ describe.each(MODES)('SCIM provisioning (%s)', (_mode, start) => {
 
   beforeAll(async () => {
     gateway = await start({ scim: true });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('runs the sequence Okta sends: match, create, update, push a group, deactivate', async () => {
@@ -366,7 +372,7 @@ describe.each(MODES)('SCIM without GW_SCIM_TOKEN (%s)', (_mode, start) => {
   let gateway: LaunchedGateway;
   beforeAll(async () => {
     gateway = await start({ scim: false });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('answers 503 naming the variable', async () => {

@@ -6,6 +6,7 @@
 import {
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeWebhookReceiver,
@@ -72,7 +73,7 @@ describe.each(MODES)('one secret policy (%s)', (_mode, start) => {
 
   beforeAll(async () => {
     gateway = await start(CONFIG);
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('refuses a guardrails:read|write role an env reference in a profile, in every field and form', async () => {

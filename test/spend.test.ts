@@ -5,6 +5,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeOpenAi,
   waitFor,
@@ -77,7 +78,7 @@ describe.each(modes)('spend (%s)', (_mode, start) => {
   beforeAll(async () => {
     fake = await startFakeOpenAi();
     gateway = await start(withUpstream(fake));
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -6,6 +6,7 @@ import {
   freePort,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
 } from '@gw/testkit';
@@ -97,7 +98,7 @@ describe.each(MODES)('single sign-on (%s)', (_mode, clientId, start) => {
         ],
       },
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await provider?.close();

@@ -2,7 +2,14 @@
 // a change notice lost while the replicas' pub/sub connections were down is caught within a few seconds (a
 // revoked key stops working on every replica), and a Redis that lost its data is noticed, reseeded from the
 // config file and reported as an error.
-import { type FakeOpenAi, type LaunchedCluster, startCluster, startFakeOpenAi, waitFor } from '@gw/testkit';
+import {
+  type FakeOpenAi,
+  type LaunchedCluster,
+  scaled,
+  startCluster,
+  startFakeOpenAi,
+  waitFor,
+} from '@gw/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, get, post } from './support/http.ts';
@@ -43,7 +50,7 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
         },
       },
     });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await cluster?.close();
     await fake?.close();
@@ -65,7 +72,9 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
     return ids.length;
   }
 
-  it('a key revoked while the replicas’ notices were lost is refused everywhere within seconds', async () => {
+  it('a key revoked while the replicas’ notices were lost is refused everywhere within seconds', {
+    timeout: scaled(30_000),
+  }, async () => {
     const created = await post(
       `${cluster.adminUrl}/api/governance/virtual-keys`,
       { name: 'to-revoke', provider_configs: [{ provider: 'openai' }] },
@@ -98,9 +107,11 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
     const seconds = (Date.now() - revokedAt) / 1000;
     console.info(`revocation to refusal on every replica after lost notices: ${seconds.toFixed(2)} s`);
     expect(seconds).toBeLessThanOrEqual(5);
-  }, 30_000);
+  });
 
-  it('a Redis that lost its data is noticed: the config file is reseeded, the API-made keys written back from memory, and the loss reported', async () => {
+  it('a Redis that lost its data is noticed: the config file is reseeded, the API-made keys written back from memory, and the loss reported', {
+    timeout: scaled(30_000),
+  }, async () => {
     expect((await chat(CONFIG_KEY)).status).toBe(200);
     // Issue 42: a key made through the admin API lived only in the store, so it answered 401 for good after.
     const made = await post(
@@ -146,5 +157,5 @@ describe('replicas that missed a change (cluster: 2 routers, 2 governance)', () 
     expect(await redis.exists(`${cluster.prefix}epoch`)).toBe(1);
     expect(cluster.output()).toContain('the state store lost its data');
     console.info(`Redis data loss to reseeded config: ${((Date.now() - lostAt) / 1000).toFixed(2)} s`);
-  }, 30_000);
+  });
 });

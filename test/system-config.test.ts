@@ -10,6 +10,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  pauseForNegativeCheck,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -189,7 +190,8 @@ describe('system configuration across restarts and file edits (embedded)', () =>
         what: 'the edited file applied',
       });
       await writeFile(path, JSON.stringify(fileConfig({ enforce_virtual_keys: 'sometimes' })));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Negative check: the invalid edit is given the time to be read, and changes nothing.
+      await pauseForNegativeCheck(500);
       expect(await chatStatus(url)).toBe(401);
       await writeFile(path, JSON.stringify(fileConfig({})));
       await waitFor(async () => (await chatStatus(url)) === 200, {

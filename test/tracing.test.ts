@@ -12,6 +12,7 @@ import {
   MCP_SERVER_ENTRIES,
   type OtlpReceiver,
   type ReceivedSpan,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -132,7 +133,7 @@ describe.each(MODES)('tracing (%s)', (_mode, launch) => {
     receiver = await startOtlpReceiver();
     gateway = await launch(config(fake, receiver));
     await mcpReady(gateway);
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await gateway?.close();
@@ -243,7 +244,7 @@ describe.each(MODES)('tracing (%s)', (_mode, launch) => {
         messages: [{ role: 'user', content: PROMPT }],
         stream: true,
       }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(scaled(10_000)),
     });
     expect(response.status).toBe(200);
     await response.text();
@@ -364,7 +365,9 @@ describe('tracing off', () => {
     return JSON.parse(output.trim().split('\n').at(-1)!);
   }
 
-  it('loads no OpenTelemetry module and exports nothing (and the probe sees them when it is on)', async () => {
+  it('loads no OpenTelemetry module and exports nothing (and the probe sees them when it is on)', {
+    timeout: scaled(60_000),
+  }, async () => {
     const off = await loadedOtelModules(false);
     // prom-client loads the API package (its exemplars) whatever tracing says; nothing of the SDK may load.
     expect(off.modules.filter((name) => name !== '@opentelemetry/api')).toEqual([]);
@@ -374,5 +377,5 @@ describe('tracing off', () => {
       expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/otlp-exporter-base']),
     );
     expect(on.exported).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });

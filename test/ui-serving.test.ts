@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { type LaunchedGateway, startCluster, startEmbedded } from '@gw/testkit';
+import { type LaunchedGateway, scaled, startCluster, startEmbedded } from '@gw/testkit';
 import { uiDistDir } from '@gw/ui';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -21,7 +21,7 @@ describe.each(MODES)('web UI serving (%s)', (mode, start) => {
 
   beforeAll(async () => {
     gateway = await start();
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => gateway?.close());
 
   it('redirects / to /ui/ on the admin port, and serves index.html with the CSP', async () => {

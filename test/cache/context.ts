@@ -97,17 +97,18 @@ export function helpers(context: CacheContext) {
   }
 
   /**
-   * Runs `send` until a run reaches no chat upstream (a hit), at most a few times: another replica learns of a
-   * write through a notice that may land a moment after the writer counted it. Answers that run.
+   * Runs `send` until a run reaches no chat upstream (a hit): another replica learns of a write through a
+   * notice that may land a moment after the writer counted it. Answers that run.
    */
   async function asHit<T>(send: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      const before = context.fakes.chat.requests.length;
-      const answer = await send();
-      if (context.fakes.chat.requests.length === before) return answer;
-      if (attempt >= 5) throw new Error('no run of the request was answered from the cache');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    return waitFor(
+      async () => {
+        const before = context.fakes.chat.requests.length;
+        const answer = await send();
+        return context.fakes.chat.requests.length === before ? { answer } : undefined;
+      },
+      { timeoutMs: 1_000, what: 'a run of the request answered from the cache' },
+    ).then(({ answer }) => answer);
   }
 
   return { chat, andStored, asHit, storedCount };

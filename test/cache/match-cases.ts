@@ -1,6 +1,6 @@
 // Exact and semantic matches through /v1/chat/completions: what reached the upstreams, the answer, the
 // headers and extra_fields.cache; a hit written through one ingress served by the other; key isolation; TTL.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { scaled, untilClockPasses } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { post } from '../support/http.ts';
 import { ask, type CacheContext, helpers, KEYS } from './context.ts';
@@ -107,12 +107,13 @@ export function matchCases(context: CacheContext): void {
 
     it('forgets an entry once its TTL (here the request’s) has passed', async () => {
       const { chat: upstream } = context.fakes;
-      // Long enough for the hit to be asked on a loaded machine; the wait ends past it whatever that took.
-      const shortLived = { 'x-gw-cache-ttl': '1500ms', 'x-gw-cache-type': 'exact' };
+      // Long enough for the hit to be asked on a busy machine; the wait ends past it whatever that took.
+      const ttlMs = scaled(1_500);
+      const shortLived = { 'x-gw-cache-ttl': `${ttlMs}ms`, 'x-gw-cache-type': 'exact' };
       await andStored(() => chat(writer(), KEYS.alice, ask('Briefly true'), shortLived));
       const storedBy = Date.now();
       await asHit(() => chat(context.reader, KEYS.alice, ask('Briefly true'), shortLived));
-      await sleep(Math.max(0, storedBy + 1_600 - Date.now()));
+      await untilClockPasses(storedBy + ttlMs + 100);
       const chats = upstream.requests.length;
       const late = await chat(context.reader, KEYS.alice, ask('Briefly true'), shortLived);
       expect(late.headers.get('x-gw-cache')).toBe('miss');

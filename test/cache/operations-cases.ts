@@ -1,6 +1,6 @@
 // What operators see: budgets charged for the embedding and never for a cached answer, the admin endpoints
 // that clear an entry, a cache key and a whole scope, and the cache's metrics.
-import { waitFor } from '@gw/testkit';
+import { pauseForNegativeCheck, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { call, get } from '../support/http.ts';
 import { ADMIN, ask, type CacheContext, helpers, KEYS } from './context.ts';
@@ -27,8 +27,8 @@ export function operationsCases(context: CacheContext): void {
       const near = await asHit(() => chat(context.reader, KEYS.carol, ask('Tell me one primary colour')));
       expect(near.headers.get('x-gw-cache-hit-type')).toBe('semantic');
       await waitFor(async () => (await spent()) >= 0.026, { what: 'the semantic hit to be settled' });
-      // Settles are background work: give a wrong charge of the cached answer the time to land.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Negative check: settles are background work; a wrong charge of the cached answer has the time to land.
+      await pauseForNegativeCheck(200);
       expect(await spent()).toBeCloseTo(0.026, 6);
     });
 

@@ -4,6 +4,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { BedrockRuntimeClient, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { GoogleGenAI } from '@google/genai';
+import { scaled } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { readSse } from '../support/http.ts';
 import { ask, type CacheContext, helpers, KEYS } from './context.ts';
@@ -17,7 +18,7 @@ export function streamCases(context: CacheContext): void {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-gw-vk': key.value },
       body: JSON.stringify({ ...body, stream: true }),
-      signal: AbortSignal.timeout(5_000),
+      signal: AbortSignal.timeout(scaled(5_000)),
     });
     const events = await readSse(response);
     return { headers: response.headers, events: events.map((event) => event.data) };

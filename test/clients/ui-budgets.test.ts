@@ -9,6 +9,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -70,7 +71,7 @@ beforeAll(async () => {
   }
   await mkdir(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -117,7 +118,7 @@ describe.each(MODES)('budgets in the console, Chromium (%s)', (mode, start) => {
     expect(await chat(ROOMY)).toBe(200);
     expect(await chat(ROOMY)).toBe(200);
     expect(await chat(TIGHT)).toBe(200);
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();

@@ -13,6 +13,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startEmbedded,
   startFakeOpenAi,
   waitFor,
@@ -49,7 +50,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   browser = await launchChromium();
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -122,7 +123,7 @@ describe.each(MODES)('pricing in the console, in Chromium (%s)', (mode, start) =
       budget: { max_limit: 100, reset_duration: '1d' },
     });
     key = created.body.value;
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await gateway?.close();
     await fake?.close();
@@ -137,7 +138,7 @@ describe.each(MODES)('pricing in the console, in Chromium (%s)', (mode, start) =
     const page = await signIn(ADMIN_TOKEN);
     await page.goto(`${gateway.adminUrl}/ui/logs/${refused.id}`);
     const priceIt = page.getByTestId('price-it');
-    await expect.poll(() => priceIt.textContent(), { timeout: 15_000 }).toContain(MODEL);
+    await expect.poll(() => priceIt.textContent(), { timeout: scaled(15_000) }).toContain(MODEL);
     await priceIt.click();
     const form = page.getByRole('form', { name: "Set a model's price" });
     expect(await form.getByLabel('Model', { exact: true }).inputValue()).toBe(MODEL);
@@ -148,7 +149,7 @@ describe.each(MODES)('pricing in the console, in Chromium (%s)', (mode, start) =
     await page.getByTestId(`override-${MODEL}`).waitFor();
     // Fields left empty are not sent: the price falls back as the schema says.
     expect(await override()).toEqual({ input: 1000, output: 2000 });
-    await expect.poll(async () => (await chat()).status, { timeout: 10_000 }).toBe(200);
+    await expect.poll(async () => (await chat()).status, { timeout: scaled(10_000) }).toBe(200);
     await page.screenshot({ path: join(ARTIFACTS, `pricing-${mode}-override-1440.png`), fullPage: true });
     await page.close();
   });
@@ -170,7 +171,7 @@ describe.each(MODES)('pricing in the console, in Chromium (%s)', (mode, start) =
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: `Delete ${MODEL}` }).click();
     await expect.poll(() => override()).toBeNull();
-    await expect.poll(async () => (await chat()).status, { timeout: 10_000 }).toBe(403);
+    await expect.poll(async () => (await chat()).status, { timeout: scaled(10_000) }).toBe(403);
     await page.close();
   });
 
@@ -185,7 +186,7 @@ describe.each(MODES)('pricing in the console, in Chromium (%s)', (mode, start) =
         method: 'OPTIONS',
         headers: { origin: gateway.adminUrl, 'access-control-request-method': 'POST' },
       });
-    await expect.poll(async () => (await preflight()).status, { timeout: 10_000 }).toBe(204);
+    await expect.poll(async () => (await preflight()).status, { timeout: scaled(10_000) }).toBe(204);
 
     const page = await signIn(ADMIN_TOKEN);
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Playground' }).click();

@@ -10,6 +10,7 @@ import {
   type FakeOpenAi,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -82,7 +83,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   browser = await launchChromium();
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -152,7 +153,7 @@ describe.each(MODES)('routing rules in the console, Chromium (%s)', (mode, start
     keyValue = key.body.value;
     page = await browser.newPage({ viewport: { width: 1440, height: 900 }, timezoneId: 'Europe/Berlin' });
     page.on('dialog', (dialog) => void dialog.accept());
-  }, 120_000);
+  }, scaled(120_000));
 
   // A failed case leaves the page it failed on, to see why.
   afterEach(async (context) => {

@@ -15,6 +15,7 @@ import {
   type FakeOpenAi,
   type LaunchedGateway,
   type RunningMcpServer,
+  scaled,
   startCluster,
   startEmbedded,
   startEverythingServer,
@@ -166,11 +167,13 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await expect
       .poll(
         async () => {
+          // Each try waits for the list it asked for: another click while that is on its way would cancel it.
+          const listed = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/logs');
           await page.getByRole('button', { name: 'Apply filters' }).click();
-          await page.waitForTimeout(300);
+          await listed;
           return page.getByRole('row', { name: text }).count();
         },
-        { timeout: 15_000 },
+        { timeout: scaled(15_000) },
       )
       .toBeGreaterThan(0);
   }
@@ -185,7 +188,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     expect(token.status).toBe(201);
     viewerToken = ((await token.json()) as { token: string }).token;
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Berlin' });
-  }, 120_000);
+  }, scaled(120_000));
 
   // A failed case leaves the page it failed on, to see why.
   afterEach(async (context) => {
@@ -444,9 +447,11 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
   it('shows a new request in the live tail (WebSocket)', async () => {
     await goTo(page, 'Logs');
     await page.getByRole('button', { name: 'Live tail' }).click();
-    await expect.poll(() => page.getByTestId('tail-state').textContent(), { timeout: 10_000 }).toBe('live');
+    await expect
+      .poll(() => page.getByTestId('tail-state').textContent(), { timeout: scaled(10_000) })
+      .toBe('live');
     await chat(keyValue, 'tailed request');
-    await page.getByRole('table', { name: 'Live requests' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('table', { name: 'Live requests' }).waitFor({ timeout: scaled(10_000) });
     expect(await page.getByRole('table', { name: 'Live requests' }).textContent()).toContain('ui-key');
     await shot(page, '05-live-tail');
   });
@@ -455,18 +460,20 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     // The tail is live (previous case); the gateway goes away.
     await proxy.stop();
     await expect
-      .poll(() => page.getByTestId('tail-state').textContent(), { timeout: 10_000 })
+      .poll(() => page.getByTestId('tail-state').textContent(), { timeout: scaled(10_000) })
       .toMatch(/reconnecting in \d+ s/);
     // A page not opened yet: its code cannot arrive, and the shell says why instead of going blank.
     await goTo(page, 'Users & roles');
-    await page.getByTestId('gateway-down').waitFor({ timeout: 10_000 });
+    await page.getByTestId('gateway-down').waitFor({ timeout: scaled(10_000) });
     await page.getByRole('alert').filter({ hasText: 'could not be loaded' }).waitFor();
     await shot(page, '13-gateway-down');
     await proxy.start();
-    await page.getByTestId('gateway-down').waitFor({ state: 'detached', timeout: 15_000 });
+    await page.getByTestId('gateway-down').waitFor({ state: 'detached', timeout: scaled(15_000) });
     await goTo(page, 'Logs');
     await page.getByRole('button', { name: 'Live tail' }).click();
-    await expect.poll(() => page.getByTestId('tail-state').textContent(), { timeout: 10_000 }).toBe('live');
+    await expect
+      .poll(() => page.getByTestId('tail-state').textContent(), { timeout: scaled(10_000) })
+      .toBe('live');
     await page.getByRole('button', { name: 'Stop live tail' }).click();
   });
 
@@ -479,20 +486,24 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     const keyless = records.filter((record) => record.virtual_key_id === null).length;
     await goTo(page, 'Overview');
     await expect
-      .poll(() => page.getByTestId('total-requests').textContent(), { timeout: 10_000 })
+      .poll(() => page.getByTestId('total-requests').textContent(), { timeout: scaled(10_000) })
       .toBe(String(records.length));
     // Each panel loads on its own: the totals may come before the tables.
-    await expect.poll(() => page.locator('main').textContent(), { timeout: 10_000 }).toContain('gpt-4o-mini');
+    await expect
+      .poll(() => page.locator('main').textContent(), { timeout: scaled(10_000) })
+      .toContain('gpt-4o-mini');
     await expect
       .poll(() => page.getByTestId('keyless').textContent())
       .toContain(`; ${keyless} keyless request`);
     await expect
       .poll(() => page.getByRole('table', { name: 'Top virtual keys by spend' }).textContent(), {
-        timeout: 10_000,
+        timeout: scaled(10_000),
       })
       .toMatch(/ui-key.*limited-key/s);
     await expect
-      .poll(() => page.getByRole('table', { name: 'Top teams by spend' }).textContent(), { timeout: 10_000 })
+      .poll(() => page.getByRole('table', { name: 'Top teams by spend' }).textContent(), {
+        timeout: scaled(10_000),
+      })
       .toContain('ui-team');
     expect(await page.getByRole('region', { name: 'Error types over time' }).locator('canvas').count()).toBe(
       1,
@@ -518,7 +529,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
           await page.getByRole('cell', { name: 'everything', exact: true }).waitFor();
           return page.getByRole('row', { name: /everything/ }).textContent();
         },
-        { timeout: 20_000 },
+        { timeout: scaled(20_000) },
       )
       .toMatch(/connected.*echo/s);
     await page.getByRole('button', { name: 'Reconnect everything' }).click();
@@ -592,7 +603,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     expect(await page.getByTestId('anonymous-admin').count()).toBe(0);
   });
 
-  it('screenshots every page at 1280 px and on a narrow screen', async () => {
+  it('screenshots every page at 1280 px and on a narrow screen', { timeout: scaled(120_000) }, async () => {
     const pages = await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').allTextContents();
     expect(pages.length).toBeGreaterThanOrEqual(11);
     for (const [index, label] of pages.entries()) {
@@ -613,7 +624,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await shot(page, 'narrow-virtual-keys');
     await page.setViewportSize({ width: 1280, height: 900 });
     // Two full-page shots of every page (more pages each issue): a ceiling for a loaded machine, not a wait.
-  }, 120_000);
+  });
 
   it('a Viewer sees no edit buttons and no secrets, and is refused an edit', async () => {
     const viewer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -657,7 +668,9 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     }
   });
 
-  it('returns to sign-in with the reason when the token is revoked mid-session', async () => {
+  it('returns to sign-in with the reason when the token is revoked mid-session', {
+    timeout: scaled(60_000),
+  }, async () => {
     const created = await admin('/api/tokens', {
       method: 'POST',
       body: { name: 'ui-revoked', role: 'admin' },
@@ -673,7 +686,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
       // The next call of any page meets the 401: back to sign-in, saying why, with nothing of the session left.
       await goTo(other, 'Providers').catch(() => undefined);
       const ended = other.getByTestId('session-ended');
-      await ended.waitFor({ timeout: 15_000 });
+      await ended.waitFor({ timeout: scaled(15_000) });
       expect(await ended.textContent()).toContain('the admin token is not valid');
       expect(await other.getByLabel('Admin token').isVisible()).toBe(true);
       expect(await other.evaluate(() => sessionStorage.getItem('gw.admin-token'))).toBeNull();
@@ -684,7 +697,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     } finally {
       await other.close();
     }
-  }, 60_000);
+  });
 
   it('signs out', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();

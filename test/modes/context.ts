@@ -1,6 +1,7 @@
 // The shared context of the mode suites (gateway-modes.test.ts): the launched gateway, its fake upstreams,
 // the config they share, and request helpers bound to the gateway.
 import type { FakeOpenAi, GatewayConfigInput, LaunchedGateway } from '@gw/testkit';
+import { scaled } from '@gw/testkit';
 import { post } from '../support/http.ts';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests';
@@ -72,7 +73,7 @@ export function requests(mode: ModeContext) {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
         // Short: a stream that never ends should fail the test, not stall the suite.
-        signal: AbortSignal.timeout(3_000),
+        signal: AbortSignal.timeout(scaled(3_000)),
       }),
   };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { scaled } from '@gw/testkit';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { expectGatewayError, get, type Json, post } from '../support/http.ts';
@@ -365,7 +366,7 @@ export function failureCases(mode: ModeContext): void {
         `${mode.base}/v1/chat/completions`,
         { model: 'nope/x', messages: hello, stream: true },
         {
-          signal: AbortSignal.timeout(3_000),
+          signal: AbortSignal.timeout(scaled(3_000)),
         },
       );
       expectGatewayError(answer, { status: 400, type: 'unknown_provider', message: 'nope' });
@@ -394,7 +395,7 @@ export function failureCases(mode: ModeContext): void {
         headers: { 'content-type': 'application/json' },
         body,
         duplex: 'half',
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(scaled(10_000)),
       } as RequestInit);
       expect(response.status).toBe(413);
       expect(((await response.json()) as Json).error.type).toBe('payload_too_large');
@@ -417,7 +418,7 @@ export function failureCases(mode: ModeContext): void {
               headers: { 'content-type': 'application/json' },
               body,
               dispatcher: agent,
-              signal: AbortSignal.timeout(20_000),
+              signal: AbortSignal.timeout(scaled(20_000)),
             });
             const text = await answer.body.text();
             const what = `${path} ${Buffer.isBuffer(body) ? 'content-length' : 'chunked'}`;

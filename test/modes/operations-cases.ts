@@ -1,6 +1,6 @@
 // /health, /metrics and the admin API (provider CRUD, redaction, hot reload on every replica).
 import type { FakeOpenAi } from '@gw/testkit';
-import { waitFor } from '@gw/testkit';
+import { scaled, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { call, get, type Json, post } from '../support/http.ts';
 import { admin, hello, type ModeContext, network, requests, UPSTREAM_KEY } from './context.ts';
@@ -52,7 +52,9 @@ export function operationsCases(mode: ModeContext): void {
       // Provider health comes from a router replica; poll so that every replica has had a say.
       const text = await waitFor(
         async () => {
-          const response = await fetch(`${mode.base}/metrics`, { signal: AbortSignal.timeout(5_000) });
+          const response = await fetch(`${mode.base}/metrics`, {
+            signal: AbortSignal.timeout(scaled(5_000)),
+          });
           const body = await response.text();
           return response.status === 200 && /gw_provider_health\{[^}]*provider="openai"/.test(body)
             ? body

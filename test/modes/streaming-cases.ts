@@ -1,6 +1,6 @@
 // Streaming (SSE), cancellation when the client leaves, upstream timeouts, request ids.
 import { connect } from 'node:net';
-import { chatCompletion, chatStreamEvents, waitFor } from '@gw/testkit';
+import { chatCompletion, chatStreamEvents, scaled, waitFor } from '@gw/testkit';
 import { describe, expect, it } from 'vitest';
 import { type Json, post, readSse } from '../support/http.ts';
 import { hello, type ModeContext, requests } from './context.ts';
@@ -14,7 +14,7 @@ export function streamingCases(mode: ModeContext): void {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(scaled(10_000)),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -75,7 +75,7 @@ export function streamingCases(mode: ModeContext): void {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
-        signal: AbortSignal.timeout(15_000),
+        signal: AbortSignal.timeout(scaled(15_000)),
       });
       const events = await readSse(response);
       expect(events.length).toBeGreaterThanOrEqual(5);
@@ -151,7 +151,7 @@ export function streamingCases(mode: ModeContext): void {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', text: 'Once', stream: true }),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(scaled(10_000)),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);

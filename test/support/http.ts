@@ -1,4 +1,8 @@
+import { scaled } from '@gw/testkit';
 import { expect } from 'vitest';
+
+/** How long a request may take on an idle machine before it fails the test (stretched by the time scale). */
+const REQUEST_CEILING_MS = 10_000;
 
 /** POSTs a JSON value (or raw text) and answers the status, headers and parsed body. */
 export async function post(
@@ -10,13 +14,13 @@ export async function post(
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
     body: options.raw ? (body as string) : JSON.stringify(body),
-    signal: options.signal ?? AbortSignal.timeout(10_000),
+    signal: options.signal ?? AbortSignal.timeout(scaled(REQUEST_CEILING_MS)),
   });
   return { status: response.status, headers: response.headers, body: await readJson(response) };
 }
 
 export async function get(url: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(scaled(REQUEST_CEILING_MS)) });
   return { status: response.status, headers: response.headers, body: await readJson(response) };
 }
 
@@ -31,7 +35,7 @@ export async function call(
     method,
     headers: { 'content-type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(scaled(REQUEST_CEILING_MS)),
   });
   return { status: response.status, headers: response.headers, body: await readJson(response) };
 }
@@ -45,7 +49,7 @@ export async function postForText(url: string, body: unknown, headers: Record<st
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(scaled(REQUEST_CEILING_MS)),
   });
   const text = await response.text();
   const json: Json = response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined;

@@ -4,6 +4,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { scaled } from '@gw/testkit';
 import Provider, { type ClientMetadata } from 'oidc-provider';
 
 /** What the provider says of a person (their account id is the key of `people`). */
@@ -122,7 +123,7 @@ export class Browser {
       headers,
       redirect: 'manual',
       ...(options.form && { body: new URLSearchParams(options.form).toString() }),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(scaled(15_000)),
     });
     for (const cookie of response.headers.getSetCookie()) this.keep(cookie);
     const location = response.headers.get('location') ?? undefined;

@@ -14,6 +14,8 @@ import {
   freePort,
   type GatewayConfigInput,
   type LaunchedGateway,
+  pauseForNegativeCheck,
+  scaled,
   startCluster,
   startEmbedded,
   waitFor,
@@ -144,7 +146,7 @@ async function call(method: string, url: string, body?: unknown, headers: Record
     method,
     headers: { 'content-type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(20_000),
+    signal: AbortSignal.timeout(scaled(20_000)),
   });
   const text = await response.text();
   let json: unknown;
@@ -318,8 +320,8 @@ try {
   writeHosts('169.254.169.254');
   report['rebind_send'] = (await call('POST', `${admin}/alerts/channels/rebind/test`)).body;
 
-  // Late connections (a runner retrying) would count too.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // Negative check: late connections (a runner retrying) would count too.
+  await pauseForNegativeCheck(1_000);
   report['canary_connections'] = canaryConnections;
 } catch (error) {
   report['failure'] = String((error as Error).stack ?? error);

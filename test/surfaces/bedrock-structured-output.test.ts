@@ -3,7 +3,7 @@
 // answers the tool's input as the message's JSON content, whole and streamed. Checked against the fake
 // Bedrock (SigV4 verified): the request it received, and the answer the caller got.
 import { bedrockEventFrame } from '@gw/router/testing';
-import { type FakeBedrockRequest, type LaunchedGateway, startFakeBedrock } from '@gw/testkit';
+import { type FakeBedrockRequest, type LaunchedGateway, scaled, startFakeBedrock } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, postForText } from '../support/http.ts';
 import {
@@ -80,7 +80,7 @@ describe.each(MODES)('structured output served by Bedrock through a forced tool 
       },
     });
     gateway = await start(withBedrock(surfaceConfig(fakes), { url: bedrock.url, credentials: CREDENTIALS }));
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await gateway?.close();
     await Promise.all([closeFakes(fakes), bedrock?.close()]);

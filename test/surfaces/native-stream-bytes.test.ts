@@ -7,7 +7,13 @@
 // "already relayed" mark of the later chunks, and the ingress wrote them again as translated events (a
 // Gemini stream repeated its first chunk).
 import { bedrockEventFrame } from '@gw/router/testing';
-import { anthropicStream, chatStreamEvents, type LaunchedGateway, startFakeBedrock } from '@gw/testkit';
+import {
+  anthropicStream,
+  chatStreamEvents,
+  type LaunchedGateway,
+  scaled,
+  startFakeBedrock,
+} from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeFakes,
@@ -98,7 +104,7 @@ async function postForBytes(url: string, body: unknown, headers: Record<string, 
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(scaled(10_000)),
   });
   return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
 }

@@ -2,6 +2,7 @@
 // thoughts stream as OpenAI streams a reasoning summary (a `reasoning` output item, its summary part, the
 // summary text's deltas and done), before the message item, and the completed response holds the item.
 import type { LaunchedGateway } from '@gw/testkit';
+import { scaled } from '@gw/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postForText } from '../support/http.ts';
 import {
@@ -104,7 +105,7 @@ describe.each(MODES)(
     beforeAll(async () => {
       fakes = await startFakes();
       gateway = await start(surfaceConfig(fakes));
-    }, 60_000);
+    }, scaled(60_000));
     afterAll(async () => {
       await gateway?.close();
       await closeFakes(fakes);

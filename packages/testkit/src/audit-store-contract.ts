@@ -8,6 +8,7 @@ import {
   auditRecords,
   GENESIS_HASH,
 } from '../../logs/src/index.ts';
+import { untilClockPasses } from './wait-for.ts';
 
 /** A store under test, and the database behind it as someone with access to it would reach it. */
 export interface AuditStoreHandle {
@@ -209,7 +210,8 @@ export function runAuditStoreContract(options: AuditStoreContractOptions): void 
       const records: AuditRecord[] = [];
       for (let index = 0; index < 6; index += 1) {
         records.push(await store.append(auditEvent({ request_id: `t${index}` })));
-        await new Promise((resolve) => setTimeout(resolve, 3));
+        // Each record at a time of its own.
+        await untilClockPasses(records.at(-1)!.time);
       }
       const from = records[2]!.time;
       const to = records[4]!.time;

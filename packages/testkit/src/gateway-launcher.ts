@@ -10,6 +10,7 @@ import type { HttpLimits } from '@gw/shared/server';
 import { connectRedis } from '@gw/shared/store';
 import { Cluster } from 'ioredis';
 import { startEmbeddedGateway } from '../../../src/embedded-gateway.ts';
+import { scaled } from './time-scale.ts';
 import { waitFor } from './wait-for.ts';
 
 /** The config file's document as a test writes it (defaults may be left out). */
@@ -123,7 +124,10 @@ export interface ClusterLaunchOptions {
   replicas?: ClusterReplicas;
   /** Extra variables for every service process. */
   env?: Record<string, string>;
-  /** How long to wait for every service to answer; 50 s by default (a loaded CI machine starts a cluster slowly). */
+  /**
+   * How long every service has to answer on an idle machine; 50 s by default. Stretched by the time scale (a
+   * loaded machine starts a cluster slowly), as every waitFor is.
+   */
   readyTimeoutMs?: number;
 }
 
@@ -281,6 +285,7 @@ async function waitUntilReady(options: {
 }): Promise<void> {
   const pending = new Set(options.checks);
   const exited = () => options.launcher.exitCode !== null || options.launcher.signalCode !== null;
+  const started = Date.now();
   const ready = await waitFor(
     async () => {
       if (exited()) return true;
@@ -296,14 +301,14 @@ async function waitUntilReady(options: {
   }
   if (!ready) {
     throw new Error(
-      `the cluster was not ready after ${options.timeoutMs} ms (${pending.size} services not answering):\n${options.output()}`,
+      `the cluster was not ready after ${Date.now() - started} ms (${pending.size} services not answering):\n${options.output()}`,
     );
   }
 }
 
 async function answers(url: string, statuses: number[]): Promise<boolean> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    const response = await fetch(url, { signal: AbortSignal.timeout(scaled(1_000)) });
     await response.body?.cancel();
     return statuses.includes(response.status);
   } catch {
@@ -314,7 +319,7 @@ async function answers(url: string, statuses: number[]): Promise<boolean> {
 async function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
-    socket.setTimeout(1_000);
+    socket.setTimeout(scaled(1_000));
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);
@@ -327,7 +332,7 @@ async function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** SIGTERM, wait for the drain; SIGKILL the whole process group after 10 s. */
+/** SIGTERM, wait for the drain; SIGKILL the whole process group after 10 s (stretched by the time scale). */
 async function stopLauncher(launcher: ChildProcess, exited: Promise<number | null>): Promise<void> {
   if (launcher.exitCode === null && launcher.signalCode === null) launcher.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
@@ -339,7 +344,7 @@ async function stopLauncher(launcher: ChildProcess, exited: Promise<number | nul
         } catch {}
       }
       resolve();
-    }, 10_000);
+    }, scaled(10_000));
   });
   await Promise.race([exited, killed]);
   clearTimeout(timer);

@@ -24,4 +24,5 @@ export * from './secrets/fake-gcp-secret-manager.ts';
 export * from './secrets/fake-hashicorp-vault.ts';
 export { runSecretBackendContract } from './secrets/secret-backend-contract.ts';
 export { runStoreContract } from './store-contract.ts';
+export * from './time-scale.ts';
 export * from './wait-for.ts';

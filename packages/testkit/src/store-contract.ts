@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../shared/src/store/index.ts';
+import { scaled } from './time-scale.ts';
 
 export interface StoreContractOptions {
   /** Names the implementation in the test titles. */
@@ -14,7 +15,8 @@ export interface StoreContractOptions {
   skip?: Record<string, string>;
 }
 
-const DELIVERY_TIMEOUT_MS = 2_000;
+/** How long a message or an expiry may take to show: 2 s on an idle machine, stretched by the time scale. */
+const DELIVERY_TIMEOUT_MS = scaled(2_000);
 
 /**
  * The behaviour every Store implementation owes its callers. Cases use fresh collection, key and channel

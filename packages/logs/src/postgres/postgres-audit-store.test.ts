@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { auditEvent, runAuditStoreContract } from '../../../testkit/src/audit-store-contract.ts';
+import { startFreezableProxy } from '../../../testkit/src/freezable-proxy.ts';
 import { createTestDatabase } from '../../../testkit/src/postgres-database.ts';
+import { waitFor } from '../../../testkit/src/wait-for.ts';
 import { PostgresAuditStore } from './postgres-audit-store.ts';
 import { PostgresLogStore } from './postgres-log-store.ts';
 
@@ -105,6 +107,40 @@ describe('PostgresAuditStore', () => {
     const reader = await PostgresAuditStore.open({ url: database.url, schema, readOnly: true });
     expect(await reader.verify()).toMatchObject({ ok: true, records: 1 });
     await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('fails an append whose connection is cut while it holds it, and the process goes on', async () => {
+    // pg reports a dead connection on the client too; one checked out of the pool, if nothing heard that, ended
+    // the admin process (the connection cut by a PostgreSQL outage while an append held it, likelier on a busy
+    // machine where an append takes longer).
+    const schema = freshSchema();
+    const real = new URL(database.url);
+    const proxy = await startFreezableProxy({ host: real.hostname, port: Number(real.port || 5432) });
+    const proxied = new URL(database.url);
+    proxied.host = `127.0.0.1:${proxy.port}`;
+    const store = await PostgresAuditStore.open({ url: proxied.toString(), schema });
+    // Another session holds the chain's append lock: the append waits inside its transaction.
+    const holder = new Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `gw audit_log append "${schema}".audit_log`,
+      ]);
+      const append = store.append(auditEvent());
+      const waiting = async () =>
+        (
+          await holder.query(
+            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE application_name = 'gw-audit' AND wait_event_type = 'Lock'",
+          )
+        ).rows[0].waiting > 0;
+      await waitFor(waiting, { what: 'the append waiting for the lock' });
+      await proxy.close();
+      await expect(append).rejects.toThrow(/Connection terminated|ECONNRESET/);
+    } finally {
+      await holder.end();
+      await store.close().catch(() => {});
+    }
   });
 
   it('fails to open with the server’s reason when the database is unreachable', async () => {

@@ -23,6 +23,7 @@ import {
   VERIFY_PAGE,
 } from '../audit/audit-sql.ts';
 import type { AuditPage, AuditStore } from '../audit/audit-store.ts';
+import { checkOut } from './pool-client.ts';
 
 export interface PostgresAuditStoreOptions {
   /** `postgres://user:password@host:port/database`: the request log's database (GW_LOGS_DATABASE_URL). */
@@ -99,7 +100,7 @@ export class PostgresAuditStore implements AuditStore {
         if (rows[0]?.present !== true) throw new Error(`there is no table ${table} in this database`);
         return new PostgresAuditStore(pool, schema);
       }
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       try {
         await client.query('BEGIN');
         await client.query("SELECT pg_advisory_xact_lock(hashtext('gw audit_log migration'))");
@@ -180,7 +181,7 @@ export class PostgresAuditStore implements AuditStore {
   async #appending<T>(
     work: (client: PoolClient, next: (event: AuditEvent) => Promise<AuditRecord>) => Promise<T>,
   ): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await checkOut(this.#pool);
     try {
       await client.query('BEGIN');
       // Held until COMMIT: the next append, from this process or another, reads the last record after it.

@@ -1,5 +1,6 @@
 import { escapeIdentifier, type Pool, type PoolClient } from 'pg';
 import type { LogRecord } from '../requests/log-record.ts';
+import { checkOut } from './pool-client.ts';
 
 /** Each field's column type, and whether the column takes NULL; the insert's arrays use the same types. */
 export const POSTGRES_COLUMNS: Record<keyof LogRecord, readonly [type: string, nullable: boolean]> = {
@@ -76,7 +77,7 @@ export async function migrate(pool: Pool, options: MigrateOptions): Promise<Text
   );
   const index = (name: string, columns: string, method = 'btree') =>
     `CREATE INDEX IF NOT EXISTS ${escapeIdentifier(`request_logs_${name}`)} ON ${table} USING ${method} (${columns})`;
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   try {
     await client.query('BEGIN');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('gw request_logs migration'))");

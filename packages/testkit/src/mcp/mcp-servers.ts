@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../gateway-launcher.ts';
+import { scaled } from '../time-scale.ts';
 import { waitFor } from '../wait-for.ts';
 
 const require = createRequire(import.meta.url);
@@ -67,7 +68,7 @@ export async function startEverythingServer(transport: 'sse' | 'streamableHttp')
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 2_000).unref();
+        setTimeout(() => child.kill('SIGKILL'), scaled(2_000)).unref();
       }),
   };
 }

@@ -2,11 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTick, setTimeout as sleep } from 'node:timers/promises';
 import { drained } from '@gw/shared';
 import { type FakeUpstream, type FakeUpstreamRequest, startFakeUpstream } from '../fake-upstream.ts';
+import { scaled } from '../time-scale.ts';
 import type { RecordedUpstreamRequest, UpstreamAnswer, UpstreamStreamAnswer } from './contract-options.ts';
 
+// Ceilings on an idle machine, each stretched by the time scale where it is used.
 /** How long a gradual stream waits for the adapter to deliver its first chunk. */
 const GRADUAL_WAIT_MS = 2_000;
-/** Pause after each entry of a gradual stream before the next one is written unasked. */
+/** How long a gradual stream waits after each entry for a chunk before it writes the next one unasked. */
 const ENTRY_PAUSE_MS = 250;
 /** How fast an aborted stream must end, and the fake must see its response closed. */
 export const CANCEL_WAIT_MS = 2_000;
@@ -89,11 +91,11 @@ export async function writeStream(response: ServerResponse, answer: UpstreamStre
     released = true;
   });
   let written = 0;
-  const deadline = Date.now() + GRADUAL_WAIT_MS;
+  const deadline = Date.now() + scaled(GRADUAL_WAIT_MS);
   while (written < entries.length && !released) {
     if (!(await writePiece(response, entries[written]!))) return;
     written++;
-    const pause = written === entries.length ? deadline - Date.now() : ENTRY_PAUSE_MS;
+    const pause = written === entries.length ? deadline - Date.now() : scaled(ENTRY_PAUSE_MS);
     await Promise.race([mode.release, sleep(Math.max(0, pause))]);
   }
   // Released while entries were still unwritten: the adapter delivered a chunk before the upstream ended.

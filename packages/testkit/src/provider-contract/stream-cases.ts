@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionChunk } from '@gw/shared';
 import { expect } from 'vitest';
+import { scaled } from '../time-scale.ts';
 import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
 import { CANCEL_WAIT_MS, gradualStream } from './contract-upstream.ts';
 import { collect, expectUsage, type Harness } from './harness.ts';
@@ -57,7 +58,7 @@ export function streamCases(harness: Harness, options: ProviderContractOptions):
       expect(first.done).toBe(false);
       gradual.release();
       harness.abort();
-      const deadline = Date.now() + CANCEL_WAIT_MS;
+      const deadline = Date.now() + scaled(CANCEL_WAIT_MS);
       let outcome: 'ended' | 'rejected' | 'timeout' = 'timeout';
       while (Date.now() < deadline) {
         const next = await Promise.race([
@@ -75,7 +76,7 @@ export function streamCases(harness: Harness, options: ProviderContractOptions):
       expect(outcome, 'the stream must end or reject once aborted').not.toBe('timeout');
       const closed = await Promise.race([
         harness.upstream().abandoned.then(() => true),
-        sleep(CANCEL_WAIT_MS).then(() => false),
+        sleep(scaled(CANCEL_WAIT_MS)).then(() => false),
       ]);
       expect(closed, 'the fake upstream saw its response closed').toBe(true);
     },
