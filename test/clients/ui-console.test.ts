@@ -612,7 +612,9 @@ describe.each(MODES)('console forms, first run and pages in Chromium (%s)', (mod
         await form.getByLabel('Model').fill('openai/gpt-4o-mini');
         // Another origin than the page's: the browser holds the call back until the ingress allows the admin's.
         await form.getByRole('button', { name: 'Send' }).click();
-        await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/the gateway did not answer/);
+        await expect
+          .poll(() => form.getByRole('alert').textContent())
+          .toMatch(/\(CORS\).*client\.cors_allowed_origins/);
 
         const allowed = await admin('PUT', '/api/config', {
           client: { cors_allowed_origins: [gateway.adminUrl] },

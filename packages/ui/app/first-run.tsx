@@ -5,8 +5,9 @@ import { useState, useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
 import { api } from './api.ts';
 import { useAuth } from './auth.tsx';
+import { ADDRESS_SOURCES, useGatewayAddress } from './gateway-address.ts';
 import { modelPath, PRICING, pricingPage } from './price-links.tsx';
-import { ErrorMessage, Field, Form, useApiMutation, useApiQuery } from './ui.tsx';
+import { CopyButton, ErrorMessage, Field, Form, Loading, useApiMutation, useApiQuery } from './ui.tsx';
 
 const TESTED = 'gw.key-tested';
 
@@ -143,7 +144,9 @@ export function PriceStep(props: { models: string[]; onDone: () => Promise<unkno
 
 /** How to call gw with a new key: curl and the OpenAI SDK, the key's value in both. */
 export function KeySnippets({ value, model }: { value: string; model: string }) {
-  const base = location.origin;
+  const known = useGatewayAddress();
+  if (!known) return <Loading what="Finding the gateway's address" />;
+  const base = known.address;
   const curl = `curl ${base}/v1/chat/completions \\
   -H "Authorization: Bearer ${value}" \\
   -H "Content-Type: application/json" \\
@@ -169,7 +172,7 @@ print(answer.choices[0].message.content)`;
       <h2>Use it</h2>
       <p className="muted">
         gw answers OpenAI's API at <code>{base}/v1</code> (and Anthropic's at <code>/anthropic</code>); any
-        OpenAI client works with the key as its API key.
+        OpenAI client works with the key as its API key. The address is {ADDRESS_SOURCES[known.source]}.
       </p>
       {[
         ['curl', curl],
@@ -181,9 +184,7 @@ print(answer.choices[0].message.content)`;
           <pre className="snippet" data-testid={`snippet-${label!.split(' ')[0]!.toLowerCase()}`}>
             {text}
           </pre>
-          <button type="button" className="secondary" onClick={() => navigator.clipboard?.writeText(text!)}>
-            Copy {label}
-          </button>
+          <CopyButton text={text!} label={`Copy ${label}`} />
         </figure>
       ))}
       <Link to="/playground" state={{ virtualKey: value, model }}>

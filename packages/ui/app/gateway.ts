@@ -1,5 +1,5 @@
 // Calls of the gateway itself (not its admin API): the playground's chat, sent with a virtual key as an app
-// would send it, to the OpenAI surface of the address the operator names (this page's own by default).
+// would send it, to the OpenAI surface of the address the operator names (gateway-address.ts's by default).
 
 export interface ChatAnswer {
   status: number;
@@ -29,6 +29,30 @@ function eventData(line: string): Record<string, unknown> | undefined {
 
 type Choice = { delta?: { content?: string }; message?: { content?: string } };
 
+/**
+ * The browser refused to hand over the gateway's answer (CORS): the gateway answered, but does not allow this
+ * page's origin. Told apart from no answer at all, since each sends the operator to a different place.
+ */
+export class CorsRefusal extends Error {
+  constructor(address: string) {
+    super(
+      `the browser refused the answer of ${address} (CORS): the gateway does not allow this page's origin ${location.origin}. Add "${location.origin}" to client.cors_allowed_origins (System config, Client section), or use an address that serves this console and /v1 together.`,
+    );
+  }
+}
+
+/** Why a call got no answer: a CORS refusal when the address answers a request the browser need not read. */
+async function noAnswer(address: string, failure: unknown): Promise<Error> {
+  if (new URL(address, location.href).origin !== location.origin) {
+    const answered = await fetch(address, { mode: 'no-cors' }).then(
+      () => true,
+      () => false,
+    );
+    if (answered) return new CorsRefusal(address);
+  }
+  return new Error(`the gateway did not answer at ${address}: ${(failure as Error).message}`);
+}
+
 export async function sendChat(options: {
   address: string;
   virtualKey: string;
@@ -38,15 +62,21 @@ export async function sendChat(options: {
   /** Each piece of streamed text as it arrives. */
   onText: (text: string) => void;
 }): Promise<ChatAnswer> {
-  const response = await fetch(`${options.address.replace(/\/$/, '')}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${options.virtualKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: options.model,
-      stream: options.stream,
-      messages: [{ role: 'user', content: options.prompt }],
-    }),
-  });
+  const address = options.address.replace(/\/$/, '');
+  let response: Response;
+  try {
+    response = await fetch(`${address}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.virtualKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: options.model,
+        stream: options.stream,
+        messages: [{ role: 'user', content: options.prompt }],
+      }),
+    });
+  } catch (failure) {
+    throw await noAnswer(address, failure);
+  }
   const headers = [...response.headers].filter(([name]) => SHOWN_HEADER.test(name));
   if (!response.ok || !options.stream || !response.body) {
     const body = (await response.json().catch(() => ({}))) as {

@@ -322,6 +322,29 @@ function JsonArea({ initial }: { initial: unknown }) {
   );
 }
 
+/**
+ * A Copy button that says "Copied" for a moment once the clipboard took the text (or that it could not: an
+ * http page other than localhost has no clipboard API).
+ */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = () => {
+    const done = (next: 'copied' | 'failed') => {
+      setState(next);
+      setTimeout(() => setState('idle'), 2_000);
+    };
+    (navigator.clipboard?.writeText(text) ?? Promise.reject(new Error('no clipboard'))).then(
+      () => done('copied'),
+      () => done('failed'),
+    );
+  };
+  return (
+    <button type="button" className="secondary" onClick={copy} aria-live="polite">
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select and copy it' : label}
+    </button>
+  );
+}
+
 /** A value shown once (a new key or token): copy it now, it is never shown again. */
 export function OnceValue({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   return (
@@ -332,9 +355,7 @@ export function OnceValue({ label, value, onDone }: { label: string; value: stri
         {value}
       </code>
       <div className="actions">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(value)}>
-          Copy
-        </button>
+        <CopyButton text={value} />
         <button type="button" className="secondary" onClick={onDone}>
           Done
         </button>

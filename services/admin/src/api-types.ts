@@ -62,6 +62,15 @@ export interface Whoami {
   user_id: string | null;
 }
 
+/**
+ * `GET /api/gateway-address`: where apps reach gw's inference API. `setting`: `client.public_url`;
+ * `deployment`: GW_PUBLIC_URL (a cluster's ingress); null: nothing says (the console's own address).
+ */
+export interface GatewayAddress {
+  public_url: string | null;
+  source: 'setting' | 'deployment' | null;
+}
+
 /** A provider key test's answer: whether the key served a one-token completion, and how long it took. */
 export interface KeyTestResult {
   ok: boolean;

@@ -54,6 +54,12 @@ export const clientConfigSchema = z
      * accepted only while virtual keys are enforced, so that a page can spend only a key its user gave it.
      */
     cors_allowed_origins: z.array(originOrAnySchema).max(100).default([]),
+    /**
+     * The address apps reach gw's inference API at (the ingress, or a proxy in front of it), as a browser or an
+     * app outside sees it: the console's snippets and playground use it. Unset: the console's own address when
+     * it serves `/v1` too, else the ingress's as the deployment knows it (`GW_PUBLIC_URL`).
+     */
+    public_url: z.url({ protocol: /^https?$/, error: 'is not an http(s) URL' }).optional(),
   })
   .refine((client) => client.enforce_virtual_keys || !client.cors_allowed_origins.includes('*'), {
     path: ['cors_allowed_origins'],

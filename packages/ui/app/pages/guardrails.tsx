@@ -8,6 +8,7 @@ import { useState } from 'react';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { type ChatAnswer, sendChat } from '../gateway.ts';
+import { useGatewayAddress } from '../gateway-address.ts';
 import { Field, Form, PageHeader } from '../ui.tsx';
 import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
 
@@ -17,6 +18,7 @@ import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
  */
 function TestText() {
   const [answer, setAnswer] = useState<ChatAnswer>();
+  const known = useGatewayAddress();
   return (
     <Form
       label="Test this text"
@@ -25,7 +27,7 @@ function TestText() {
         setAnswer(undefined);
         setAnswer(
           await sendChat({
-            address: values.address || location.origin,
+            address: values.address || known?.address || location.origin,
             virtualKey: values.virtual_key ?? '',
             model: values.model ?? '',
             prompt: values.text ?? '',
@@ -44,7 +46,7 @@ function TestText() {
         hint="The rules that apply to this key's requests run."
       />
       <Field label="Model" name="model" required placeholder="openai/gpt-4o-mini" />
-      <Field label="Gateway address" name="address" defaultValue={location.origin} />
+      <Field label="Gateway address" name="address" key={known?.address} defaultValue={known?.address} />
       {answer && (
         <p data-testid="guardrail-test" className={answer.status >= 400 ? 'bad' : 'ok'} role="status">
           {answer.status >= 400

@@ -2,9 +2,11 @@
 // about the answer (cache, guardrails, the provider and model that served it, the request id).
 import type { ModelAlias, ProviderView } from '@gw/admin/api-types';
 import { type FormEvent, useId, useState } from 'react';
-import { useLocation } from 'react-router';
+import { Link, useLocation } from 'react-router';
+import { useAuth } from '../auth.tsx';
 import { display } from '../format.ts';
-import { type ChatAnswer, sendChat } from '../gateway.ts';
+import { type ChatAnswer, CorsRefusal, sendChat } from '../gateway.ts';
+import { ADDRESS_SOURCES, useGatewayAddress } from '../gateway-address.ts';
 import { UnpricedLink } from '../price-links.tsx';
 import { ErrorMessage, Field, PageHeader, useApiQuery } from '../ui.tsx';
 
@@ -76,6 +78,8 @@ export default function Playground() {
   const [answer, setAnswer] = useState<ChatAnswer>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const known = useGatewayAddress();
+  const { can } = useAuth();
   async function send(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const values = Object.fromEntries(new FormData(event.currentTarget)) as Record<string, string>;
@@ -86,7 +90,7 @@ export default function Playground() {
     try {
       setAnswer(
         await sendChat({
-          address: values.address || location.origin,
+          address: values.address || known?.address || location.origin,
           virtualKey: values.virtual_key ?? '',
           model: values.model ?? '',
           prompt: values.prompt ?? '',
@@ -95,7 +99,7 @@ export default function Playground() {
         }),
       );
     } catch (failure) {
-      setError(new Error(`the gateway did not answer: ${(failure as Error).message}`));
+      setError(failure);
     } finally {
       setBusy(false);
     }
@@ -109,10 +113,11 @@ export default function Playground() {
       </p>
       <form className="panel" aria-label="Send a chat" onSubmit={send}>
         <Field
+          key={known?.address}
           label="Gateway address"
           name="address"
-          defaultValue={location.origin}
-          hint="Where apps reach gw's /v1 (this page's address when one host serves both)."
+          defaultValue={known?.address}
+          hint={`Where apps reach gw's /v1: ${known ? ADDRESS_SOURCES[known.source] : 'finding it…'}.`}
         />
         <Field
           label="Virtual key"
@@ -131,6 +136,11 @@ export default function Playground() {
           <input type="checkbox" name="stream" defaultChecked /> Stream the answer
         </label>
         <ErrorMessage error={error} />
+        {error instanceof CorsRefusal && can('config:read') && (
+          <p>
+            <Link to="/config">Open System config (Client section)</Link>
+          </p>
+        )}
         <div className="actions">
           <button type="submit" disabled={busy}>
             {busy ? 'Sending…' : 'Send'}
