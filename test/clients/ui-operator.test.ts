@@ -1,0 +1,398 @@
+// The console as a new operator meets it (issue 45), in headless Chromium against the embedded gateway and a
+// cluster whose console is opened on the admin's own port: the snippets and the playground name the gateway's
+// public address (the ingress, not the admin port), the copied curl serves, and a browser's CORS refusal is named
+// as such with the setting that allows it; a refusal's log detail says only what is true and a request a fallback
+// saved lists the target that failed first; a revoked token leaves at the next click, cached pages or not; a
+// Viewer is offered no control the API refuses; the anonymous-admin banner stays on screen; loading the console
+// asks for nothing that answers 404. Screenshots: test-artifacts/ui/operator-<mode>-*.png, 1440×900 and 390×844.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  type FakeUpstream,
+  type GatewayConfigInput,
+  type LaunchedGateway,
+  startCluster,
+  startEmbedded,
+  startFakeOpenAi,
+  waitFor,
+} from '@gw/testkit';
+import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './chromium.ts';
+
+const ADMIN_TOKEN = 'admin-token-for-the-operator';
+const CONFIG: GatewayConfigInput = { client: { allow_anonymous_admin: false }, logs: { content: true } };
+
+const MODES = [
+  ['embedded', () => startEmbedded({ config: CONFIG, adminToken: ADMIN_TOKEN })],
+  [
+    'cluster',
+    (database?: TestDatabase) =>
+      startCluster({ config: CONFIG, adminToken: ADMIN_TOKEN, env: { GW_LOGS_DATABASE_URL: database!.url } }),
+  ],
+] as const;
+
+const run = promisify(execFile);
+
+/** A snippet's curl as the shell would run it: the URL, each -H and the -d body. */
+async function runCurl(snippet: string): Promise<{ status: number; body: string }> {
+  const url = /curl (\S+)/.exec(snippet)![1]!;
+  const headers = [...snippet.matchAll(/-H "([^"]+)"/g)].flatMap((match) => ['-H', match[1]!]);
+  const body = /-d '([^']+)'/.exec(snippet)![1]!;
+  const { stdout } = await run('curl', ['-sS', '-w', '\n%{http_code}', url, ...headers, '-d', body]);
+  const lines = stdout.trimEnd().split('\n');
+  return { status: Number(lines.pop()), body: lines.join('\n') };
+}
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)', (mode, start) => {
+  let fake: FakeUpstream;
+  let gateway: LaunchedGateway;
+  let database: TestDatabase | undefined;
+  /** Where the operator opens the console: the admin's own port (in a cluster it serves no `/v1`). */
+  let site = '';
+  let page: Page;
+  let keyValue = '';
+
+  const admin = async <T = unknown>(method: string, path: string, body?: unknown) => {
+    const answer = await fetch(`${gateway.adminUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: answer.status, body: (await answer.json()) as T };
+  };
+
+  const chat = (key: string, body: Record<string, unknown>) =>
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Hello' }], ...body }),
+    });
+
+  const shot = async (target: Page, name: string) => {
+    await target.screenshot({ path: join(ARTIFACTS, `operator-${mode}-${name}-1440.png`), fullPage: true });
+    const size = target.viewportSize()!;
+    await target.setViewportSize({ width: 390, height: 844 });
+    await target.screenshot({ path: join(ARTIFACTS, `operator-${mode}-${name}-390.png`), fullPage: true });
+    await target.setViewportSize(size);
+  };
+
+  async function goTo(target: Page, label: string) {
+    const link = target
+      .getByRole('navigation', { name: 'Pages' })
+      .getByRole('link', { name: label, exact: true });
+    const heading = target.locator('main h1').first();
+    const already = (await link.getAttribute('aria-current')) === 'page';
+    const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
+    await link.click();
+    await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
+    await heading.waitFor();
+    if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
+  }
+
+  async function signIn(target: Page, token: string) {
+    await target.goto(`${site}/ui/`);
+    await target.getByLabel('Admin token').fill(token);
+    await target.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await target.getByTestId('who').waitFor();
+  }
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    if (mode === 'cluster') database = await createTestDatabase();
+    gateway = await start(database);
+    site = gateway.adminUrl;
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, timezoneId: 'Europe/Berlin' });
+  }, 120_000);
+
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail' && page)
+      await page
+        .screenshot({
+          path: join(ARTIFACTS, `operator-${mode}-failed-${context.task.name.slice(0, 30)}.png`),
+        })
+        .catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    await page?.close();
+    await gateway?.close();
+    await Promise.all([fake?.close(), database?.drop()]);
+  });
+
+  it('loads the console without asking for anything that answers 404 (favicon, /auth/session)', async () => {
+    const missing: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() === 404) missing.push(response.url());
+    });
+    await page.goto(`${site}/ui/`);
+    await page.getByLabel('Admin token').waitFor();
+    await page.waitForLoadState('networkidle');
+    await signIn(page, ADMIN_TOKEN);
+    await page.waitForLoadState('networkidle');
+    expect(missing).toEqual([]);
+  });
+
+  it('first run: the snippets name the gateway’s public address, and the copied curl is served', async () => {
+    const added = await admin('POST', '/api/providers', {
+      name: 'openai',
+      keys: [{ id: 'key-1', value: 'sk-upstream-operator', models: ['gpt-4o-mini', 'gpt-4o'], weight: 1 }],
+      network_config: { base_url: fake.url, max_retries: 0 },
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    await goTo(page, 'Virtual keys');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const form = page.getByRole('form', { name: 'Create a virtual key' });
+    await form.getByLabel('Name', { exact: true }).fill('operator-key');
+    await form.getByLabel('Provider', { exact: true }).selectOption('openai');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    keyValue = (await page.getByTestId('once-value').textContent()) ?? '';
+    expect(keyValue).toMatch(/^sk-gw-/);
+    const curl = page.getByTestId('snippet-curl');
+    await curl.waitFor();
+    const snippet = (await curl.textContent()) ?? '';
+    // Not the admin port in a cluster: the ingress (here the same port as the console when embedded).
+    expect(snippet).toContain(`${gateway.url}/v1/chat/completions`);
+    expect(await page.getByTestId('snippet-javascript').textContent()).toContain(`'${gateway.url}/v1'`);
+    expect(await page.getByTestId('snippet-python').textContent()).toContain(`"${gateway.url}/v1"`);
+    const served = await waitFor(
+      async () => {
+        const answer = await runCurl(snippet);
+        return answer.status === 401 ? undefined : answer;
+      },
+      { timeoutMs: 10_000, what: 'the new key to be known' },
+    );
+    expect(served.status, served.body).toBe(200);
+    await page.getByRole('button', { name: 'Copy curl' }).click();
+    await page.getByRole('button', { name: /^(Copied|Select and copy it)$/ }).waitFor();
+    await shot(page, 'key-snippets');
+  });
+
+  it('the playground calls the public address; a CORS refusal is named, with the setting that allows it', async () => {
+    await page.getByRole('link', { name: 'Try it in the playground' }).click();
+    const form = page.getByRole('form', { name: 'Send a chat' });
+    await expect.poll(() => form.getByLabel('Gateway address').inputValue()).toBe(gateway.url);
+    await form.getByLabel('Message').fill('Stream me a hello');
+    if (mode === 'cluster') {
+      // The console's origin (the admin port) is not the ingress's: the browser withholds the answer.
+      await form.getByRole('button', { name: 'Send' }).click();
+      const alert = form.getByRole('alert');
+      await expect.poll(() => alert.textContent()).toMatch(/CORS/);
+      const said = (await alert.textContent()) ?? '';
+      expect(said).toContain('client.cors_allowed_origins');
+      expect(said).toContain(`"${gateway.adminUrl}"`);
+      expect(said).not.toMatch(/did not answer/);
+      await shot(page, 'playground-cors');
+      const allowed = await admin('PUT', '/api/config', {
+        client: { cors_allowed_origins: [gateway.adminUrl] },
+      });
+      expect(allowed.status).toBe(200);
+      await expect
+        .poll(
+          async () =>
+            (
+              await fetch(`${gateway.url}/v1/chat/completions`, {
+                method: 'OPTIONS',
+                headers: { origin: gateway.adminUrl, 'access-control-request-method': 'POST' },
+              })
+            ).status,
+        )
+        .toBe(204);
+    }
+    await form.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByTestId('answer').textContent()).toBe('Hello wörld');
+    await shot(page, 'playground');
+  });
+
+  it('a governance refusal’s detail says it was refused before routing, and nothing about opting out', async () => {
+    const created = await admin<{ value: string; id: string }>('POST', '/api/governance/virtual-keys', {
+      name: 'narrow-key',
+      provider_configs: [{ provider: 'openai', allowed_models: ['gpt-4o-mini'] }],
+    });
+    expect(created.status).toBe(201);
+    const refused = await waitFor(
+      async () => {
+        const answer = await chat(created.body.value, { model: 'openai/gpt-4o' });
+        return answer.status === 401 ? undefined : answer;
+      },
+      { timeoutMs: 10_000, what: 'the new key to be known' },
+    );
+    expect(refused.status, await refused.clone().text()).toBe(403);
+    const id = refused.headers.get('x-request-id')!;
+    await expect
+      .poll(async () => (await admin('GET', `/api/logs/${id}`)).status, { timeout: 15_000 })
+      .toBe(200);
+    await page.goto(`${site}/ui/logs/${id}`);
+    await page.getByTestId('failure').waitFor();
+    const main = (await page.locator('main').textContent()) ?? '';
+    expect(main).toContain('model_not_allowed');
+    expect(main).toContain('refused before routing');
+    expect(main).not.toContain('Last tried');
+    expect(main).not.toContain('opts out');
+    await shot(page, 'refused-detail');
+  });
+
+  it('a request a fallback saved lists the target that failed before it, in the record and its detail', async () => {
+    fake.enqueue({
+      status: 500,
+      json: { error: { message: 'the first target is down', type: 'server_error' } },
+    });
+    const saved = await chat(keyValue, { model: 'openai/gpt-4o', fallbacks: ['openai/gpt-4o-mini'] });
+    expect(saved.status, await saved.clone().text()).toBe(200);
+    const id = saved.headers.get('x-request-id')!;
+    const record = await waitFor(
+      async () => {
+        const answer = await admin<{ attempts: unknown[] | null; fallback_index: number }>(
+          'GET',
+          `/api/logs/${id}`,
+        );
+        return answer.status === 200 ? answer.body : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the record to be stored' },
+    );
+    expect(record.fallback_index).toBe(1);
+    expect(record.attempts).toEqual([
+      expect.objectContaining({
+        provider: 'openai',
+        model: 'gpt-4o',
+        status: 500,
+        error_type: 'upstream_error',
+      }),
+    ]);
+    await page.goto(`${site}/ui/logs/${id}`);
+    const tried = page.getByRole('table', { name: 'Targets tried' });
+    await tried.waitFor();
+    expect(await tried.textContent()).toMatch(
+      /openai \/ gpt-4o.*500 upstream_error.*the first target is down/s,
+    );
+    const main = (await page.locator('main').textContent()) ?? '';
+    expect(main).toMatch(/Served by.*openai \/ gpt-4o-mini/);
+    expect(main).toContain('fallback 1 of the plan');
+    await shot(page, 'fallback-detail');
+  });
+
+  it('a revoked token leaves at the next click, even to a page whose data is cached', async () => {
+    const created = await admin<{ id: string; token: string }>('POST', '/api/tokens', {
+      name: 'operator-revoked',
+      role: 'admin',
+    });
+    expect(created.status).toBe(201);
+    const other = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await signIn(other, created.body.token);
+      await goTo(other, 'Virtual keys');
+      await other.getByRole('cell', { name: 'operator-key', exact: true }).waitFor();
+      await goTo(other, 'Providers');
+      await other.getByRole('cell', { name: 'openai', exact: true }).first().waitFor();
+      const revoked = await admin('DELETE', `/api/tokens/${encodeURIComponent(created.body.id)}`);
+      expect(revoked.status).toBe(200);
+      // Revocation holds at the API's next call, in both modes.
+      const refused = await fetch(`${site}/api/whoami`, {
+        headers: { authorization: `Bearer ${created.body.token}` },
+      });
+      expect(refused.status).toBe(401);
+      // Back to a page read seconds ago (its data still fresh in the cache): the console asks and leaves.
+      const clicked = Date.now();
+      await other
+        .getByRole('navigation', { name: 'Pages' })
+        .getByRole('link', { name: 'Virtual keys', exact: true })
+        .click();
+      await other.getByTestId('session-ended').waitFor({ timeout: 3_000 });
+      expect(Date.now() - clicked).toBeLessThan(3_000);
+      expect(await other.getByRole('cell', { name: 'operator-key' }).count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a Viewer is offered no control the API would refuse, on any page', async () => {
+    const created = await admin<{ token: string }>('POST', '/api/tokens', {
+      name: 'operator-viewer',
+      role: 'viewer',
+    });
+    expect(created.status).toBe(201);
+    // Something on every page a Viewer could be offered to change.
+    for (const [path, body] of [
+      [
+        '/api/governance/teams',
+        { name: 'operator-team', budgets: [{ max_limit: 10, reset_duration: '1M' }] },
+      ],
+      ['/api/governance/customers', { name: 'operator-customer' }],
+      [
+        '/api/governance/model-aliases',
+        { name: 'fast', targets: [{ model: 'openai/gpt-4o-mini', weight: 1 }] },
+      ],
+      [
+        '/api/alerts/channels',
+        {
+          id: 'ops',
+          type: 'webhook',
+          name: 'Ops',
+          url: 'https://example.com/hook',
+          secret: 'change-me-sixteen-chars',
+        },
+      ],
+      ['/api/guardrails/profiles', { id: 'pii', type: 'builtin', pii: ['email'] }],
+    ] as const) {
+      const made = await admin('POST', path, body);
+      expect(made.status, `${path}: ${JSON.stringify(made.body)}`).toBe(201);
+    }
+    const viewer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await signIn(viewer, created.body.token);
+      const labels = await viewer
+        .getByRole('navigation', { name: 'Pages' })
+        .getByRole('link')
+        .allTextContents();
+      const offered: string[] = [];
+      for (const label of labels) {
+        await goTo(viewer, label);
+        await viewer.waitForLoadState('networkidle');
+        const buttons = await viewer.locator('main').getByRole('button').allTextContents();
+        for (const name of buttons)
+          if (
+            /^(Save|Add|Edit|Delete|Create|Remove|Rotate|Revoke|Set|Clear|Reconnect|Refresh|Budget)\b/.test(
+              name,
+            )
+          )
+            offered.push(`${label}: ${name}`);
+      }
+      expect(offered).toEqual([]);
+    } finally {
+      await viewer.close();
+    }
+  }, 120_000);
+
+  it('keeps the anonymous-admin banner on screen on a long page', async () => {
+    expect((await admin('PUT', '/api/config', { client: { allow_anonymous_admin: true } })).status).toBe(200);
+    try {
+      await page.goto(`${site}/ui/config`);
+      const banner = page.getByTestId('anonymous-admin');
+      await banner.waitFor();
+      await page.getByRole('heading', { name: 'System config' }).waitFor();
+      // A short window: the settings run far below it.
+      await page.setViewportSize({ width: 1440, height: 400 });
+      await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+      await expect.poll(() => page.evaluate('window.scrollY')).toBeGreaterThan(200);
+      const box = await banner.boundingBox();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y).toBeLessThan(50);
+      await page.screenshot({ path: join(ARTIFACTS, `operator-${mode}-sticky-banner-1440.png`) });
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await admin('PUT', '/api/config', { client: { allow_anonymous_admin: false } });
+    }
+  });
+});
