@@ -317,6 +317,172 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     }
   });
 
+  it('opens a form with the focus on its first field and closes it with Escape', async () => {
+    await goTo(page, 'Alerts');
+    await page.getByRole('button', { name: 'Add to Rules' }).click();
+    const form = page.getByRole('form', { name: 'New alert rule' });
+    await form.waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('rule-kind');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached' });
+  });
+
+  it('creates an alert rule by form, as its JSON would', async () => {
+    const channel = await admin('POST', '/api/alerts/channels', {
+      id: 'ops-form',
+      type: 'webhook',
+      name: 'Ops form',
+      url: 'https://example.com/hook',
+      secret: 'change-me-sixteen-chars',
+    });
+    expect(channel.status, JSON.stringify(channel.body)).toBe(201);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Alerts' }).waitFor();
+    await page.getByRole('button', { name: 'Add to Rules' }).click();
+    const form = page.getByRole('form', { name: 'New alert rule' });
+    await form.getByLabel('Kind').selectOption('latency');
+    await form.getByLabel('Id', { exact: true }).fill('slow');
+    await form.getByLabel('Percentile').selectOption('p99');
+    await form.getByLabel('Threshold').fill('2000');
+    await form.getByLabel('Window').fill('10');
+    await form.getByLabel('Ops form (webhook)').check();
+    await form.getByLabel('Severity').selectOption('critical');
+    await shot(page, 'form-alert-rule');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await admin('GET', '/api/alerts/rules/slow');
+    expect(stored.body).toMatchObject({
+      kind: 'latency',
+      percentile: 'p99',
+      threshold_ms: 2000,
+      window_ms: 600_000,
+      min_requests: 20,
+      channels: ['ops-form'],
+      severity: 'critical',
+      cooldown_ms: 900_000,
+      notify_resolved: true,
+    });
+  });
+
+  it('creates a guardrail profile by form: PII as check boxes, a pattern row, keywords', async () => {
+    await goTo(page, 'Guardrails');
+    await page.getByRole('button', { name: 'Add to Profiles' }).click();
+    const form = page.getByRole('form', { name: 'New guardrail profile' });
+    await form.getByLabel('Id', { exact: true }).fill('pii-form');
+    await form.getByRole('checkbox', { name: /^email/ }).check();
+    await form.getByRole('checkbox', { name: /^card/ }).check();
+    await form.getByRole('button', { name: 'Add a pattern' }).click();
+    await form.getByLabel('Pattern 1 name').fill('ticket');
+    await form.getByLabel('Pattern 1 regex').fill('TICKET-\\d+');
+    await form.getByRole('checkbox', { name: /^Redact/ }).check();
+    await form.getByLabel('Keywords (one a line)').fill('forbidden\nsecret plan');
+    await shot(page, 'form-guardrail-profile');
+    await form.getByRole('button', { name: 'Create profile' }).click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await admin('GET', '/api/guardrails/profiles/pii-form');
+    expect(stored.body).toMatchObject({
+      type: 'builtin',
+      enabled: true,
+      pii: ['email', 'card'],
+      patterns: [
+        { name: 'ticket', regex: 'TICKET-\\d+', redact: true, ignore_case: false, severity: 'high' },
+      ],
+      keywords: ['forbidden', 'secret plan'],
+    });
+  });
+
+  it('creates a custom role from the permission checklist, a user holding it, and a token for it', async () => {
+    await goTo(page, 'Users & roles');
+    await page.getByRole('button', { name: 'Add to Roles' }).click();
+    const role = page.getByRole('form', { name: 'Create a role' });
+    await role.getByLabel('Id', { exact: true }).fill('auditor');
+    await role.getByLabel('Name', { exact: true }).fill('Auditor');
+    expect(await role.textContent()).toContain('the audit log and its verification');
+    await role.getByRole('checkbox', { name: /^audit:read/ }).check();
+    await role.getByRole('checkbox', { name: /^logs:read/ }).check();
+    await shot(page, 'form-role');
+    await role.getByRole('button', { name: 'Create role' }).click();
+    await role.waitFor({ state: 'detached' });
+    // Built-in roles cannot be changed: no Edit or Delete is offered for them, the new role has both.
+    await page.getByRole('button', { name: 'Edit auditor', exact: true }).waitFor();
+    for (const builtIn of ['admin', 'developer', 'viewer'])
+      expect(await page.getByRole('button', { name: `Edit ${builtIn}`, exact: true }).count()).toBe(0);
+    const storedRole = await admin<{ permissions: string[]; team_scoped: boolean }>(
+      'GET',
+      '/api/roles/auditor',
+    );
+    expect(storedRole.body.permissions.sort()).toEqual(['audit:read', 'logs:read']);
+    expect(storedRole.body.team_scoped).toBe(false);
+
+    await page.getByRole('button', { name: 'Add to Users' }).click();
+    const user = page.getByRole('form', { name: 'Add a user' });
+    await user.getByLabel('Email').fill('ada@example.com');
+    await user.getByLabel('Name', { exact: true }).fill('Ada');
+    await user.getByRole('checkbox', { name: /^Auditor/ }).check();
+    await user.getByRole('checkbox', { name: /^Viewer/ }).uncheck();
+    await shot(page, 'form-user');
+    await user.getByRole('button', { name: 'Add user' }).click();
+    await user.waitFor({ state: 'detached' });
+    const users = await admin<{ email: string; roles: string[]; active: boolean }[]>('GET', '/api/users');
+    expect(users.body.find((entry) => entry.email === 'ada@example.com')).toMatchObject({
+      roles: ['auditor'],
+      active: true,
+    });
+
+    await page.getByRole('button', { name: 'Add to API tokens' }).click();
+    const token = page.getByRole('form', { name: 'Create an API token' });
+    await token.getByLabel('Name', { exact: true }).fill('ci-form');
+    await token.getByLabel('Role').selectOption('auditor');
+    await token.getByLabel('Expires after').selectOption({ label: '7 days' });
+    await shot(page, 'form-token');
+    await token.getByRole('button', { name: 'Create token' }).click();
+    const value = (await page.getByTestId('once-value').textContent()) ?? '';
+    const tokens = await admin<{ name: string; role: string; expires_at: string }[]>('GET', '/api/tokens');
+    const made = tokens.body.find((entry) => entry.name === 'ci-form')!;
+    expect(made.role).toBe('auditor');
+    const days = (Date.parse(made.expires_at) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.9);
+    expect(days).toBeLessThan(7.1);
+    const who = await fetch(`${site}/api/whoami`, { headers: { authorization: `Bearer ${value}` } });
+    expect(((await who.json()) as { role: string }).role).toBe('auditor');
+  });
+
+  it('adds a custom OpenAI-compatible provider by form, and it serves', async () => {
+    await goTo(page, 'Providers');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    const form = page.getByRole('form', { name: 'Add a provider' });
+    await form.getByLabel('Kind').selectOption('custom');
+    await form.getByLabel('Name', { exact: true }).fill('local-llm');
+    await form.getByLabel('Speaks').selectOption('openai');
+    await form.getByRole('checkbox', { name: /^chat$/ }).check();
+    await form.getByRole('checkbox', { name: /^chat stream$/ }).check();
+    await form.getByLabel('Key value').fill('sk-local');
+    await form.getByLabel('Models (comma-separated)').fill('llama-3');
+    await form.getByLabel('Base URL').fill(fake.url);
+    await form.getByLabel('Retries').fill('0');
+    await shot(page, 'form-custom-provider');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await admin<{ custom_provider_config: unknown }>('GET', '/api/providers/local-llm');
+    expect(stored.body.custom_provider_config).toEqual({
+      base_provider: 'openai',
+      allowed_operations: ['chat', 'chat_stream'],
+    });
+    const key = await admin<{ value: string }>('POST', '/api/governance/virtual-keys', {
+      name: 'local-key',
+      provider_configs: [{ provider: 'local-llm', allowed_models: ['*'] }],
+    });
+    const served = await waitFor(
+      async () => {
+        const answer = await chat(key.body.value, { model: 'local-llm/llama-3' });
+        return answer.status === 401 ? undefined : answer;
+      },
+      { timeoutMs: 10_000, what: 'the new key to be known' },
+    );
+    expect(served.status, await served.clone().text()).toBe(200);
+    expect(fake.requests.at(-1)!.headers.authorization).toBe('Bearer sk-local');
+  });
+
   it('a Viewer is offered no control the API would refuse, on any page', async () => {
     const created = await admin<{ token: string }>('POST', '/api/tokens', {
       name: 'operator-viewer',

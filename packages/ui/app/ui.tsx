@@ -7,7 +7,16 @@ import {
   useQuery,
   useQueryClient,
 } from '@tanstack/react-query';
-import { createContext, type FormEvent, type ReactNode, useContext, useId, useState } from 'react';
+import {
+  createContext,
+  type FormEvent,
+  type ReactNode,
+  useContext,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from 'react';
 import { api } from './api.ts';
 
 export function useApiQuery<T>(
@@ -238,6 +247,13 @@ export function Form(props: {
 }) {
   const [error, setError] = useState<{ failure: unknown; field?: string | undefined }>();
   const [busy, setBusy] = useState(false);
+  const ref = useRef<HTMLFormElement>(null);
+  const opened = props.onCancel !== undefined;
+  // A form that opens (it can be cancelled) takes the focus to its first field; Escape closes it.
+  useEffect(() => {
+    if (opened)
+      ref.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
+  }, [opened]);
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
@@ -260,7 +276,18 @@ export function Form(props: {
     ? { name: error.field, message: (error.failure as Error).message }
     : undefined;
   return (
-    <form className="panel" aria-label={props.label} onSubmit={submit}>
+    <form
+      ref={ref}
+      className="panel"
+      aria-label={props.label}
+      onSubmit={submit}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape' && props.onCancel && !busy) {
+          event.preventDefault();
+          props.onCancel();
+        }
+      }}
+    >
       <h2>{props.label}</h2>
       <FieldError.Provider value={fieldError}>{props.children}</FieldError.Provider>
       {!fieldError && <ErrorMessage error={error?.failure} />}

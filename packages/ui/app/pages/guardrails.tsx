@@ -10,6 +10,7 @@ import { display } from '../format.ts';
 import { type ChatAnswer, sendChat } from '../gateway.ts';
 import { useGatewayAddress } from '../gateway-address.ts';
 import { Field, Form, PageHeader } from '../ui.tsx';
+import { GuardrailProfileForm } from './guardrail-profile-form.tsx';
 import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
 
 /**
@@ -72,6 +73,9 @@ export default function Guardrails() {
         writePermission="guardrails:write"
         editMethod="PUT"
         createTemplate={{ id: 'pii', type: 'builtin', pii: ['email'] } satisfies GuardrailProfileInput}
+        form={({ item, submit, cancel }) => (
+          <GuardrailProfileForm item={item} submit={submit} cancel={cancel} />
+        )}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Type', cell: (item) => display(item.type) },
