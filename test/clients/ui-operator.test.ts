@@ -483,6 +483,49 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     expect(fake.requests.at(-1)!.headers.authorization).toBe('Bearer sk-local');
   });
 
+  it('edits settings with their declared description, unit, default and when they apply; public_url leads the playground', async () => {
+    await goTo(page, 'System config');
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const client = page.getByRole('form', { name: 'Client' });
+    await client.getByLabel('Max fallbacks').waitFor();
+    const text = (await client.textContent()) ?? '';
+    expect(text).toContain('Most fallbacks one request may name');
+    expect(text).toContain('Default: 5.');
+    expect(text).toContain('targets');
+    expect(text).toContain('Applies to the next request.');
+    const mcp = page.getByRole('form', { name: 'MCP tool calls' });
+    expect(await mcp.textContent()).toMatch(/Most time one tool call may take.*Applies at the next start\./);
+    const cache = page.getByRole('form', { name: 'Response cache' });
+    expect(await cache.getByRole('checkbox', { name: 'exact' }).isChecked()).toBe(true);
+    await shot(page, 'form-settings');
+    await client.getByLabel('Public url').fill('http://gw.example.test:8080');
+    await client.getByRole('button', { name: 'Save client' }).click();
+    await expect
+      .poll(
+        async () =>
+          (await admin<{ client: { public_url?: string } }>('GET', '/api/config')).body.client.public_url,
+      )
+      .toBe('http://gw.example.test:8080');
+    await page.goto(`${site}/ui/playground`);
+    const form = page.getByRole('form', { name: 'Send a chat' });
+    await expect
+      .poll(() => form.getByLabel('Gateway address').inputValue())
+      .toBe('http://gw.example.test:8080');
+    expect(await form.textContent()).toContain('client.public_url in System config');
+    // Emptied, the setting is unset again (sent as null), and the address is the deployment's once more.
+    await page.goto(`${site}/ui/config`);
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('form', { name: 'Client' }).getByLabel('Public url').fill('');
+    await page.getByRole('form', { name: 'Client' }).getByRole('button', { name: 'Save client' }).click();
+    await expect
+      .poll(async () => 'public_url' in (await admin<{ client: object }>('GET', '/api/config')).body.client)
+      .toBe(false);
+    await page.goto(`${site}/ui/playground`);
+    await expect
+      .poll(() => page.getByRole('form', { name: 'Send a chat' }).getByLabel('Gateway address').inputValue())
+      .toBe(gateway.url);
+  });
+
   it('a Viewer is offered no control the API would refuse, on any page', async () => {
     const created = await admin<{ token: string }>('POST', '/api/tokens', {
       name: 'operator-viewer',

@@ -40,6 +40,7 @@ export type {
   GuardrailProfile,
   GuardrailRule,
   ProviderView,
+  SettingField,
   SystemSettings,
 } from '@gw/shared';
 export type { LoadBalancerConfig, ProviderHealthReport, TargetHealthReport } from '@gw/shared/health';
