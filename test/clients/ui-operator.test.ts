@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  chatCompletion,
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
@@ -143,6 +144,10 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     await signIn(page, ADMIN_TOKEN);
     await page.waitForLoadState('networkidle');
     expect(missing).toEqual([]);
+    // Sign-in lands on Overview, which leads an empty gateway to its first served request.
+    const steps = page.getByRole('region', { name: 'Getting started' });
+    await expect.poll(() => steps.textContent()).toContain('Send a first request');
+    await shot(page, 'landing-steps');
   });
 
   it('first run: the snippets name the gateway’s public address, and the copied curl is served', async () => {
@@ -152,6 +157,9 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
       network_config: { base_url: fake.url, max_retries: 0 },
     });
     expect(added.status, JSON.stringify(added.body)).toBe(201);
+    // Added elsewhere than this tab: the page is read again (Overview's steps read the providers a moment ago).
+    await page.reload();
+    await page.getByTestId('who').waitFor();
     await goTo(page, 'Virtual keys');
     await page.getByRole('button', { name: 'Create key' }).click();
     const form = page.getByRole('form', { name: 'Create a virtual key' });
@@ -214,6 +222,99 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     await form.getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => page.getByTestId('answer').textContent()).toBe('Hello wörld');
     await shot(page, 'playground');
+  });
+
+  it('the playground as a test bench: system prompt, parameters, turns, tools, the record and curl', async () => {
+    await page.goto(`${site}/ui/playground`);
+    const form = page.getByRole('form', { name: 'Send a chat' });
+    await expect.poll(() => form.getByLabel('Gateway address').inputValue()).toBe(gateway.url);
+    await form.getByLabel('Virtual key').fill(keyValue);
+    await form.getByLabel('Model').fill('openai/gpt-4o-mini');
+    await form.getByLabel('System prompt').fill('Answer briefly.');
+    await form.getByLabel('Stream the answer').uncheck();
+    await form.getByText('Parameters and tools').click();
+    await form.getByLabel('Temperature').fill('0.2');
+    await form.getByLabel('Max tokens').fill('50');
+    await form.getByLabel('Message').fill('Hi');
+    await form.getByRole('button', { name: 'Send', exact: true }).click();
+    await expect.poll(() => page.getByTestId('answer').textContent()).toBe('Hello from the fake upstream');
+    expect(fake.requests.at(-1)!.body).toMatchObject({
+      temperature: 0.2,
+      max_tokens: 50,
+      messages: [
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
+    // The answer joins the conversation: the next message carries both turns.
+    await form.getByRole('button', { name: 'Continue this conversation' }).click();
+    await form.getByLabel('Message').fill('And again?');
+    await form.getByRole('button', { name: 'Send', exact: true }).click();
+    await expect
+      .poll(() => fake.requests.at(-1)!.body)
+      .toMatchObject({
+        messages: [
+          { role: 'system', content: 'Answer briefly.' },
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello from the fake upstream' },
+          { role: 'user', content: 'And again?' },
+        ],
+      });
+    await shot(page, 'playground-turns');
+    // Tools: the ones the model asks for are shown with the answer.
+    await form.getByRole('button', { name: 'New conversation' }).click();
+    fake.enqueue({
+      json: chatCompletion({
+        content: null,
+        toolCalls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      }),
+    });
+    await form.getByLabel('Tools (JSON)').fill(
+      JSON.stringify([
+        {
+          type: 'function',
+          function: { name: 'get_weather', parameters: { type: 'object', properties: {} } },
+        },
+      ]),
+    );
+    await form.getByLabel('Message').fill('Weather in Paris?');
+    await form.getByRole('button', { name: 'Send', exact: true }).click();
+    await expect.poll(() => page.getByTestId('answer-tool-calls').textContent()).toContain('get_weather');
+    expect(await page.getByTestId('answer-tool-calls').textContent()).toContain('{"city":"Paris"}');
+    expect((fake.requests.at(-1)!.body as { tools: unknown[] }).tools).toHaveLength(1);
+    await page.getByRole('button', { name: 'Copy as curl' }).click();
+    await page.getByRole('button', { name: /^(Copied|Select and copy it)$/ }).waitFor();
+    await shot(page, 'playground-tools');
+    // The request id opens its log record.
+    const id = (await page.getByTestId('answer-record').textContent()) ?? '';
+    await expect
+      .poll(async () => (await admin('GET', `/api/logs/${id}`)).status, { timeout: 15_000 })
+      .toBe(200);
+    await page.getByTestId('answer-record').click();
+    await page.getByRole('heading', { name: 'Routing' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain(id);
+  });
+
+  it('Overview drops its getting-started steps once the gateway has served a request', async () => {
+    await page.goto(`${site}/ui/`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { name: 'Overview' }).waitFor();
+          await page.waitForLoadState('networkidle');
+          return page.getByRole('region', { name: 'Getting started' }).count();
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(0);
   });
 
   it('a governance refusal’s detail says it was refused before routing, and nothing about opting out', async () => {
@@ -524,6 +625,56 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     await expect
       .poll(() => page.getByRole('form', { name: 'Send a chat' }).getByLabel('Gateway address').inputValue())
       .toBe(gateway.url);
+  });
+
+  it('finds a settings change in the audit log by its filters, and shows the fields it changed', async () => {
+    await goTo(page, 'Audit log');
+    const filters = page.getByRole('form', { name: 'Audit filters' });
+    await filters.getByLabel('Action').selectOption('update');
+    await filters.getByLabel('Target starts with').fill('PUT /api/config');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.getByRole('table', { name: 'Audit records' }).getByRole('row');
+    await expect
+      .poll(async () =>
+        (await rows.allTextContents()).slice(1).every((row) => row.includes('PUT /api/config')),
+      )
+      .toBe(true);
+    expect(await rows.count()).toBeGreaterThan(1);
+    await rows
+      .nth(1)
+      .getByRole('button', { name: /^Before and after/ })
+      .click();
+    const diff = page.getByTestId('audit-diff');
+    await diff.waitFor();
+    // The newest: public_url unset again.
+    expect(await diff.textContent()).toMatch(/client\.public_url\s*http:\/\/gw\.example\.test:8080\s*—/);
+    expect(await diff.textContent()).not.toContain('client.max_fallbacks');
+    await shot(page, 'audit-diff');
+  });
+
+  it('follows the system’s dark preference, and keeps a chosen theme', async () => {
+    const theme = () => page.evaluate('document.documentElement.dataset.theme');
+    const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${site}/ui/`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(await theme()).toBe('dark');
+    await page.waitForLoadState('networkidle');
+    await shot(page, 'dark-overview');
+    await page.goto(`${site}/ui/logs`);
+    await page.getByRole('heading', { name: 'Logs' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    await shot(page, 'dark-logs');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(theme).toBe('light');
+    await page.getByLabel('Theme').selectOption('dark');
+    await expect.poll(theme).toBe('dark');
+    expect(await background()).not.toBe('rgb(255, 255, 255)');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Logs' }).waitFor();
+    expect(await theme()).toBe('dark');
+    await page.getByLabel('Theme').selectOption('system');
+    await expect.poll(theme).toBe('light');
   });
 
   it('a Viewer is offered no control the API would refuse, on any page', async () => {

@@ -1,6 +1,6 @@
 // The first run, as steps: a provider, a tested key, a virtual key (its model priced first when nothing prices
 // it), then how to call gw with it. Shown on the pages where each step is taken until every step is done.
-import type { ModelPriceInput, ModelPricing, ProviderView, VirtualKey } from '@gw/admin/api-types';
+import type { LogPage, ModelPriceInput, ModelPricing, ProviderView, VirtualKey } from '@gw/admin/api-types';
 import { useState, useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
 import { api } from './api.ts';
@@ -24,12 +24,19 @@ function subscribeTested(changed: () => void) {
 
 const keyTested = () => sessionStorage.getItem(TESTED) === '1';
 
-export function FirstRun() {
+/**
+ * The first steps, each linked to where it is taken, until every one is done. `untilServed` (the landing page)
+ * adds the last one: the gateway has served a request (any record of a 2xx answer in the request log).
+ */
+export function FirstRun({ untilServed = false }: { untilServed?: boolean }) {
   const { can } = useAuth();
   const providers = useApiQuery<ProviderView[]>(can('providers:read') ? '/api/providers' : undefined);
   const keys = useApiQuery<VirtualKey[]>(can('keys:read') ? '/api/governance/virtual-keys' : undefined);
+  const served = useApiQuery<LogPage>(untilServed && can('logs:read') ? '/api/logs' : undefined, {
+    query: { status_class: '2xx', limit: 1 },
+  });
   const tested = useSyncExternalStore(subscribeTested, keyTested);
-  if (!providers.data || !keys.data) return null;
+  if (!providers.data || !keys.data || (untilServed && !served.data)) return null;
   const steps = [
     { done: providers.data.length > 0, text: 'Add a provider with its API key', to: '/providers' },
     {
@@ -38,6 +45,15 @@ export function FirstRun() {
       to: '/providers',
     },
     { done: keys.data.length > 0, text: 'Create a virtual key for your apps', to: '/keys' },
+    ...(untilServed
+      ? [
+          {
+            done: (served.data?.records.length ?? 0) > 0,
+            text: 'Send a first request (the Playground, or the snippet shown with a new key)',
+            to: '/playground',
+          },
+        ]
+      : []),
   ];
   if (steps.every((step) => step.done)) return null;
   return (

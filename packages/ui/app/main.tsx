@@ -8,6 +8,7 @@ import { AuthProvider, useAuth } from './auth.tsx';
 import { Banners } from './banners.tsx';
 import { LazyPage, lazyPage, PageBoundary, type PageSource } from './lazy-page.tsx';
 import { SsoButton } from './sso-button.tsx';
+import { startTheme, ThemeChoice } from './theme.tsx';
 import { Field, Form, Loading } from './ui.tsx';
 import './styles.css';
 import './shell.css';
@@ -109,6 +110,7 @@ function Layout() {
           <span className="who" data-testid="who">
             {identity!.label} · <span className="role">{identity!.role}</span>
           </span>
+          <ThemeChoice />
           <button type="button" className="secondary" onClick={() => signOut()}>
             Sign out
           </button>
@@ -156,6 +158,7 @@ const client = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } },
 });
 
+startTheme();
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={client}>

@@ -30,9 +30,11 @@ function TestText() {
           await sendChat({
             address: values.address || known?.address || location.origin,
             virtualKey: values.virtual_key ?? '',
-            model: values.model ?? '',
-            prompt: values.text ?? '',
-            stream: false,
+            request: {
+              model: values.model ?? '',
+              messages: [{ role: 'user', content: values.text ?? '' }],
+              stream: false,
+            },
             onText: () => undefined,
           }),
         );
