@@ -21,17 +21,28 @@ async function consoleServesInference(): Promise<boolean> {
   }
 }
 
-async function findAddress(): Promise<KnownAddress> {
-  const known = await api<GatewayAddress>('/api/gateway-address');
-  if (known.source === 'setting' && known.public_url) return { address: known.public_url, source: 'setting' };
-  if (!known.public_url || (await consoleServesInference()))
-    return { address: location.origin, source: 'console' };
-  return { address: known.public_url, source: 'deployment' };
-}
-
 /** The gateway's address for apps; undefined until known. */
 export function useGatewayAddress(): KnownAddress | undefined {
-  return useQuery({ queryKey: ['/api/gateway-address'], queryFn: findAddress, staleTime: 60_000 }).data;
+  const known = useQuery({
+    queryKey: ['/api/gateway-address'],
+    queryFn: () => api<GatewayAddress>('/api/gateway-address'),
+    staleTime: 60_000,
+  }).data;
+  const deployment = known?.source === 'deployment' ? known.public_url : null;
+  // Asked once a tab (the admin alone answers 404, which the browser's console shows), only when it decides.
+  const serves = useQuery({
+    queryKey: ['console serves /v1'],
+    queryFn: consoleServesInference,
+    enabled: deployment !== null,
+    staleTime: Number.POSITIVE_INFINITY,
+  }).data;
+  if (!known) return undefined;
+  if (known.source === 'setting' && known.public_url) return { address: known.public_url, source: 'setting' };
+  if (!deployment) return { address: location.origin, source: 'console' };
+  if (serves === undefined) return undefined;
+  return serves
+    ? { address: location.origin, source: 'console' }
+    : { address: deployment, source: 'deployment' };
 }
 
 /** What the address's source means, for the operator. */
