@@ -41,8 +41,11 @@ export interface Attempted<T> {
   model: string;
   /** The served target's place in the plan as the caller gave it (health may have tried it in another order). */
   fallbackIndex: number;
-  /** The targets that failed before the one that served, each with its error (its log record lists them). */
-  failedBefore: TargetAttempt[];
+  /**
+   * The targets that failed before the one that served, each with its error (its log record lists them); absent
+   * when none did (the usual case: nothing is allocated for it).
+   */
+  failedBefore?: TargetAttempt[] | undefined;
   /** Frees the provider's concurrency place: at once for a whole answer, when a stream ends for a stream. */
   release: Release;
 }
@@ -171,7 +174,7 @@ export class PlanExecution {
         return {
           ...attempted,
           fallbackIndex: planned === -1 ? index : planned,
-          failedBefore: attemptsOf(failures),
+          failedBefore: failures.length > 0 ? attemptsOf(failures) : undefined,
         };
       } catch (error) {
         const failure = toGatewayError(error);
@@ -361,7 +364,6 @@ export class PlanExecution {
           keyId: key?.id,
           model: target.model,
           fallbackIndex: 0,
-          failedBefore: [],
           release,
         };
       } catch (error) {
