@@ -1,11 +1,41 @@
 // What came back from a playground request: the text (or the tools the model asked for), what gw says of it
 // (status, who served, cache, guardrails), the request id linking to its log record (routing decision, cost),
 // the headers, and the request again as curl.
+import type { LogRecord } from '@gw/admin/api-types';
 import { Link } from 'react-router';
-import { display } from '../format.ts';
+import { ApiError } from '../api.ts';
+import { useAuth } from '../auth.tsx';
+import { display, formatUsd } from '../format.ts';
 import type { ChatAnswer } from '../gateway.ts';
 import { UnpricedLink } from '../price-links.tsx';
-import { CopyButton } from '../ui.tsx';
+import { CopyButton, useApiQuery } from '../ui.tsx';
+
+/**
+ * What the request's log record adds once it is written (a moment after the answer): how routing chose the
+ * target (the rule, the strategy, the fallback that served) and what governance charged.
+ */
+function RecordFacts({ id }: { id: string }) {
+  const record = useApiQuery<LogRecord>(`/api/logs/${encodeURIComponent(id)}`, {
+    // The writer stores records within about a second: a 404 meanwhile is asked again.
+    retry: (count, error) => error instanceof ApiError && error.status === 404 && count < 20,
+    retryDelay: 500,
+  });
+  if (!record.data) return null;
+  const { routing, fallback_index: fallback, cost } = record.data;
+  return (
+    <>
+      <dt>Routing</dt>
+      <dd data-testid="answer-routing">
+        {routing
+          ? `${routing.rule ? `rule ${routing.rule.name}` : 'no rule matched'}, ${routing.strategy}`
+          : 'no routing decision'}
+        {fallback !== null && fallback > 0 && `; served by fallback ${fallback}`}
+      </dd>
+      <dt>Cost</dt>
+      <dd data-testid="answer-cost">{formatUsd(cost)}</dd>
+    </>
+  );
+}
 
 export function AnswerView(props: {
   answer: ChatAnswer | undefined;
@@ -15,6 +45,7 @@ export function AnswerView(props: {
   const { answer } = props;
   const header = (name: string) => answer?.headers.find(([key]) => key === name)?.[1];
   const requestId = header('x-request-id');
+  const { can } = useAuth();
   return (
     <section aria-labelledby="answer">
       <h2 id="answer">Answer</h2>
@@ -45,6 +76,7 @@ export function AnswerView(props: {
           <dd>{display(header('x-gw-cache'))}</dd>
           <dt>Guardrails</dt>
           <dd>{display(answer.extra.guardrails ?? header('x-gw-guardrail-id'))}</dd>
+          {requestId && can('logs:read') && <RecordFacts id={requestId} />}
           <dt>Request id</dt>
           <dd>
             {requestId ? (
