@@ -3,11 +3,11 @@
 // what came back (playground-answer.tsx) links to its log record and copies as curl.
 import type { ModelAlias, ProviderView } from '@gw/admin/api-types';
 import { type FormEvent, useId, useState } from 'react';
-import { Link, useLocation } from 'react-router';
-import { useAuth } from '../auth.tsx';
+import { useLocation } from 'react-router';
 import { type ChatAnswer, type ChatRequest, CorsRefusal, curlOf, sendChat, type Turn } from '../gateway.ts';
 import { ADDRESS_SOURCES, useGatewayAddress } from '../gateway-address.ts';
 import { ErrorMessage, Field, PageHeader, useApiQuery } from '../ui.tsx';
+import { CorsFix } from './cors-fix.tsx';
 import { AnswerView } from './playground-answer.tsx';
 
 /** Models to pick: every key's models of every provider (`provider/model`), and the gateway's aliases. */
@@ -66,7 +66,6 @@ export default function Playground() {
   const [exchange, setExchange] = useState<Turn[]>();
   const [curl, setCurl] = useState<string>();
   const known = useGatewayAddress();
-  const { can } = useAuth();
   async function send(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const values = Object.fromEntries(new FormData(event.currentTarget)) as Record<string, string>;
@@ -156,11 +155,7 @@ export default function Playground() {
           <input type="checkbox" name="stream" defaultChecked /> Stream the answer
         </label>
         <ErrorMessage error={error} />
-        {error instanceof CorsRefusal && can('config:read') && (
-          <p>
-            <Link to="/config">Open System config (Client section)</Link>
-          </p>
-        )}
+        {error instanceof CorsRefusal && <CorsFix />}
         <div className="actions">
           <button type="submit" disabled={busy}>
             {busy ? 'Sending…' : 'Send'}
