@@ -755,6 +755,33 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     }
   }, 120_000);
 
+  it('a Developer is not offered stdio MCP clients, which the API keeps for Admin', async () => {
+    const user = await admin<{ id: string }>('POST', '/api/users', {
+      email: 'dev@example.com',
+      name: 'Dev',
+      roles: ['developer'],
+    });
+    expect(user.status, JSON.stringify(user.body)).toBe(201);
+    const token = await admin<{ token: string }>('POST', '/api/tokens', {
+      name: 'operator-developer',
+      role: 'developer',
+      user_id: user.body.id,
+    });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const developer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await signIn(developer, token.body.token);
+      await goTo(developer, 'MCP clients');
+      await developer.getByRole('button', { name: 'Add MCP client' }).click();
+      const form = developer.getByRole('form', { name: 'Add an MCP client' });
+      const types = await form.getByLabel('Connection type').locator('option').allTextContents();
+      expect(types).toEqual(['http', 'sse']);
+      expect(await form.getByLabel('Command (stdio)').count()).toBe(0);
+    } finally {
+      await developer.close();
+    }
+  });
+
   it('keeps the anonymous-admin banner on screen on a long page', async () => {
     expect((await admin('PUT', '/api/config', { client: { allow_anonymous_admin: true } })).status).toBe(200);
     try {
