@@ -46,7 +46,12 @@ function replicaEnvironment(service: Service, index: number): NodeJS.ProcessEnv 
     case 'ingress':
       return { ...shared, PORT: String(environment.PORT + index) };
     case 'admin':
-      return { ...shared, GW_ADMIN_PORT: String(environment.GW_ADMIN_PORT + index) };
+      return {
+        ...shared,
+        GW_ADMIN_PORT: String(environment.GW_ADMIN_PORT + index),
+        // The console's snippets and playground name the ingress, not the admin port (`/v1` is not served there).
+        GW_PUBLIC_URL: environment.GW_PUBLIC_URL ?? `http://127.0.0.1:${environment.PORT}`,
+      };
     case 'mcp-runner':
       return shared;
   }

@@ -347,6 +347,23 @@ describe.each(modes)('request logs (%s)', (mode, start) => {
     expect(byName.body.records.map((record: LogRecord) => record.id)).toContain(refusal.id);
     const served = await chat({ messages: [{ role: 'user', content: 'served, no attempts' }] });
     expect((await recordOf(served.headers.get('x-request-id')!))['attempts']).toBeNull();
+    // Saved by a fallback, whole or streamed: the target that failed first is listed all the same.
+    for (const stream of [false, true]) {
+      fake.enqueue({ status: 500, json: { error: { message: 'first is down', type: 'server_error' } } });
+      if (stream) fake.enqueue({ events: chatStreamEvents() });
+      const saved = await chat({
+        model: 'openai/gpt-4o',
+        fallbacks: ['openai/gpt-4o-mini'],
+        stream,
+        messages: [{ role: 'user', content: `a fallback saves me (stream: ${stream})` }],
+      });
+      expect(saved.status).toBe(200);
+      expect(await recordOf(saved.headers.get('x-request-id')!)).toMatchObject({
+        status: 200,
+        fallback_index: 1,
+        attempts: [{ provider: 'openai', model: 'gpt-4o', status: 500, error_type: 'upstream_error' }],
+      });
+    }
   });
 
   it('records a stream when it ends, with its time to first token', async () => {

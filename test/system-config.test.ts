@@ -120,6 +120,30 @@ describe.each(MODES)('system configuration (%s)', (_mode, start) => {
       mcp: { agent_max_depth: 5 },
     });
   });
+
+  it('unsets an optional setting sent as null, and describes every setting for the console', async () => {
+    const url = 'https://gw.example.test';
+    const set = await call('PUT', `${gateway.adminUrl}/api/config`, { client: { public_url: url } }, ADMIN);
+    expect(set.body).toMatchObject({ client: { public_url: url } });
+    expect((await get(`${gateway.adminUrl}/api/gateway-address`, ADMIN)).body).toEqual({
+      public_url: url,
+      source: 'setting',
+    });
+    const unset = await call(
+      'PUT',
+      `${gateway.adminUrl}/api/config`,
+      { client: { public_url: null } },
+      ADMIN,
+    );
+    expect(unset.status).toBe(200);
+    expect(unset.body.client).not.toHaveProperty('public_url');
+    const fields = await get(`${gateway.adminUrl}/api/config/fields`, ADMIN);
+    expect(fields.body).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ section: 'client', name: 'public_url', kind: 'text', optional: true }),
+      ]),
+    );
+  });
 });
 
 describe('system configuration across restarts and file edits (embedded)', () => {

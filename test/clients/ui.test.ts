@@ -440,7 +440,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     await page.getByTestId('failure').waitFor();
     expect(await page.getByTestId('record-key').textContent()).toBe('limited-key');
     expect(await page.locator('main').textContent()).toContain(`ui-team (${teamId})`);
-    expect(await page.getByTestId('no-content').textContent()).toContain('Refused before it was admitted');
+    expect(await page.getByTestId('no-content').textContent()).toContain('Refused before routing');
     await shot(page, '12-refused-request');
   });
 

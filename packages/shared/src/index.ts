@@ -19,6 +19,7 @@ export * from './config/pricing-config.ts';
 export * from './config/secret-policy.ts';
 export * from './config/secret-reference.ts';
 export * from './config/secret-reference-rule.ts';
+export * from './config/settings-fields.ts';
 export * from './config/system-settings.ts';
 export * from './config/tracing-config.ts';
 export * from './config/vault-config.ts';

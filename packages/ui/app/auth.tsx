@@ -2,6 +2,7 @@ import type { Permission, SessionView, Whoami } from '@gw/admin/api-types';
 import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
 import { ApiError, api, getToken, onApiEvents, setCsrfToken, setToken } from './api.ts';
+import { ssoConfigured } from './sso-button.tsx';
 
 /** Who is signed in, as `GET /api/whoami` (a token) or `GET /auth/session` (single sign-on) answers. */
 export type Identity = Pick<Whoami, 'kind' | 'label' | 'role' | 'permissions' | 'team_ids'> & {
@@ -26,6 +27,7 @@ async function whoami(signingIn = false): Promise<Identity> {
 }
 
 async function sessionIdentity(): Promise<Identity | undefined> {
+  if (!(await ssoConfigured())) return undefined;
   try {
     const session = await api<SessionView>('/auth/session');
     setCsrfToken(session.csrf_token);

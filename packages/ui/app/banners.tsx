@@ -24,7 +24,15 @@ function GatewayBanner() {
     wasSilent.current = !answering;
     // A 401 here ends a revoked session too.
     const timer = setInterval(checkGateway, answering ? HEARTBEAT_MS.answering : HEARTBEAT_MS.silent);
-    return () => clearInterval(timer);
+    // A tab shown again asks at once: it may have been hidden for longer than a session lasts.
+    const shown = () => {
+      if (document.visibilityState === 'visible') checkGateway();
+    };
+    document.addEventListener('visibilitychange', shown);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', shown);
+    };
   }, [answering, queries]);
   if (answering) return null;
   return (

@@ -4,8 +4,15 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useTheme } from './theme.tsx';
 
-const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490'];
+const COLORS = {
+  light: ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490'],
+  dark: ['#93c5fd', '#fca5a5', '#6ee7b7', '#c4b5fd', '#fcd34d', '#67e8f9'],
+};
+
+/** A colour of the page's palette (styles.css), for the canvas, which CSS does not reach. */
+const cssColor = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
 export interface Series {
   label: string;
@@ -48,6 +55,7 @@ export function TimeChart(props: {
 }) {
   const box = useRef<HTMLDivElement>(null);
   const kind = props.kind ?? 'lines';
+  const theme = useTheme();
   useEffect(() => {
     const element = box.current;
     if (!element) return;
@@ -69,12 +77,16 @@ export function TimeChart(props: {
           {},
           ...order.map((index) => {
             const series = props.series[index]!;
-            const color = COLORS[index % COLORS.length]!;
+            const palette = COLORS[theme];
+            const color = palette[index % palette.length]!;
             return {
               label: series.label,
               stroke: color,
               width: kind === 'bars' ? 1 : 2,
-              ...(kind === 'bars' && { fill: `${color}cc`, paths: bars, points: { show: false } }),
+              ...(kind === 'bars'
+                ? { fill: `${color}cc`, paths: bars, points: { show: false } }
+                : // Every measured point drawn: a lone bucket between gaps is a dot, not nothing.
+                  { points: { show: true, size: 6, fill: color } }),
               // The legend shows the series' own value, not the stacked sum it is drawn at.
               value: (_: uPlot, __: number | null, ___: number, at: number | null) => {
                 const value = at == null ? null : series.values[at];
@@ -84,8 +96,15 @@ export function TimeChart(props: {
           }),
         ],
         axes: [
-          {},
           {
+            stroke: cssColor('--fg'),
+            grid: { stroke: cssColor('--line') },
+            ticks: { stroke: cssColor('--line') },
+          },
+          {
+            stroke: cssColor('--fg'),
+            grid: { stroke: cssColor('--line') },
+            ticks: { stroke: cssColor('--line') },
             label: props.unit,
             size: 70,
             values: (_: uPlot, splits: number[]) =>
@@ -112,7 +131,7 @@ export function TimeChart(props: {
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.times, props.series, props.unit, props.from, props.to, kind]);
+  }, [props.times, props.series, props.unit, props.from, props.to, kind, theme]);
   return (
     <figure className="chart" data-kind={kind}>
       <figcaption>{props.title}</figcaption>

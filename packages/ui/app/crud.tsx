@@ -42,6 +42,8 @@ export interface CrudProps<Item extends Identified, Created = Item> {
   /** A value in the create answer to show once (a token's). */
   onceValue?: (answer: Created) => string | undefined;
   rowActions?: (item: Item) => ReactNode;
+  /** Whether the API lets this item be changed at all (a built-in role is not): no Edit or Delete otherwise. */
+  changeable?: (item: Item) => boolean;
   /**
    * A form for the frequent fields, beside the JSON one ("Advanced"): it sends what `submit` takes (the create
    * body, or the edit's); `item` is absent when creating.
@@ -111,12 +113,12 @@ export function CrudSection<Item extends Identified, Created = Item>(props: Crud
             cell: (item: Item) => (
               <div className="actions">
                 {props.rowActions?.(item)}
-                {writable && props.editMethod !== false && (
+                {writable && (props.changeable?.(item) ?? true) && props.editMethod !== false && (
                   <button type="button" className="secondary" onClick={() => setMode({ kind: 'edit', item })}>
                     Edit<span className="sr-only"> {idOf(item)}</span>
                   </button>
                 )}
-                {writable && (
+                {writable && (props.changeable?.(item) ?? true) && (
                   <button
                     type="button"
                     className="danger"

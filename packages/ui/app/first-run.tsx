@@ -1,12 +1,13 @@
 // The first run, as steps: a provider, a tested key, a virtual key (its model priced first when nothing prices
 // it), then how to call gw with it. Shown on the pages where each step is taken until every step is done.
-import type { ModelPriceInput, ModelPricing, ProviderView, VirtualKey } from '@gw/admin/api-types';
+import type { LogPage, ModelPriceInput, ModelPricing, ProviderView, VirtualKey } from '@gw/admin/api-types';
 import { useState, useSyncExternalStore } from 'react';
 import { Link } from 'react-router';
 import { api } from './api.ts';
 import { useAuth } from './auth.tsx';
+import { ADDRESS_SOURCES, useGatewayAddress } from './gateway-address.ts';
 import { modelPath, PRICING, pricingPage } from './price-links.tsx';
-import { ErrorMessage, Field, Form, useApiMutation, useApiQuery } from './ui.tsx';
+import { CopyButton, ErrorMessage, Field, Form, Loading, useApiMutation, useApiQuery } from './ui.tsx';
 
 const TESTED = 'gw.key-tested';
 
@@ -23,12 +24,19 @@ function subscribeTested(changed: () => void) {
 
 const keyTested = () => sessionStorage.getItem(TESTED) === '1';
 
-export function FirstRun() {
+/**
+ * The first steps, each linked to where it is taken, until every one is done. `untilServed` (the landing page)
+ * adds the last one: the gateway has served a request (any record of a 2xx answer in the request log).
+ */
+export function FirstRun({ untilServed = false }: { untilServed?: boolean }) {
   const { can } = useAuth();
   const providers = useApiQuery<ProviderView[]>(can('providers:read') ? '/api/providers' : undefined);
   const keys = useApiQuery<VirtualKey[]>(can('keys:read') ? '/api/governance/virtual-keys' : undefined);
+  const served = useApiQuery<LogPage>(untilServed && can('logs:read') ? '/api/logs' : undefined, {
+    query: { status_class: '2xx', limit: 1 },
+  });
   const tested = useSyncExternalStore(subscribeTested, keyTested);
-  if (!providers.data || !keys.data) return null;
+  if (!providers.data || !keys.data || (untilServed && !served.data)) return null;
   const steps = [
     { done: providers.data.length > 0, text: 'Add a provider with its API key', to: '/providers' },
     {
@@ -37,6 +45,15 @@ export function FirstRun() {
       to: '/providers',
     },
     { done: keys.data.length > 0, text: 'Create a virtual key for your apps', to: '/keys' },
+    ...(untilServed
+      ? [
+          {
+            done: (served.data?.records.length ?? 0) > 0,
+            text: 'Send a first request (the Playground, or the snippet shown with a new key)',
+            to: '/playground',
+          },
+        ]
+      : []),
   ];
   if (steps.every((step) => step.done)) return null;
   return (
@@ -143,7 +160,9 @@ export function PriceStep(props: { models: string[]; onDone: () => Promise<unkno
 
 /** How to call gw with a new key: curl and the OpenAI SDK, the key's value in both. */
 export function KeySnippets({ value, model }: { value: string; model: string }) {
-  const base = location.origin;
+  const known = useGatewayAddress();
+  if (!known) return <Loading what="Finding the gateway's address" />;
+  const base = known.address;
   const curl = `curl ${base}/v1/chat/completions \\
   -H "Authorization: Bearer ${value}" \\
   -H "Content-Type: application/json" \\
@@ -169,7 +188,7 @@ print(answer.choices[0].message.content)`;
       <h2>Use it</h2>
       <p className="muted">
         gw answers OpenAI's API at <code>{base}/v1</code> (and Anthropic's at <code>/anthropic</code>); any
-        OpenAI client works with the key as its API key.
+        OpenAI client works with the key as its API key. The address is {ADDRESS_SOURCES[known.source]}.
       </p>
       {[
         ['curl', curl],
@@ -181,9 +200,7 @@ print(answer.choices[0].message.content)`;
           <pre className="snippet" data-testid={`snippet-${label!.split(' ')[0]!.toLowerCase()}`}>
             {text}
           </pre>
-          <button type="button" className="secondary" onClick={() => navigator.clipboard?.writeText(text!)}>
-            Copy {label}
-          </button>
+          <CopyButton text={text!} label={`Copy ${label}`} />
         </figure>
       ))}
       <Link to="/playground" state={{ virtualKey: value, model }}>

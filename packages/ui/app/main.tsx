@@ -1,12 +1,14 @@
 import type { Permission } from '@gw/admin/api-types';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, Suspense, useState } from 'react';
+import { StrictMode, Suspense, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { checkGateway } from './api.ts';
 import { AuthProvider, useAuth } from './auth.tsx';
 import { Banners } from './banners.tsx';
 import { LazyPage, lazyPage, PageBoundary, type PageSource } from './lazy-page.tsx';
 import { SsoButton } from './sso-button.tsx';
+import { startTheme, ThemeChoice } from './theme.tsx';
 import { Field, Form, Loading } from './ui.tsx';
 import './styles.css';
 import './shell.css';
@@ -81,55 +83,64 @@ function Layout() {
   const [menuOpen, setMenuOpen] = useState(false);
   const pages = PAGES.filter((page) => can(page.permission));
   const location = useLocation();
+  // Every page opened asks who is signed in, so that a page whose data is still cached never shows it to a
+  // session revoked meanwhile: the 401 ends it at that click (auth.tsx), not at the next heartbeat.
+  useEffect(() => {
+    if (location.pathname) checkGateway();
+  }, [location.pathname]);
+  // The banners sit outside the grid: a sticky grid item cannot leave its row, and a warning must stay on screen.
   return (
-    <div className="layout">
+    <>
       <a className="skip" href="#main">
         Skip to content
       </a>
       <Banners />
-      <header className="topbar">
-        <button
-          type="button"
-          className="menu-toggle secondary"
-          aria-expanded={menuOpen}
-          aria-controls="nav"
-          onClick={() => setMenuOpen(!menuOpen)}
-        >
-          Menu
-        </button>
-        <strong>gw</strong>
-        <span className="who" data-testid="who">
-          {identity!.label} · <span className="role">{identity!.role}</span>
-        </span>
-        <button type="button" className="secondary" onClick={() => signOut()}>
-          Sign out
-        </button>
-      </header>
-      <nav id="nav" aria-label="Pages" className={menuOpen ? 'open' : ''}>
-        <ul>
-          {pages.map((page) => (
-            <li key={page.path}>
-              <NavLink to={page.path} end={page.path === '/'} onClick={() => setMenuOpen(false)}>
-                {page.label}
-              </NavLink>
-            </li>
-          ))}
-        </ul>
-      </nav>
-      <main id="main" tabIndex={-1}>
-        <PageBoundary resetKey={location.pathname}>
-          <Suspense fallback={<Loading />}>
-            <Routes>
-              {pages.map((page) => (
-                <Route key={page.path} path={page.path} element={<LazyPage source={page.source} />} />
-              ))}
-              {can('logs:read') && <Route path="/logs/:id" element={<LazyPage source={LogDetail} />} />}
-              <Route path="*" element={pages[0] ? <Navigate to={pages[0].path} replace /> : <NoPages />} />
-            </Routes>
-          </Suspense>
-        </PageBoundary>
-      </main>
-    </div>
+      <div className="layout">
+        <header className="topbar">
+          <button
+            type="button"
+            className="menu-toggle secondary"
+            aria-expanded={menuOpen}
+            aria-controls="nav"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            Menu
+          </button>
+          <strong>gw</strong>
+          <span className="who" data-testid="who">
+            {identity!.label} · <span className="role">{identity!.role}</span>
+          </span>
+          <ThemeChoice />
+          <button type="button" className="secondary" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </header>
+        <nav id="nav" aria-label="Pages" className={menuOpen ? 'open' : ''}>
+          <ul>
+            {pages.map((page) => (
+              <li key={page.path}>
+                <NavLink to={page.path} end={page.path === '/'} onClick={() => setMenuOpen(false)}>
+                  {page.label}
+                </NavLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          <PageBoundary resetKey={location.pathname}>
+            <Suspense fallback={<Loading />}>
+              <Routes>
+                {pages.map((page) => (
+                  <Route key={page.path} path={page.path} element={<LazyPage source={page.source} />} />
+                ))}
+                {can('logs:read') && <Route path="/logs/:id" element={<LazyPage source={LogDetail} />} />}
+                <Route path="*" element={pages[0] ? <Navigate to={pages[0].path} replace /> : <NoPages />} />
+              </Routes>
+            </Suspense>
+          </PageBoundary>
+        </main>
+      </div>
+    </>
   );
 }
 
@@ -147,6 +158,7 @@ const client = new QueryClient({
   defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 5_000 } },
 });
 
+startTheme();
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={client}>

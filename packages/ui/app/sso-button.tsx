@@ -1,15 +1,24 @@
-// "Sign in with SSO", only where single sign-on is configured: without `auth.oidc` the admin serves no
-// `/auth` routes, and `/auth/session` answers 404.
+// "Sign in with SSO", only where single sign-on is configured (`auth.oidc`): the admin says so in
+// `/ui/sign-in.json`, so that nothing asks `/auth/session` where `/auth` is not served.
 import { useEffect, useState } from 'react';
 
+let configured: Promise<boolean> | undefined;
+
+/** Whether single sign-on is configured here (asked once per page load). */
+export function ssoConfigured(): Promise<boolean> {
+  configured ??= fetch('/ui/sign-in.json', { headers: { accept: 'application/json' } })
+    .then((answer) => (answer.ok ? (answer.json() as Promise<{ sso?: boolean }>) : undefined))
+    .then((body) => body?.sso === true)
+    .catch(() => false);
+  return configured;
+}
+
 export function SsoButton() {
-  const [configured, setConfigured] = useState(false);
+  const [shown, setShown] = useState(false);
   useEffect(() => {
-    fetch('/auth/session', { credentials: 'same-origin', headers: { accept: 'application/json' } })
-      .then((answer) => setConfigured(answer.status !== 404))
-      .catch(() => setConfigured(false));
+    ssoConfigured().then(setShown);
   }, []);
-  if (!configured) return null;
+  if (!shown) return null;
   return (
     <p>
       <a className="button secondary" href="/auth/oidc/login?return_to=/ui/">

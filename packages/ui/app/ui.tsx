@@ -7,7 +7,16 @@ import {
   useQuery,
   useQueryClient,
 } from '@tanstack/react-query';
-import { createContext, type FormEvent, type ReactNode, useContext, useId, useState } from 'react';
+import {
+  createContext,
+  type FormEvent,
+  type ReactNode,
+  useContext,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from 'react';
 import { api } from './api.ts';
 
 export function useApiQuery<T>(
@@ -238,6 +247,13 @@ export function Form(props: {
 }) {
   const [error, setError] = useState<{ failure: unknown; field?: string | undefined }>();
   const [busy, setBusy] = useState(false);
+  const ref = useRef<HTMLFormElement>(null);
+  const opened = props.onCancel !== undefined;
+  // A form that opens (it can be cancelled) takes the focus to its first field; Escape closes it.
+  useEffect(() => {
+    if (opened)
+      ref.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
+  }, [opened]);
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
@@ -260,7 +276,18 @@ export function Form(props: {
     ? { name: error.field, message: (error.failure as Error).message }
     : undefined;
   return (
-    <form className="panel" aria-label={props.label} onSubmit={submit}>
+    <form
+      ref={ref}
+      className="panel"
+      aria-label={props.label}
+      onSubmit={submit}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape' && props.onCancel && !busy) {
+          event.preventDefault();
+          props.onCancel();
+        }
+      }}
+    >
       <h2>{props.label}</h2>
       <FieldError.Provider value={fieldError}>{props.children}</FieldError.Provider>
       {!fieldError && <ErrorMessage error={error?.failure} />}
@@ -322,6 +349,29 @@ function JsonArea({ initial }: { initial: unknown }) {
   );
 }
 
+/**
+ * A Copy button that says "Copied" for a moment once the clipboard took the text (or that it could not: an
+ * http page other than localhost has no clipboard API).
+ */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = () => {
+    const done = (next: 'copied' | 'failed') => {
+      setState(next);
+      setTimeout(() => setState('idle'), 2_000);
+    };
+    (navigator.clipboard?.writeText(text) ?? Promise.reject(new Error('no clipboard'))).then(
+      () => done('copied'),
+      () => done('failed'),
+    );
+  };
+  return (
+    <button type="button" className="secondary" onClick={copy} aria-live="polite">
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select and copy it' : label}
+    </button>
+  );
+}
+
 /** A value shown once (a new key or token): copy it now, it is never shown again. */
 export function OnceValue({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   return (
@@ -332,9 +382,7 @@ export function OnceValue({ label, value, onDone }: { label: string; value: stri
         {value}
       </code>
       <div className="actions">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(value)}>
-          Copy
-        </button>
+        <CopyButton text={value} />
         <button type="button" className="secondary" onClick={onDone}>
           Done
         </button>

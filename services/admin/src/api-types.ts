@@ -40,6 +40,7 @@ export type {
   GuardrailProfile,
   GuardrailRule,
   ProviderView,
+  SettingField,
   SystemSettings,
 } from '@gw/shared';
 export type { LoadBalancerConfig, ProviderHealthReport, TargetHealthReport } from '@gw/shared/health';
@@ -60,6 +61,15 @@ export interface Whoami {
   team_scoped: boolean;
   team_ids: readonly string[];
   user_id: string | null;
+}
+
+/**
+ * `GET /api/gateway-address`: where apps reach gw's inference API. `setting`: `client.public_url`;
+ * `deployment`: GW_PUBLIC_URL (a cluster's ingress); null: nothing says (the console's own address).
+ */
+export interface GatewayAddress {
+  public_url: string | null;
+  source: 'setting' | 'deployment' | null;
 }
 
 /** A provider key test's answer: whether the key served a one-token completion, and how long it took. */

@@ -31,6 +31,8 @@ export function composeAdmin(options: {
   logger: Logger;
   /** GATEWAY_ADMIN_TOKEN, injected by the process's main. */
   adminToken: string | undefined;
+  /** GW_PUBLIC_URL, injected by the process's main: the ingress's address as the deployment knows it. */
+  publicUrl?: string | undefined;
   /** GW_SCIM_TOKEN, injected by the process's main: the bearer token of `/scim/v2`. */
   scimToken?: string | undefined;
   mcpRegistry: McpRegistry | undefined;
@@ -98,6 +100,7 @@ export function composeAdmin(options: {
       auditLogs: options.audit,
     }),
     allowedOrigins: options.config.admin.allowed_origins,
+    publicUrl: options.publicUrl,
     uiDir: uiDistDir,
   });
 }

@@ -194,6 +194,7 @@ await startService(service, async (resources, { environment, config }) => {
     adminToken: environment.GATEWAY_ADMIN_TOKEN,
     oidcClientSecret: environment.GW_OIDC_CLIENT_SECRET,
     scimToken: environment.GW_SCIM_TOKEN,
+    publicUrl: environment.GW_PUBLIC_URL,
     mcpRegistry: mcpStore && new McpRegistry({ store: mcpStore, logger }),
     store: mcpStore,
     cacheBackend,

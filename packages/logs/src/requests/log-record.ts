@@ -169,8 +169,9 @@ export const logRecordSchema = z.object({
   /** The id of the provider key the router chose. */
   selected_key_id: name.nullable().default(null),
   /**
-   * The targets a failed request tried, in order (the last ten), each with its error: why it failed. Null when
-   * it reached no provider, or was served.
+   * The targets that failed, in order (the last ten), each with its error: for a failed request every target it
+   * tried, for a served one those that failed before the one that served (a fallback saved it). Null when no
+   * target failed.
    */
   attempts: z.preprocess(fromJsonText, z.array(attemptSchema).max(MAX_ATTEMPTS).nullable().default(null)),
   /** Which target of the fallback chain answered: 0 the first; null when none was tried. */

@@ -18,38 +18,96 @@ const cacheTypeSchema = z.enum(['exact', 'semantic']);
  */
 export const cacheConfigSchema = z
   .strictObject({
-    /** Read at start: where entries live is decided then. */
-    enabled: restartOnly(z.boolean()).default(false),
-    /** The kinds of match looked for; a request may narrow them (`x-gw-cache-type`), never widen them. */
-    types: z.array(cacheTypeSchema).min(1).default(['exact', 'semantic']),
-    /** How long an entry lives unless the request says (`x-gw-cache-ttl`); at most a day. */
-    ttl_ms: z.number().int().min(1).max(86_400_000).default(300_000),
-    /** Least cosine similarity of a semantic match (`x-gw-cache-threshold` overrides it per request). */
-    threshold: z.number().min(0).max(1).default(0.8),
-    /** Entries belong to the virtual key that stored them; off, every caller shares one scope. */
-    scope_by_virtual_key: z.boolean().default(true),
+    // Read at start: where entries live is decided then.
+    enabled: restartOnly(
+      z.boolean().meta({ description: 'Cache answers (exact, and semantic with an embedding model).' }),
+    ).default(false),
+    types: z
+      .array(cacheTypeSchema)
+      .min(1)
+      .meta({
+        description:
+          'The kinds of match looked for; a request may narrow them (x-gw-cache-type), never widen them.',
+      })
+      .default(['exact', 'semantic']),
+    ttl_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(86_400_000)
+      .meta({
+        description: 'How long an entry lives unless the request says (x-gw-cache-ttl); at most a day.',
+        unit: 'ms',
+      })
+      .default(300_000),
+    threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .meta({
+        description:
+          'Least cosine similarity of a semantic match (x-gw-cache-threshold overrides it per request).',
+        unit: '0 to 1',
+      })
+      .default(0.8),
+    scope_by_virtual_key: z
+      .boolean()
+      .meta({
+        description:
+          'Entries belong to the virtual key that stored them; off, every caller shares one scope.',
+      })
+      .default(true),
     /**
-     * Cache requests without a virtual key too (off by default: their shared scope could be written by anyone).
-     * On, such callers get exact matches only, may not name the key (`x-gw-cache-key`) and may not ask for a TTL
-     * longer than `ttl_ms`, so what they store is the provider's answer to exactly what was asked.
+     * On, callers without a key get exact matches only, may not name the key (`x-gw-cache-key`) and may not ask
+     * for a TTL longer than `ttl_ms`, so what they store is the provider's answer to exactly what was asked.
      */
-    anonymous: z.boolean().default(false),
-    /** Share answers across providers and models (the key leaves them out): for interchangeable models. */
-    ignore_model: z.boolean().default(false),
-    /** The model conversations are embedded with, through the router, charged to the request's budgets. */
+    anonymous: z
+      .boolean()
+      .meta({
+        description:
+          'Cache requests without a virtual key too (exact matches only): their shared scope could be written by anyone.',
+      })
+      .default(false),
+    ignore_model: z
+      .boolean()
+      .meta({ description: 'Share answers across providers and models: for interchangeable models.' })
+      .default(false),
     embedding: z
       .strictObject({
         model: embeddingModelSchema,
         /** Ask the model for fewer dimensions (text-embedding-3-*): a smaller index, a faster search. */
         dimensions: z.number().int().min(1).max(16_384).optional(),
       })
+      .meta({
+        description:
+          "The model conversations are embedded with (<provider>/<model>, and optional dimensions), through the router, charged to the request's budgets.",
+      })
       .optional(),
-    /** Conversations with more turns than this are matched exactly only. */
-    max_turns: z.number().int().min(1).max(1_000).default(3),
-    /** Match conversations that carry tool results semantically too (a tool's output is data, not wording). */
-    include_tool_results: z.boolean().default(false),
-    /** Most entries one scope holds; the oldest makes room. Bounds the in-process index (docs/cache.md). */
-    max_entries_per_scope: restartOnly(z.number().int().min(1).max(100_000)).default(10_000),
+    max_turns: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .meta({
+        description: 'Conversations with more turns than this are matched exactly only.',
+        unit: 'turns',
+      })
+      .default(3),
+    include_tool_results: z
+      .boolean()
+      .meta({
+        description:
+          "Match conversations that carry tool results semantically too (a tool's output is data, not wording).",
+      })
+      .default(false),
+    max_entries_per_scope: restartOnly(
+      z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .meta({ description: 'Most entries one scope holds; the oldest makes room.', unit: 'entries' }),
+    ).default(10_000),
   })
   .superRefine((cache, context) => {
     if (cache.enabled && cache.types.includes('semantic') && !cache.embedding) {

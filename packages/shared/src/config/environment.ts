@@ -243,6 +243,11 @@ export const adminEnvironmentSchema = z.object({
   ...redis,
   ...metrics,
   GW_ADMIN_PORT: port(9080),
+  /**
+   * The ingress's address as browsers and apps reach it (the console's snippets and playground), unless the
+   * setting `client.public_url` names one; `pnpm start:cluster` sets it to its ingress's port.
+   */
+  GW_PUBLIC_URL: optionalHttpUrl,
   GATEWAY_ADMIN_TOKEN: optionalText,
   // Single sign-on's client secret (`auth.oidc`); unset, gw is a public client (PKCE alone).
   GW_OIDC_CLIENT_SECRET: optionalText,
@@ -289,6 +294,7 @@ export const clusterEnvironmentSchema = z.object({
   GW_ROUTER_PORT: port(7101),
   GW_GOVERNANCE_PORT: port(7201),
   GW_ADMIN_PORT: port(9080),
+  GW_PUBLIC_URL: optionalHttpUrl,
   GW_ROUTER_ADDR: optionalAddress('router'),
   GW_GOVERNANCE_ADDR: optionalAddress('governance'),
   GW_CLUSTER_TOKEN: z.preprocess(unset, grpc.GW_CLUSTER_TOKEN.optional()),

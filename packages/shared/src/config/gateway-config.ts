@@ -28,32 +28,75 @@ import { parseSecretReference } from './secret-reference.ts';
 import { tracingConfigSchema } from './tracing-config.ts';
 import { vaultConfigSchema } from './vault-config.ts';
 
+/**
+ * The client settings. Each field's `description` (and `unit`) is what the console shows beside it: the schema
+ * declares it once (docs/ui.md "System config").
+ */
 export const clientConfigSchema = z
   .strictObject({
-    /** When true, every inference request must carry a virtual key (401 virtual_key_required). */
-    enforce_virtual_keys: z.boolean().default(false),
-    /** Header names every LLM and MCP request must carry (400 missing_required_header). */
-    required_headers: z.array(z.string().min(1).toLowerCase()).default([]),
+    enforce_virtual_keys: z
+      .boolean()
+      .meta({ description: 'Every inference request must carry a virtual key (401 virtual_key_required).' })
+      .default(false),
+    required_headers: z
+      .array(z.string().min(1).toLowerCase())
+      .meta({
+        description: 'Header names every LLM and MCP request must carry (400 missing_required_header).',
+      })
+      .default([]),
     max_request_body_bytes: z
       .number()
       .int()
       .positive()
       .max(512 * 1024 * 1024)
+      .meta({ description: 'The largest request body accepted (413 past it).', unit: 'bytes' })
       .default(10 * 1024 * 1024),
-    /** Include the provider's own body as `extra_fields.raw_response`. */
-    send_raw_response: z.boolean().default(true),
-    /** Most `fallbacks` one request may name (more is a 400): each can cost upstream calls. */
-    max_fallbacks: z.number().int().min(0).max(100).default(5),
-    /** Most upstream calls one request may cause, across its targets and their retries together. */
-    max_attempts: z.number().int().positive().max(100).default(10),
-    /** Serve `/api/*` without a credential. Off unless the operator says so. */
-    allow_anonymous_admin: z.boolean().default(false),
-    /**
-     * Web pages (origins) whose scripts may call the inference API with a virtual key (CORS, docs/ui.md): the
-     * console's own origin when the admin serves it on another port or host than the ingress. `'*'`: any page,
-     * accepted only while virtual keys are enforced, so that a page can spend only a key its user gave it.
-     */
-    cors_allowed_origins: z.array(originOrAnySchema).max(100).default([]),
+    send_raw_response: z
+      .boolean()
+      .meta({ description: "Include the provider's own answer as extra_fields.raw_response." })
+      .default(true),
+    max_fallbacks: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .meta({
+        description: 'Most fallbacks one request may name (more is a 400): each can cost upstream calls.',
+        unit: 'targets',
+      })
+      .default(5),
+    max_attempts: z
+      .number()
+      .int()
+      .positive()
+      .max(100)
+      .meta({
+        description:
+          'Most upstream calls one request may cause, across its targets and their retries together.',
+        unit: 'calls',
+      })
+      .default(10),
+    allow_anonymous_admin: z
+      .boolean()
+      .meta({
+        description: 'Serve the admin API without a credential: anyone who reaches its port is Admin.',
+      })
+      .default(false),
+    cors_allowed_origins: z
+      .array(originOrAnySchema)
+      .max(100)
+      .meta({
+        description:
+          "Web pages (origins) whose scripts may call the inference API with a virtual key: the console's own origin when the admin serves it on another port or host than the ingress. '*': any page, only while virtual keys are enforced.",
+      })
+      .default([]),
+    public_url: z
+      .url({ protocol: /^https?$/, error: 'is not an http(s) URL' })
+      .meta({
+        description:
+          "Where apps reach gw's inference API (the ingress, or a proxy in front), for the console's snippets and playground. Empty: the console's own address when it serves /v1, else GW_PUBLIC_URL.",
+      })
+      .optional(),
   })
   .refine((client) => client.enforce_virtual_keys || !client.cors_allowed_origins.includes('*'), {
     path: ['cors_allowed_origins'],
@@ -61,24 +104,60 @@ export const clientConfigSchema = z
   });
 
 export const governanceSettingsSchema = z.strictObject({
-  /** Reserve the worst-case cost of a request before it runs, so a budget never goes over (opt-in). */
-  strict_budgets: z.boolean().default(false),
-  /** A reservation not settled by then (a process died mid-request) is charged at its estimate. */
-  settle_deadline_ms: z.number().int().positive().default(900_000),
-  sweep_interval_ms: restartOnly(z.number().int().min(0)).default(30_000),
-  /** Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates). */
-  default_max_completion_tokens: z.number().int().positive().default(4096),
-  /**
-   * Completion tokens a request is expected to use, reserved at admission in default mode (at most its
-   * max_tokens), so that concurrent requests see each other before they settle.
-   */
-  expected_completion_tokens: z.number().int().min(0).default(256),
+  strict_budgets: z
+    .boolean()
+    .meta({
+      description: 'Reserve the worst-case cost of a request before it runs, so a budget never goes over.',
+    })
+    .default(false),
+  settle_deadline_ms: z
+    .number()
+    .int()
+    .positive()
+    .meta({
+      description:
+        'A reservation not settled by then (a process died mid-request) is charged at its estimate.',
+      unit: 'ms',
+    })
+    .default(900_000),
+  sweep_interval_ms: restartOnly(
+    z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'How often unsettled reservations are looked for.', unit: 'ms' }),
+  ).default(30_000),
+  default_max_completion_tokens: z
+    .number()
+    .int()
+    .positive()
+    .meta({
+      description:
+        'Completion tokens assumed for a request that sets no max_tokens (strict reservations, estimates).',
+      unit: 'tokens',
+    })
+    .default(4096),
+  expected_completion_tokens: z
+    .number()
+    .int()
+    .min(0)
+    .meta({
+      description:
+        'Completion tokens a request is expected to use, reserved at admission in default mode (at most its max_tokens), so that concurrent requests see each other before they settle.',
+      unit: 'tokens',
+    })
+    .default(256),
   /**
    * What a model without a price (neither built in nor in `pricing`) costs under a budget: this price (USD per
    * million tokens), or, when unset, such a request is refused (403 model_not_allowed) rather than served free.
    * `PUT /api/pricing/unpriced` changes it.
    */
-  unpriced_model_price: unpricedModelPriceSchema.optional(),
+  unpriced_model_price: unpricedModelPriceSchema
+    .meta({
+      description:
+        'What a model without a price costs under a budget; unset, such a request is refused (403). The Pricing page sets it.',
+    })
+    .optional(),
 });
 
 const idField = { id: z.string().min(1).optional() };

@@ -97,7 +97,7 @@ export const MAX_TARGET_ATTEMPTS = 10;
 export const MAX_ATTEMPT_MESSAGE = 300;
 
 /** One target a request tried and how it failed: what a failed request's log record lists. */
-const targetAttemptSchema = z.object({
+export const targetAttemptSchema = z.object({
   provider: z.string(),
   model: z.string(),
   status: z.number().int().min(100).max(599),

@@ -58,20 +58,58 @@ export const mcpClientEditSchema = z.strictObject({
 
 /** How tool calls are run: the `mcp` section without its clients (docs/mcp.md); `PUT /api/config` changes it. */
 export const mcpRuntimeSettingsSchema = z.strictObject({
-  /** Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout. */
-  tool_timeout_ms: restartOnly(z.number().int().positive()).default(30_000),
-  /** Most time a call may wait for a runner (queued, retried or taken over after a runner died). */
-  queue_timeout_ms: z.number().int().positive().default(30_000),
-  /** Waiting calls past which a new one is refused with 429 queue_full. */
-  max_queued: restartOnly(z.number().int().positive()).default(1000),
-  /** Calls one runner runs at once (all clients); GW_MCP_CONCURRENCY overrides it on a runner. */
-  worker_concurrency: restartOnly(z.number().int().positive().max(1000)).default(8),
-  /** Calls one runner sends to one client at once; more wait on the runner. */
-  max_concurrency_per_client: restartOnly(z.number().int().positive().max(1000)).default(10),
-  /** Most time a connection attempt (spawn or HTTP handshake, then the tool list) may take. */
-  connect_timeout_ms: restartOnly(z.number().int().positive()).default(15_000),
-  /** Rounds of automatic tool execution inside one chat request (agent loop). */
-  agent_max_depth: z.number().int().min(0).max(50).default(5),
+  tool_timeout_ms: restartOnly(
+    z.number().int().positive().meta({
+      description:
+        'Most time one tool call may take on a runner; past it the call answers 504 upstream_timeout.',
+      unit: 'ms',
+    }),
+  ).default(30_000),
+  queue_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .meta({
+      description:
+        'Most time a call may wait for a runner (queued, retried or taken over after a runner died).',
+      unit: 'ms',
+    })
+    .default(30_000),
+  max_queued: restartOnly(
+    z.number().int().positive().meta({
+      description: 'Waiting calls past which a new one is refused with 429 queue_full.',
+      unit: 'calls',
+    }),
+  ).default(1000),
+  worker_concurrency: restartOnly(
+    z.number().int().positive().max(1000).meta({
+      description:
+        'Calls one runner runs at once (all clients); GW_MCP_CONCURRENCY overrides it on a runner.',
+      unit: 'calls',
+    }),
+  ).default(8),
+  max_concurrency_per_client: restartOnly(
+    z.number().int().positive().max(1000).meta({
+      description: 'Calls one runner sends to one client at once; more wait on the runner.',
+      unit: 'calls',
+    }),
+  ).default(10),
+  connect_timeout_ms: restartOnly(
+    z.number().int().positive().meta({
+      description: 'Most time a connection attempt (spawn or HTTP handshake, then the tool list) may take.',
+      unit: 'ms',
+    }),
+  ).default(15_000),
+  agent_max_depth: z
+    .number()
+    .int()
+    .min(0)
+    .max(50)
+    .meta({
+      description: 'Rounds of automatic tool execution inside one chat request (agent loop).',
+      unit: 'rounds',
+    })
+    .default(5),
 });
 
 /** The config file's `mcp` section: clients to seed, and how tool calls are run (docs/mcp.md). */

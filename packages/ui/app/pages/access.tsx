@@ -11,6 +11,7 @@ import { useAuth } from '../auth.tsx';
 import { CrudSection } from '../crud.tsx';
 import { display, formatTime } from '../format.ts';
 import { PageHeader } from '../ui.tsx';
+import { RoleForm, TokenForm, UserForm } from './access-forms.tsx';
 
 export default function Access() {
   const { can } = useAuth();
@@ -34,6 +35,7 @@ export default function Access() {
             }) satisfies UserInput
           }
           createTemplate={{ email: 'ada@example.com', name: 'Ada', roles: ['viewer'] } satisfies UserInput}
+          form={(props) => <UserForm {...props} />}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },
@@ -54,6 +56,8 @@ export default function Access() {
           createTemplate={
             { id: 'auditor', name: 'Auditor', permissions: ['audit:read', 'logs:read'] } satisfies RoleInput
           }
+          form={(props) => <RoleForm {...props} />}
+          changeable={(role) => !role.built_in}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },
             { header: 'Name', cell: (item) => display(item.name) },
@@ -71,6 +75,7 @@ export default function Access() {
           writePermission="tokens:write"
           editMethod={false}
           createTemplate={{ name: 'ci', role: 'viewer', expires_in_seconds: 86_400 } satisfies TokenInput}
+          form={({ submit, cancel }) => <TokenForm submit={submit} cancel={cancel} />}
           onceValue={(answer) => answer.token}
           columns={[
             { header: 'Id', cell: (item) => display(item.id) },

@@ -11,6 +11,7 @@ import { CrudSection } from '../crud.tsx';
 import { display, formatTime } from '../format.ts';
 import { PageHeader, QueryView, Table, useApiMutation, useApiQuery } from '../ui.tsx';
 import { AlertChannelForm } from './alert-channel-form.tsx';
+import { AlertRuleForm } from './alert-rule-form.tsx';
 
 export default function Alerts() {
   const { can } = useAuth();
@@ -71,6 +72,7 @@ export default function Alerts() {
             channels: ['ops-webhook'],
           } satisfies AlertRuleInput
         }
+        form={({ item, submit, cancel }) => <AlertRuleForm item={item} submit={submit} cancel={cancel} />}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Kind', cell: (item) => display(item.kind) },

@@ -11,7 +11,8 @@ export default function Config() {
   const config = useApiQuery<SystemSettingsView>('/api/config');
   const save = useApiMutation(
     (body: unknown) => api('/api/config', { method: 'PUT', body }),
-    ['/api/config'],
+    // The gateway's address follows client.public_url.
+    ['/api/config', '/api/gateway-address'],
   );
   return (
     <>

@@ -8,7 +8,9 @@ import { useState } from 'react';
 import { CrudSection } from '../crud.tsx';
 import { display } from '../format.ts';
 import { type ChatAnswer, sendChat } from '../gateway.ts';
+import { useGatewayAddress } from '../gateway-address.ts';
 import { Field, Form, PageHeader } from '../ui.tsx';
+import { GuardrailProfileForm } from './guardrail-profile-form.tsx';
 import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
 
 /**
@@ -17,6 +19,7 @@ import { GuardrailRuleForm } from './guardrail-rule-form.tsx';
  */
 function TestText() {
   const [answer, setAnswer] = useState<ChatAnswer>();
+  const known = useGatewayAddress();
   return (
     <Form
       label="Test this text"
@@ -25,11 +28,13 @@ function TestText() {
         setAnswer(undefined);
         setAnswer(
           await sendChat({
-            address: values.address || location.origin,
+            address: values.address || known?.address || location.origin,
             virtualKey: values.virtual_key ?? '',
-            model: values.model ?? '',
-            prompt: values.text ?? '',
-            stream: false,
+            request: {
+              model: values.model ?? '',
+              messages: [{ role: 'user', content: values.text ?? '' }],
+              stream: false,
+            },
             onText: () => undefined,
           }),
         );
@@ -44,7 +49,7 @@ function TestText() {
         hint="The rules that apply to this key's requests run."
       />
       <Field label="Model" name="model" required placeholder="openai/gpt-4o-mini" />
-      <Field label="Gateway address" name="address" defaultValue={location.origin} />
+      <Field label="Gateway address" name="address" key={known?.address} defaultValue={known?.address} />
       {answer && (
         <p data-testid="guardrail-test" className={answer.status >= 400 ? 'bad' : 'ok'} role="status">
           {answer.status >= 400
@@ -70,6 +75,9 @@ export default function Guardrails() {
         writePermission="guardrails:write"
         editMethod="PUT"
         createTemplate={{ id: 'pii', type: 'builtin', pii: ['email'] } satisfies GuardrailProfileInput}
+        form={({ item, submit, cancel }) => (
+          <GuardrailProfileForm item={item} submit={submit} cancel={cancel} />
+        )}
         columns={[
           { header: 'Id', cell: (item) => display(item.id) },
           { header: 'Type', cell: (item) => display(item.type) },

@@ -2,7 +2,7 @@
 // its tool calls, how it was routed (the rule and strategy that chose, each candidate's score or why it was
 // skipped, targets tried, the fallback that served, the key), what it cost, and
 // whom it was charged to or refused for.
-import type { Customer, LogRecord, SystemSettingsView, Team } from '@gw/admin/api-types';
+import type { Customer, LogRecord, SystemSettingsView, Team, VirtualKey } from '@gw/admin/api-types';
 import type { ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { useAuth } from '../auth.tsx';
@@ -152,21 +152,56 @@ function Raw({ title, text }: { title: string; text: string | null }) {
   );
 }
 
-/** A request refused by gw itself (the key, its limits, its models): no target was tried. */
+/**
+ * Errors gw answers itself before routing (the request, the key, its limits, budgets and models, a guardrail on
+ * the input): with no target tried, such a failure was a refusal whatever provider its message names.
+ */
+const REFUSALS = new Set([
+  'invalid_request',
+  'payload_too_large',
+  'missing_required_header',
+  'unknown_provider',
+  'virtual_key_required',
+  'virtual_key_invalid',
+  'virtual_key_inactive',
+  'virtual_key_expired',
+  'provider_not_allowed',
+  'model_not_allowed',
+  'budget_exceeded',
+  'token_limit_exceeded',
+  'request_limit_exceeded',
+  'guardrail_blocked',
+]);
+
+/** Refused by gw itself, decided from the error and the attempts: a refusal's type, and no target tried. */
 const refusedBeforeRouting = (record: LogRecord) =>
-  record.status >= 400 && record.provider === null && record.upstream_status === null;
+  record.status >= 400 &&
+  REFUSALS.has(record.error_type ?? '') &&
+  (record.attempts ?? []).length === 0 &&
+  record.fallback_index === null &&
+  record.upstream_status === null;
 
 /** Why a record holds no content: said from the setting, never guessed. */
 function NoContent({ record }: { record: LogRecord }) {
   const { can } = useAuth();
+  const refused = refusedBeforeRouting(record);
   const config = useApiQuery<SystemSettingsView>(can('config:read') ? '/api/config' : undefined);
+  const key = useApiQuery<VirtualKey>(
+    !refused && record.virtual_key_id && can('keys:read')
+      ? `/api/governance/virtual-keys/${encodeURIComponent(record.virtual_key_id)}`
+      : undefined,
+  );
   const on = config.data?.logs?.content;
+  const name = record.virtual_key_name ?? record.virtual_key_id;
   let why: string;
-  if (on === false) why = 'Content logging is off (logs.content in System config).';
-  else if (refusedBeforeRouting(record))
-    why = 'Refused before it was admitted: nothing was routed, and no content is kept for a refusal.';
+  if (refused)
+    why = 'Refused before routing: nothing was sent to a provider, and no content is kept for a refusal.';
+  else if (on === false) why = 'Content logging is off (logs.content in System config).';
+  else if (key.data?.log_content === false)
+    why = `Content logging is on, but this request's key ${name} opts out of it (log_content: false).`;
   else if (on === true)
-    why = `Content logging is on, but not for this request's key ${record.virtual_key_name ?? record.virtual_key_id ?? ''}: it opts out (log_content: false).`;
+    why =
+      'Content logging is on, but none was kept for this request (content from before it was turned on is not kept).';
   else why = 'Not kept: content logging is off, or the key opts out of it.';
   return (
     <p className="muted" data-testid="no-content">
@@ -199,22 +234,27 @@ function Failure({ record }: { record: LogRecord }) {
   );
 }
 
+/** What the record says of the target: served by, the last tried, or none (refused, or never routed). */
+function targetItem(record: LogRecord): { name: string; value: string } {
+  const target = `${display(record.provider)} / ${display(record.model)}`;
+  if (refusedBeforeRouting(record)) return { name: 'Routed to', value: 'none: refused before routing' };
+  if (record.status < 400 && record.provider !== null) return { name: 'Served by', value: target };
+  const tried = record.attempts?.at(-1);
+  if (tried) return { name: 'Last tried', value: `${tried.provider} / ${display(tried.model)}` };
+  if (record.fallback_index !== null) return { name: 'Last tried', value: target };
+  return { name: 'Routed to', value: record.provider === null ? 'none' : target };
+}
+
 function Routing({ record }: { record: LogRecord }) {
   const attempts = record.attempts ?? [];
-  const served = record.status < 400 && record.provider !== null;
+  const target = targetItem(record);
+  const served = record.status < 400;
   return (
     <section aria-labelledby="routing">
       <h2 id="routing">Routing</h2>
       <dl className="details">
         <Item name="Asked for" value={display(record.requested_model)} />
-        <Item
-          name={served ? 'Served by' : 'Last tried'}
-          value={
-            refusedBeforeRouting(record)
-              ? 'none: refused before routing'
-              : `${display(record.provider)} / ${display(record.model)}`
-          }
-        />
+        <Item name={target.name} value={target.value} />
         {record.fallback_index !== null && (
           <Item
             name="Target"
@@ -234,6 +274,12 @@ function Routing({ record }: { record: LogRecord }) {
           <h3>Why these targets</h3>
           <RoutingDecisionView decision={record.routing} />
         </>
+      )}
+      {attempts.length > 0 && served && (
+        <p className="muted" data-testid="saved-by-fallback">
+          {attempts.length === 1 ? 'A target failed' : `${attempts.length} targets failed`} before the one
+          that served:
+        </p>
       )}
       {attempts.length > 0 && (
         <Table

@@ -13,6 +13,8 @@ const split = (text: string | undefined, by: RegExp) =>
     .filter(Boolean);
 
 function AddClient({ onDone }: { onDone: () => void }) {
+  // A stdio client runs a command on the runners: the API takes one from Admin alone, so no one else is offered it.
+  const stdio = useAuth().identity?.role === 'admin';
   const add = useApiMutation(
     (body: unknown) => api('/api/mcp/client', { method: 'POST', body }),
     ['/api/mcp'],
@@ -40,7 +42,7 @@ function AddClient({ onDone }: { onDone: () => void }) {
       <Field
         label="Connection type"
         name="connection_type"
-        options={['http', 'sse', 'stdio']}
+        options={stdio ? ['http', 'sse', 'stdio'] : ['http', 'sse']}
         defaultValue="http"
       />
       <Field
@@ -49,8 +51,12 @@ function AddClient({ onDone }: { onDone: () => void }) {
         type="url"
         placeholder="https://mcp.example.com/mcp"
       />
-      <Field label="Command (stdio, Admin only)" name="command" placeholder="node" />
-      <Field label="Arguments (stdio, space-separated)" name="args" />
+      {stdio && (
+        <>
+          <Field label="Command (stdio)" name="command" placeholder="node" />
+          <Field label="Arguments (stdio, space-separated)" name="args" />
+        </>
+      )}
       <Field label="Allowed tools (comma-separated)" name="tools_to_execute" hint="Empty: every tool." />
     </Form>
   );

@@ -10,6 +10,7 @@ import { useMemo, useState } from 'react';
 import { api } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { type Series, TimeChart, zeroFilled } from '../chart.tsx';
+import { FirstRun } from '../first-run.tsx';
 import { formatCount, formatMs, formatPercent, formatTime, formatTokens, formatUsd } from '../format.ts';
 import { Empty, PageHeader, QueryView, Table, useApiQuery } from '../ui.tsx';
 
@@ -367,6 +368,7 @@ export default function Overview() {
           </select>
         </label>
       </PageHeader>
+      <FirstRun untilServed />
       <p className="muted">
         Since {formatTime(range.from)}, in buckets of {bucket / 60_000} min.
       </p>

@@ -2,7 +2,9 @@
 // key's weight and models, a key removed or added). What the form leaves out stays as stored (PATCH merges
 // keys by id and a key sent without `value` keeps its secret).
 import type { ProviderView } from '@gw/admin/api-types';
+import { useState } from 'react';
 import { useAuth } from '../auth.tsx';
+import { CheckboxGroup, chosen } from '../choice-fields.tsx';
 import { Field, Form, listOf } from '../ui.tsx';
 
 const BUILT_IN = 'openai, anthropic, azure, bedrock, gemini, vertex, mistral, groq, cohere, ollama, sgl';
@@ -36,7 +38,7 @@ function newKey(values: Record<string, string>) {
   };
 }
 
-function NetworkFields({ provider }: { provider?: ProviderView | undefined }) {
+function NetworkFields({ provider, required }: { provider?: ProviderView | undefined; required?: boolean }) {
   const current = provider?.network_config;
   return (
     <fieldset>
@@ -47,7 +49,12 @@ function NetworkFields({ provider }: { provider?: ProviderView | undefined }) {
         type="url"
         defaultValue={current?.base_url}
         placeholder="https://api.openai.com"
-        hint="Leave empty for the provider's own."
+        required={required}
+        hint={
+          required
+            ? 'Where the provider answers, without /v1 (gw adds /v1/chat/completions and the like): http://127.0.0.1:8000'
+            : "Leave empty for the provider's own."
+        }
       />
       <Field label="Timeout (ms)" name="timeout_ms" type="number" defaultValue={current?.timeout_ms} />
       <Field label="Retries" name="max_retries" type="number" defaultValue={current?.max_retries} />
@@ -74,24 +81,95 @@ function NewKeyFields({ required, keyId }: { required: boolean; keyId: string })
   );
 }
 
+type Custom = NonNullable<ProviderView['custom_provider_config']>;
+/** The wire formats a custom provider speaks (a `Record` over the API's: a new one fails the typecheck here). */
+const FORMATS: Record<Custom['base_provider'], string> = {
+  openai: 'OpenAI-compatible (vLLM, LM Studio, Together, OpenRouter…)',
+  anthropic: "Anthropic's Messages API",
+  bedrock: 'AWS Bedrock',
+  cohere: 'Cohere',
+  gemini: 'Gemini',
+};
+const OPERATIONS: NonNullable<Custom['allowed_operations']> = [
+  'chat',
+  'chat_stream',
+  'text',
+  'text_stream',
+  'embeddings',
+];
+
+/** A provider gw does not know by name, over a wire format it does: its format and what it may be asked. */
+function CustomFields() {
+  return (
+    <fieldset>
+      <legend>Custom provider</legend>
+      <Field
+        label="Speaks"
+        name="base_provider"
+        defaultValue="openai"
+        options={(Object.keys(FORMATS) as Custom['base_provider'][]).map((format) => ({
+          value: format,
+          label: FORMATS[format],
+        }))}
+      />
+      <CheckboxGroup
+        legend="Operations it offers"
+        name="operation"
+        hint="None checked: all of them."
+        choices={OPERATIONS.map((operation) => ({ value: operation, label: operation.replace('_', ' ') }))}
+      />
+    </fieldset>
+  );
+}
+
 export function AddProviderForm(props: { onSubmit: (body: unknown) => Promise<void>; onCancel: () => void }) {
+  const [custom, setCustom] = useState(false);
   return (
     <Form
       label="Add a provider"
       submit="Add provider"
       onCancel={props.onCancel}
       fieldNames={KEY_FIELDS}
-      onSubmit={(values) =>
-        props.onSubmit({
+      onSubmit={(values) => {
+        const operations = chosen(values, 'operation') as NonNullable<Custom['allowed_operations']>;
+        return props.onSubmit({
           name: values.name,
           keys: [newKey(values)],
           network_config: Object.fromEntries(Object.entries(network(values)).filter(([, v]) => v !== null)),
-        })
-      }
+          ...(custom && {
+            custom_provider_config: {
+              base_provider: values.base_provider as Custom['base_provider'],
+              ...(operations.length > 0 && { allowed_operations: operations }),
+            } satisfies Custom,
+          }),
+        });
+      }}
     >
-      <Field label="Name" name="name" required placeholder="openai" hint={`Built in: ${BUILT_IN}.`} />
+      <div className="field">
+        <label htmlFor="provider-kind">Kind</label>
+        <select
+          id="provider-kind"
+          value={custom ? 'custom' : 'built-in'}
+          onChange={(event) => setCustom(event.target.value === 'custom')}
+        >
+          <option value="built-in">built in (named below)</option>
+          <option value="custom">custom: any name, over a wire format gw speaks</option>
+        </select>
+      </div>
+      <Field
+        label="Name"
+        name="name"
+        required
+        placeholder={custom ? 'local-vllm' : 'openai'}
+        hint={
+          custom
+            ? 'Lowercase letters, digits, - or _: requests name it as <name>/<model>.'
+            : `Built in: ${BUILT_IN}.`
+        }
+      />
+      {custom && <CustomFields />}
       <NewKeyFields required keyId="key-1" />
-      <NetworkFields />
+      <NetworkFields required={custom} />
     </Form>
   );
 }

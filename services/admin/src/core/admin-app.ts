@@ -23,6 +23,7 @@ import { type AlertsAdminOptions, createAlertsAdmin } from './modules/alerts-adm
 import { type AuditLogsAdminOptions, createAuditLogsAdmin } from './modules/audit-logs-admin.ts';
 import { type CacheAdminOptions, createCacheAdmin } from './modules/cache-admin.ts';
 import { type ConfigAdminOptions, createConfigAdmin } from './modules/config-admin.ts';
+import { createGatewayAddress } from './modules/gateway-address-admin.ts';
 import { createGovernanceAdmin } from './modules/governance-admin.ts';
 import { createGuardrailsAdmin, type GuardrailsAdminOptions } from './modules/guardrails-admin.ts';
 import { createIdentityAdmin } from './modules/identity-admin.ts';
@@ -88,6 +89,8 @@ export interface AdminDependencies {
    * anonymous access) and open the live tail; `auth.oidc.redirect_uri`'s origin is added.
    */
   allowedOrigins?: readonly string[] | undefined;
+  /** GW_PUBLIC_URL: the ingress's address as the deployment knows it (`/api/gateway-address`). */
+  publicUrl?: string | undefined;
   /** `/ui/*`: the built web UI's folder (packages/ui's dist); absent, `/ui` is not served (and `/` not redirected). */
   uiDir?: string | undefined;
 }
@@ -131,6 +134,10 @@ export function createAdminApp(dependencies: AdminDependencies) {
     ...createIdentityAdmin({ identities: dependencies.identities, teamExists }),
     ...createAuditLogsAdmin(dependencies.auditLogs ?? {}),
     ...createWhoami(),
+    ...createGatewayAddress({
+      client: dependencies.systemConfig.settings.client,
+      deployment: dependencies.publicUrl,
+    }),
   ]);
   /**
    * Routers outside `/api` by mount path: they authenticate their own callers (single sign-on's `/auth`,
@@ -163,7 +170,7 @@ export function createAdminApp(dependencies: AdminDependencies) {
     logger: dependencies.logger,
     maxBodyBytes,
   });
-  if (dependencies.uiDir) routers['/ui'] = createUiRouter(dependencies.uiDir);
+  if (dependencies.uiDir) routers['/ui'] = createUiRouter(dependencies.uiDir, { sso: sso !== undefined });
   const app = createAdminExpress({
     routes,
     routers,

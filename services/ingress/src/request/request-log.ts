@@ -2,7 +2,14 @@ import type { AuthorizeResult, SettleResult } from '@gw/governance';
 import type { GuardrailOutcome } from '@gw/guardrails';
 import { type DroppedTally, type LogRecord, MAX_ERROR_TEXT, MAX_NAME } from '@gw/logs';
 import type { ServedBy } from '@gw/router';
-import { type GatewayError, type Live, type LogsConfig, MAX_ATTEMPT_MESSAGE, type Usage } from '@gw/shared';
+import {
+  type GatewayError,
+  type Live,
+  type LogsConfig,
+  MAX_ATTEMPT_MESSAGE,
+  type TargetAttempt,
+  type Usage,
+} from '@gw/shared';
 
 /**
  * What the pipeline learns of one request for its log record: the record stage and settle fill it, the
@@ -16,7 +23,7 @@ export interface RequestLogDraft {
   model?: string;
   usage?: Usage;
   servedBy?: ServedBy | undefined;
-  /** A failed request: the targets it tried and their errors (the router's list, bounded). */
+  /** A failed request: the targets it tried and their errors (the router's list, bounded); a served one's are in servedBy. */
   attempts?: LogRecord['attempts'];
   /** A failed request: what the caller was told, and what the upstream answered when it was the upstream's. */
   error?: Pick<LogRecord, 'error_message' | 'upstream_status' | 'upstream_body'>;
@@ -55,18 +62,31 @@ export function noteFailedTarget(draft: RequestLogDraft | undefined, failure: Ga
   };
   draft.owners = failure.owners;
   // The router's list of what it tried; a refusal that names a provider (model_not_allowed) tried none.
-  if (failure.attempts) {
-    draft.attempts = failure.attempts.map((attempt) => ({
-      provider: attempt.provider.slice(0, 128),
-      model: attempt.model.slice(0, MAX_NAME) || null,
-      status: attempt.status,
-      error_type: attempt.type.slice(0, 128),
-      message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
-    }));
-  }
+  if (failure.attempts) draft.attempts = attemptRows(failure.attempts);
   if (draft.provider || !failure.provider) return;
   draft.provider = failure.provider;
   if (failure.model) draft.model = failure.model;
+}
+
+/** The targets a request tried and how each failed, as the record keeps them (bounded). */
+function attemptRows(attempts: readonly TargetAttempt[]): NonNullable<LogRecord['attempts']> {
+  return attempts.map((attempt) => ({
+    provider: attempt.provider.slice(0, 128),
+    model: attempt.model.slice(0, MAX_NAME) || null,
+    status: attempt.status,
+    error_type: attempt.type.slice(0, 128),
+    message: attempt.message.slice(0, MAX_ATTEMPT_MESSAGE),
+  }));
+}
+
+/**
+ * Every target tried: a failure's list, or for a served request those that failed before the one that served
+ * (a fallback that saved it); null when nothing failed.
+ */
+function attemptsOf(draft: RequestLogDraft): LogRecord['attempts'] {
+  if (draft.attempts) return draft.attempts;
+  const failedBefore = draft.servedBy?.failedBefore;
+  return failedBefore?.length ? attemptRows(failedBefore) : null;
 }
 
 /** The start of an upstream's error body as text (JSON as written), or null without one. */
@@ -227,7 +247,7 @@ export function createRequestLog(options: {
         user_id: authorization?.userId ?? null,
         business_unit_id: authorization?.businessUnitId ?? null,
         selected_key_id: draft.servedBy?.keyId ?? null,
-        attempts: draft.attempts ?? null,
+        attempts: attemptsOf(draft),
         fallback_index: draft.servedBy?.fallbackIndex ?? null,
         // Where routing sent it and why (docs/routing.md "Explained decisions"); the writer bounds its size.
         ...(draft.authorization?.routing && { routing: draft.authorization.routing }),

@@ -41,6 +41,11 @@ export interface Attempted<T> {
   model: string;
   /** The served target's place in the plan as the caller gave it (health may have tried it in another order). */
   fallbackIndex: number;
+  /**
+   * The targets that failed before the one that served, each with its error (its log record lists them); absent
+   * when none did (the usual case: nothing is allocated for it).
+   */
+  failedBefore?: TargetAttempt[] | undefined;
   /** Frees the provider's concurrency place: at once for a whole answer, when a stream ends for a stream. */
   release: Release;
 }
@@ -97,6 +102,13 @@ function attemptOf(provider: string, model: string, error: GatewayError): Target
     type: error.type,
     message: error.message.slice(0, MAX_ATTEMPT_MESSAGE),
   };
+}
+
+/** What each target answered, the last ones within the bound, for the request's log record (docs/logs.md). */
+function attemptsOf(failures: Array<{ target: RouteTarget; error: GatewayError }>): TargetAttempt[] {
+  return failures
+    .slice(-MAX_TARGET_ATTEMPTS)
+    .map(({ target, error }) => attemptOf(target.provider, target.model, error));
 }
 
 /** A piece relayed verbatim is already an item; a plain chunk is wrapped. */
@@ -159,17 +171,18 @@ export class PlanExecution {
         });
         if (index > 0) this.dependencies.metrics.fallbacks.inc({ provider: target.provider });
         const planned = options.targets.indexOf(target);
-        return { ...attempted, fallbackIndex: planned === -1 ? index : planned };
+        return {
+          ...attempted,
+          fallbackIndex: planned === -1 ? index : planned,
+          failedBefore: failures.length > 0 ? attemptsOf(failures) : undefined,
+        };
       } catch (error) {
         const failure = toGatewayError(error);
         if (isCancellation(failure)) throw failure;
         failures.push({ target, error: failure.withTarget(target.provider, target.model) });
       }
     }
-    // What each target answered, bounded, for the request's log record (docs/logs.md).
-    const attempts = failures
-      .slice(-MAX_TARGET_ATTEMPTS)
-      .map(({ target, error }) => attemptOf(target.provider, target.model, error));
+    const attempts = attemptsOf(failures);
     if (failures.length === 1) {
       const only = failures[0]!.error;
       throw new GatewayError({ ...only.toJSON(), attempts, cause: only.cause });
@@ -205,14 +218,15 @@ export class PlanExecution {
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
   }): AsyncGenerator<StreamItem> {
-    const { value, provider, keyId, model, fallbackIndex, release, startedAt } = await this.acrossTargets({
-      ...options,
-      hold: true,
-      attempt: async (method, target, context) => {
-        const iterator = options.open(method, target, context)[Symbol.asyncIterator]();
-        return { iterator, first: await iterator.next() };
-      },
-    });
+    const { value, provider, keyId, model, fallbackIndex, failedBefore, release, startedAt } =
+      await this.acrossTargets({
+        ...options,
+        hold: true,
+        attempt: async (method, target, context) => {
+          const iterator = options.open(method, target, context)[Symbol.asyncIterator]();
+          return { iterator, first: await iterator.next() };
+        },
+      });
     const { iterator, first } = value;
     const measure = new StreamMeasure({
       health: this.dependencies.health,
@@ -226,7 +240,7 @@ export class PlanExecution {
       }
       const firstItem = streamItem(first.value);
       measure.see(firstItem.chunk);
-      yield { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId } };
+      yield { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId, failedBefore } };
       try {
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
           const item = streamItem(next.value);

@@ -205,7 +205,7 @@ export class RouterCore implements RouterService {
   ): Promise<CompletionResult> {
     const common = { targets: request.targets, signal: options.signal, trace: options.trace, tally };
     let native = false;
-    const { value, provider, startedAt, fallbackIndex, keyId } =
+    const { value, provider, startedAt, fallbackIndex, keyId, failedBefore } =
       request.operation === 'chat'
         ? await this.plans.acrossTargets({
             ...common,
@@ -235,7 +235,7 @@ export class RouterCore implements RouterService {
       startedAt,
       sendRawResponse: this.dependencies.client.current().send_raw_response,
     });
-    const servedBy = { fallbackIndex, keyId };
+    const servedBy = { fallbackIndex, keyId, failedBefore };
     return native
       ? { response, provider: provider.name, servedBy, native: value.raw }
       : { response, provider: provider.name, servedBy };
@@ -297,16 +297,18 @@ export class RouterCore implements RouterService {
     options: CallOptions,
     tally: CallTally,
   ): Promise<EmbeddingsResult> {
-    const { value, provider, startedAt, fallbackIndex, keyId } = await this.plans.acrossTargets({
-      targets: request.targets,
-      signal: options.signal,
-      trace: options.trace,
-      tally,
-      operation: 'embeddings',
-      tokens: usageTokens,
-      attempt: (embeddings, target, context) =>
-        embeddings({ model: target.model, input: request.input, params: request.params }, context),
-    });
+    const { value, provider, startedAt, fallbackIndex, keyId, failedBefore } = await this.plans.acrossTargets(
+      {
+        targets: request.targets,
+        signal: options.signal,
+        trace: options.trace,
+        tally,
+        operation: 'embeddings',
+        tokens: usageTokens,
+        attempt: (embeddings, target, context) =>
+          embeddings({ model: target.model, input: request.input, params: request.params }, context),
+      },
+    );
     const response = buildEmbeddingsList({
       request,
       provider: provider.name,
@@ -314,7 +316,7 @@ export class RouterCore implements RouterService {
       startedAt,
       sendRawResponse: this.dependencies.client.current().send_raw_response,
     });
-    return { response, provider: provider.name, servedBy: { fallbackIndex, keyId } };
+    return { response, provider: provider.name, servedBy: { fallbackIndex, keyId, failedBefore } };
   }
 
   async passthrough(

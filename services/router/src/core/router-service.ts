@@ -4,6 +4,7 @@ import type {
   EmbeddingsList,
   Message,
   PassthroughOperation,
+  TargetAttempt,
 } from '@gw/shared';
 import type { ProviderHealthReport } from '@gw/shared/health';
 import type { TraceContext } from '@gw/shared/tracing';
@@ -72,6 +73,8 @@ export interface ServedBy {
   fallbackIndex: number;
   /** The provider key's id; absent for a provider that needs none. */
   keyId?: string | undefined;
+  /** The targets that failed before this one, each with its error (the request log's `attempts`). */
+  failedBefore?: TargetAttempt[] | undefined;
 }
 
 /** A finished call: the domain answer and the provider that served it. */

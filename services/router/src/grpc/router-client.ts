@@ -6,6 +6,7 @@ import {
   GatewayError,
   internalError,
   serviceUnavailable,
+  targetAttemptSchema,
   UnansweredCallError,
 } from '@gw/shared';
 import {
@@ -391,7 +392,18 @@ export class RouterClient implements RouterService {
   }
 }
 
-/** The served target and key as the proto carries them (an empty key id is none). */
-function servedByOf(message: { fallback_index: number; key_id: string }): ServedBy {
-  return { fallbackIndex: message.fallback_index, keyId: message.key_id || undefined };
+/**
+ * The served target and key as the proto carries them (an empty key id is none), and the targets that failed
+ * first, each checked (one the schema refuses is dropped: it is a log record's detail, not the answer).
+ */
+function servedByOf(message: Pick<ServedMessage, 'fallback_index' | 'key_id' | 'failed_before'>): ServedBy {
+  const failedBefore = (message.failed_before ?? []).flatMap((failed) => {
+    const parsed = targetAttemptSchema.safeParse(failed);
+    return parsed.success ? [parsed.data] : [];
+  });
+  return {
+    fallbackIndex: message.fallback_index,
+    keyId: message.key_id || undefined,
+    ...(failedBefore.length > 0 && { failedBefore }),
+  };
 }

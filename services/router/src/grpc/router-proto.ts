@@ -17,6 +17,15 @@ export interface JsonMessage {
   json: Buffer;
 }
 
+/** A target tried before the one that served, as proto/router.proto's FailedTarget carries it. */
+export interface FailedTargetMessage {
+  provider: string;
+  model: string;
+  status: number;
+  type: string;
+  message: string;
+}
+
 export interface ServedMessage {
   json: Buffer;
   provider: string;
@@ -24,6 +33,7 @@ export interface ServedMessage {
   native: Buffer;
   fallback_index: number;
   key_id: string;
+  failed_before: FailedTargetMessage[];
 }
 
 export interface StreamReplyMessage {
@@ -36,6 +46,7 @@ export interface StreamReplyMessage {
   /** With provider, on the first message only. */
   fallback_index: number;
   key_id: string;
+  failed_before: FailedTargetMessage[];
 }
 
 /** One frame of the Passthrough RPC: `head` on the first frame of each direction, `chunk` on the others. */

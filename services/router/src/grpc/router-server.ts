@@ -79,6 +79,7 @@ function servedMessage(result: Served<unknown>): ServedMessage {
     native: native === undefined ? NONE : Buffer.from(JSON.stringify(native)),
     fallback_index: result.servedBy?.fallbackIndex ?? 0,
     key_id: result.servedBy?.keyId ?? '',
+    failed_before: result.servedBy?.failedBefore ?? [],
   };
 }
 
@@ -97,6 +98,7 @@ async function* streamMessages(
       relays_native: item.native !== undefined,
       fallback_index: item.servedBy?.fallbackIndex ?? 0,
       key_id: item.servedBy?.keyId ?? '',
+      failed_before: item.servedBy?.failedBefore ?? [],
     };
   }
 }

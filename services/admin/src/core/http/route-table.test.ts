@@ -39,11 +39,11 @@ describe('the route table', () => {
       expect(() => createRouteTable([{ ...row, path }]), path).toThrow(/lowercase words and :parameters/);
   });
 
-  it('has every mounted row with a known permission, and whoami the only open one', () => {
+  it('has every mounted row with a known permission, and whoami and the gateway address the only open ones', () => {
     for (const row of harness.app.routes)
       expect([...PERMISSIONS, 'open'], `${row.method} ${row.path}`).toContain(row.permission);
     const open = harness.app.routes.filter((row) => row.permission === 'open');
-    expect(open.map((row) => `${row.method} ${row.path}`)).toEqual(['GET /whoami']);
+    expect(open.map((row) => `${row.method} ${row.path}`)).toEqual(['GET /whoami', 'GET /gateway-address']);
   });
 
   it('answers 405 with Allow naming exactly the methods the table has for the path, and 404 where it has none', async () => {

@@ -16,9 +16,9 @@ let root: string;
 let server: Server;
 let base: string;
 
-function serve(dist: string) {
+function serve(dist: string, options: { sso?: boolean } = {}) {
   const app = express();
-  app.use('/ui', createUiRouter(dist));
+  app.use('/ui', createUiRouter(dist, options));
   app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
     sendError(response, error, 'test');
   });
@@ -119,6 +119,20 @@ describe('/ui static files', () => {
     expect(head.status).toBe(200);
     const post = await fetch(`http://${base}/ui/`, { method: 'POST' });
     expect(post.status).toBe(405);
+  });
+
+  it('says in /ui/sign-in.json whether single sign-on is configured, never cached', async () => {
+    const off = await fetch(`http://${base}/ui/sign-in.json`);
+    expect(off.status).toBe(200);
+    expect(off.headers.get('cache-control')).toBe('no-cache');
+    expect(await off.json()).toEqual({ sso: false });
+    const withSso = serve(join(root, 'dist'), { sso: true });
+    const host = await listen(withSso);
+    try {
+      expect(await (await fetch(`http://${host}/ui/sign-in.json`)).json()).toEqual({ sso: true });
+    } finally {
+      await new Promise((resolve) => withSso.close(resolve));
+    }
   });
 
   it('answers 503 naming the build command when there is no build', async () => {

@@ -37,6 +37,9 @@ export const UI_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** `{"sso": boolean}`: whether single sign-on is configured (a path no build file takes). */
+const SIGN_IN_PATH = '/ui/sign-in.json';
+
 /** The precompressed copies the build writes beside a text file (packages/ui/vite.config.ts), best first. */
 const ENCODINGS = [
   ['br', '.br'],
@@ -73,15 +76,28 @@ async function negotiated(path: string, acceptEncoding: string | undefined) {
  * resolves outside the folder is too. Text files go as their precompressed brotli or gzip copy when
  * `Accept-Encoding` takes it (`Vary: Accept-Encoding`). Without a build, 503 naming the command that makes it.
  */
-export function createUiRouter(distDir: string): Router {
+export function createUiRouter(distDir: string, options: { sso?: boolean } = {}): Router {
   const root = resolve(distDir);
   const router = Router({ caseSensitive: true, strict: true });
+  // How one signs in here, before anyone has: the sign-in page asks `/auth/session` only where single sign-on
+  // is configured (elsewhere `/auth` is not served, and the browser would log a 404 at every load).
+  const signIn = Buffer.from(JSON.stringify({ sso: options.sso ?? false }));
   router.use(async (request: Request, response: Response) => {
     if (request.method !== 'GET' && request.method !== 'HEAD')
       throw methodNotAllowed({ method: request.method, path: request.originalUrl, allowed: 'GET or HEAD' });
     const raw = request.originalUrl.split('?')[0]!;
     if (raw === '/ui') {
       response.redirect(301, '/ui/');
+      return;
+    }
+    if (raw === SIGN_IN_PATH) {
+      response.writeHead(200, {
+        'content-type': TYPES['.json'],
+        'content-length': signIn.length,
+        'cache-control': 'no-cache',
+        'x-content-type-options': 'nosniff',
+      });
+      response.end(request.method === 'HEAD' ? undefined : signIn);
       return;
     }
     let relative: string;

@@ -3,7 +3,9 @@ import {
   type LiveSettings,
   RESTART_REQUIRED,
   readSystemSettings,
+  type SettingField,
   type SystemSettings,
+  settingFields,
   systemSettingsSchema,
   validate,
   writeSystemSettings,
@@ -29,9 +31,17 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const sectionOf = (changes: Record<string, unknown>, name: string) =>
   isObject(changes[name]) ? changes[name] : {};
 
+/** A section with the fields a change names; a field sent as null is unset (its default, or none, applies). */
+function mergeSection(current: object, changes: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...current, ...changes };
+  for (const [name, value] of Object.entries(changes)) if (value === null) delete merged[name];
+  return merged;
+}
+
 /**
  * `GET|PUT /api/config`: the system settings (client, governance settings, how MCP tool calls run, request
- * logs, the response cache). A PUT changes the fields it names; the result is validated whole (an error names
+ * logs, the response cache), and `GET /api/config/fields` what each one is (settings-fields.ts of @gw/shared).
+ * A PUT changes the fields it names (null unsets one); the result is validated whole (an error names
  * the field), stored, and applied by every process to its next request, except the settings listed in
  * `restart_required` (their schema marks them read at start).
  */
@@ -54,6 +64,12 @@ export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
       handle: async () => answer(await readSystemSettings(storeOf(), options.settings.current())),
     },
     { method: 'PUT', path: '/config', permission: 'config:write', handle: change },
+    {
+      method: 'GET',
+      path: '/config/fields',
+      permission: 'config:read',
+      handle: async () => ({ status: 200, body: settingFields() satisfies readonly SettingField[] }),
+    },
   ];
 
   async function change(request: AdminRequest): Promise<AdminResult> {
@@ -76,15 +92,15 @@ export function createConfigAdmin(options: ConfigAdminOptions): AdminRoute[] {
       );
     }
     const merged = {
-      client: { ...current.client, ...sectionOf(changes, 'client') },
+      client: mergeSection(current.client, sectionOf(changes, 'client')),
       governance: {
         ...governance,
-        settings: { ...current.governance.settings, ...sectionOf(governance, 'settings') },
+        settings: mergeSection(current.governance.settings, sectionOf(governance, 'settings')),
         pricing: current.governance.pricing,
       },
-      mcp: { ...current.mcp, ...sectionOf(changes, 'mcp') },
-      logs: { ...current.logs, ...sectionOf(changes, 'logs') },
-      cache: { ...current.cache, ...sectionOf(changes, 'cache') },
+      mcp: mergeSection(current.mcp, sectionOf(changes, 'mcp')),
+      logs: mergeSection(current.logs, sectionOf(changes, 'logs')),
+      cache: mergeSection(current.cache, sectionOf(changes, 'cache')),
     };
     const settings = validate(systemSettingsSchema, merged) as SystemSettings;
     await writeSystemSettings(store, settings);
