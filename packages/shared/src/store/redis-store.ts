@@ -13,10 +13,10 @@ import {
   addArguments,
   admissionScripts,
   readAdmissionScripts,
-  sliceResult,
   recordResult,
   releaseArguments,
   settleArguments,
+  sliceResult,
   takeArguments,
   takeResult,
 } from './redis-admission-scripts.ts';
@@ -213,6 +213,10 @@ export class RedisStore implements Store, SliceSource {
       this.batchGroup(`res:${shard}`),
     );
     return closed === 1;
+  }
+
+  connected(): boolean {
+    return this.connection.status === 'ready';
   }
 
   async takeSlice(request: SliceRequest): Promise<Slice> {

@@ -163,6 +163,8 @@ export interface Slice {
 
 /** What allowances need of a store besides admission (RedisStore). */
 export interface SliceSource {
+  /** False while the store's connection is down (admission then answers what the store answers: 503). */
+  connected(): boolean;
   takeSlice(request: SliceRequest): Promise<Slice>;
   /** Gives back `taken - used` and forgets the holder's slice; what went back. */
   returnSlice(request: { counter: CounterName; holder: string; used: number }): Promise<number>;
