@@ -144,7 +144,11 @@ export class AllowanceStore implements Store {
     // record is written after its settle) counts it: one call per slice and turn, off the request's path.
     const reports = request.adjustments.flatMap((adjustment) => {
       const slice = this.slices.get(sliceId(adjustment));
-      return slice && slice.taken > 0 ? [this.report(slice)] : [];
+      if (!slice || slice.taken === 0) return [];
+      // What settles spend counts in the slice's rate too (tokens are all spent at settle).
+      if (adjustment.delta > 0) slice.bucket.amount += adjustment.delta;
+      this.refill(slice, slice.limit);
+      return [this.report(slice)];
     });
     await Promise.all([...(overflow.length > 0 ? [this.store.addToCounters(overflow)] : []), ...reports]);
     return true;
@@ -254,19 +258,22 @@ export class AllowanceStore implements Store {
   private refillAhead(checks: CounterCheck[]): void {
     for (const check of checks) {
       const slice = this.slices.get(sliceId(check));
-      if (!slice || slice.refilling || slice.exhausted) continue;
-      const size = this.sliceSize(slice, check.limit);
-      if (size === 0 || slice.armed - slice.used >= size / 2) continue;
-      slice.limit = Math.min(slice.limit, check.limit);
-      slice.refilling = true;
-      void this.call(slice, {
-        want: slice.taken - slice.used < size ? size : 0,
-        step: size,
-        limit: check.limit,
-      }).finally(() => {
-        slice.refilling = false;
-      });
+      if (slice) this.refill(slice, check.limit);
     }
+  }
+
+  /** Asks for more of a slice below half of what it should hold, unless an ask is under way or was refused. */
+  private refill(slice: HeldSlice, limit: number): void {
+    if (slice.refilling || slice.exhausted) return;
+    const size = this.sliceSize(slice, limit);
+    if (size === 0 || slice.armed - slice.used >= size / 2) return;
+    slice.limit = Math.min(slice.limit, limit);
+    slice.refilling = true;
+    void this.call(slice, { want: slice.taken - slice.used < size ? size : 0, step: size, limit }).finally(
+      () => {
+        slice.refilling = false;
+      },
+    );
   }
 
   /** One take-slice call for a slice (a take, an arming, or a renewal with a report); failures are reported. */
