@@ -1096,7 +1096,7 @@ async function redisCommandCalls(): Promise<number> {
 async function exactAdmissions(base: string): Promise<number> {
   const response = await fetch(`${base}/metrics`);
   const text = await response.text();
-  return Number(/^gw_governance_admissions_total\{path="exact"\} (\d+)/m.exec(text)?.[1] ?? 0);
+  return Number(/^gw_governance_admissions_total\{path="exact"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
 /** Commands Redis has processed since it started, from every client (INFO stats). */

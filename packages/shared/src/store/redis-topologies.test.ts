@@ -4,6 +4,7 @@
 import { type RedisTopology, runStoreContract, startRedisCluster, startRedisSentinel } from '@gw/testkit';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AllowanceStore } from './allowance-store.ts';
 import { RedisStore } from './redis-store.ts';
 
 const prefix = `gw-test:${process.pid}:${Date.now()}:`;
@@ -83,6 +84,40 @@ describe('RedisStore on Redis Cluster', () => {
       admin.disconnect();
     }
   });
+  it("admits exactly a limit from slices of two ingresses, over two owners' counters", async () => {
+    const stores = await Promise.all(
+      [0, 1].map(() => RedisStore.connect({ url: cluster.url, prefix: `${prefix}allow:` })),
+    );
+    const ingresses = stores.map((store) => new AllowanceStore({ store }));
+    const expireAtMs = Date.now() + 3_600_000;
+    const checks = [
+      { key: 'r:key', owner: 'key:allow', limit: 600, need: 1, amount: 1, expireAtMs },
+      { key: 'b:team', owner: 'team:allow', limit: 1_000_000, need: 1_000, amount: 1_000, expireAtMs },
+    ];
+    try {
+      let admitted = 0;
+      for (let wave = 0; wave < 20; wave++) {
+        const answers = await Promise.all(
+          Array.from({ length: 50 }, (_, index) =>
+            ingresses[index % 2]!.admit({
+              required: checks,
+              alternatives: [],
+              reservation: { id: `res-allow-${wave}-${index}`, deadlineMs: expireAtMs, payload: '{}' },
+            }),
+          ),
+        );
+        admitted += answers.filter((answer) => answer.allowed).length;
+      }
+      expect(admitted).toBe(600);
+      expect(ingresses.reduce((sum, ingress) => sum + ingress.admissions().local, 0)).toBeGreaterThan(300);
+      await Promise.all(ingresses.map((ingress) => ingress.close()));
+      expect(await stores[0]!.readCounters(checks)).toEqual([600, 600_000]);
+    } finally {
+      await Promise.all(ingresses.map((ingress) => ingress.close()));
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
   it('admits in the same turn as reads of documents on every node (scripts are not pipelined by their key count)', async () => {
     const store = await RedisStore.connect({ url: cluster.url, prefix: `${prefix}turn:` });
     const check = (key: string) => ({
