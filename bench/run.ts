@@ -465,6 +465,11 @@ interface TargetResult {
   cpuBaseline?: string;
   /** Governed cluster rows: Redis script round trips per request (INFO commandstats evalsha). */
   redisCallsPerRequest?: number;
+  /**
+   * Governed cluster rows: Redis round trips on the request's path per request (admissions the ingress could not
+   * answer from its slices, `gw_governance_admissions_total{path="exact"}`), warm-ups included.
+   */
+  criticalRedisCallsPerRequest?: number;
   errors: number;
   errorSamples: ErrorSample[];
   logPath?: string;
@@ -921,7 +926,11 @@ async function runMode(
       governed = { target: name, url: result.url, ok: false, errors: 0, errorSamples: [], cpuBaseline };
       const before =
         mode !== 'embedded'
-          ? { redis: await redisCommandCalls(), mock: await mockStats(mockUrl) }
+          ? {
+              redis: await redisCommandCalls(),
+              mock: await mockStats(mockUrl),
+              exact: await exactAdmissions(result.url),
+            }
           : undefined;
       Object.assign(governed, await target(name, { 'x-gw-vk': VIRTUAL_KEY }));
       if (before) {
@@ -930,6 +939,9 @@ async function runMode(
         const upstream = delta(before.mock, await mockStats(mockUrl));
         const requests = upstream.requests;
         if (requests > 0) governed.redisCallsPerRequest = Math.round((calls / requests) * 100) / 100;
+        const exact = (await exactAdmissions(result.url)) - before.exact;
+        if (requests > 0)
+          governed.criticalRedisCallsPerRequest = Math.round((exact / requests) * 1000) / 1000;
       }
       governed.ok = true;
     }
@@ -1075,6 +1087,16 @@ async function redisCommandCalls(): Promise<number> {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Admissions an ingress made against Redis on the request's path so far (`gw_governance_admissions_total{path=
+ * "exact"}` of its /metrics; the others were answered from its slices).
+ */
+async function exactAdmissions(base: string): Promise<number> {
+  const response = await fetch(`${base}/metrics`);
+  const text = await response.text();
+  return Number(/^gw_governance_admissions_total\{path="exact"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
 /** Commands Redis has processed since it started, from every client (INFO stats). */
@@ -1588,7 +1610,7 @@ async function main(): Promise<number> {
       for (const result of measured) {
         if (result.redisCallsPerRequest !== undefined) {
           extra.push(
-            `${result.target}: ${result.redisCallsPerRequest} Redis script round trips per request (authorize on the critical path, settle after it)`,
+            `${result.target}: ${result.redisCallsPerRequest} Redis script round trips per request (slices, settles and exact admissions), ${result.criticalRedisCallsPerRequest ?? '?'} on the request's path`,
           );
         }
       }

@@ -31,6 +31,7 @@ import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientService, K8sLikeCluster, type Service } from './support/k8s-like.ts';
+import { openReservations } from './support/reservations.ts';
 import { charged } from './support/steady-load.ts';
 
 const ADMIN_TOKEN = 'drills-admin';
@@ -47,7 +48,6 @@ const ANSWER_DELAY_MS = 500;
 const BURST = 30;
 /** The ingress's drain delay in the Kubernetes-like drills: ten polls of the client-side Service. */
 const DRAIN_DELAY_MS = 2_000;
-
 
 /** A key of the config file: a budget, a request limit, its value (`sk-gw-drill-<id>…`). */
 function drillKey(id: string, requestLimit: number) {
@@ -211,7 +211,7 @@ async function assertServedAndCharged(options: {
   const keyIds = new Set([load.key.id, ...(limited ? [limited.key.id] : [])]);
   const redis = new Redis(REDIS_URL);
   const open = async () =>
-    (await redis.hvals(`${options.prefix}{gov}reservations`)).filter((stored) => {
+    (await openReservations(redis, options.prefix)).filter((stored) => {
       const plan = JSON.parse(stored.slice(stored.indexOf('\n') + 1)) as { virtualKeyId?: string };
       return keyIds.has(plan.virtualKeyId ?? '');
     }).length;

@@ -19,6 +19,7 @@ import {
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from './support/http.ts';
+import { openReservations } from './support/reservations.ts';
 import { charged, steadyLoad } from './support/steady-load.ts';
 
 const ADMIN = { authorization: 'Bearer lost-admin' };
@@ -104,8 +105,8 @@ async function chargedAsServed(options: {
   // Every reservation settled (a lost call's by the sweeper, at its deadline): until then the spend holds it.
   if (gateway.mode === 'cluster') {
     const redis = new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
-    const reservations = `${(gateway as LaunchedCluster).prefix}{gov}reservations`;
-    await waitFor(async () => (await redis.hlen(reservations)) === 0, {
+    const prefix = (gateway as LaunchedCluster).prefix;
+    await waitFor(async () => (await openReservations(redis, prefix)).length === 0, {
       timeoutMs: 30_000,
       what: 'every reservation settled',
     }).finally(() => redis.quit());

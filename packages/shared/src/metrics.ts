@@ -65,6 +65,12 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
       labelNames: ['provider', 'model'] as const,
       registers: [registry],
     }),
+    admissions: new Counter({
+      name: 'gw_governance_admissions_total',
+      help: 'Governed admissions by path: local (from the slices this ingress holds, no Redis call on the request path) or exact (a Redis round trip)',
+      labelNames: ['path'] as const,
+      registers: [registry],
+    }),
     grpcClientDuration: new Histogram({
       name: 'gw_grpc_client_duration_seconds',
       help: 'Calls to another service over gRPC, as the caller saw them (streams: to the first chunk)',

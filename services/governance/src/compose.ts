@@ -1,6 +1,6 @@
 import type { GatewayConfig, LiveSettings, Logger, Metrics } from '@gw/shared';
 import { HealthBoard } from '@gw/shared/health';
-import type { Store } from '@gw/shared/store';
+import { AllowanceStore, RedisStore, type Store } from '@gw/shared/store';
 import type { Tracer } from '@gw/shared/tracing';
 import { AdmissionCore } from './core/admission-core.ts';
 import { GovernanceCore } from './core/governance-core.ts';
@@ -81,12 +81,24 @@ export async function startGovernance(
  */
 export async function startAdmission(options: GovernanceOptions): Promise<Started<Admission>> {
   await using started = new AsyncDisposableStack();
+  // On Redis this process admits from slices of the counters while they last, off Redis's path
+  // (docs/governance.md "Allowances"); what they hold unspent goes back when admission closes (a drain).
+  const store =
+    options.store instanceof RedisStore
+      ? started.use(
+          new AllowanceStore({
+            store: options.store,
+            onError: (error) => options.logger.warn({ err: error }, 'allowances: a slice call failed'),
+            onAdmission: (path) => options.metrics?.admissions.inc({ path }),
+          }),
+        )
+      : options.store;
   const health = started.use(await sharedHealth(options));
   const repository = new GovernanceRepository({ store: options.store, logger: options.logger });
   await repository.start();
   started.defer(() => repository.close());
   const core = new AdmissionCore({
-    store: options.store,
+    store,
     repository,
     client: options.settings.client,
     settings: options.settings.governance,

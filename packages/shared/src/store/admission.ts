@@ -9,7 +9,7 @@ export const SETTLED_MARK_MS = 5 * 60 * 1000;
 
 /**
  * The admission decision over current counter values, shared by the memory store (which then applies it)
- * and mirrored by admit-counters.lua on Redis. Pure: reads through `current`, decides, changes nothing.
+ * and mirrored, one owner's checks at a time, by take-counters-n.lua on Redis. Pure: reads through `current`, decides, changes nothing.
  */
 export function decideAdmission(request: AdmitRequest, current: (key: string) => number): AdmitResult {
   const failing = (checks: CounterCheck[]) =>
@@ -71,4 +71,61 @@ export function counterTtlMs(expireAtMs: number): number {
 export function parseReservation(id: string, stored: string): DueReservation {
   const newline = stored.indexOf('\n');
   return { id, alternative: Number(stored.slice(0, newline)), payload: stored.slice(newline + 1) };
+}
+
+/** The owner of a counter that names none. */
+export const DEFAULT_OWNER = 'gov';
+
+/**
+ * One owner's part of an admission: its required checks (with their indexes in `required`) and, for the owner
+ * of the alternatives, every alternative.
+ */
+export interface AdmissionStep {
+  owner: string;
+  required: Array<{ check: CounterCheck; index: number }>;
+  alternatives: CounterCheck[][];
+}
+
+/**
+ * An admission split by owner, in the order each owner's first required check comes (the owner of the
+ * alternatives after the others when it has no required check). Alternatives of no check at all pass without
+ * a step. Throws when the alternatives' checks are of more than one owner.
+ */
+export function admissionSteps(request: AdmitRequest): AdmissionStep[] {
+  const steps = new Map<string, AdmissionStep>();
+  const stepOf = (owner: string) => {
+    let step = steps.get(owner);
+    if (!step) {
+      step = { owner, required: [], alternatives: [] };
+      steps.set(owner, step);
+    }
+    return step;
+  };
+  request.required.forEach((check, index) => {
+    stepOf(check.owner ?? DEFAULT_OWNER).required.push({ check, index });
+  });
+  const owners = new Set(request.alternatives.flat().map((check) => check.owner ?? DEFAULT_OWNER));
+  if (owners.size > 1) {
+    throw new RangeError(`the alternatives of an admission must share one owner (${[...owners].join(', ')})`);
+  }
+  const [alternativesOwner] = owners;
+  if (alternativesOwner !== undefined) stepOf(alternativesOwner).alternatives = request.alternatives;
+  return [...steps.values()];
+}
+
+/** What an admitted step counted: its required amounts and those of the first passing alternative. */
+export function stepAdditions(step: AdmissionStep, passing: number[]): CounterAdjustment[] {
+  const first = passing[0];
+  const checks = [
+    ...step.required.map(({ check }) => check),
+    ...(first === undefined ? [] : (step.alternatives[first] ?? [])),
+  ];
+  return checks
+    .filter((check) => check.amount !== 0)
+    .map((check) => ({
+      key: check.key,
+      owner: check.owner,
+      delta: check.amount,
+      expireAtMs: check.expireAtMs,
+    }));
 }

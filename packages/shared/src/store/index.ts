@@ -2,6 +2,7 @@ import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
+export { AllowanceStore } from './allowance-store.ts';
 export { type Collection, defineCollection, logInvalidDocuments } from './collection.ts';
 export { type ChangeFollower, followChanges } from './follow-changes.ts';
 export { MemoryStore } from './memory-store.ts';

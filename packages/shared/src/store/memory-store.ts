@@ -14,6 +14,7 @@ import type {
   AdmitRequest,
   AdmitResult,
   CounterAdjustment,
+  CounterName,
   DueReservation,
   MessageHandler,
   SettleReservationRequest,
@@ -238,9 +239,10 @@ export class MemoryStore implements Store {
     while (this.claims.size >= MAX_CLAIMS) this.claims.delete(this.claims.keys().next().value!);
   }
 
-  async readCounters(keys: string[]): Promise<number[]> {
+  async readCounters(counters: ReadonlyArray<string | CounterName>): Promise<number[]> {
     this.assertOpen();
-    return keys.map((key) => this.counterValue(key));
+    // One process: every owner's counters are in one map, by key.
+    return counters.map((counter) => this.counterValue(typeof counter === 'string' ? counter : counter.key));
   }
 
   private counterValue(key: string): number {

@@ -54,6 +54,32 @@ describe('RedisStore', () => {
     await store.close();
   });
 
+  it('answers a request admitted before as a duplicate even when its owners are full now, counting nothing', async () => {
+    const store = await RedisStore.connect({ url, prefix });
+    const expireAtMs = Date.now() + 3_600_000;
+    const id = `res-full-${Date.now()}`;
+    const admit = () =>
+      store.admit({
+        required: [
+          { key: `full-key-${id}`, owner: `key:${id}`, limit: 10, need: 1, amount: 1, expireAtMs },
+          { key: `full-team-${id}`, owner: `team:${id}`, limit: 1, need: 1, amount: 1, expireAtMs },
+        ],
+        alternatives: [],
+        reservation: { id, deadlineMs: expireAtMs, payload: 'p' },
+      });
+    expect(await admit()).toEqual({ allowed: true, passing: [] });
+    // The team is full: the key's step counts, the team's refuses, the key's is given back, and the journal
+    // says the request was admitted before.
+    expect(await admit()).toEqual({ allowed: true, passing: [], duplicate: true });
+    expect(
+      await store.readCounters([
+        { key: `full-key-${id}`, owner: `key:${id}` },
+        { key: `full-team-${id}`, owner: `team:${id}` },
+      ]),
+    ).toEqual([1, 1]);
+    await store.close();
+  });
+
   it("fails only the admission whose counter is broken when a turn's admissions run as one script call", async () => {
     const store = await RedisStore.connect({ url, prefix });
     const expireAtMs = Date.now() + 3_600_000;

@@ -1,23 +1,48 @@
-import { assertAdmitRequest, parseReservation } from './admission.ts';
+import { createHash } from 'node:crypto';
+import {
+  type AdmissionStep,
+  admissionSteps,
+  assertAdmitRequest,
+  counterTtlMs,
+  DEFAULT_OWNER,
+  parseReservation,
+  stepAdditions,
+} from './admission.ts';
 import {
   type AdmissionScripts,
+  addArguments,
   admissionScripts,
-  admitArguments,
-  admitResult,
   readAdmissionScripts,
+  recordResult,
+  releaseArguments,
   settleArguments,
+  sliceResult,
+  takeArguments,
+  takeResult,
 } from './redis-admission-scripts.ts';
 import { RedisChannels } from './redis-channels.ts';
 import type { RedisConnection } from './redis-connection.ts';
 import { openCommandConnection, quit } from './redis-store-connections.ts';
+import { parseRedisTopology } from './redis-topology.ts';
 import type {
   AdmitRequest,
   AdmitResult,
+  CounterAdjustment,
+  CounterName,
   DueReservation,
   MessageHandler,
   SettleReservationRequest,
+  Slice,
+  SliceRequest,
+  SliceSource,
   Store,
 } from './store.ts';
+
+/**
+ * Shards of the journal of reservations, each its own slot (`{res:<n>}`): a reservation is in the shard its id
+ * hashes to, and the sweeper reads every shard.
+ */
+const JOURNAL_SHARDS = 16;
 
 export interface RedisStoreOptions {
   url: string;
@@ -39,18 +64,21 @@ export interface RedisStoreOptions {
 /**
  * The cluster-mode Store, on one Redis, a Redis Cluster or a Sentinel-watched master (REDIS_URL). Documents
  * are one hash per collection (`<prefix>doc:<collection>`, JSON text), counters of admission are
- * `<prefix>{gov}counter:…` with an expiry (with the reservations, in the one slot of `{gov}`), the routers' reports
- * of a request's calls are a list `<prefix>calls:<request id>` with an expiry, claims are `<prefix>claim:<name>`
- * with an expiry, pub/sub channels
- * are `<prefix>channel:<name>` with their message counts at `<prefix>changes:<name>` (redis-channels.ts).
+ * `<prefix>{<owner>}counter:…` with an expiry (each owner's in its own slot: `{key:<id>}`, `{team:<id>}`…), the
+ * journal of reservations is spread over `<prefix>{res:<0-15>}…`, the routers' reports of a request's calls are a
+ * list `<prefix>calls:<request id>` with an expiry, claims are `<prefix>claim:<name>` with an expiry, pub/sub
+ * channels are `<prefix>channel:<name>` with their message counts at `<prefix>changes:<name>`
+ * (redis-channels.ts).
  */
-export class RedisStore implements Store {
+export class RedisStore implements Store, SliceSource {
   private readonly connection: RedisConnection;
   private readonly prefix: string;
   private readonly reportError: (error: unknown) => void;
   /** Admissions and settles of one turn of the event loop: each kind sent as one script call, both in one write. */
   private readonly scripts: AdmissionScripts;
   private readonly channels: RedisChannels;
+  /** A Redis Cluster runs a script on one slot: batches are then per hash tag, else one per script. */
+  private readonly batchPerSlot: boolean;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -61,6 +89,7 @@ export class RedisStore implements Store {
     this.scripts = options.scripts;
     this.prefix = options.prefix;
     this.reportError = options.reportError;
+    this.batchPerSlot = parseRedisTopology(options.url).kind === 'cluster';
     this.channels = new RedisChannels({
       connection,
       url: options.url,
@@ -113,40 +142,165 @@ export class RedisStore implements Store {
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {
     assertAdmitRequest(request);
-    const groups = [request.required, ...request.alternatives];
-    const keys = groups.flat().map((check) => this.counterKey(check.key));
-    const reply = await this.scripts.call(
-      'admit',
-      [this.reservationsKey(), this.deadlinesKey(), this.settledKey(request.reservation?.id ?? ''), ...keys],
-      admitArguments(groups, request.reservation),
-    );
-    return admitResult(reply);
+    // Each owner's checks are one atomic step on its slot, taken in order; a refusal gives back what the steps
+    // before it counted. Nothing is ever counted past a limit; a refusal can be spurious under contention.
+    const id = request.reservation?.id ?? '';
+    const attempted: AdmissionStep[] = [];
+    const taken: CounterAdjustment[] = [];
+    let passing = request.alternatives.every((group) => group.length === 0)
+      ? request.alternatives.map((_, index) => index)
+      : [];
+    try {
+      for (const step of admissionSteps(request)) {
+        attempted.push(step);
+        const result = await this.take(step, id);
+        if (!result.allowed) {
+          attempted.pop();
+          await this.giveBack(id, attempted, taken);
+          const earlier = id === '' ? undefined : await this.admittedBefore(id);
+          if (earlier) return earlier;
+          const mine = step.alternatives.length > 0 ? result.passing : passing;
+          return { allowed: false, passing: mine, ...refusal(step, result) };
+        }
+        if (step.alternatives.length > 0) passing = result.passing;
+        taken.push(...stepAdditions(step, result.passing));
+      }
+    } catch (error) {
+      // A step without an answer may still run (a stalled Redis runs what it was sent once it resumes): every
+      // step sent is released after it, on its connection, so what ran is given back once.
+      if (id !== '') this.releaseLater(id, attempted);
+      throw error;
+    }
+    const reservation = request.reservation;
+    if (!reservation) return { allowed: true, passing };
+    const chosen = passing[0] ?? -1;
+    let recorded: ReturnType<typeof recordResult>;
+    try {
+      recorded = recordResult(
+        await this.scripts.call(
+          'record',
+          this.journalKeys(id),
+          [id, String(reservation.deadlineMs), `${chosen}\n${reservation.payload}`],
+          this.batchGroup(`res:${journalShard(id)}`),
+        ),
+      );
+    } catch (error) {
+      // The record may still run: closed after it (a late record then finds it settled), and the steps released.
+      this.scripts
+        .call('settle', this.journalKeys(id), settleArguments(id), this.batchGroup(`res:${journalShard(id)}`))
+        .catch(() => {});
+      this.releaseLater(id, attempted);
+      throw error;
+    }
+    if (!recorded.recorded) {
+      await this.giveBack(id, attempted, taken);
+      return duplicate(recorded.alternative);
+    }
+    return { allowed: true, passing };
   }
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
-    const reply = await this.scripts.call(
+    // Only an open reservation is settled. Each owner's counters are adjusted once per reservation (a mark on
+    // the owner's slot), then the journal closes it once: a settle retried, or raced by the sweeper, adds
+    // nothing twice, and a close whose answer was lost has its adjustments behind it.
+    const shard = journalShard(request.id);
+    if ((await this.connection.hexists(this.reservationsKey(shard), request.id)) === 0) return false;
+    await Promise.all(this.addCounters(request.adjustments, 'add', request.id));
+    const closed = await this.scripts.call(
       'settle',
-      [
-        this.reservationsKey(),
-        this.deadlinesKey(),
-        this.settledKey(request.id),
-        ...request.adjustments.map((adjustment) => this.counterKey(adjustment.key)),
-      ],
-      settleArguments(request),
+      this.journalKeys(request.id),
+      settleArguments(request.id),
+      this.batchGroup(`res:${shard}`),
     );
-    return reply === 1;
+    return closed === 1;
+  }
+
+  connected(): boolean {
+    return this.connection.status === 'ready';
+  }
+
+  async takeSlice(request: SliceRequest): Promise<Slice> {
+    const { counter } = request;
+    const reply = await this.scripts.call(
+      'takeSlice',
+      [this.counterKey(counter), this.slicesKey(counter)],
+      [
+        request.holder,
+        String(request.want),
+        String(request.limit),
+        String(request.used),
+        String(request.step),
+        String(request.leaseMs),
+        String(request.expireAtMs),
+        String(counterTtlMs(request.expireAtMs)),
+      ],
+      this.batchGroup(counter.owner ?? DEFAULT_OWNER),
+    );
+    return sliceResult(reply);
+  }
+
+  async returnSlice(request: { counter: CounterName; holder: string; used: number }): Promise<number> {
+    const { counter } = request;
+    const reply = await this.scripts.call(
+      'returnSlice',
+      [this.counterKey(counter), this.slicesKey(counter)],
+      [request.holder, String(request.used)],
+      this.batchGroup(counter.owner ?? DEFAULT_OWNER),
+    );
+    return Number(reply);
+  }
+
+  async recordReservation(
+    reservation: NonNullable<AdmitRequest['reservation']>,
+    alternative: number,
+  ): Promise<boolean> {
+    const id = reservation.id;
+    const reply = await this.scripts.call(
+      'record',
+      this.journalKeys(id),
+      [id, String(reservation.deadlineMs), `${alternative}\n${reservation.payload}`],
+      this.batchGroup(`res:${journalShard(id)}`),
+    );
+    return recordResult(reply).recorded;
+  }
+
+  async addToCounters(adjustments: CounterAdjustment[]): Promise<void> {
+    await Promise.all(this.addCounters(adjustments));
   }
 
   async readReservation(id: string): Promise<DueReservation | undefined> {
-    const payload = await this.connection.hget(this.reservationsKey(), id);
+    const payload = await this.connection.hget(this.reservationsKey(journalShard(id)), id);
     return payload === null ? undefined : parseReservation(id, payload);
   }
 
   async dueReservations(nowMs: number, limit: number): Promise<DueReservation[]> {
-    const ids = await this.connection.zrangebyscore(this.deadlinesKey(), '-inf', nowMs, 'LIMIT', 0, limit);
-    if (ids.length === 0) return [];
-    const payloads = await this.connection.hmget(this.reservationsKey(), ...ids);
-    return ids.flatMap((id, index) => {
+    const shards = await Promise.all(
+      Array.from({ length: JOURNAL_SHARDS }, async (_, shard) => {
+        const found = await this.connection.zrangebyscore(
+          this.deadlinesKey(shard),
+          '-inf',
+          nowMs,
+          'WITHSCORES',
+          'LIMIT',
+          0,
+          limit,
+        );
+        const due: Array<{ id: string; deadline: number; shard: number }> = [];
+        for (let index = 0; index < found.length; index += 2) {
+          due.push({ id: found[index]!, deadline: Number(found[index + 1]), shard });
+        }
+        return due;
+      }),
+    );
+    // Oldest first over every shard.
+    const due = shards
+      .flat()
+      .sort((a, b) => a.deadline - b.deadline)
+      .slice(0, limit);
+    const payloads = await Promise.all(
+      due.map(({ id, shard }) => this.connection.hget(this.reservationsKey(shard), id)),
+    );
+    return due.flatMap(({ id }, index) => {
       const payload = payloads[index];
       return payload === null || payload === undefined ? [] : [parseReservation(id, payload)];
     });
@@ -168,10 +322,24 @@ export class RedisStore implements Store {
     return found ?? holder;
   }
 
-  async readCounters(keys: string[]): Promise<number[]> {
-    if (keys.length === 0) return [];
-    const values = await this.connection.mget(...keys.map((key) => this.counterKey(key)));
-    return values.map((value) => Number(value ?? 0));
+  async readCounters(counters: ReadonlyArray<string | CounterName>): Promise<number[]> {
+    // What was used: the counter less what ingresses hold of it in slices and have not spent (as they last
+    // reported). Commands of each (owners are in different slots), sent in the tick's pipeline.
+    return Promise.all(
+      counters.map(async (name) => {
+        const counter = typeof name === 'string' ? { key: name } : name;
+        const [value, slices] = await Promise.all([
+          this.connection.get(this.counterKey(counter)),
+          this.connection.hvals(this.slicesKey(counter)),
+        ]);
+        let held = 0;
+        for (const slice of slices) {
+          const [taken, , used] = slice.split(':').map(Number);
+          held += (taken ?? 0) - (used ?? 0);
+        }
+        return Number(value ?? 0) - held;
+      }),
+    );
   }
 
   publish(channel: string, message: string): Promise<void> {
@@ -223,32 +391,137 @@ export class RedisStore implements Store {
     }
   }
 
-  // Every key an admission or a settle touches carries the hash tag `{gov}`: on Redis Cluster they share one
-  // slot, so each Lua script runs on one node, atomically (README, "Redis topologies").
-
-  private counterKey(key: string): string {
-    return `${this.prefix}{gov}counter:${key}`;
+  /** One owner's step of an admission, on its slot, marked with the reservation's id (when there is one). */
+  private async take(step: AdmissionStep, id: string): Promise<AdmitResult> {
+    const groups = [step.required.map(({ check }) => check), ...step.alternatives];
+    const keys = [this.takenKey(step.owner, id), ...groups.flat().map((check) => this.counterKey(check))];
+    return takeResult(
+      await this.scripts.call('take', keys, takeArguments(groups, id), this.batchGroup(step.owner)),
+    );
   }
 
-  private reservationsKey(): string {
-    return `${this.prefix}{gov}reservations`;
+  /** Gives back, once, what the steps of an admission of reservation `id` counted (by their marks). */
+  private release(id: string, steps: AdmissionStep[]): Array<Promise<unknown>> {
+    return steps.map((step) => {
+      const checks = [...step.required.map(({ check }) => check), ...step.alternatives.flat()];
+      return this.scripts.call(
+        'release',
+        [this.takenKey(step.owner, id), ...checks.map((check) => this.counterKey(check))],
+        releaseArguments(checks),
+        this.batchGroup(step.owner),
+      );
+    });
   }
 
-  private deadlinesKey(): string {
-    return `${this.prefix}{gov}reservation-deadlines`;
+  /** Releases the steps of an admission that failed without an answer; reported, not thrown, when it fails. */
+  private releaseLater(id: string, steps: AdmissionStep[]): void {
+    for (const releasing of this.release(id, steps)) releasing.catch(this.reportError);
+  }
+
+  /** Adds to counters, one script call per owner (each on its slot); resolves when every owner's is done. */
+  private addCounters(
+    adjustments: CounterAdjustment[],
+    script: 'add' | 'giveBack' = 'add',
+    reservationId = '',
+  ): Array<Promise<unknown>> {
+    const byOwner = new Map<string, CounterAdjustment[]>();
+    for (const adjustment of adjustments) {
+      if (adjustment.delta === 0) continue;
+      const owner = adjustment.owner ?? DEFAULT_OWNER;
+      byOwner.set(owner, [...(byOwner.get(owner) ?? []), adjustment]);
+    }
+    return [...byOwner].map(([owner, owned]) =>
+      this.scripts.call(
+        script,
+        [
+          this.ownerSettledKey(owner, reservationId),
+          ...owned.map((adjustment) => this.counterKey(adjustment)),
+        ],
+        addArguments(owned, reservationId),
+        this.batchGroup(owner),
+      ),
+    );
+  }
+
+  /**
+   * Gives back what the steps of a refused (or duplicate) admission counted, before it answers (the sooner it
+   * is back, the fewer refusals it causes). A give-back that fails leaves the amounts counted (never over) and
+   * is reported, not thrown: the admission has its answer.
+   */
+  private async giveBack(id: string, steps: AdmissionStep[], taken: CounterAdjustment[]): Promise<void> {
+    const giving =
+      id === ''
+        ? this.addCounters(
+            taken.map((adjustment) => ({ ...adjustment, delta: -adjustment.delta })),
+            'giveBack',
+          )
+        : this.release(id, steps);
+    await Promise.all(giving.map((given) => given.catch(this.reportError)));
+  }
+
+  /** A refused admission's id admitted before (a request asked twice): its first admission's answer. */
+  private async admittedBefore(id: string): Promise<AdmitResult | undefined> {
+    const shard = journalShard(id);
+    const [stored, settled] = await Promise.all([
+      this.connection.hget(this.reservationsKey(shard), id),
+      this.connection.exists(this.settledKey(shard, id)),
+    ]);
+    if (stored !== null) return duplicate(parseReservation(id, stored).alternative);
+    return settled === 1 ? duplicate(-1) : undefined;
+  }
+
+  /** The batch a script call of this hash tag joins: its slot's on a Redis Cluster, the one batch otherwise. */
+  private batchGroup(tag: string): string {
+    return this.batchPerSlot ? tag : '';
+  }
+
+  // Every key an admission or a settle touches carries a hash tag: an owner's counters share one (`{team:<id>}`),
+  // as do the keys of one shard of the journal (`{res:<n>}`); on Redis Cluster each script runs on one node,
+  // atomically (README, "Redis topologies").
+
+  private counterKey(counter: CounterName): string {
+    return `${this.prefix}{${counter.owner ?? DEFAULT_OWNER}}counter:${counter.key}`;
+  }
+
+  /** The mark of an owner's counters adjusted by a reservation's settle (they expire: SETTLED_MARK_MS). */
+  private ownerSettledKey(owner: string, id: string): string {
+    return `${this.prefix}{${owner}}settled:${id}`;
+  }
+
+  /** The slices ingresses hold of a counter (take-slice-2.lua). */
+  private slicesKey(counter: CounterName): string {
+    return `${this.prefix}{${counter.owner ?? DEFAULT_OWNER}}slices:${counter.key}`;
+  }
+
+  /** The mark of an owner's step of an admission (what it added, until released). */
+  private takenKey(owner: string, id: string): string {
+    return `${this.prefix}{${owner}}taken:${id}`;
+  }
+
+  private journalKeys(id: string): string[] {
+    const shard = journalShard(id);
+    return [this.reservationsKey(shard), this.deadlinesKey(shard), this.settledKey(shard, id)];
+  }
+
+  private reservationsKey(shard: number): string {
+    return `${this.prefix}{res:${shard}}reservations`;
+  }
+
+  private deadlinesKey(shard: number): string {
+    return `${this.prefix}{res:${shard}}reservation-deadlines`;
   }
 
   /** The mark of a settled reservation (it expires: SETTLED_MARK_MS). */
-  private settledKey(id: string): string {
-    return `${this.prefix}{gov}settled:${id}`;
+  private settledKey(shard: number, id: string): string {
+    return `${this.prefix}{res:${shard}}settled:${id}`;
   }
 
-  /** A request's call reports: a list, not in `{gov}` (read by the sweeper only, never inside a script). */
+  /** A request's call reports: a list, in no hash tag (read by the sweeper only, never inside a script). */
   private callReportsKey(requestId: string): string {
     return `${this.prefix}calls:${requestId}`;
   }
 
-  /** A claim (`claim`): a string with an expiry, not in `{gov}` (never read inside a script). */
+  /** A claim (`claim`): a string with an expiry, in no hash tag (never read inside a script). */
   private claimKey(name: string): string {
     return `${this.prefix}claim:${name}`;
   }
@@ -260,6 +533,24 @@ export class RedisStore implements Store {
   private documentKey(collection: string): string {
     return `${this.prefix}doc:${collection}`;
   }
+}
+
+/** The shard of the journal a reservation is in. */
+function journalShard(id: string): number {
+  return createHash('sha1').update(id).digest().readUInt32BE(0) % JOURNAL_SHARDS;
+}
+
+/** The answer to an admission of a reservation id admitted before: nothing counted again. */
+function duplicate(alternative: number): AdmitResult {
+  return { allowed: true, passing: alternative >= 0 ? [alternative] : [], duplicate: true };
+}
+
+/** A refused step's failure, with its index in the whole admission's `required`. */
+function refusal(step: AdmissionStep, result: AdmitResult): Pick<AdmitResult, 'failed'> {
+  const failed = result.failed;
+  if (!failed) return {};
+  if (failed.group !== -1) return { failed };
+  return { failed: { ...failed, index: step.required[failed.index]!.index } };
 }
 
 function reportAsWarning(error: unknown): void {

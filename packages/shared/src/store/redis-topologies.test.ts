@@ -1,9 +1,10 @@
 // RedisStore on the Redis topologies gw supports beyond one server, each real redis-server processes started
-// here: the whole Store contract on a 3-master Redis Cluster and on a Sentinel-watched master; every key of an
-// admission in one slot; a Sentinel failover followed.
+// here: the whole Store contract on a 3-master Redis Cluster and on a Sentinel-watched master; each owner's
+// counters in its own slot, an admission across them; a Sentinel failover followed.
 import { type RedisTopology, runStoreContract, startRedisCluster, startRedisSentinel } from '@gw/testkit';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AllowanceStore } from './allowance-store.ts';
 import { RedisStore } from './redis-store.ts';
 
 const prefix = `gw-test:${process.pid}:${Date.now()}:`;
@@ -27,22 +28,39 @@ runStoreContract({
 });
 
 describe('RedisStore on Redis Cluster', () => {
-  it('keeps every key of admission and settlement in one slot, and documents wherever they hash', async () => {
+  it("keeps each owner's counters in its own slot, and admits and settles across them", async () => {
     const store = await RedisStore.connect({ url: cluster.url, prefix });
-    const check = (key: string) => ({ key, limit: 10, need: 1, amount: 1, expireAtMs: Date.now() + 60_000 });
+    const check = (key: string, owner: string, limit = 10) => ({
+      key,
+      owner,
+      limit,
+      need: 1,
+      amount: 1,
+      expireAtMs: Date.now() + 60_000,
+    });
+    const owners = ['team:1', 'customer:1', 'key:1'];
+    const counters = [check('b:team:1', 'team:1'), check('b:customer:1', 'customer:1')];
+    const alternative = check('r:key/openai:60000:0', 'key:1');
     const admitted = await store.admit({
-      required: [check('b:team:1'), check('b:customer:1')],
-      alternatives: [[check('r:key/openai:60000:0')]],
+      required: counters,
+      alternatives: [[alternative]],
       reservation: { id: 'res-slot', deadlineMs: Date.now() + 60_000, payload: '{}' },
     });
-    expect(admitted.allowed).toBe(true);
+    expect(admitted).toEqual({ allowed: true, passing: [0] });
     expect(
       await store.settleReservation({
         id: 'res-slot',
-        adjustments: [{ key: 'b:team:1', delta: 4, expireAtMs: Date.now() + 60_000 }],
+        adjustments: [{ key: 'b:team:1', owner: 'team:1', delta: 4, expireAtMs: Date.now() + 60_000 }],
       }),
     ).toBe(true);
-    expect(await store.readCounters(['b:team:1', 'b:customer:1', 'r:key/openai:60000:0'])).toEqual([5, 1, 1]);
+    expect(await store.readCounters([...counters, alternative])).toEqual([5, 1, 1]);
+    // A refusal by a later owner gives back what the earlier ones counted.
+    const refused = await store.admit({
+      required: [check('b:team:1', 'team:1'), check('b:customer:1', 'customer:1', 1)],
+      alternatives: [],
+    });
+    expect(refused).toMatchObject({ allowed: false, failed: { group: -1, index: 1, current: 1 } });
+    expect(await store.readCounters(counters)).toEqual([5, 1]);
     await store.put('virtual-keys', 'vk-1', { name: 'one' });
     await store.close();
 
@@ -53,15 +71,53 @@ describe('RedisStore on Redis Cluster', () => {
       for (const node of admin.nodes('master')) {
         keys.push(...(await node.keys(`${prefix}*`)));
       }
-      const governance = keys.filter((key) => key.includes('{gov}'));
-      expect(governance.length).toBeGreaterThanOrEqual(4);
-      const slots = new Set(await Promise.all(governance.map((key) => admin.cluster('KEYSLOT', key))));
-      expect(slots.size).toBe(1);
+      for (const owner of owners)
+        expect(keys).toContain(
+          `${prefix}{${owner}}counter:${counters.concat(alternative).find((counter) => counter.owner === owner)!.key}`,
+        );
+      // The owners hash to different slots: the admission above crossed them.
+      const slots = new Set(await Promise.all(owners.map((owner) => admin.cluster('KEYSLOT', `{${owner}}`))));
+      expect(slots.size).toBe(owners.length);
+      expect(keys.some((key) => /\{res:\d+\}settled:res-slot$/.test(key))).toBe(true);
       expect(keys).toContain(`${prefix}doc:virtual-keys`);
     } finally {
       admin.disconnect();
     }
   });
+  it("admits exactly a limit from slices of two ingresses, over two owners' counters", async () => {
+    const stores = await Promise.all(
+      [0, 1].map(() => RedisStore.connect({ url: cluster.url, prefix: `${prefix}allow:` })),
+    );
+    const ingresses = stores.map((store) => new AllowanceStore({ store }));
+    const expireAtMs = Date.now() + 3_600_000;
+    const checks = [
+      { key: 'r:key', owner: 'key:allow', limit: 600, need: 1, amount: 1, expireAtMs },
+      { key: 'b:team', owner: 'team:allow', limit: 1_000_000, need: 1_000, amount: 1_000, expireAtMs },
+    ];
+    try {
+      let admitted = 0;
+      for (let wave = 0; wave < 20; wave++) {
+        const answers = await Promise.all(
+          Array.from({ length: 50 }, (_, index) =>
+            ingresses[index % 2]!.admit({
+              required: checks,
+              alternatives: [],
+              reservation: { id: `res-allow-${wave}-${index}`, deadlineMs: expireAtMs, payload: '{}' },
+            }),
+          ),
+        );
+        admitted += answers.filter((answer) => answer.allowed).length;
+      }
+      expect(admitted).toBe(600);
+      expect(ingresses.reduce((sum, ingress) => sum + ingress.admissions().local, 0)).toBeGreaterThan(300);
+      await Promise.all(ingresses.map((ingress) => ingress.close()));
+      expect(await stores[0]!.readCounters(checks)).toEqual([600, 600_000]);
+    } finally {
+      await Promise.all(ingresses.map((ingress) => ingress.close()));
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
   it('admits in the same turn as reads of documents on every node (scripts are not pipelined by their key count)', async () => {
     const store = await RedisStore.connect({ url: cluster.url, prefix: `${prefix}turn:` });
     const check = (key: string) => ({

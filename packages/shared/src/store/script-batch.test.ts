@@ -37,6 +37,21 @@ describe('ScriptBatches', () => {
     expect(batches).toEqual([['k1', 'k2', 'k3', '3', '1', '1', '1', '2', '2', '5', 'x', '0', '1', '7']]);
   });
 
+  it('sends the calls of different groups (slots of a Redis Cluster) as different batches of one turn', async () => {
+    const { batches, run } = recordingRunner();
+    const batch = new ScriptBatches({ one: run });
+    const answers = await Promise.all([
+      batch.call('one', ['{a}1'], ['1'], 'a'),
+      batch.call('one', ['{b}1'], ['2'], 'b'),
+      batch.call('one', ['{a}2'], ['3'], 'a'),
+    ]);
+    expect(answers).toEqual([3, 5, 7]);
+    expect(batches).toEqual([
+      ['{a}1', '{a}2', '2', '1', '1', '1', '1', '1', '3'],
+      ['{b}1', '1', '1', '1', '2'],
+    ]);
+  });
+
   it('fails only the call whose script failed', async () => {
     const batch = new ScriptBatches({ one: recordingRunner().run });
     const results = await Promise.allSettled([

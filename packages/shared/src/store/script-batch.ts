@@ -49,7 +49,8 @@ interface PendingCall {
 export type BatchRunner = (numberOfKeys: number, ...keysAndArgv: string[]) => Promise<unknown>;
 
 /**
- * The calls of some scripts gathered per turn of the event loop, each script's sent as one batched call. The
+ * The calls of some scripts gathered per turn of the event loop, each script's sent as one batched call per
+ * group (a Redis Cluster runs a script on one slot: calls of different slots are different batches). The
  * scripts are flushed together, so their batches leave in one write (ioredis pipelines the commands of a tick).
  * A script may linger: its calls wait up to that many ms for the next flush instead of causing one (settles,
  * which no caller waits for, ride along with the next turn's admissions; every write wakes Redis, which costs
@@ -58,7 +59,8 @@ export type BatchRunner = (numberOfKeys: number, ...keysAndArgv: string[]) => Pr
 export class ScriptBatches<Script extends string> {
   private readonly runners: Record<Script, BatchRunner>;
   private readonly linger: Partial<Record<Script, number>>;
-  private readonly pending = new Map<Script, PendingCall[]>();
+  /** Pending calls by script and group. */
+  private readonly pending = new Map<string, { script: Script; calls: PendingCall[] }>();
   private scheduled = false;
   private lingering: NodeJS.Timeout | undefined;
 
@@ -70,18 +72,20 @@ export class ScriptBatches<Script extends string> {
     this.linger = options.linger ?? {};
   }
 
-  call(script: Script, keys: string[], args: string[]): Promise<unknown> {
+  /** Runs one call of the script, batched with the turn's others of the same script and `group`. */
+  call(script: Script, keys: string[], args: string[], group = ''): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      let calls = this.pending.get(script);
-      if (calls === undefined) {
-        calls = [];
-        this.pending.set(script, calls);
+      const batch = `${script}\n${group}`;
+      let pending = this.pending.get(batch);
+      if (pending === undefined) {
+        pending = { script, calls: [] };
+        this.pending.set(batch, pending);
       }
-      calls.push({ keys, args, resolve, reject });
+      pending.calls.push({ keys, args, resolve, reject });
       const lingerMs = this.linger[script];
-      if (calls.length >= BATCH_LIMIT) {
-        this.pending.delete(script);
-        this.send(script, calls);
+      if (pending.calls.length >= BATCH_LIMIT) {
+        this.pending.delete(batch);
+        this.send(script, pending.calls);
       } else if (lingerMs !== undefined) {
         this.lingering ??= setTimeout(() => this.flush(), lingerMs);
       } else if (!this.scheduled) {
@@ -91,14 +95,14 @@ export class ScriptBatches<Script extends string> {
     });
   }
 
-  /** Sends every pending call now (each script's as one call). */
+  /** Sends every pending call now (each script's and group's as one call). */
   flush(): void {
     this.scheduled = false;
     clearTimeout(this.lingering);
     this.lingering = undefined;
-    const batches = [...this.pending];
+    const batches = [...this.pending.values()];
     this.pending.clear();
-    for (const [script, calls] of batches) this.send(script, calls);
+    for (const { script, calls } of batches) this.send(script, calls);
   }
 
   private send(script: Script, calls: PendingCall[]): void {

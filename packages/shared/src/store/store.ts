@@ -16,9 +16,12 @@ export interface Store extends AsyncDisposable {
   delete(collection: string, id: string): Promise<boolean>;
 
   /**
-   * Governance admission, all or nothing in one atomic step (one Redis round trip): every `required` check
-   * must pass, and when `alternatives` are given at least one group must pass. On success the amounts of the
-   * required checks and of the FIRST passing alternative are added, and the reservation (if any) is recorded.
+   * Governance admission, all or nothing: every `required` check must pass, and when `alternatives` are given
+   * at least one group must pass. On success the amounts of the required checks and of the FIRST passing
+   * alternative are added, and the reservation (if any) is recorded. The checks of one owner are one atomic
+   * step; owners are taken in the order their first check comes, what earlier owners counted given back when a
+   * later one refuses (so nothing ever passes a limit, but a refusal can be spurious under contention). Every
+   * alternative's checks share one owner.
    */
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /**
@@ -37,8 +40,8 @@ export interface Store extends AsyncDisposable {
   reportCall(requestId: string, report: string, ttlMs: number): Promise<void>;
   /** The reports of a request's routed calls, oldest first; none once forgotten. */
   readCallReports(requestId: string): Promise<string[]>;
-  /** Current values of counters; 0 for a counter that does not exist. */
-  readCounters(keys: string[]): Promise<number[]>;
+  /** Current values of counters (a bare key is one of the default owner); 0 for a counter that does not exist. */
+  readCounters(counters: ReadonlyArray<string | CounterName>): Promise<number[]>;
   /**
    * Claims `name` for `holder` when no one holds it, atomically, for `ttlMs`; answers who holds it now (`holder`
    * when this call claimed it, or it held it already). What happens once however many processes race for it (a
@@ -75,9 +78,18 @@ export interface Store extends AsyncDisposable {
 /** Receives a published message and its number on the channel. */
 export type MessageHandler = (message: string, sequence: number) => void;
 
-/** One counter of an admission: passes when `current + need <= limit`; `amount` is added on success. */
-export interface CounterCheck {
+/**
+ * A counter: its key and its owner (`key:<id>`, `team:<id>`…), whose counters share one hash tag on Redis, so
+ * that one owner's checks are one atomic script on one slot of a Redis Cluster. Without an owner a counter is
+ * the default owner's (`gov`).
+ */
+export interface CounterName {
   key: string;
+  owner?: string | undefined;
+}
+
+/** One counter of an admission: passes when `current + need <= limit`; `amount` is added on success. */
+export interface CounterCheck extends CounterName {
   limit: number;
   need: number;
   amount: number;
@@ -114,8 +126,7 @@ export interface DueReservation {
   alternative: number;
 }
 
-export interface CounterAdjustment {
-  key: string;
+export interface CounterAdjustment extends CounterName {
   delta: number;
   expireAtMs: number;
 }
@@ -123,4 +134,45 @@ export interface CounterAdjustment {
 export interface SettleReservationRequest {
   id: string;
   adjustments: CounterAdjustment[];
+}
+
+/** One ingress's slice of a counter, as its owner's slot holds it (docs/governance.md "Allowances"). */
+export interface SliceRequest {
+  counter: CounterName;
+  /** The ingress's id. */
+  holder: string;
+  /** How much more to take (0: only renew the lease and report `used`). */
+  want: number;
+  /** The counter's limit now. */
+  limit: number;
+  /** What the holder admitted from its slice so far. */
+  used: number;
+  /** How far past `used` the holder may admit before it asks again. */
+  step: number;
+  leaseMs: number;
+  expireAtMs: number;
+}
+
+/** A slice after a take: what the holder has taken and may admit up to; `fresh` when it had none before. */
+export interface Slice {
+  taken: number;
+  armed: number;
+  granted: boolean;
+  fresh: boolean;
+}
+
+/** What allowances need of a store besides admission (RedisStore). */
+export interface SliceSource {
+  /** False while the store's connection is down (admission then answers what the store answers: 503). */
+  connected(): boolean;
+  takeSlice(request: SliceRequest): Promise<Slice>;
+  /** Gives back `taken - used` and forgets the holder's slice; what went back. */
+  returnSlice(request: { counter: CounterName; holder: string; used: number }): Promise<number>;
+  /** Records a reservation admitted from slices; false when its id was admitted before. */
+  recordReservation(
+    reservation: NonNullable<AdmitRequest['reservation']>,
+    alternative: number,
+  ): Promise<boolean>;
+  /** Adds to counters without a check (a settle's charge past a slice). */
+  addToCounters(adjustments: CounterAdjustment[]): Promise<void>;
 }

@@ -19,15 +19,16 @@ describe('admission checks', () => {
     expect(budgets.map(({ check }) => check)).toEqual([
       {
         key: `b:bud_1:${Date.UTC(2026, 10, 22)}`,
+        owner: 'team:team_1',
         limit: 5_000_000,
         need: 1,
         amount: 0,
         expireAtMs: Date.UTC(2026, 10, 23),
       },
     ]);
-    expect(rates.map(({ check }) => [check.key, check.need, check.amount])).toEqual([
-      [`r:vk_1:60000:${Date.UTC(2026, 10, 22, 12, 0)}`, 1, 1],
-      [`t:vk_1:60000:${Date.UTC(2026, 10, 22, 12, 0)}`, 1, 0],
+    expect(rates.map(({ check }) => [check.key, check.owner, check.need, check.amount])).toEqual([
+      [`r:vk_1:60000:${Date.UTC(2026, 10, 22, 12, 0)}`, 'key:vk_1', 1, 1],
+      [`t:vk_1:60000:${Date.UTC(2026, 10, 22, 12, 0)}`, 'key:vk_1', 1, 0],
     ]);
   });
 
@@ -96,6 +97,11 @@ describe('admission checks', () => {
       expect(
         checks.alternatives.map((group) => group.map(({ meaning }) => [meaning.kind, meaning.name])),
       ).toEqual([[['budget', 'app/openai']], [['budget', 'app/azure']]]);
+    });
+
+    it('counts a provider config’s counters as its key’s (one step checks the key and its alternatives)', () => {
+      const owners = [checks.required, ...checks.alternatives].flat().map(({ check }) => check.owner);
+      expect(new Set(owners)).toEqual(new Set([`key:${key.id}`]));
     });
 
     it('names the provider config whose counter an alternative exhausted', () => {

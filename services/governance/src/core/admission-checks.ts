@@ -36,6 +36,25 @@ export interface BudgetOwner {
   name: string;
   budgets: StoredBudget[];
   created_at?: string | undefined;
+  /** Whose counters these are in the store, when not its own (a provider config's are its key's). */
+  counterOwner?: string | undefined;
+}
+
+const OWNER_TAGS: Record<Level, string> = {
+  virtual_key: 'key',
+  team: 'team',
+  customer: 'customer',
+  user: 'user',
+  business_unit: 'business_unit',
+  provider_config: 'provider_config',
+};
+
+/**
+ * The owner a counter belongs to in the store (`key:<id>`, `team:<id>`…): one owner's counters are checked in
+ * one atomic step, on one slot of a Redis Cluster (docs/governance.md "Allowances").
+ */
+export function counterOwner(level: Level, id: string): string {
+  return `${OWNER_TAGS[level]}:${id}`;
 }
 
 const anchors = new Map<string, number>();
@@ -78,6 +97,7 @@ export function budgetChecks(owner: BudgetOwner, level: Level, options: BudgetAd
     return {
       check: {
         key: `b:${budget.id}:${period.startMs}`,
+        owner: owner.counterOwner ?? counterOwner(level, owner.id),
         limit: Math.round(budget.max_limit * MICROS_PER_USD),
         need: options.strict ? options.reserve : 1,
         amount: options.reserve,
@@ -112,7 +132,7 @@ const RATE_WINDOWS = [
 
 /** The request and token windows of a rate limit, in the order above. */
 export function rateLimitChecks(
-  owner: { id: string; name: string; level: Level },
+  owner: { id: string; name: string; level: Level; counterOwner?: string | undefined },
   limit: StoredVirtualKey['rate_limit'],
   now: number,
 ): AdmissionCheck[] {
@@ -128,6 +148,7 @@ export function rateLimitChecks(
       {
         check: {
           key: `${window.prefix}:${owner.id}:${length}:${start}`,
+          owner: owner.counterOwner ?? counterOwner(owner.level, owner.id),
           limit: max,
           need: 1,
           amount: window.amount,
@@ -210,12 +231,22 @@ export function admissionChecks(options: {
     ...hierarchy(options.repository, key).flatMap(({ level, owner }) => budgetChecks(owner, level, budgets)),
     ...rateLimitChecks({ id: key.id, name: key.name, level: 'virtual_key' }, key.rate_limit, budgets.now),
   ];
+  // A key's provider configs are the key's counters: its step checks them with the key's own.
+  const keyOwner = counterOwner('virtual_key', key.id);
   const alternatives = options.targets.map((target) => {
     const id = `${key.id}/${target.provider}`;
     const name = `${key.name}/${target.provider}`;
     return [
-      ...budgetChecks({ ...target.config, id, name, created_at: key.created_at }, 'provider_config', budgets),
-      ...rateLimitChecks({ id, name, level: 'provider_config' }, target.config.rate_limit, budgets.now),
+      ...budgetChecks(
+        { ...target.config, id, name, created_at: key.created_at, counterOwner: keyOwner },
+        'provider_config',
+        budgets,
+      ),
+      ...rateLimitChecks(
+        { id, name, level: 'provider_config', counterOwner: keyOwner },
+        target.config.rate_limit,
+        budgets.now,
+      ),
     ];
   });
   return { required, alternatives };

@@ -99,6 +99,8 @@ export const authorizeRequestSchema = z.object({
 /** A counter charged at settlement, with what authorize already added to it. */
 export const settlementCounterSchema = z.object({
   key: z.string().min(1),
+  /** Whose counter it is in the store (`key:<id>`, `team:<id>`…: its slot on Redis). */
+  owner: z.string().min(1).optional(),
   kind: z.enum(['budget', 'tokens']),
   reserved: z.number().nonnegative(),
   expireAtMs: z.number(),

@@ -22,7 +22,15 @@ function settlementCounters(checks: AdmissionCheck[]): SettlementCounter[] {
   return checks.flatMap(({ check, meaning }) =>
     meaning.kind === 'requests'
       ? []
-      : [{ key: check.key, kind: meaning.kind, reserved: check.amount, expireAtMs: check.expireAtMs }],
+      : [
+          {
+            key: check.key,
+            ...(check.owner !== undefined && { owner: check.owner }),
+            kind: meaning.kind,
+            reserved: check.amount,
+            expireAtMs: check.expireAtMs,
+          },
+        ],
   );
 }
 
@@ -97,8 +105,9 @@ export function settlementAdjustments(
     }
     return total;
   };
-  const adjustments = plan.counters.map((counter) => ({
+  const adjustments: CounterAdjustment[] = plan.counters.map((counter) => ({
     key: counter.key,
+    owner: counter.owner,
     delta: actual(counter) - counter.reserved,
     expireAtMs: counter.expireAtMs,
   }));
@@ -106,7 +115,12 @@ export function settlementAdjustments(
     for (const counter of counters) {
       const charged = actual(counter, provider);
       const reserved = provider === plan.reservedProvider ? counter.reserved : 0;
-      adjustments.push({ key: counter.key, delta: charged - reserved, expireAtMs: counter.expireAtMs });
+      adjustments.push({
+        key: counter.key,
+        owner: counter.owner,
+        delta: charged - reserved,
+        expireAtMs: counter.expireAtMs,
+      });
     }
   }
   return { adjustments, charged };

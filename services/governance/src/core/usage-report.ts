@@ -1,5 +1,11 @@
 import type { Store } from '@gw/shared/store';
-import { type AdmissionCheck, budgetChecks, type Level, rateLimitChecks } from './admission-checks.ts';
+import {
+  type AdmissionCheck,
+  budgetChecks,
+  counterOwner,
+  type Level,
+  rateLimitChecks,
+} from './admission-checks.ts';
 import type { UsageReport } from './governance-messages.ts';
 import { MICROS_PER_USD } from './pricing.ts';
 import { isVirtualKey, type OwnerCollection, type StoredOf } from './resources.ts';
@@ -37,16 +43,26 @@ export async function usageReport(options: {
       scope: `provider_config:${config.provider}`,
       checks: [
         ...budgetChecks(
-          { ...config, id, name: id, created_at: resource.created_at },
+          {
+            ...config,
+            id,
+            name: id,
+            created_at: resource.created_at,
+            counterOwner: counterOwner('virtual_key', resource.id),
+          },
           'provider_config',
           current,
         ),
-        ...rateLimitChecks({ id, name: id, level: 'provider_config' }, config.rate_limit, now),
+        ...rateLimitChecks(
+          { id, name: id, level: 'provider_config', counterOwner: counterOwner('virtual_key', resource.id) },
+          config.rate_limit,
+          now,
+        ),
       ],
     });
   }
   const values = await options.store.readCounters(
-    sections.flatMap((section) => section.checks.map(({ check }) => check.key)),
+    sections.flatMap((section) => section.checks.map(({ check }) => check)),
   );
   let offset = 0;
   return {

@@ -409,7 +409,7 @@ export class Routing {
       ],
     }));
     const values = await this.dependencies.store.readCounters(
-      levels.flatMap(({ checks }) => checks.map(({ check }) => check.key)),
+      levels.flatMap(({ checks }) => checks.map(({ check }) => check)),
     );
     const usage: Record<string, unknown> = {};
     const overall = { budget_percent: 0, requests_percent: 0, tokens_percent: 0 };

@@ -1,0 +1,169 @@
+// Allowances on a real Redis (REDIS_URL, else 127.0.0.1:6379): two AllowanceStores stand for two ingress replicas,
+// each with its own connection. What is checked is what the issue asks: never over a limit whatever the
+// interleaving, slices returned at a period's end and on drain, the rest of a killed ingress's slices recovered when
+// its lease ends, a limit lowered while slices are out.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AllowanceStore } from './allowance-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { AdmitRequest, CounterCheck } from './store.ts';
+
+const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const opened: Array<{ close(): Promise<void> }> = [];
+
+/** Failures of slice calls with no caller: none are expected but the killed ingress's. */
+const failures: unknown[] = [];
+
+async function ingress(
+  prefix: string,
+  options: { leaseMs?: number; tickMs?: number; killed?: boolean } = {},
+) {
+  const store = await RedisStore.connect({ url, prefix });
+  const { killed, ...timing } = options;
+  const allowances = new AllowanceStore({
+    store,
+    ...timing,
+    onError: (error) => {
+      if (!killed) failures.push(error);
+    },
+  });
+  opened.push(allowances, store);
+  return { store, allowances };
+}
+
+afterEach(async () => {
+  for (const resource of opened.splice(0).reverse()) await resource.close();
+  expect(failures.splice(0)).toEqual([]);
+});
+
+const owner = () => `key:${randomUUID()}`;
+
+/** A counter as Redis holds it (slices held included, unlike readCounters), read by an outside connection. */
+async function rawCounter(prefix: string, counter: { key: string; owner: string }): Promise<number> {
+  const admin = new Redis(url);
+  try {
+    return Number(await admin.get(`${prefix}{${counter.owner}}counter:${counter.key}`));
+  } finally {
+    admin.disconnect();
+  }
+}
+
+function requests(
+  counter: { key: string; owner: string },
+  limit: number,
+  expireAtMs = Date.now() + 3_600_000,
+) {
+  const check: CounterCheck = { ...counter, limit, need: 1, amount: 1, expireAtMs };
+  return (): AdmitRequest => ({
+    required: [check],
+    alternatives: [],
+    reservation: { id: `res_${randomUUID()}`, deadlineMs: Date.now() + 60_000, payload: '{}' },
+  });
+}
+
+/** Admits `count` requests in waves of `wave`, spread over the ingresses in turn; the number admitted. */
+async function burst(
+  ingresses: AllowanceStore[],
+  request: () => AdmitRequest,
+  options: { count: number; wave: number },
+) {
+  let admitted = 0;
+  for (let sent = 0; sent < options.count; sent += options.wave) {
+    const answers = await Promise.all(
+      Array.from({ length: options.wave }, (_, index) =>
+        ingresses[index % ingresses.length]!.admit(request()),
+      ),
+    );
+    admitted += answers.filter((answer) => answer.allowed).length;
+  }
+  return admitted;
+}
+
+describe('AllowanceStore', () => {
+  it('admits exactly a limit over two ingresses, most of it from slices, and gives back what is left on drain', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const [one, two] = [await ingress(prefix), await ingress(prefix)];
+    const counter = { key: 'r:burst', owner: owner() };
+    // Far from the limit slices form; near it admission is exact.
+    const request = requests(counter, 1_000);
+    expect(await burst([one.allowances, two.allowances], request, { count: 3_000, wave: 100 })).toBe(1_000);
+    const stats = [one.allowances.admissions(), two.allowances.admissions()];
+    const local = stats.reduce((sum, stat) => sum + stat.local, 0);
+    expect(local).toBeGreaterThan(500);
+    await Promise.all([one.allowances.close(), two.allowances.close()]);
+    expect(await rawCounter(prefix, counter)).toBe(1_000);
+  });
+
+  it('never admits past a limit of 100 under 1,000 concurrent requests over two ingresses', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const [one, two] = [await ingress(prefix), await ingress(prefix)];
+    const counter = { key: 'r:hundred', owner: owner() };
+    const request = requests(counter, 100);
+    // Slices form in the first waves; the rest is decided against them and the counter.
+    const admitted = await burst([one.allowances, two.allowances], request, { count: 1_000, wave: 50 });
+    expect(admitted).toBe(100);
+    await Promise.all([one.allowances.close(), two.allowances.close()]);
+    expect(await rawCounter(prefix, counter)).toBe(100);
+  });
+
+  it('recovers the unarmed rest of a killed ingress’s slice when its lease ends, never more', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const killed = await ingress(prefix, { leaseMs: 300, tickMs: 60_000, killed: true });
+    const survivor = await ingress(prefix, { leaseMs: 300, tickMs: 60_000 });
+    const counter = { key: 'r:killed', owner: owner() };
+    const request = requests(counter, 10_000);
+    const admin = new Redis(url);
+    opened.push({ close: async () => void admin.disconnect() });
+    const raw = async () => Number(await admin.get(`${prefix}{${counter.owner}}counter:${counter.key}`));
+    // The killed ingress takes slices and spends 200 of them.
+    expect(await burst([killed.allowances], request, { count: 200, wave: 20 })).toBe(200);
+    expect(killed.allowances.admissions().local).toBeGreaterThan(0);
+    // Killed: it never gives back (its connection closes without a return).
+    await killed.store.close();
+    const holding = await raw();
+    expect(holding).toBeGreaterThan(200);
+    // After its lease the survivor's next take reclaims what the killed one had not armed.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await burst([survivor.allowances], request, { count: 10, wave: 10 })).toBe(10);
+    await survivor.allowances.close();
+    expect(await admin.hlen(`${prefix}{${counter.owner}}slices:${counter.key}`)).toBe(0);
+    const after = await raw();
+    expect(after).toBeLessThan(holding + 10);
+    // What the killed ingress armed and never spent stays counted (it may have admitted it): at most a slice.
+    expect(after).toBeGreaterThanOrEqual(210);
+    expect(after - 210).toBeLessThanOrEqual(10_000 / 20);
+    expect(await survivor.store.readCounters([counter])).toEqual([after]);
+  });
+
+  it('gives back a slice when its period ends, and starts the next period from nothing', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const one = await ingress(prefix, { tickMs: 50 });
+    const id = owner();
+    const periodEnd = Date.now() + 1_000;
+    const first = { key: `r:period:${periodEnd - 60_000}`, owner: id };
+    await burst([one.allowances], requests(first, 1_000, periodEnd), { count: 100, wave: 10 });
+    // Slices were taken past what was spent: once the period ends they go back.
+    expect(await rawCounter(prefix, first)).toBeGreaterThan(100);
+    await vi.waitFor(async () => expect(await rawCounter(prefix, first)).toBe(100), { timeout: 5_000 });
+    const second = { key: `r:period:${periodEnd}`, owner: id };
+    await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(periodEnd), { timeout: 5_000 });
+    await burst([one.allowances], requests(second, 1_000, periodEnd + 60_000), { count: 10, wave: 10 });
+    await one.allowances.close();
+    expect(await rawCounter(prefix, second)).toBe(10);
+  });
+
+  it('stops admitting from slices when a limit is lowered below what was counted', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const one = await ingress(prefix);
+    const counter = { key: 'r:lowered', owner: owner() };
+    await burst([one.allowances], requests(counter, 1_000), { count: 60, wave: 10 });
+    expect(one.allowances.admissions().local).toBeGreaterThan(0);
+    // The limit drops to 50: 60 were admitted; nothing more is, from a slice or the counter.
+    const lowered = await burst([one.allowances], requests(counter, 50), { count: 20, wave: 10 });
+    expect(lowered).toBe(0);
+    expect(await rawCounter(prefix, counter)).toBe(60);
+    await one.allowances.close();
+    expect(await rawCounter(prefix, counter)).toBe(60);
+  });
+});
