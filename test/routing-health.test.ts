@@ -612,8 +612,10 @@ describe.each(MODES)('fast ejection and health per target (%s)', (mode, start) =
     expect(callsWith(healthyFrom, 'sk-backup').length).toBe(0);
     // Governance keeps weighing the provider in for that model (a key's weighted configs, bad healthy again).
     const weightedFrom = upstream.requests.length;
-    for (let index = 0; index < 20; index++) expect((await weighted()).status).toBe(200 as number);
-    expect(callsWith(weightedFrom, 'sk-main').length).toBeGreaterThan(3);
+    // Its share is about a third (degraded against a healthy twin): 60 draws, so that fewer than 10 is a real
+    // exclusion, not chance (20 draws with more than 3 failed about one run in twenty by chance alone).
+    for (let index = 0; index < 60; index++) expect((await weighted()).status).toBe(200 as number);
+    expect(callsWith(weightedFrom, 'sk-main').length).toBeGreaterThan(9);
     // The target itself is listed, on every replica.
     for (const snapshot of await everyReplica()) {
       const targets = snapshot.find((report) => report.provider === 'openai')?.targets ?? [];
