@@ -3,7 +3,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 const CHROMIUM = process.env.GW_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'ui');
@@ -17,4 +18,28 @@ export async function launchChromium(): Promise<Browser> {
   }
   await mkdir(ARTIFACTS, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+}
+
+/**
+ * Opens a page of the console by its link in the navigation, once it shows: the link marked current and, when
+ * another page was showing, its heading changed.
+ */
+export async function goTo(target: Page, label: string): Promise<void> {
+  const link = target
+    .getByRole('navigation', { name: 'Pages' })
+    .getByRole('link', { name: label, exact: true });
+  const heading = target.getByRole('heading', { level: 1 }).first();
+  const already = (await link.getAttribute('aria-current')) === 'page';
+  const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
+  await link.click();
+  await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
+  await heading.waitFor();
+  if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
+}
+
+/** Signs in on the sign-in form the page shows, with an admin or API token. */
+export async function submitSignIn(target: Page, token: string): Promise<void> {
+  await target.getByLabel('Admin token').fill(token);
+  await target.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await target.getByTestId('who').waitFor();
 }

@@ -21,7 +21,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '@gw/testkit/postgres';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS, launchChromium } from './chromium.ts';
+import { ARTIFACTS, goTo, launchChromium, submitSignIn } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-operator';
 const CONFIG: GatewayConfigInput = { client: { allow_anonymous_admin: false }, logs: { content: true } };
@@ -90,24 +90,9 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     await target.setViewportSize(size);
   };
 
-  async function goTo(target: Page, label: string) {
-    const link = target
-      .getByRole('navigation', { name: 'Pages' })
-      .getByRole('link', { name: label, exact: true });
-    const heading = target.locator('main h1').first();
-    const already = (await link.getAttribute('aria-current')) === 'page';
-    const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
-    await link.click();
-    await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
-    await heading.waitFor();
-    if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
-  }
-
   async function signIn(target: Page, token: string) {
     await target.goto(`${site}/ui/`);
-    await target.getByLabel('Admin token').fill(token);
-    await target.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await target.getByTestId('who').waitFor();
+    await submitSignIn(target, token);
   }
 
   beforeAll(async () => {

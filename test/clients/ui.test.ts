@@ -25,7 +25,7 @@ import {
 import { createTestDatabase } from '@gw/testkit/postgres';
 import type { Browser, Dialog, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS, launchChromium } from './chromium.ts';
+import { ARTIFACTS, goTo, launchChromium, submitSignIn } from './chromium.ts';
 
 const ADMIN_TOKEN = 'admin-token-for-the-web-ui';
 const CONFIG = { client: { allow_anonymous_admin: false }, logs: { content: true } };
@@ -123,24 +123,7 @@ describe.each(MODES)('web UI in Chromium (%s)', (mode, start) => {
     });
 
   /** Opens a page from the navigation and waits until it shows (not the page it left, still on screen). */
-  async function goTo(target: Page, label: string) {
-    const link = target
-      .getByRole('navigation', { name: 'Pages' })
-      .getByRole('link', { name: label, exact: true });
-    const heading = target.getByRole('heading', { level: 1 }).first();
-    const already = (await link.getAttribute('aria-current')) === 'page';
-    const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
-    await link.click();
-    await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
-    await heading.waitFor();
-    if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
-  }
-
-  async function signIn(target: Page, token: string) {
-    await target.getByLabel('Admin token').fill(token);
-    await target.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await target.getByTestId('who').waitFor();
-  }
+  const signIn = submitSignIn;
 
   /** A chat request through the gateway; a new key may take a moment to reach every admitting process. */
   const send = (key: string, content: string) =>
