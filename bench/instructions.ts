@@ -52,7 +52,8 @@ function counts(file: string): { total: number; main: number; workers: number } 
 }
 
 const names = (process.env['BENCH_IX_VARIANTS'] ?? 'off,logs,trace0,trace0.01').split(',');
-for (const name of names) if (name !== FLOOR && !VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
+for (const name of names)
+  if (name !== FLOOR && !VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-bench-ix-'));
 const mock = spawn(process.execPath, ['bench/mock-upstream.ts', '0'], {
