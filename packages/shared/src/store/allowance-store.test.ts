@@ -153,6 +153,94 @@ describe('AllowanceStore', () => {
     expect(await rawCounter(prefix, second)).toBe(10);
   });
 
+  it('settles in the slice held: give-backs and overages read at once and kept when it goes back, each once', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const one = await ingress(prefix);
+    const counter = { key: 'b:settle', owner: owner() };
+    const check: CounterCheck = {
+      ...counter,
+      limit: 100_000,
+      need: 1,
+      amount: 10,
+      expireAtMs: Date.now() + 3_600_000,
+    };
+    const ids: string[] = [];
+    const request = (): AdmitRequest => {
+      const id = `res_${randomUUID()}`;
+      ids.push(id);
+      return {
+        required: [check],
+        alternatives: [],
+        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
+      };
+    };
+    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    expect(one.allowances.admissions().local).toBeGreaterThan(0);
+    const settles = vi.spyOn(one.store, 'settleReservation');
+    const settle = (id: string, delta: number) =>
+      one.allowances.settleReservation({
+        id,
+        adjustments: [{ ...counter, delta, expireAtMs: check.expireAtMs }],
+      });
+    // Twenty requests cost 4 less than reserved, then twenty cost 3 more: 400 - 80 + 60.
+    for (const id of ids.slice(0, 20)) expect(await settle(id, -4)).toBe(true);
+    for (const id of ids.slice(20)) expect(await settle(id, 3)).toBe(true);
+    // The counter itself was not stepped: each settle closed its journal entry, nothing more.
+    expect(settles.mock.calls.every(([call]) => call.adjustments.length === 0)).toBe(true);
+    expect(await one.allowances.readCounters([counter])).toEqual([380]);
+    // A settle again (retried, or raced by the sweeper) changes nothing.
+    expect(await settle(ids[0]!, -4)).toBe(false);
+    expect(await settle(ids[39]!, 3)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([380]);
+    await one.allowances.close();
+    expect(await rawCounter(prefix, counter)).toBe(380);
+  });
+
+  it('makes a settle whose journal answer was lost owe its slice adjustments to the retry that finds it closed', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const one = await ingress(prefix, { tickMs: 50 });
+    const counter = { key: 'b:lost', owner: owner() };
+    const check: CounterCheck = {
+      ...counter,
+      limit: 100_000,
+      need: 1,
+      amount: 10,
+      expireAtMs: Date.now() + 3_600_000,
+    };
+    const ids: string[] = [];
+    const request = (): AdmitRequest => {
+      const id = `res_${randomUUID()}`;
+      ids.push(id);
+      return {
+        required: [check],
+        alternatives: [],
+        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
+      };
+    };
+    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    const settle = (delta: number) =>
+      one.allowances.settleReservation({
+        id: ids[0]!,
+        adjustments: [{ ...counter, delta, expireAtMs: check.expireAtMs }],
+      });
+    // The journal closes the reservation, then the connection loses the answer.
+    const real = one.store.settleReservation.bind(one.store);
+    vi.spyOn(one.store, 'settleReservation').mockImplementationOnce(async (call) => {
+      await real(call);
+      throw new Error('Connection is closed.');
+    });
+    await expect(settle(-6)).rejects.toThrow('Connection is closed.');
+    // What the slice spent, as its renewals report it: the 40 reservations, not the lost settle's give-back.
+    await expect.poll(() => one.allowances.readCounters([counter])).toEqual([400]);
+    // The retry finds it closed (false, as the settle stage expects) and makes the give-back, once.
+    expect(await settle(-6)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([394]);
+    expect(await settle(-6)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([394]);
+    await one.allowances.close();
+    expect(await rawCounter(prefix, counter)).toBe(394);
+  });
+
   it('stops admitting from slices when a limit is lowered below what was counted', async () => {
     const prefix = `gw-allow:${randomUUID()}:`;
     const one = await ingress(prefix);

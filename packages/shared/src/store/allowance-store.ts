@@ -46,6 +46,9 @@ const IDLE_RETURN_MS = 30_000;
  */
 const STALLED_MS = 250;
 
+/** At most this many settles whose journal call failed are remembered for their retries. */
+const UNANSWERED_SETTLES = 10_000;
+
 /** One counter's slice as this ingress holds it. */
 interface HeldSlice {
   counter: CounterName;
@@ -83,6 +86,8 @@ export class AllowanceStore implements Store {
   private readonly now: () => number;
   private readonly reportError: (error: unknown) => void;
   private readonly slices = new Map<string, HeldSlice>();
+  /** Settles of requests with slice adjustments whose journal call failed (its close may have happened). */
+  private readonly unanswered = new Set<string>();
   private readonly ticker: NodeJS.Timeout;
   private readonly stats: AllowanceStats = { local: 0, exact: 0 };
   private readonly onAdmission: ((path: keyof AllowanceStats) => void) | undefined;
@@ -123,21 +128,33 @@ export class AllowanceStore implements Store {
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
     // What a request used beyond its reservation comes out of the slice while it has room (tokens are counted
-    // at settle); the rest, and whatever is given back, goes to the counter.
+    // at settle), and what it gives back goes into the slice held of that counter (its `used` goes down: the
+    // counter gets it back when the slice is returned, and reads of usage count it at once, as they subtract
+    // what slices hold unspent); the rest goes to the counter. So a request admitted from slices settles
+    // without a counter step: the journal's close is its settle's one Redis call.
     const fromSlices: CounterAdjustment[] = [];
     const toCounters: CounterAdjustment[] = [];
     for (const adjustment of request.adjustments) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (adjustment.delta > 0 && slice && slice.used + adjustment.delta <= slice.armed)
-        fromSlices.push(adjustment);
+      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed) fromSlices.push(adjustment);
       else toCounters.push(adjustment);
     }
-    const applied = await this.store.settleReservation({ id: request.id, adjustments: toCounters });
-    if (!applied) return false;
+    let applied: boolean;
+    try {
+      applied = await this.store.settleReservation({ id: request.id, adjustments: toCounters });
+    } catch (error) {
+      // The journal may have closed it and the answer been lost: a retry that finds it closed still owes the
+      // slices their part (settle-stage.ts retries; a closed reservation on a retry was closed by an earlier try).
+      if (fromSlices.length > 0) this.remember(request.id);
+      throw error;
+    }
+    const owed = this.unanswered.delete(request.id);
+    if (!applied && !owed) return false;
     const overflow: CounterAdjustment[] = [];
     for (const adjustment of fromSlices) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (slice && slice.used + adjustment.delta <= slice.armed) slice.used += adjustment.delta;
+      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
+        slice.used += adjustment.delta;
       else overflow.push(adjustment);
     }
     // What the slices spent is reported before the settle answers, so a usage read after it (a request's log
@@ -151,7 +168,15 @@ export class AllowanceStore implements Store {
       return [this.report(slice)];
     });
     await Promise.all([...(overflow.length > 0 ? [this.store.addToCounters(overflow)] : []), ...reports]);
-    return true;
+    return applied;
+  }
+
+  /** Remembers a settle whose journal call failed, the oldest forgotten past UNANSWERED_SETTLES. */
+  private remember(id: string): void {
+    this.unanswered.add(id);
+    if (this.unanswered.size > UNANSWERED_SETTLES) {
+      this.unanswered.delete(this.unanswered.values().next().value!);
+    }
   }
 
   /** Reports what a slice spent (and renews its lease), once for every caller of the same turn. */

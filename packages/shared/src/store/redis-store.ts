@@ -203,9 +203,12 @@ export class RedisStore implements Store, SliceSource {
     // Only an open reservation is settled. Each owner's counters are adjusted once per reservation (a mark on
     // the owner's slot), then the journal closes it once: a settle retried, or raced by the sweeper, adds
     // nothing twice, and a close whose answer was lost has its adjustments behind it.
+    // A settle with nothing to add (one admitted from slices: allowance-store.ts) is the journal's close alone.
     const shard = journalShard(request.id);
-    if ((await this.connection.hexists(this.reservationsKey(shard), request.id)) === 0) return false;
-    await Promise.all(this.addCounters(request.adjustments, 'add', request.id));
+    if (request.adjustments.some((adjustment) => adjustment.delta !== 0)) {
+      if ((await this.connection.hexists(this.reservationsKey(shard), request.id)) === 0) return false;
+      await Promise.all(this.addCounters(request.adjustments, 'add', request.id));
+    }
     const closed = await this.scripts.call(
       'settle',
       this.journalKeys(request.id),
