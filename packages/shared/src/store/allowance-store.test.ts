@@ -1,15 +1,26 @@
-// Allowances on a real Redis (REDIS_URL, else 127.0.0.1:6379): two AllowanceStores stand for two ingress replicas,
-// each with its own connection. What is checked is what the issue asks: never over a limit whatever the
-// interleaving, slices returned at a period's end and on drain, the rest of a killed ingress's slices recovered when
-// its lease ends, a limit lowered while slices are out.
+// Allowances on a real Redis (REDIS_URL, else 127.0.0.1:6379) and on a 3-master Redis Cluster started here: two
+// AllowanceStores stand for two ingress replicas, each with its own connection. What is checked is what the issue
+// asks: never over a limit whatever the interleaving, slices returned at a period's end and on drain, the rest of a
+// killed ingress's slices recovered when its lease ends, a limit lowered while slices are out, settles made in the
+// slices held.
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { scaled, startRedisCluster } from '@gw/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AllowanceStore } from './allowance-store.ts';
+import { connectRedis } from './redis-connection.ts';
 import { RedisStore } from './redis-store.ts';
 import type { AdmitRequest, CounterCheck } from './store.ts';
 
-const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+/** Every case runs on one Redis (REDIS_URL) and on a 3-master Redis Cluster (owners' slots on different nodes). */
+const topologies = [
+  {
+    name: 'one Redis',
+    start: async () => ({ url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', stop: async () => {} }),
+  },
+  { name: 'a 3-master Redis Cluster', start: () => startRedisCluster(3) },
+];
+/** The topology of the cases running now. */
+let url = '';
 const opened: Array<{ close(): Promise<void> }> = [];
 
 /** Failures of slice calls with no caller: none are expected but the killed ingress's. */
@@ -41,7 +52,7 @@ const owner = () => `key:${randomUUID()}`;
 
 /** A counter as Redis holds it (slices held included, unlike readCounters), read by an outside connection. */
 async function rawCounter(prefix: string, counter: { key: string; owner: string }): Promise<number> {
-  const admin = new Redis(url);
+  const admin = connectRedis(url, {});
   try {
     return Number(await admin.get(`${prefix}{${counter.owner}}counter:${counter.key}`));
   } finally {
@@ -80,7 +91,17 @@ async function burst(
   return admitted;
 }
 
-describe('AllowanceStore', () => {
+describe.each(topologies)('AllowanceStore on $name', (topology) => {
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const started = await topology.start();
+    url = started.url;
+    stop = started.stop;
+  }, scaled(60_000));
+  afterAll(async () => {
+    await stop?.();
+  });
+
   it('admits exactly a limit over two ingresses, most of it from slices, and gives back what is left on drain', async () => {
     const prefix = `gw-allow:${randomUUID()}:`;
     const [one, two] = [await ingress(prefix), await ingress(prefix)];
@@ -113,7 +134,7 @@ describe('AllowanceStore', () => {
     const survivor = await ingress(prefix, { leaseMs: 300, tickMs: 60_000 });
     const counter = { key: 'r:killed', owner: owner() };
     const request = requests(counter, 10_000);
-    const admin = new Redis(url);
+    const admin = connectRedis(url, {});
     opened.push({ close: async () => void admin.disconnect() });
     const raw = async () => Number(await admin.get(`${prefix}{${counter.owner}}counter:${counter.key}`));
     // The killed ingress takes slices and spends 200 of them.

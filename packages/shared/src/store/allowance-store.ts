@@ -136,7 +136,8 @@ export class AllowanceStore implements Store {
     const toCounters: CounterAdjustment[] = [];
     for (const adjustment of request.adjustments) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed) fromSlices.push(adjustment);
+      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
+        fromSlices.push(adjustment);
       else toCounters.push(adjustment);
     }
     let applied: boolean;
