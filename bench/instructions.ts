@@ -9,6 +9,7 @@
 // trace0, trace0.01 and trace1 (tracing at that ratio, logs off), guardrails (a PII guardrail whose rule applies to
 // no request, logs off); floor: the bench's minimal Node proxy (bench/floor-proxy.ts), the least a Node gateway
 // can do, as `pnpm bench`'s floor row. BENCH_BASELINE: a checkout whose gateway runs instead.
+// BENCH_IX_STREAM=1: streamed requests instead (instructions a stream of the mock's 5 chunks).
 // BENCH_IX_KEEP: a directory the callgrind dumps are copied to (for callgrind_annotate by function).
 // Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
 // What runs on a timer costs more per request here than under load (valgrind runs the gateway at ~30 requests
@@ -21,6 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BODY, FLOOR, listening, startGateway, VARIANTS } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
+/** BENCH_IX_STREAM=1: every request streams (`stream: true`, read to its end): instructions a stream. */
+const LOAD_BODY =
+  process.env['BENCH_IX_STREAM'] === '1' ? JSON.stringify({ ...JSON.parse(BODY), stream: true }) : BODY;
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
 const REQUESTS = Number(process.env['BENCH_IX_REQUESTS'] ?? 3000);
 const CONCURRENCY = Number(process.env['BENCH_IX_CONCURRENCY'] ?? 10);
@@ -75,10 +79,10 @@ try {
       nodeFlags: NODE_FLAGS,
     });
     console.log(`[instructions] ${name}: gateway up under callgrind, ${WARMUP} warm-up requests`);
-    await concurrent(url, BODY, { concurrency: CONCURRENCY, total: WARMUP });
+    await concurrent(url, LOAD_BODY, { concurrency: CONCURRENCY, total: WARMUP });
     await sleep(1500);
     execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' });
-    const measured = await concurrent(url, BODY, { concurrency: CONCURRENCY, total: REQUESTS });
+    const measured = await concurrent(url, LOAD_BODY, { concurrency: CONCURRENCY, total: REQUESTS });
     // What the requests left for later (a log batch, an export) runs before the dump.
     await sleep(1500);
     execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' });
