@@ -15,6 +15,7 @@ import {
   deleteRedisKeys,
   findConsecutivePorts,
   type GatewayConfigInput,
+  scaled,
   testRedisPrefix,
   waitFor,
 } from '@gw/testkit';
@@ -208,13 +209,18 @@ export class K8sLikeCluster {
     return replica.exited;
   }
 
-  /** Stops every replica (SIGKILL after 15 s), and deletes the Redis keys and the config file. */
+  /** Stops every replica (SIGKILL after 15 s, longer on a loaded machine), and deletes the Redis keys and the config file. */
   async close(): Promise<void> {
     const all = [...this.replicas.values()];
     for (const { child } of all) child.kill('SIGTERM');
     const settled = Promise.all(all.map(({ exited }) => exited));
-    const overdue = sleep(15_000, 'overdue' as const);
-    if ((await Promise.race([settled, overdue])) === 'overdue') {
+    const waiting = new AbortController();
+    const overdue = sleep(scaled(15_000), 'overdue' as const, { signal: waiting.signal }).catch(
+      () => 'settled' as const,
+    );
+    const outcome = await Promise.race([settled, overdue]);
+    waiting.abort();
+    if (outcome === 'overdue') {
       for (const { child } of all) child.kill('SIGKILL');
       await settled;
     }
