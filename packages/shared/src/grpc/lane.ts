@@ -76,6 +76,7 @@ export class Lane<Answer, Chunk> {
     this.onDraining = options.onDraining;
     this.outbox = new Outbox((request) => this.stream.write(request));
     this.stream.on('data', (message: LaneReplyMessage<Answer, Chunk>) => {
+      this.watched.heard();
       for (const reply of unbatched(message)) this.answer(reply);
     });
     // The server ends a lane well only once it is ended and idle, or draining and idle: it answered every call

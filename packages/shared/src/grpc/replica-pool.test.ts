@@ -342,6 +342,38 @@ describe('replica pool', () => {
   }, 15_000);
 });
 
+describe('a replica that is starved, not frozen', () => {
+  it('keeps the long calls of a replica that leaves health checks unanswered while its calls still hear from it', async () => {
+    const replica = await startReplica('starved');
+    const proxy = await startFreezableProxy({ host: '127.0.0.1', port: replica.port });
+    proxies.push(proxy);
+    const replicas = pool(`127.0.0.1:${proxy.port}`);
+    pools.push(replicas);
+    const picked = await replicas.connected();
+    const watched = replicas.watch(picked.target);
+    const longCall = who(picked.stub, {
+      deadlineMs: 60_000,
+      delayMs: 4 * DEADLINE_MS,
+      signal: watched.signal,
+    });
+    // Its health checks go unanswered for several deadlines, while the call keeps hearing from it (as a lane
+    // hears each message of a replica too busy to answer its checks in time).
+    proxy.freeze();
+    const hearing = setInterval(() => watched.heard(), DEADLINE_MS / 8);
+    try {
+      await waitFor(() => replicas.state()[0]?.healthy === false, { what: 'the silent replica ejected' });
+      const silentSince = Date.now();
+      await waitFor(() => Date.now() - silentSince > 3 * DEADLINE_MS, { what: 'three deadlines of silence' });
+      expect(watched.faulted()).toBe(false);
+    } finally {
+      clearInterval(hearing);
+      proxy.thaw();
+    }
+    await expect(longCall).resolves.toBe('starved');
+    watched.release();
+  });
+});
+
 describe('a replica that starts after its clients', () => {
   it('is connected within a deadline and a reconnect wait, however long it was down', async () => {
     // A port nothing listens on yet, as a router's while the ingress starts first.

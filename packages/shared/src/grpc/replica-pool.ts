@@ -70,8 +70,10 @@ interface Replica<Stub> {
   serving: boolean;
   /** A health check is under way. */
   checking: boolean;
-  /** Health checks in a row it did not answer within the deadline. */
+  /** Health checks in a row it did not answer within the deadline, while nothing else came from it either. */
   silentChecks: number;
+  /** When a watched call last received something from it (a lane's messages: a sign of life). */
+  heardAt: number;
   removed: boolean;
   /** Long calls running on it, aborted when it stops answering. */
   calls: Set<AbortController>;
@@ -82,6 +84,11 @@ export interface WatchedCall {
   signal: AbortSignal;
   /** Whether the call was aborted because its replica stopped answering. */
   faulted(): boolean;
+  /**
+   * Something came from the replica on this call: a replica that sends data is busy or starved, not frozen,
+   * and a health check it leaves unanswered meanwhile does not count toward aborting its calls.
+   */
+  heard(): void;
   release(): void;
 }
 
@@ -215,6 +222,9 @@ export class ReplicaPool<Stub> {
     return {
       signal: controller.signal,
       faulted: () => controller.signal.aborted,
+      heard: () => {
+        if (replica) replica.heardAt = Date.now();
+      },
       release: () => replica?.calls.delete(controller),
     };
   }
@@ -351,6 +361,7 @@ export class ReplicaPool<Stub> {
       serving: false,
       checking: false,
       silentChecks: 0,
+      heardAt: 0,
       removed: false,
       calls: new Set(),
     };
@@ -369,12 +380,15 @@ export class ReplicaPool<Stub> {
     for (const replica of this.replicas) {
       if (replica.checking || replica.removed) continue;
       replica.checking = true;
+      const sentAt = Date.now();
       void this.check(replica).then((answer) => {
         replica.checking = false;
         if (replica.removed || this.closed) return;
         replica.healthy = answer === 'SERVING';
         replica.serving = replica.healthy;
-        replica.silentChecks = answer === 'silent' ? replica.silentChecks + 1 : 0;
+        // Ejected from the picks all the same; its calls are aborted only when nothing at all came from it.
+        const silent = answer === 'silent' && replica.heardAt < sentAt;
+        replica.silentChecks = silent ? replica.silentChecks + 1 : 0;
         if (replica.silentChecks < SILENT_CHECKS_TO_ABORT) return;
         for (const call of replica.calls) call.abort();
         replica.calls.clear();
