@@ -6,6 +6,7 @@ import { AdmissionCore } from './core/admission-core.ts';
 import { GovernanceCore } from './core/governance-core.ts';
 import { GovernanceRepository } from './core/governance-repository.ts';
 import type { Admission, GovernanceService } from './core/governance-service.ts';
+import { migrateOneTagLayout } from './core/one-tag-migration.ts';
 import { TracedAdmission, TracedGovernance } from './core/traced-governance.ts';
 
 /** What a composition root hands its caller: the service, closed with everything started for it. */
@@ -36,6 +37,18 @@ async function sharedHealth(options: GovernanceOptions): Promise<HealthBoard> {
   }).start();
 }
 
+/**
+ * On Redis, the move of an earlier release's governance state (counters under one `{gov}` tag) to this one's,
+ * run by every process that admits or sweeps before it does (once per Redis: the first moves it, the others
+ * wait for it or find it done).
+ */
+function stateMigration(options: GovernanceOptions) {
+  const { store, logger } = options;
+  return store instanceof RedisStore
+    ? (repository: GovernanceRepository) => migrateOneTagLayout({ store, repository, logger })
+    : undefined;
+}
+
 /** Closing the answer closes what was started for it, in reverse order of starting. */
 function closing(resources: AsyncDisposableStack) {
   const owned = resources.move();
@@ -62,6 +75,7 @@ export async function startGovernance(
       seed: options.config.governance,
       health,
       metrics: options.metrics,
+      migrate: stateMigration(options),
     }),
   );
   const governance: GovernanceService = options.tracer ? new TracedGovernance(core, options.tracer) : core;
@@ -97,6 +111,7 @@ export async function startAdmission(options: GovernanceOptions): Promise<Starte
   const repository = new GovernanceRepository({ store: options.store, logger: options.logger });
   await repository.start();
   started.defer(() => repository.close());
+  await stateMigration(options)?.(repository);
   const core = new AdmissionCore({
     store,
     repository,

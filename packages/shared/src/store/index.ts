@@ -7,6 +7,7 @@ export { type Collection, defineCollection, logInvalidDocuments } from './collec
 export { type ChangeFollower, followChanges } from './follow-changes.ts';
 export { MemoryStore } from './memory-store.ts';
 export { connectRedis, type RedisConnection } from './redis-connection.ts';
+export type { OneTagMigrationPlan } from './redis-migration.ts';
 export { RedisStore } from './redis-store.ts';
 export type { CounterAdjustment, CounterCheck, Store } from './store.ts';
 

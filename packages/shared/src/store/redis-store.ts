@@ -22,6 +22,11 @@ import {
 } from './redis-admission-scripts.ts';
 import { RedisChannels } from './redis-channels.ts';
 import type { RedisConnection } from './redis-connection.ts';
+import {
+  migrateOneTagLayout,
+  type OneTagMigrationPlan,
+  type OneTagMigrationResult,
+} from './redis-migration.ts';
 import { openCommandConnection, quit } from './redis-store-connections.ts';
 import { parseRedisTopology } from './redis-topology.ts';
 import type {
@@ -364,6 +369,24 @@ export class RedisStore implements Store, SliceSource {
 
   async readEpoch(): Promise<string | undefined> {
     return (await this.connection.get(this.epochKey())) ?? undefined;
+  }
+
+  /**
+   * Moves governance state kept under the one `{gov}` tag of earlier releases (an upgraded cluster) to this
+   * layout, once per Redis however many processes start (redis-migration.ts); governance says whose each
+   * counter is.
+   */
+  migrateOneTagLayout(plan: OneTagMigrationPlan): Promise<OneTagMigrationResult> {
+    return migrateOneTagLayout(
+      {
+        connection: this.connection,
+        prefix: this.prefix,
+        counterKey: (counter) => this.counterKey(counter),
+        journalKeys: (id) => this.journalKeys(id),
+        claim: (name, holder, ttlMs) => this.claim(name, holder, ttlMs),
+      },
+      plan,
+    );
   }
 
   /** Closes it as a resource of a composition root (its AsyncDisposableStack). */

@@ -18,6 +18,11 @@ export interface GovernanceCoreDependencies extends Omit<AdmissionCoreDependenci
   logger: Logger;
   /** The config file's governance resources, written to the store at start and again if it loses them. */
   seed?: GatewayConfig['governance'] | undefined;
+  /**
+   * Run once the resources are loaded and seeded, before the core admits or sweeps: on Redis, the move of an
+   * earlier release's governance state (one-tag-migration.ts).
+   */
+  migrate?: ((repository: GovernanceRepository) => Promise<void>) | undefined;
 }
 
 /**
@@ -44,6 +49,7 @@ export class GovernanceCore implements GovernanceService {
     const core = new GovernanceCore(dependencies);
     await core.repository.start({ reseed: () => core.recover() });
     await core.seed();
+    await dependencies.migrate?.(core.repository);
     // Restart-only (its schema says): the sweeper's timer is set once.
     const { sweep_interval_ms: sweepIntervalMs } = dependencies.settings.current();
     if (sweepIntervalMs > 0) {

@@ -10,7 +10,8 @@ import type { UsageReport } from './governance-messages.ts';
 import { MICROS_PER_USD } from './pricing.ts';
 import { isVirtualKey, type OwnerCollection, type StoredOf } from './resources.ts';
 
-const LEVEL_OF: Record<OwnerCollection, Level> = {
+/** The level of each collection whose resources own budgets and limits. */
+export const LEVEL_OF: Record<OwnerCollection, Level> = {
   'virtual-keys': 'virtual_key',
   customers: 'customer',
   teams: 'team',
