@@ -15,6 +15,8 @@ export interface ErrorSample {
 export interface LoadOptions {
   /** Extra request headers (the direct target needs the upstream key). */
   headers?: Record<string, string>;
+  /** More headers for each request, taken from these in turn (`bench:shards` sends its virtual keys in turn). */
+  rotate?: Array<Record<string, string>>;
   /** Label of the phase in error samples. */
   phase?: string;
 }
@@ -50,18 +52,25 @@ function toBuffer(body: string | Buffer): Buffer {
   return typeof body === 'string' ? Buffer.from(body) : body;
 }
 
-/** The request of each call: one precomputed, or one per call when the body is made per call. */
+/**
+ * The request of each call: precomputed (one per header set of `rotate`, taken in turn), or one per call when the
+ * body is made per call.
+ */
 function requests(url: URL, body: Body, options: LoadOptions): () => ReturnType<typeof requestOptions> {
-  if (typeof body === 'function') return () => requestOptions(url, body(), options);
-  const request = requestOptions(url, toBuffer(body), options);
-  return () => request;
+  const headerSets = (options.rotate ?? [{}]).map((extra) => ({ ...options.headers, ...extra }));
+  let turn = 0;
+  if (typeof body === 'function')
+    return () => requestOptions(url, body(), headerSets[turn++ % headerSets.length]!);
+  const buffer = toBuffer(body);
+  const prepared = headerSets.map((headers) => requestOptions(url, buffer, headers));
+  return () => prepared[turn++ % prepared.length]!;
 }
 
-function requestOptions(url: URL, body: Buffer, options: LoadOptions) {
+function requestOptions(url: URL, body: Buffer, headers: Record<string, string>) {
   return {
     path: url.pathname + url.search,
     method: 'POST' as const,
-    headers: { 'content-type': 'application/json', ...options.headers },
+    headers: { 'content-type': 'application/json', ...headers },
     body,
   };
 }

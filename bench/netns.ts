@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
+import { intEnv } from './harness.ts';
 import type { Job, MeasureJob, MeasureResult } from './netns-load.ts';
 import {
   createNetwork,
@@ -28,15 +29,6 @@ import {
 import { formatReport, type RoundTrips, type TargetRun } from './netns-report.ts';
 
 // ---------------------------------------------------------------------------------------------- parameters
-
-function intEnv(name: string, fallback: number, min = 0): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
-  return value;
-}
 
 /** BENCH_NETNS_DELAYS: one-way delay per hop in ms, comma-separated, measured in that order. */
 function delaysEnv(): number[] {

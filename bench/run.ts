@@ -1,17 +1,34 @@
 // `pnpm bench`: one benchmark run. Starts the mock upstream, measures it directly, then gw embedded and gw
 // cluster in front of it (each in its own processes), and prints and saves the overhead and throughput.
 // See bench/README.md for the figures and the BENCH_* knobs.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { PII_GUARDRAIL, PII_GUARDRAIL_RULE, VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
+import {
+  API_KEY,
+  admissions,
+  baseEnv,
+  CHAT_PATH,
+  delta,
+  freePorts,
+  HOST,
+  intEnv,
+  logTail,
+  type MockStats,
+  mockStats,
+  type Probe,
+  ROOT,
+  type Started,
+  scriptCalls,
+  start,
+  startMock,
+  stop,
+  table,
+  waitReady,
+} from './harness.ts';
 import {
   type ConcurrentResult,
   concurrent,
@@ -46,15 +63,6 @@ import {
 import { PROMPT_4K } from './prompt-4k.ts';
 
 // ---------------------------------------------------------------------------------------------- parameters
-
-function intEnv(name: string, fallback: number, min = 0): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
-  return value;
-}
 
 /**
  * BENCH_TRACING: sampling ratios (0..1) or `off`, comma-separated. Each gw mode is measured once per entry, in
@@ -158,7 +166,6 @@ const ROUTING_RULES = [
     `    - { name: bench-rule-${index}, cel_expression: '${expression}', priority: ${index}, targets: [{ provider: openai, model: gpt-4o-mini }] }`,
 );
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = join(ROOT, 'bench', 'results');
 const peers = peersEnv(ROOT);
 
@@ -192,9 +199,6 @@ const params = {
   /** BENCH_CPU_PROF=1: every gw process runs with --cpu-prof, and the profiles are summarized after the run. */
   cpuProfile: process.env['BENCH_CPU_PROF'] === '1',
 };
-const HOST = '127.0.0.1';
-const PATH = '/v1/chat/completions';
-const API_KEY = 'sk-bench';
 
 const message = [{ role: 'user', content: 'hello' }];
 const bodies = {
@@ -209,223 +213,7 @@ const bodies4k = {
   gwStream: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: prompt4k, max_tokens: 16, stream: true }),
 };
 
-// ---------------------------------------------------------------------------------------------- processes
-
-interface Started {
-  name: string;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Spawned in its own process group (the cluster and its services). */
-  group: boolean;
-  logPath: string;
-}
-
-const running = new Set<Started>();
-
-function start(
-  name: string,
-  script: string,
-  env: NodeJS.ProcessEnv,
-  logPath: string,
-  options: { group?: boolean; stdout?: 'pipe'; nodeArgs?: string[]; args?: string[]; root?: string } = {},
-): Started {
-  const log = openSync(logPath, 'a');
-  const root = options.root ?? ROOT;
-  const argv = [...(options.nodeArgs ?? []), join(root, script), ...(options.args ?? [])];
-  const child = spawn(process.execPath, argv, {
-    cwd: root,
-    env,
-    stdio: ['ignore', options.stdout ?? log, log],
-    detached: options.group ?? false,
-  });
-  closeSync(log);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-    child.on('error', () => resolve({ code: -1, signal: null }));
-  });
-  const started: Started = { name, child, exited, group: options.group ?? false, logPath };
-  running.add(started);
-  void exited.then(() => running.delete(started));
-  return started;
-}
-
-/** SIGTERM, wait for the exit; SIGKILL (the whole group for the cluster) when it does not come. */
-async function stop(started: Started, timeoutMs = 40_000) {
-  const begun = performance.now();
-  if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  let result = await Promise.race([started.exited, timedOut]);
-  clearTimeout(timer);
-  let killed = false;
-  if (result === 'timeout') {
-    killed = true;
-    kill(started);
-    result = await started.exited;
-  }
-  return { ms: Math.round(performance.now() - begun), code: result.code, signal: result.signal, killed };
-}
-
-function kill(started: Started): void {
-  try {
-    if (started.group && started.child.pid) process.kill(-started.child.pid, 'SIGKILL');
-    else started.child.kill('SIGKILL');
-  } catch {}
-}
-
-function killAll(): void {
-  for (const started of running) kill(started);
-}
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the bench processes`);
-    for (const started of running) started.child.kill('SIGTERM');
-    setTimeout(() => process.exit(130), 5_000).unref();
-    void Promise.all([...running].map((started) => started.exited)).then(() => process.exit(130));
-  });
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, HOST, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function logTail(path: string, lines = 30): string {
-  try {
-    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}
-
-async function startMock(tmp: string) {
-  const mock = start(
-    'mock',
-    'bench/mock-upstream.ts',
-    {
-      ...process.env,
-      MOCK_PORT: '0',
-      MOCK_STREAM_CHUNKS: String(params.streamChunks),
-      MOCK_API_KEY: API_KEY,
-    },
-    join(tmp, 'mock.log'),
-    { stdout: 'pipe' },
-  );
-  const lines = createInterface({ input: mock.child.stdout! });
-  const ready = new Promise<number>((resolve, reject) => {
-    lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
-    void mock.exited.then(({ code, signal }) =>
-      reject(new Error(`mock upstream exited (${signal ?? code}): ${logTail(mock.logPath)}`)),
-    );
-  });
-  const port = await ready;
-  lines.on('line', () => {});
-  return { mock, url: `http://${HOST}:${port}` };
-}
-
-async function getJson(url: string): Promise<unknown> {
-  const { statusCode, body } = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
-  const text = await body.text();
-  if (statusCode !== 200) throw new Error(`GET ${url}: ${statusCode} ${text.slice(0, 200)}`);
-  return JSON.parse(text);
-}
-
-interface MockStats {
-  requests: number;
-  streams: number;
-  rejected: number;
-  /** OTLP export requests the mock's collector took, and their bytes (BENCH_TRACING). */
-  traceExports?: number;
-  traceBytes?: number;
-}
-
-const mockStats = async (mockUrl: string) => (await getJson(`${mockUrl}/__stats`)) as MockStats;
-const delta = (from: MockStats, to: MockStats): MockStats => ({
-  requests: to.requests - from.requests,
-  streams: to.streams - from.streams,
-  rejected: to.rejected - from.rejected,
-});
-
-/** What a target is asked: its chat body and headers, and the GET that answers 200 once it listens. */
-interface Probe {
-  readyPath: string;
-  body: string;
-  headers: Record<string, string>;
-}
-
 const gwProbe: Probe = { readyPath: '/health', body: bodies.gw, headers: {} };
-
-/** Waits until the ready path answers 200, then until one real chat request answers 200. */
-async function waitReady(started: Started, base: string, probe: Probe = gwProbe) {
-  const begun = performance.now();
-  const deadline = begun + params.startTimeoutMs;
-  const died = () => {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) {
-      throw new Error(
-        `${started.name} exited during startup (${started.child.signalCode ?? started.child.exitCode}):\n${logTail(started.logPath)}`,
-      );
-    }
-  };
-  let lastError = '';
-  for (;;) {
-    died();
-    try {
-      const { statusCode, body } = await request(base + probe.readyPath, {
-        headersTimeout: 2_000,
-        bodyTimeout: 2_000,
-      });
-      await body.dump();
-      if (statusCode === 200) break;
-      lastError = `${probe.readyPath} answered ${statusCode}`;
-    } catch (error) {
-      lastError = (error as Error).message;
-    }
-    if (performance.now() > deadline) throw new Error(`${started.name}: not healthy in time (${lastError})`);
-    await sleep(100);
-  }
-  const healthyMs = performance.now() - begun;
-  let probeFailures = 0;
-  let firstProbeFailure: ErrorSample | undefined;
-  for (;;) {
-    died();
-    const answer = await serial(base + PATH, probe.body, 1, {
-      headers: probe.headers,
-      phase: 'startup probe',
-    });
-    if (answer.errors === 0) break;
-    probeFailures++;
-    firstProbeFailure ??= answer.errorSamples[0];
-    if (performance.now() > deadline) {
-      throw new Error(
-        `${started.name}: healthy but chat requests fail: ${JSON.stringify(answer.errorSamples[0])}`,
-      );
-    }
-    await sleep(100);
-  }
-  return {
-    healthyMs: Math.round(healthyMs),
-    readyMs: Math.round(performance.now() - begun),
-    probeFailures,
-    ...(firstProbeFailure ? { firstProbeFailure } : {}),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------- measurement
 
@@ -551,7 +339,7 @@ const MOCK_CONTENT = 'Hello! How can I help you today?';
  */
 async function checkForwarding(target: string, options: MeasureOptions): Promise<void> {
   const before = await mockStats(options.mockUrl);
-  const { statusCode, body } = await request(options.base + PATH, {
+  const { statusCode, body } = await request(options.base + CHAT_PATH, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
     body: options.body,
@@ -586,7 +374,7 @@ async function measure(
   options: MeasureOptions,
 ): Promise<Omit<TargetResult, 'target' | 'url' | 'ok'>> {
   const { base, mockUrl, body, streamBody, headers } = options;
-  const url = base + PATH;
+  const url = base + CHAT_PATH;
   const buffer = Buffer.from(body);
   const streamBuffer = Buffer.from(streamBody);
   const samples: ErrorSample[] = [];
@@ -777,17 +565,6 @@ function gwConfig(tmp: string, mockUrl: string, variant: Variant): string {
   return path;
 }
 
-/** The parent environment without variables that would point gw at something else than this run's. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) {
-    if (name.startsWith('GW_') || name.startsWith('GATEWAY_') || name === 'REDIS_URL' || name === 'PORT') {
-      delete env[name];
-    }
-  }
-  return { ...env, GW_HOST: HOST, LOG_LEVEL: 'warn' };
-}
-
 function readLog(result: TargetResult): void {
   if (!result.logPath) return;
   let text = '';
@@ -900,9 +677,9 @@ async function runMode(
       );
     }
     const base = `http://${HOST}:${port}`;
-    result.url = base + PATH;
+    result.url = base + CHAT_PATH;
     progress(`${mode}: started (pid ${gw.child.pid}), waiting for ${base}/health`);
-    result.startup = await waitReady(gw, base);
+    result.startup = await waitReady(gw, base, gwProbe, params.startTimeoutMs);
     const launcher = gw.child.pid!;
     const cpu: CpuProbe =
       mode === 'embedded'
@@ -929,7 +706,7 @@ async function runMode(
           ? {
               redis: await redisCommandCalls(),
               mock: await mockStats(mockUrl),
-              exact: await exactAdmissions(result.url),
+              exact: (await admissions(base)).exact,
             }
           : undefined;
       Object.assign(governed, await target(name, { 'x-gw-vk': VIRTUAL_KEY }));
@@ -939,7 +716,7 @@ async function runMode(
         const upstream = delta(before.mock, await mockStats(mockUrl));
         const requests = upstream.requests;
         if (requests > 0) governed.redisCallsPerRequest = Math.round((calls / requests) * 100) / 100;
-        const exact = (await exactAdmissions(result.url)) - before.exact;
+        const exact = (await admissions(base)).exact - before.exact;
         if (requests > 0)
           governed.criticalRedisCallsPerRequest = Math.round((exact / requests) * 1000) / 1000;
       }
@@ -1012,9 +789,14 @@ async function runPeer(peer: Peer, run: RunContext): Promise<TargetResult> {
       args: launch.args(port, run.mockUrl),
     });
     const base = `http://${HOST}:${port}`;
-    result.url = base + PATH;
+    result.url = base + CHAT_PATH;
     progress(`${peer}: started (pid ${started.child.pid}), waiting for ${base}${launch.readyPath}`);
-    result.startup = await waitReady(started, base, { readyPath: launch.readyPath, body, headers });
+    result.startup = await waitReady(
+      started,
+      base,
+      { readyPath: launch.readyPath, body, headers },
+      params.startTimeoutMs,
+    );
     const pid = started.child.pid!;
     Object.assign(
       result,
@@ -1072,34 +854,16 @@ function summarizeProfiles(
   });
 }
 
-/**
- * Lua script calls Redis has served (INFO commandstats `evalsha`/`eval`): each is one round trip, whatever
- * the script does inside (the commands a script runs are counted separately and are not round trips).
- */
+/** Lua script calls Redis has served (INFO commandstats `evalsha`/`eval`): each is one round trip. */
 async function redisCommandCalls(): Promise<number> {
   const redis = await redisClient();
   try {
-    const info = await redis.info('commandstats');
-    return [...info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce(
-      (sum, match) => sum + Number(match[1]),
-      0,
-    );
+    return scriptCalls(await redis.info('commandstats'));
   } finally {
     redis.disconnect();
   }
 }
 
-/**
- * Admissions an ingress made against Redis on the request's path so far (`gw_governance_admissions_total{path=
- * "exact"}` of its /metrics; the others were answered from its slices).
- */
-async function exactAdmissions(base: string): Promise<number> {
-  const response = await fetch(`${base}/metrics`);
-  const text = await response.text();
-  return Number(/^gw_governance_admissions_total\{path="exact"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
-}
-
-/** Commands Redis has processed since it started, from every client (INFO stats). */
 /** Redis's own counts (INFO stats): commands processed (those scripts run included), bytes in and out. */
 interface RedisCounts {
   commands: number;
@@ -1189,17 +953,6 @@ const signedMs = (value: number | undefined) =>
   value === undefined || Number.isNaN(value) ? '—' : (value < 0 ? '-' : '+') + ms(Math.abs(value));
 const pct = (value: number | undefined) =>
   value === undefined || Number.isNaN(value) ? '—' : `${(value * 100).toFixed(1)}%`;
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
-        .join('  '),
-    )
-    .join('\n');
-}
 
 interface Overhead {
   target: string;
@@ -1539,7 +1292,7 @@ async function main(): Promise<number> {
     loadavgAtStart: loadavg(),
   };
   progress(`temp dir ${tmp}; modes ${params.modes.join(',') || '(direct only)'}`);
-  const { mock, url: mockUrl } = await startMock(tmp);
+  const { mock, url: mockUrl } = await startMock(tmp, params.streamChunks);
   progress(`mock upstream at ${mockUrl}`);
   const extra: string[] = [...peers.notes];
   if (!procAvailable) extra.push('CPU per process is not measured: no /proc (Linux only)');
@@ -1562,7 +1315,7 @@ async function main(): Promise<number> {
     if (redis.note) extra.push(redis.note);
   }
   try {
-    direct = { target: 'direct', url: mockUrl + PATH, ok: false, errors: 0, errorSamples: [] };
+    direct = { target: 'direct', url: mockUrl + CHAT_PATH, ok: false, errors: 0, errorSamples: [] };
     try {
       Object.assign(
         direct,
