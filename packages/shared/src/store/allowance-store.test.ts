@@ -262,6 +262,53 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
     expect(await rawCounter(prefix, counter)).toBe(394);
   });
 
+  it('reports the settles of one 50 ms window together, each settle answered after the report that counts it', async () => {
+    const prefix = `gw-allow:${randomUUID()}:`;
+    const one = await ingress(prefix);
+    const counter = { key: 'b:window', owner: owner() };
+    const check: CounterCheck = {
+      ...counter,
+      limit: 100_000,
+      need: 1,
+      amount: 10,
+      expireAtMs: Date.now() + 3_600_000,
+    };
+    const ids: string[] = [];
+    const request = (): AdmitRequest => {
+      const id = `res_${randomUUID()}`;
+      ids.push(id);
+      return {
+        required: [check],
+        alternatives: [],
+        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
+      };
+    };
+    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    const takes = vi.spyOn(one.store, 'takeSlice');
+    // Forty settles 5 ms apart (as the answers of a busy ingress end), each costing 1 less.
+    const started = performance.now();
+    const settling: Array<Promise<boolean>> = [];
+    for (const id of ids) {
+      settling.push(
+        one.allowances.settleReservation({
+          id,
+          adjustments: [{ ...counter, delta: -1, expireAtMs: check.expireAtMs }],
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(await Promise.all(settling)).toEqual(Array(40).fill(true));
+    const elapsedMs = performance.now() - started;
+    const reports = takes.mock.calls.filter(([call]) => call.want === 0).length;
+    // At most one a 50 ms window (and one each at the ends), not one a settle.
+    expect(reports).toBeGreaterThan(0);
+    expect(reports).toBeLessThanOrEqual(Math.ceil(elapsedMs / 50) + 2);
+    expect(reports).toBeLessThan(40);
+    // Every settle answered after the report that counts it.
+    expect(await one.allowances.readCounters([counter])).toEqual([360]);
+    await one.allowances.close();
+  });
+
   it('stops admitting from slices when a limit is lowered below what was counted', async () => {
     const prefix = `gw-allow:${randomUUID()}:`;
     const one = await ingress(prefix);
