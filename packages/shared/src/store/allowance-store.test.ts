@@ -174,7 +174,7 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
     expect(await rawCounter(prefix, second)).toBe(10);
   });
 
-  it('settles in the slice held: give-backs and overages read at once and kept when it goes back, each once', async () => {
+  it('settles overages in the slice held and give-backs on the counter: read at once, kept when it goes back, each once', async () => {
     const prefix = `gw-allow:${randomUUID()}:`;
     const one = await ingress(prefix);
     const counter = { key: 'b:settle', owner: owner() };
@@ -203,18 +203,21 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
         id,
         adjustments: [{ ...counter, delta, expireAtMs: check.expireAtMs }],
       });
-    // Twenty requests cost 4 less than reserved, then twenty cost 3 more: 400 - 80 + 60.
-    for (const id of ids.slice(0, 20)) expect(await settle(id, -4)).toBe(true);
-    for (const id of ids.slice(20)) expect(await settle(id, 3)).toBe(true);
-    // The counter itself was not stepped: each settle closed its journal entry, nothing more.
-    expect(settles.mock.calls.every(([call]) => call.adjustments.length === 0)).toBe(true);
-    expect(await one.allowances.readCounters([counter])).toEqual([380]);
+    // Twenty requests cost 1 more than reserved, then twenty cost 4 less: 400 + 20 - 80.
+    for (const id of ids.slice(0, 20)) expect(await settle(id, 1)).toBe(true);
+    for (const id of ids.slice(20)) expect(await settle(id, -4)).toBe(true);
+    // Overages came out of the slice's armed room (those settles only closed their journal entries); give-backs
+    // went to the counter.
+    const calls = settles.mock.calls.map(([call]) => call.adjustments.length);
+    expect(calls.slice(0, 20).filter((count) => count === 0).length).toBeGreaterThan(0);
+    expect(calls.slice(20)).toEqual(Array(20).fill(1));
+    expect(await one.allowances.readCounters([counter])).toEqual([340]);
     // A settle again (retried, or raced by the sweeper) changes nothing.
-    expect(await settle(ids[0]!, -4)).toBe(false);
-    expect(await settle(ids[39]!, 3)).toBe(false);
-    expect(await one.allowances.readCounters([counter])).toEqual([380]);
+    expect(await settle(ids[0]!, 1)).toBe(false);
+    expect(await settle(ids[39]!, -4)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([340]);
     await one.allowances.close();
-    expect(await rawCounter(prefix, counter)).toBe(380);
+    expect(await rawCounter(prefix, counter)).toBe(340);
   });
 
   it('makes a settle whose journal answer was lost owe its slice adjustments to the retry that finds it closed', async () => {
@@ -250,16 +253,16 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
       await real(call);
       throw new Error('Connection is closed.');
     });
-    await expect(settle(-6)).rejects.toThrow('Connection is closed.');
-    // What the slice spent, as its renewals report it: the 40 reservations, not the lost settle's give-back.
+    await expect(settle(6)).rejects.toThrow('Connection is closed.');
+    // What the slice spent, as its renewals report it: the 40 reservations, not the lost settle's overage.
     await expect.poll(() => one.allowances.readCounters([counter])).toEqual([400]);
-    // The retry finds it closed (false, as the settle stage expects) and makes the give-back, once.
-    expect(await settle(-6)).toBe(false);
-    expect(await one.allowances.readCounters([counter])).toEqual([394]);
-    expect(await settle(-6)).toBe(false);
-    expect(await one.allowances.readCounters([counter])).toEqual([394]);
+    // The retry finds it closed (false, as the settle stage expects) and takes the overage from the slice, once.
+    expect(await settle(6)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([406]);
+    expect(await settle(6)).toBe(false);
+    expect(await one.allowances.readCounters([counter])).toEqual([406]);
     await one.allowances.close();
-    expect(await rawCounter(prefix, counter)).toBe(394);
+    expect(await rawCounter(prefix, counter)).toBe(406);
   });
 
   it('reports the settles of one 50 ms window together, each settle answered after the report that counts it', async () => {

@@ -130,15 +130,14 @@ export class AllowanceStore implements Store {
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
     // What a request used beyond its reservation comes out of the slice while it has room (tokens are counted
-    // at settle), and what it gives back goes into the slice held of that counter (its `used` goes down: the
-    // counter gets it back when the slice is returned, and reads of usage count it at once, as they subtract
-    // what slices hold unspent); the rest goes to the counter. So a request admitted from slices settles
-    // without a counter step: the journal's close is its settle's one Redis call.
+    // at settle); the rest, and whatever is given back, goes to the counter. A settle with nothing for the
+    // counters is the journal's close alone. (Give-backs into the slice were tried: a Redis frozen for 4 s
+    // then left a key charged twice what it was served, test/redis-fault.test.ts; not understood yet.)
     const fromSlices: CounterAdjustment[] = [];
     const toCounters: CounterAdjustment[] = [];
     for (const adjustment of request.adjustments) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
+      if (adjustment.delta > 0 && slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
         fromSlices.push(adjustment);
       else toCounters.push(adjustment);
     }
