@@ -13,6 +13,7 @@ import {
   type FakeUpstream,
   type GatewayConfigInput,
   type LaunchedGateway,
+  scaled,
   startCluster,
   startEmbedded,
   startFakeOpenAi,
@@ -382,7 +383,10 @@ describe.each(MODES)('the console as a new operator meets it, in Chromium (%s)',
     await shot(page, 'fallback-detail');
   });
 
-  it('a revoked token leaves at the next click, even to a page whose data is cached', async () => {
+  // A new browser page, a sign-in and two pages read before the revocation: on a loaded machine more than 30 s.
+  it('a revoked token leaves at the next click, even to a page whose data is cached', {
+    timeout: scaled(60_000),
+  }, async () => {
     const created = await admin<{ id: string; token: string }>('POST', '/api/tokens', {
       name: 'operator-revoked',
       role: 'admin',
