@@ -12,6 +12,25 @@ export const BODY = JSON.stringify({
   max_tokens: 16,
 });
 
+/**
+ * BODY with a new question each call (`hello 00000001`, `hello 00000002`, …, all of one length), as `load.ts`
+ * takes a body made per request: the `cache` variant's key covers the messages, so every request misses (a fixed
+ * body would hit from the second on). Every variant sends these, so each one's difference from `off` is its
+ * feature alone; the bodies are made by the load generator, whose CPU is not the gateway's.
+ */
+export function questions(stream = false): () => Buffer {
+  let asked = 0;
+  return () =>
+    Buffer.from(
+      JSON.stringify({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: `hello ${String(++asked).padStart(8, '0')}` }],
+        max_tokens: 16,
+        ...(stream && { stream: true }),
+      }),
+    );
+}
+
 /** The virtual key of the governed rows (`pnpm bench`, `bench:netns`, `bench:soak`). */
 export const VIRTUAL_KEY = 'sk-gw-bench00000000000000000000000000000000000';
 
@@ -41,18 +60,75 @@ export const PII_GUARDRAIL = [
   `    - { id: ${PII_GUARDRAIL_RULE}, condition: 'false', action: REDACT, input_profiles: [bench-pii] }`,
 ];
 
-/** Not a config of gw: the bench's minimal Node proxy (bench/floor-proxy.ts) in a gateway's place. */
-export const FLOOR = 'floor';
+/** The header the tenth of ROUTING_RULES matches (`pnpm bench`'s `+rule` rows). */
+export const ROUTING_RULE_HEADER = 'x-bench-route';
 
-export const VARIANTS: Record<string, (mock: string) => string[]> = {
-  off: () => ['logs:', '  enabled: false'],
-  logs: () => ['logs:', '  enabled: true'],
-  trace0: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0)],
-  'trace0.01': (mock) => ['logs:', '  enabled: false', ...tracing(mock, 0.01)],
-  trace1: (mock) => ['logs:', '  enabled: false', ...tracing(mock, 1)],
+/** Ten global routing rules of the shapes operators write (docs/routing.md), nine of which no bench request matches. */
+export const ROUTING_RULES = [
+  '"x-tier" in headers && headers["x-tier"] == "gold"',
+  'tokens > 100000',
+  'has(key.metadata.tier) && key.metadata.tier == "enterprise"',
+  'model.startsWith("claude-") && stream',
+  'team.name == "research" || customer.name == "acme"',
+  '"temperature" in params && params.temperature > 1.5',
+  'request_type == "embeddings"',
+  'provider == "anthropic" && tokens > 5000',
+  '"user-agent" in headers && headers["user-agent"] == "never-this-agent"',
+  `"${ROUTING_RULE_HEADER}" in headers`,
+].map(
+  (expression, index) =>
+    `    - { name: bench-rule-${index}, cel_expression: '${expression}', priority: ${index}, targets: [{ provider: openai, model: gpt-4o-mini }] }`,
+);
+
+/**
+ * The response cache, exact matches only, for the bench's requests, which carry no virtual key: without
+ * `anonymous: true` the cache would pass them by unlooked-at (docs/cache.md "Callers without a virtual key").
+ * With `questions()` every request is a miss whose answer is stored after it is sent; under load the scope is
+ * full (10,000 entries) and each store evicts the oldest, the steady state of a cache that misses.
+ */
+const RESPONSE_CACHE = ['cache:', '  enabled: true', '  types: [exact]', '  anonymous: true'];
+
+/** Not a config of gw: the bench's minimal Node proxy (bench/floor-proxy.ts) in a gateway's place. */
+const FLOOR = 'floor';
+
+/** The mock's key: gw's provider config holds it; the floor passes the caller's on, so its requests carry it. */
+const UPSTREAM_KEY = 'sk-bench';
+
+/** A config of the embedded gateway: its config file's sections, and the headers each of its requests carries. */
+interface Variant {
+  sections: (mock: string) => string[];
+  headers?: Record<string, string>;
+}
+
+const LOGS_OFF = ['logs:', '  enabled: false'];
+
+/**
+ * The variants of `bench:threads` and `bench:instructions`: `off` (request logs off, nothing else configured),
+ * and `off` plus exactly one feature each, so that a variant's difference from `off` is that feature's cost.
+ */
+const VARIANTS: Record<string, Variant> = {
+  off: { sections: () => LOGS_OFF },
+  logs: { sections: () => ['logs:', '  enabled: true'] },
+  trace0: { sections: (mock) => [...LOGS_OFF, ...tracing(mock, 0)] },
+  'trace0.01': { sections: (mock) => [...LOGS_OFF, ...tracing(mock, 0.01)] },
+  trace1: { sections: (mock) => [...LOGS_OFF, ...tracing(mock, 1)] },
   // `pnpm bench`'s BENCH_GUARDRAILS=pii config: a PII guardrail whose rule applies only to requests that name it.
-  guardrails: () => ['logs:', '  enabled: false', ...PII_GUARDRAIL],
+  guardrails: { sections: () => [...LOGS_OFF, ...PII_GUARDRAIL] },
+  cache: { sections: () => [...LOGS_OFF, ...RESPONSE_CACHE] },
+  // `pnpm bench`'s BENCH_ROUTING=rules config: ten rules every request evaluates, none matching.
+  rules: { sections: () => [...LOGS_OFF, 'governance:', '  routing_rules:', ...ROUTING_RULES] },
+  // `pnpm bench`'s `+vk` rows: the virtual key on every request, its budget and limits counted.
+  vk: { sections: () => [...LOGS_OFF, ...VIRTUAL_KEY_CONFIG], headers: { 'x-gw-vk': VIRTUAL_KEY } },
 };
+
+/** The variants named in an environment variable (comma-separated), refused before anything runs when unknown. */
+export function variantNames(variable: string, fallback: string): string[] {
+  const names = (process.env[variable] ?? fallback).split(',');
+  for (const name of names)
+    if (name !== FLOOR && !Object.hasOwn(VARIANTS, name))
+      throw new Error(`${variable}: no variant '${name}' (${[...Object.keys(VARIANTS), FLOOR].join(', ')})`);
+  return names;
+}
 
 function tracing(mock: string, ratio: number): string[] {
   return ['tracing:', '  enabled: true', `  sampling_ratio: ${ratio}`, `  endpoint: '${mock}/v1/traces'`];
@@ -92,12 +168,12 @@ async function healthy(url: string): Promise<void> {
 
 /** A variant's config file: one provider at the mock, and the variant's sections. */
 function gatewayConfig(mockUrl: string, variant: string): string {
-  const sections = VARIANTS[variant];
+  const sections = VARIANTS[variant]?.sections;
   if (!sections) throw new Error(`no variant '${variant}' (${Object.keys(VARIANTS).join(', ')})`);
   return [
     'providers:',
     '  openai:',
-    "    keys: [{ value: 'sk-bench' }]",
+    `    keys: [{ value: '${UPSTREAM_KEY}' }]`,
     `    network_config: { base_url: '${mockUrl}' }`,
     ...sections(mockUrl),
     '',
@@ -106,7 +182,8 @@ function gatewayConfig(mockUrl: string, variant: string): string {
 
 /**
  * An embedded gateway of the checkout at `root` with a variant's config (written next to its data directory
- * `dir`), once its /health answers; `prefix` runs it under another program (valgrind).
+ * `dir`), once its /health answers, and the headers the variant's requests carry; `prefix` runs it under another
+ * program (valgrind).
  */
 export async function startGateway(options: {
   root: string;
@@ -115,7 +192,7 @@ export async function startGateway(options: {
   variant: string;
   prefix?: string[];
   nodeFlags?: string[];
-}): Promise<{ gateway: ChildProcess; url: string }> {
+}): Promise<{ gateway: ChildProcess; url: string; headers: Record<string, string> }> {
   const port = await freePort();
   // The floor (bench/floor-proxy.ts): the least a Node gateway can do, measured the same way as each variant.
   const floor = options.variant === FLOOR;
@@ -146,5 +223,9 @@ export async function startGateway(options: {
     gateway.kill('SIGKILL');
     throw error;
   }
-  return { gateway, url: `http://127.0.0.1:${port}/v1/chat/completions` };
+  return {
+    gateway,
+    url: `http://127.0.0.1:${port}/v1/chat/completions`,
+    headers: floor ? { authorization: `Bearer ${UPSTREAM_KEY}` } : (VARIANTS[options.variant]?.headers ?? {}),
+  };
 }

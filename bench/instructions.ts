@@ -6,9 +6,11 @@
 // BENCH_IX_REQUESTS (3000) more, counters dumped; the result is instructions per request, for the whole process
 // and by thread (the event loop; the request-log and span-export threads; V8's compiler and GC threads).
 // Variants (BENCH_IX_VARIANTS, comma-separated): off (logs and tracing off), logs (metadata-only request logs),
-// trace0, trace0.01 and trace1 (tracing at that ratio, logs off), guardrails (a PII guardrail whose rule applies to
-// no request, logs off); floor: the bench's minimal Node proxy (bench/floor-proxy.ts), the least a Node gateway
-// can do, as `pnpm bench`'s floor row. BENCH_BASELINE: a checkout whose gateway runs instead.
+// trace0, trace0.01 and trace1 (tracing at that ratio), guardrails (a PII guardrail whose rule applies to no
+// request), cache (the response cache, every request a miss), rules (ten routing rules, none matching), vk (the
+// bench's virtual key on every request), each with logs off but `logs` (gateway-variants.ts); floor: the bench's
+// minimal Node proxy (bench/floor-proxy.ts), the least a Node gateway can do, as `pnpm bench`'s floor row.
+// BENCH_BASELINE: a checkout whose gateway runs instead.
 // BENCH_IX_STREAM=1: streamed requests instead (instructions a stream of the mock's 5 chunks).
 // BENCH_IX_KEEP: a directory the callgrind dumps are copied to (for callgrind_annotate by function).
 // Needs valgrind (and its callgrind_control and callgrind_annotate); about three minutes a variant.
@@ -19,12 +21,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BODY, FLOOR, listening, startGateway, VARIANTS } from './gateway-variants.ts';
+import { listening, questions, startGateway, variantNames } from './gateway-variants.ts';
 import { concurrent } from './load.ts';
 
 /** BENCH_IX_STREAM=1: every request streams (`stream: true`, read to its end): instructions a stream. */
-const LOAD_BODY =
-  process.env['BENCH_IX_STREAM'] === '1' ? JSON.stringify({ ...JSON.parse(BODY), stream: true }) : BODY;
+const STREAM = process.env['BENCH_IX_STREAM'] === '1';
 const WARMUP = Number(process.env['BENCH_IX_WARMUP'] ?? 2000);
 const REQUESTS = Number(process.env['BENCH_IX_REQUESTS'] ?? 3000);
 const CONCURRENCY = Number(process.env['BENCH_IX_CONCURRENCY'] ?? 10);
@@ -55,9 +56,7 @@ function counts(file: string): { total: number; main: number; workers: number } 
   };
 }
 
-const names = (process.env['BENCH_IX_VARIANTS'] ?? 'off,logs,trace0,trace0.01').split(',');
-for (const name of names)
-  if (name !== FLOOR && !VARIANTS[name]) throw new Error(`BENCH_IX_VARIANTS: no variant '${name}'`);
+const names = variantNames('BENCH_IX_VARIANTS', 'off,logs,trace0,trace0.01');
 
 const tmp = mkdtempSync(join(tmpdir(), 'gw-bench-ix-'));
 const mock = spawn(process.execPath, ['bench/mock-upstream.ts', '0'], {
@@ -70,7 +69,7 @@ try {
   for (const [index, name] of names.entries()) {
     const dir = join(tmp, `${index}-${name}`);
     const out = join(tmp, `${index}-${name}.callgrind`);
-    const { gateway, url } = await startGateway({
+    const { gateway, url, headers } = await startGateway({
       root: ROOT,
       dir,
       mockUrl,
@@ -79,10 +78,11 @@ try {
       nodeFlags: NODE_FLAGS,
     });
     console.log(`[instructions] ${name}: gateway up under callgrind, ${WARMUP} warm-up requests`);
-    await concurrent(url, LOAD_BODY, { concurrency: CONCURRENCY, total: WARMUP });
+    const body = questions(STREAM);
+    await concurrent(url, body, { concurrency: CONCURRENCY, total: WARMUP }, { headers });
     await sleep(1500);
     execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' });
-    const measured = await concurrent(url, LOAD_BODY, { concurrency: CONCURRENCY, total: REQUESTS });
+    const measured = await concurrent(url, body, { concurrency: CONCURRENCY, total: REQUESTS }, { headers });
     // What the requests left for later (a log batch, an export) runs before the dump.
     await sleep(1500);
     execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' });

@@ -6,7 +6,14 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { PII_GUARDRAIL, PII_GUARDRAIL_RULE, VIRTUAL_KEY, VIRTUAL_KEY_CONFIG } from './gateway-variants.ts';
+import {
+  PII_GUARDRAIL,
+  PII_GUARDRAIL_RULE,
+  ROUTING_RULE_HEADER,
+  ROUTING_RULES,
+  VIRTUAL_KEY,
+  VIRTUAL_KEY_CONFIG,
+} from './gateway-variants.ts';
 import {
   API_KEY,
   admissions,
@@ -145,26 +152,6 @@ function routingEnv(): Array<'rules' | undefined> {
     return value === 'rules' ? value : undefined;
   });
 }
-
-/** The header the tenth rule of BENCH_ROUTING=rules matches (the `+rule` rows). */
-const ROUTING_RULE_HEADER = 'x-bench-route';
-
-/** Ten rules of the shapes operators write, nine of which no bench request matches. */
-const ROUTING_RULES = [
-  '"x-tier" in headers && headers["x-tier"] == "gold"',
-  'tokens > 100000',
-  'has(key.metadata.tier) && key.metadata.tier == "enterprise"',
-  'model.startsWith("claude-") && stream',
-  'team.name == "research" || customer.name == "acme"',
-  '"temperature" in params && params.temperature > 1.5',
-  'request_type == "embeddings"',
-  'provider == "anthropic" && tokens > 5000',
-  '"user-agent" in headers && headers["user-agent"] == "never-this-agent"',
-  `"${ROUTING_RULE_HEADER}" in headers`,
-].map(
-  (expression, index) =>
-    `    - { name: bench-rule-${index}, cel_expression: '${expression}', priority: ${index}, targets: [{ provider: openai, model: gpt-4o-mini }] }`,
-);
 
 const RESULTS = join(ROOT, 'bench', 'results');
 const peers = peersEnv(ROOT);
