@@ -91,6 +91,32 @@ async function burst(
   return admitted;
 }
 
+/** One ingress that admitted 40 requests of 10 (a budget's reservations) against a counter of its own, from slices. */
+async function fortyAdmitted(key: string, options: { tickMs?: number } = {}) {
+  const prefix = `gw-allow:${randomUUID()}:`;
+  const one = await ingress(prefix, options);
+  const counter = { key, owner: owner() };
+  const check: CounterCheck = {
+    ...counter,
+    limit: 100_000,
+    need: 1,
+    amount: 10,
+    expireAtMs: Date.now() + 3_600_000,
+  };
+  const ids: string[] = [];
+  const request = (): AdmitRequest => {
+    const id = `res_${randomUUID()}`;
+    ids.push(id);
+    return {
+      required: [check],
+      alternatives: [],
+      reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
+    };
+  };
+  expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+  return { prefix, one, counter, check, ids };
+}
+
 describe.each(topologies)('AllowanceStore on $name', (topology) => {
   let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
@@ -175,27 +201,7 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
   });
 
   it('settles overages in the slice held and give-backs on the counter: read at once, kept when it goes back, each once', async () => {
-    const prefix = `gw-allow:${randomUUID()}:`;
-    const one = await ingress(prefix);
-    const counter = { key: 'b:settle', owner: owner() };
-    const check: CounterCheck = {
-      ...counter,
-      limit: 100_000,
-      need: 1,
-      amount: 10,
-      expireAtMs: Date.now() + 3_600_000,
-    };
-    const ids: string[] = [];
-    const request = (): AdmitRequest => {
-      const id = `res_${randomUUID()}`;
-      ids.push(id);
-      return {
-        required: [check],
-        alternatives: [],
-        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
-      };
-    };
-    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    const { prefix, one, counter, check, ids } = await fortyAdmitted('b:settle');
     expect(one.allowances.admissions().local).toBeGreaterThan(0);
     const settles = vi.spyOn(one.store, 'settleReservation');
     const settle = (id: string, delta: number) =>
@@ -221,27 +227,7 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
   });
 
   it('makes a settle whose journal answer was lost owe its slice adjustments to the retry that finds it closed', async () => {
-    const prefix = `gw-allow:${randomUUID()}:`;
-    const one = await ingress(prefix, { tickMs: 50 });
-    const counter = { key: 'b:lost', owner: owner() };
-    const check: CounterCheck = {
-      ...counter,
-      limit: 100_000,
-      need: 1,
-      amount: 10,
-      expireAtMs: Date.now() + 3_600_000,
-    };
-    const ids: string[] = [];
-    const request = (): AdmitRequest => {
-      const id = `res_${randomUUID()}`;
-      ids.push(id);
-      return {
-        required: [check],
-        alternatives: [],
-        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
-      };
-    };
-    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    const { prefix, one, counter, check, ids } = await fortyAdmitted('b:lost', { tickMs: 50 });
     const settle = (delta: number) =>
       one.allowances.settleReservation({
         id: ids[0]!,
@@ -266,27 +252,7 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
   });
 
   it('reports the settles of one 50 ms window together, each settle answered after the report that counts it', async () => {
-    const prefix = `gw-allow:${randomUUID()}:`;
-    const one = await ingress(prefix);
-    const counter = { key: 'b:window', owner: owner() };
-    const check: CounterCheck = {
-      ...counter,
-      limit: 100_000,
-      need: 1,
-      amount: 10,
-      expireAtMs: Date.now() + 3_600_000,
-    };
-    const ids: string[] = [];
-    const request = (): AdmitRequest => {
-      const id = `res_${randomUUID()}`;
-      ids.push(id);
-      return {
-        required: [check],
-        alternatives: [],
-        reservation: { id, deadlineMs: Date.now() + 60_000, payload: '{}' },
-      };
-    };
-    expect(await burst([one.allowances], request, { count: 40, wave: 10 })).toBe(40);
+    const { one, counter, check, ids } = await fortyAdmitted('b:window');
     const takes = vi.spyOn(one.store, 'takeSlice');
     // Forty settles 5 ms apart (as the answers of a busy ingress end), each costing 1 less.
     const started = performance.now();
