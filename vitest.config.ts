@@ -1,6 +1,6 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { scaled } from './packages/testkit/src/time-scale.ts';
 
 // Every Node process the suite starts (the workers, each cluster's five services, the real clients' CLIs)
@@ -8,9 +8,10 @@ import { scaled } from './packages/testkit/src/time-scale.ts';
 // the same modules each time, and with the cache warm a cluster starts in about half the time.
 process.env['NODE_COMPILE_CACHE'] ??= join(tmpdir(), 'node-compile-cache');
 
+const DRILLS = 'test/drills.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     // A test's own budget is not stretched here: one whose work takes longer on a busy machine says so itself
     // (`it(name, fn, scaled(60_000))`). Hooks start and stop gateways, clusters and browsers, whose ceilings
     // (startCluster's, waitFor's) stretch with the time scale: theirs does too, or it would end them first. So
@@ -25,5 +26,20 @@ export default defineConfig({
     // clusters starting side by side: Redis commands at start-up missed their 500 ms timeout and timed tests
     // failed, one run in two.
     maxWorkers: availableParallelism(),
+    // The drills (scaling and rolling whole clusters under load, with the default deadlines) run last, alone:
+    // beside a browser suite or another cluster on two cores, a Redis command or a health check of theirs
+    // missed its deadline in two full runs of 2026-12-03 while they passed alone beside two CPU hogs.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, DRILLS],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { extends: true, test: { name: 'drills', include: [DRILLS], sequence: { groupOrder: 1 } } },
+    ],
   },
 });
