@@ -4,6 +4,8 @@ import { get } from './http.ts';
 
 export interface Outcome {
   status: number;
+  /** The error's type when the answer was one of gw's errors (for a failed assertion to name it). */
+  error?: string | undefined;
   startedAt: number;
   ms: number;
 }
@@ -13,7 +15,7 @@ export interface Outcome {
  * to `outcomes` as they come (a fault script may watch them) and returned.
  */
 export async function steadyLoad(
-  send: () => Promise<{ status: number }>,
+  send: () => Promise<{ status: number; body?: unknown }>,
   until: Promise<unknown>,
   outcomes: Outcome[] = [],
 ): Promise<Outcome[]> {
@@ -27,7 +29,8 @@ export async function steadyLoad(
       while (running) {
         const startedAt = Date.now();
         const answer = await send();
-        outcomes.push({ status: answer.status, startedAt, ms: Date.now() - startedAt });
+        const error = (answer.body as { error?: { type?: string } } | undefined)?.error?.type;
+        outcomes.push({ status: answer.status, error, startedAt, ms: Date.now() - startedAt });
       }
     }),
   );

@@ -23,7 +23,10 @@ export interface AllowanceOptions {
   holder?: string;
   /** How long a slice is held without a renewal before another ingress may reclaim its unarmed part. */
   leaseMs?: number;
-  /** How often slices are renewed (reporting what was spent), returned when their period ended or idle. */
+  /**
+   * How often slices are renewed (reporting what was spent since, so a usage read counts a settle within about
+   * this long), returned when their period ended or idle.
+   */
   tickMs?: number;
   now?: () => number;
   /** Told about failures that have no caller (a refill, a return, a record). */
@@ -38,8 +41,6 @@ const SLICE_SECONDS = 2;
 const MAX_SLICE_SHARE = 20;
 /** A slice holds at least this many of the requests it serves. */
 const MIN_SLICE_REQUESTS = 4;
-/** A slice's spend is reported (with the settles that wait for it) at most this often. */
-const REPORT_EVERY_MS = 50;
 /** A slice unused this long goes back. */
 const IDLE_RETURN_MS = 30_000;
 /**
@@ -62,8 +63,10 @@ interface HeldSlice {
   /** A take was refused: admissions against it are exact until it is retried at the next tick. */
   exhausted: boolean;
   refilling: boolean;
-  /** A report of what it spent, sent at the end of this turn. */
-  reporting?: Promise<void> | undefined;
+  /** A renewal (with a report of what it spent) is under way. */
+  reporting: boolean;
+  /** Settles changed what it used since its last call: the next tick reports it. */
+  unreported: boolean;
   /** What the latest request needed of it (the least a slice must hold). */
   unit: number;
   bucket: { startMs: number; amount: number; perSecond: number };
@@ -158,17 +161,18 @@ export class AllowanceStore implements Store {
         slice.used += adjustment.delta;
       else overflow.push(adjustment);
     }
-    // What the slices spent is reported before the settle answers, so a usage read after it (a request's log
-    // record is written after its settle) counts it: one call per slice and turn, off the request's path.
-    const reports = request.adjustments.flatMap((adjustment) => {
+    // What the slices spent is reported at their next renewal (within a tick), not before the settle answers:
+    // a report per slice and settle was most of governance's Redis traffic (`pnpm bench:shards`), and a usage
+    // read a second behind costs nobody a request.
+    for (const adjustment of request.adjustments) {
       const slice = this.slices.get(sliceId(adjustment));
-      if (!slice || slice.taken === 0) return [];
+      if (!slice || slice.taken === 0) continue;
+      slice.unreported = true;
       // What settles spend counts in the slice's rate too (tokens are all spent at settle).
       if (adjustment.delta > 0) slice.bucket.amount += adjustment.delta;
       this.refill(slice, slice.limit);
-      return [this.report(slice)];
-    });
-    await Promise.all([...(overflow.length > 0 ? [this.store.addToCounters(overflow)] : []), ...reports]);
+    }
+    if (overflow.length > 0) await this.store.addToCounters(overflow);
     return applied;
   }
 
@@ -180,18 +184,13 @@ export class AllowanceStore implements Store {
     }
   }
 
-  /** Reports what a slice spent (and renews its lease), once for every caller of the same window. */
-  private report(slice: HeldSlice): Promise<void> {
-    // At most one report a slice per REPORT_EVERY_MS: the settles of that window wait for it together (a slice
-    // settled at every turn of a busy ingress was one Redis call a request: `pnpm bench:shards`).
-    const waitMs = Math.min(REPORT_EVERY_MS, Math.max(0, slice.lastCallMs + REPORT_EVERY_MS - this.now()));
-    slice.reporting ??= new Promise<void>((resolve) =>
-      waitMs === 0 ? setImmediate(resolve) : setTimeout(resolve, waitMs),
-    ).then(() => {
-      slice.reporting = undefined;
-      return this.call(slice, { want: 0, step: 0, limit: slice.limit });
+  /** Reports what a slice spent and renews its lease, unless a call of it is under way. */
+  private report(slice: HeldSlice): void {
+    if (slice.reporting || slice.refilling) return;
+    slice.reporting = true;
+    void this.call(slice, { want: 0, step: 0, limit: slice.limit }).finally(() => {
+      slice.reporting = false;
     });
-    return slice.reporting;
   }
 
   /**
@@ -257,6 +256,8 @@ export class AllowanceStore implements Store {
         used: 0,
         exhausted: false,
         refilling: false,
+        reporting: false,
+        unreported: false,
         unit: 0,
         bucket: { startMs: now, amount: 0, perSecond: 0 },
         lastUseMs: now,
@@ -310,6 +311,7 @@ export class AllowanceStore implements Store {
   /** One take-slice call for a slice (a take, an arming, or a renewal with a report); failures are reported. */
   private call(slice: HeldSlice, ask: { want: number; step: number; limit: number }): Promise<void> {
     slice.lastCallMs = this.now();
+    slice.unreported = false;
     const sent = { sentMs: slice.lastCallMs };
     this.pending.add(sent);
     return this.store
@@ -346,13 +348,15 @@ export class AllowanceStore implements Store {
       });
   }
 
-  /** Renews held slices, gives back those whose period ended or that went unused, retries exhausted ones. */
+  /**
+   * Reports what settles spent and renews held slices, gives back those whose period ended or that went unused,
+   * retries exhausted ones.
+   */
   private tick(tickMs: number): void {
     const now = this.now();
     for (const slice of this.slices.values()) {
       if (slice.expireAtMs <= now || now - slice.lastUseMs >= IDLE_RETURN_MS) this.giveBack(slice);
-      else if (slice.taken > 0 && !slice.refilling && now - slice.lastCallMs >= tickMs)
-        void this.report(slice);
+      else if (slice.taken > 0 && (slice.unreported || now - slice.lastCallMs >= tickMs)) this.report(slice);
       slice.exhausted = false;
     }
   }
