@@ -4,7 +4,7 @@
 import { table } from './harness.ts';
 import type { ErrorSample } from './load.ts';
 
-/** The hash tags of governance: each owner's counters, and the journal's 16 (`{res:n}`). */
+/** The hash tags of governance: each owner's counters, and the journal's 64 (`{res:n}`). */
 export const OWNER_KINDS = ['key', 'team', 'customer', 'res'] as const;
 
 /** One master: its slots, and how many of each kind of hash tag they hold. */

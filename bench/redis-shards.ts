@@ -156,13 +156,13 @@ async function connectMasters(ports: number[]): Promise<Master[]> {
   return masters;
 }
 
-/** Each master's slots, and how many owners' hash tags and of the journal's 16 (`{res:0}`… `{res:15}`) it holds. */
+/** Each master's slots, and how many owners' hash tags and of the journal's 64 (`{res:0}`… `{res:63}`) it holds. */
 async function masterLayout(masters: Master[], { keys, teams, customers }: Owners): Promise<MasterLayout[]> {
   const tags: Record<(typeof OWNER_KINDS)[number], string[]> = {
     key: keys.map((key) => `key:${key.id}`),
     team: teams.map((team) => `team:${team.id}`),
     customer: customers.map((id) => `customer:${id}`),
-    res: Array.from({ length: 16 }, (_, shard) => `res:${shard}`),
+    res: Array.from({ length: 64 }, (_, shard) => `res:${shard}`),
   };
   const layout = masters.map(({ port, slots }) => ({
     port,

@@ -2,6 +2,7 @@
 // Redis and on a 3-master Redis Cluster: old-layout keys written as those releases wrote them, moved once (a
 // second run, and a run after an interrupted one, count nothing twice), then read and changed by the store's own
 // operations.
+import { createHash } from 'node:crypto';
 import { deleteRedisKeys, type RedisTopology, startRedisCluster, testRedisPrefix } from '@gw/testkit';
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -109,6 +110,7 @@ for (const topology of topologies) {
         reservations: 2,
         settledMarks: 1,
         resumed: 0,
+        resharded: 0,
       });
       expect(await countersOf(store, now)).toEqual(MOVED);
       const expiry = (key: string) => admin.pexpiretime(key);
@@ -228,7 +230,86 @@ for (const topology of topologies) {
   });
 }
 
-/** Every key under the prefix (but the migration's marker and claim) with its value and expiry. */
+/** The first 32 bits of an id's SHA-1, which the store takes modulo the journal's shards. */
+function idHash(id: string): number {
+  return createHash('sha1').update(id).digest().readUInt32BE(0);
+}
+
+for (const topology of topologies) {
+  describe(`the journal's move from 16 shards to 64, on ${topology.name}`, () => {
+    const opened: Array<{ close(): Promise<void> }> = [];
+    let run = 0;
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((resource) => resource.close()));
+    });
+
+    it('moves each open reservation to the shard its id hashes to, finishes a killed pass, and moves nothing twice', async () => {
+      const prefix = `${root}journal:${topology.name.length}:${++run}:`;
+      const url = topology.url();
+      const admin = connectRedis(url, {});
+      opened.push({ close: async () => admin.disconnect() });
+      const now = Date.now();
+      const oldShard = (id: string) => `${prefix}{res:${idHash(id) % 16}}`;
+      // Forty open reservations as the 16-shard release recorded them, every fourth one due.
+      const ids = Array.from({ length: 40 }, (_, index) => `res_${index}`);
+      for (const [index, id] of ids.entries()) {
+        await admin.hset(`${oldShard(id)}reservations`, id, `0\n{"n":${index}}`);
+        await admin.zadd(
+          `${oldShard(id)}reservation-deadlines`,
+          index % 4 === 0 ? now - 1_000 : now + HOUR,
+          id,
+        );
+      }
+      // One a killed pass had detached into its shard's outbox and not attached.
+      await admin.hset(
+        `${oldShard('res_killed')}migration`,
+        'nonce-1',
+        JSON.stringify({
+          kind: 'reservation',
+          id: 'res_killed',
+          stored: '-1\n{"n":"killed"}',
+          deadline: '0',
+        }),
+      );
+      const moving = ids.filter((id) => idHash(id) % 64 !== idHash(id) % 16);
+      expect(moving.length).toBeGreaterThan(20);
+
+      const store = await RedisStore.connect({ url, prefix });
+      opened.push(store);
+      expect(await store.migrateOneTagLayout(plan(now))).toMatchObject({
+        ran: true,
+        resharded: moving.length,
+        resumed: 1,
+        reservations: 0,
+      });
+      // Each where the store looks for it now, as it was; none left where it was.
+      for (const [index, id] of ids.entries()) {
+        expect(await store.readReservation(id)).toEqual({ id, alternative: 0, payload: `{"n":${index}}` });
+        const left = await admin.hexists(`${oldShard(id)}reservations`, id);
+        expect(left, id).toBe(moving.includes(id) ? 0 : 1);
+      }
+      expect(await store.readReservation('res_killed')).toMatchObject({ payload: '{"n":"killed"}' });
+      const due = (await store.dueReservations(now, 100)).map(({ id }) => id).sort();
+      expect(due).toEqual([...ids.filter((_, index) => index % 4 === 0), 'res_killed'].sort());
+      // Settled once where it is now.
+      expect(await store.settleReservation({ id: moving[0]!, adjustments: [] })).toBe(true);
+      expect(await store.settleReservation({ id: moving[0]!, adjustments: [] })).toBe(false);
+
+      const before = await snapshot(admin, prefix);
+      expect((await store.migrateOneTagLayout(plan(now))).ran).toBe(false);
+      // A pass run again (its marker gone) finds nothing more to move.
+      await admin.del(`${prefix}migrated:journal-shards-64`);
+      expect(await store.migrateOneTagLayout(plan(now))).toMatchObject({
+        ran: true,
+        resharded: 0,
+        resumed: 0,
+      });
+      expect(await snapshot(admin, prefix)).toEqual(before);
+    });
+  });
+}
+
+/** Every key under the prefix (but the migrations' markers and claims) with its value and expiry. */
 async function snapshot(admin: RedisConnection, prefix: string): Promise<Record<string, unknown>> {
   const servers = admin instanceof Cluster ? admin.nodes('master') : [admin];
   const keys: string[] = [];
@@ -242,7 +323,7 @@ async function snapshot(admin: RedisConnection, prefix: string): Promise<Record<
   }
   const state: Record<string, unknown> = {};
   for (const key of keys.sort()) {
-    if (key === `${prefix}migrated:gov-tag` || key.startsWith(`${prefix}claim:`)) continue;
+    if (key.startsWith(`${prefix}migrated:`) || key.startsWith(`${prefix}claim:`)) continue;
     const type = await admin.type(key);
     const value =
       type === 'string'

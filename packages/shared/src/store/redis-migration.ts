@@ -28,6 +28,12 @@ import type { CounterName } from './store.ts';
 // 3. the entry leaves the outbox. A pass starts by finishing the entries a killed pass left there.
 // A process killed between 1 and 2 leaves its entries in the outbox (counted nowhere until the next pass, never
 // lost); between 2 and 3 the marks make the next pass add nothing.
+//
+// The journal's shards (`{res:<n>}`) went from 16 to 64 later (an even share of them on each master of a Redis
+// Cluster: 16 tags fall 5/4/7 on three masters' default slots, 64 fall 22/21/21). A reservation whose id hashes to
+// another shard now is moved there the same way (`reshardJournal`): detached into an outbox on its old shard's
+// slot, attached to its new shard with a mark, then taken out of the outbox. Settled marks stay where they are:
+// they live 5 minutes, and guard only against an admission of the same request coming again that late.
 
 /** Where the old layout's state goes: decided by governance, which knows whose each counter is. */
 export interface OneTagMigrationPlan {
@@ -57,6 +63,8 @@ export interface OneTagMigrationResult {
   settledMarks: number;
   /** Entries of an interrupted migration finished. */
   resumed: number;
+  /** Open reservations moved to another shard of the journal when it went from 16 shards to 64. */
+  resharded: number;
 }
 
 /** What the migration needs of the RedisStore: its connection and the new layout's key names. */
@@ -70,8 +78,7 @@ export interface OneTagLayoutTarget {
   claim(name: string, holder: string, ttlMs: number): Promise<string>;
 }
 
-/** The name of the claim of the migration, and how long it holds (a longer migration may be run twice: safe). */
-const CLAIM = 'migration:gov-tag';
+/** How long the claim of a migration holds (a longer migration may be run twice: safe). */
 const CLAIM_MS = 60_000;
 /**
  * Who claims the migration: this process (a pass that failed here is tried again at once by the next call; a
@@ -123,42 +130,98 @@ export async function migrateOneTagLayout(
   target: OneTagLayoutTarget,
   plan: OneTagMigrationPlan,
 ): Promise<OneTagMigrationResult> {
-  const marker = `${target.prefix}migrated:gov-tag`;
+  const result = await oncePerRedis(target, 'gov-tag', async () =>
+    (await LayoutMove.open(target, plan, '{gov}')).pass(),
+  );
+  return result ?? { ...noCounts(), ran: false };
+}
+
+/** What the journal's move to more shards did. */
+export interface JournalReshardResult {
+  /** False when there was nothing to do: the journal was resharded before (by this or another process). */
+  ran: boolean;
+  /** Open reservations moved to the shard their id hashes to now. */
+  reservations: number;
+  /** Entries of an interrupted move finished. */
+  resumed: number;
+}
+
+/**
+ * Moves the open reservations of the journal's first `oldShards` shards whose id hashes to another shard now
+ * (`shardOf`), once per Redis however many processes start at once (see the top of this file).
+ */
+export async function reshardJournal(
+  target: OneTagLayoutTarget,
+  journal: { oldShards: number; newShards: number; shardOf(id: string): number },
+): Promise<JournalReshardResult> {
+  const result = await oncePerRedis(target, `journal-shards-${journal.newShards}`, async () => {
+    const counts = { ...noCounts(), ran: true };
+    for (let shard = 0; shard < journal.oldShards; shard++) {
+      const move = await LayoutMove.open(target, KEEP_PAYLOADS, `{res:${shard}}`);
+      await move.finishOutbox(counts);
+      await move.moveReservations(counts, (id) => journal.shardOf(id) !== shard);
+    }
+    return counts;
+  });
+  return {
+    ran: result !== undefined,
+    reservations: result?.reservations ?? 0,
+    resumed: result?.resumed ?? 0,
+  };
+}
+
+/** A journal's reservations moved as they are (their payloads already name their counters' owners). */
+const KEEP_PAYLOADS: OneTagMigrationPlan = { ownersOf: () => [], payloadOf: (payload) => payload };
+
+/**
+ * Runs `work` once per Redis: nothing when its marker (`<prefix>migrated:<name>`) is there; otherwise one process
+ * claims it and runs it while the others wait for the marker (or for the claim to lapse, and then run it too: a
+ * move run twice counts each amount once). Undefined when another process did it.
+ */
+async function oncePerRedis<Result>(
+  target: OneTagLayoutTarget,
+  name: string,
+  work: () => Promise<Result>,
+): Promise<Result | undefined> {
+  const marker = `${target.prefix}migrated:${name}`;
   while ((await target.connection.exists(marker)) === 0) {
-    if ((await target.claim(CLAIM, HOLDER, CLAIM_MS)) !== HOLDER) {
+    if ((await target.claim(`migration:${name}`, HOLDER, CLAIM_MS)) !== HOLDER) {
       await delay(WAIT_INTERVAL_MS);
       continue;
     }
-    const result = await (await OneTagLayoutMove.open(target, plan)).pass();
+    const result = await work();
     await target.connection.set(marker, new Date().toISOString());
     return result;
   }
-  return { ...noCounts(), ran: false };
+  return undefined;
 }
 
-/** One pass of the move; any number may run, one after the other or at once (see the top of this file). */
-class OneTagLayoutMove {
+/**
+ * One pass of a move out of the keys of one hash tag (`{gov}`, or a shard of the journal); any number may run, one
+ * after the other or at once (see the top of this file).
+ */
+class LayoutMove {
   private readonly target: OneTagLayoutTarget;
   private readonly scripts: Scripts;
   private readonly plan: OneTagMigrationPlan;
   private readonly old: { tag: string; reservations: string; deadlines: string; outbox: string };
 
-  private constructor(target: OneTagLayoutTarget, scripts: Scripts, plan: OneTagMigrationPlan) {
+  private constructor(target: OneTagLayoutTarget, scripts: Scripts, plan: OneTagMigrationPlan, tag: string) {
     this.target = target;
     this.scripts = scripts;
     this.plan = plan;
-    const tag = `${target.prefix}{gov}`;
+    const prefixed = `${target.prefix}${tag}`;
     this.old = {
-      tag,
-      reservations: `${tag}reservations`,
-      deadlines: `${tag}reservation-deadlines`,
-      outbox: `${tag}migration`,
+      tag: prefixed,
+      reservations: `${prefixed}reservations`,
+      deadlines: `${prefixed}reservation-deadlines`,
+      outbox: `${prefixed}migration`,
     };
   }
 
-  /** A pass over the target's Redis, its scripts read. */
-  static async open(target: OneTagLayoutTarget, plan: OneTagMigrationPlan): Promise<OneTagLayoutMove> {
-    return new OneTagLayoutMove(target, await readScripts(), plan);
+  /** A pass over the target's Redis out of the keys of `tag`, its scripts read. */
+  static async open(target: OneTagLayoutTarget, plan: OneTagMigrationPlan, tag: string): Promise<LayoutMove> {
+    return new LayoutMove(target, await readScripts(), plan, tag);
   }
 
   /** Finishes what an interrupted pass left, then moves every counter, reservation and settled mark. */
@@ -262,7 +325,7 @@ class OneTagLayoutMove {
     }
   }
 
-  private async finishOutbox(counts: OneTagMigrationResult): Promise<void> {
+  async finishOutbox(counts: OneTagMigrationResult): Promise<void> {
     let cursor = '0';
     do {
       const [next, fields] = await this.target.connection.hscan(this.old.outbox, cursor, 'COUNT', SCAN_COUNT);
@@ -321,7 +384,8 @@ class OneTagLayoutMove {
     return true;
   }
 
-  private async moveReservations(counts: OneTagMigrationResult): Promise<void> {
+  /** Moves every open reservation of the old journal (those `moves` names, when given). */
+  async moveReservations(counts: OneTagMigrationResult, moves?: (id: string) => boolean): Promise<void> {
     let cursor = '0';
     do {
       const [next, fields] = await this.target.connection.hscan(
@@ -333,6 +397,7 @@ class OneTagLayoutMove {
       cursor = next;
       await allSettledOrThrow(
         pairs(fields).map(async ([id, stored]) => {
+          if (moves && !moves(id)) return;
           const detached = await this.detachReservation(id, stored);
           if (detached) await this.move(detached, counts);
         }),
@@ -359,7 +424,15 @@ async function readScripts(): Promise<Scripts> {
 }
 
 function noCounts(): Omit<OneTagMigrationResult, 'ran'> {
-  return { counters: 0, ownerCounters: 0, left: 0, reservations: 0, settledMarks: 0, resumed: 0 };
+  return {
+    counters: 0,
+    ownerCounters: 0,
+    left: 0,
+    reservations: 0,
+    settledMarks: 0,
+    resumed: 0,
+    resharded: 0,
+  };
 }
 
 function parseEntry(text: string): Entry {

@@ -26,6 +26,7 @@ import {
   migrateOneTagLayout,
   type OneTagMigrationPlan,
   type OneTagMigrationResult,
+  reshardJournal,
 } from './redis-migration.ts';
 import { openCommandConnection, quit } from './redis-store-connections.ts';
 import { parseRedisTopology } from './redis-topology.ts';
@@ -45,9 +46,12 @@ import type {
 
 /**
  * Shards of the journal of reservations, each its own slot (`{res:<n>}`): a reservation is in the shard its id
- * hashes to, and the sweeper reads every shard.
+ * hashes to, and the sweeper reads every shard. 64 fall evenly on the masters of a Redis Cluster (16 fell 5/4/7
+ * on three, and the journal is most of governance's commands: `pnpm bench:shards`).
  */
-const JOURNAL_SHARDS = 16;
+const JOURNAL_SHARDS = 64;
+/** The shards of the journal of releases before 2026-12-03: their reservations move on upgrade (redis-migration.ts). */
+const OLD_JOURNAL_SHARDS = 16;
 
 export interface RedisStoreOptions {
   url: string;
@@ -376,17 +380,28 @@ export class RedisStore implements Store, SliceSource {
    * layout, once per Redis however many processes start (redis-migration.ts); governance says whose each
    * counter is.
    */
-  migrateOneTagLayout(plan: OneTagMigrationPlan): Promise<OneTagMigrationResult> {
-    return migrateOneTagLayout(
-      {
-        connection: this.connection,
-        prefix: this.prefix,
-        counterKey: (counter) => this.counterKey(counter),
-        journalKeys: (id) => this.journalKeys(id),
-        claim: (name, holder, ttlMs) => this.claim(name, holder, ttlMs),
-      },
-      plan,
-    );
+  async migrateOneTagLayout(plan: OneTagMigrationPlan): Promise<OneTagMigrationResult> {
+    const target = {
+      connection: this.connection,
+      prefix: this.prefix,
+      counterKey: (counter: CounterName) => this.counterKey(counter),
+      journalKeys: (id: string) => this.journalKeys(id),
+      claim: (name: string, holder: string, ttlMs: number) => this.claim(name, holder, ttlMs),
+    };
+    // The journal's reservations first go to the shards their ids hash to now; the one-tag move then records
+    // straight into those.
+    const journal = await reshardJournal(target, {
+      oldShards: OLD_JOURNAL_SHARDS,
+      newShards: JOURNAL_SHARDS,
+      shardOf: journalShard,
+    });
+    const moved = await migrateOneTagLayout(target, plan);
+    return {
+      ...moved,
+      ran: moved.ran || journal.ran,
+      resumed: moved.resumed + journal.resumed,
+      resharded: journal.reservations,
+    };
   }
 
   /** Closes it as a resource of a composition root (its AsyncDisposableStack). */

@@ -148,7 +148,7 @@ async function toOneTagLayout(): Promise<{ counters: number; reservations: numbe
     await admin.del(name);
     moved.counters++;
   }
-  for (let shard = 0; shard < 16; shard++) {
+  for (let shard = 0; shard < 64; shard++) {
     const journal = `${prefix}{res:${shard}}reservations`;
     const deadlines = `${prefix}{res:${shard}}reservation-deadlines`;
     for (const [id, stored] of Object.entries(await admin.hgetall(journal))) {

@@ -104,13 +104,13 @@ export async function migrateOneTagLayout(options: {
   const { ran, ...moved } = await options.store.migrateOneTagLayout(oneTagMigrationPlan(options.repository));
   if (!ran) return;
   if (Object.values(moved).every((count) => count === 0)) {
-    options.logger.debug('governance: no state of the one {gov} tag of earlier releases to move');
+    options.logger.debug('governance: no state of earlier releases to move');
     return;
   }
   options.logger.info(
     moved,
-    'governance: moved counters and open reservations from the one {gov} tag of earlier releases to their ' +
-      "owners' tags and the sharded journal",
+    'governance: moved counters and open reservations of earlier releases (the one {gov} tag, the journal of ' +
+      "16 shards) to their owners' tags and the journal's 64 shards",
   );
 }
 
