@@ -378,7 +378,7 @@ export class RedisStore implements Store, SliceSource {
   /**
    * Moves governance state kept under the one `{gov}` tag of earlier releases (an upgraded cluster) to this
    * layout, once per Redis however many processes start (redis-migration.ts); governance says whose each
-   * counter is.
+   * counter is. The reservations of the journal's 16 shards of earlier releases move to their shards of 64 first.
    */
   async migrateOneTagLayout(plan: OneTagMigrationPlan): Promise<OneTagMigrationResult> {
     const target = {
