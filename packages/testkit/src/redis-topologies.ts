@@ -38,8 +38,23 @@ async function freePorts(count: number, withBus = false): Promise<number[]> {
   return ports;
 }
 
+/** Servers started here and still running: killed when this process exits before it stopped them. */
+const running = new Set<ChildProcess>();
+process.once('exit', killRunning);
+
 function startServer(args: string[], directory: string): ChildProcess {
-  return spawn('redis-server', args, { cwd: directory, stdio: 'ignore' });
+  const child = spawn('redis-server', args, { cwd: directory, stdio: 'ignore' });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/**
+ * Kills what is still running as this process exits (a bench stopped by SIGTERM while a Cluster was starting,
+ * before it had the Cluster's handle to stop): `exit` handlers run synchronously, and `kill` is.
+ */
+function killRunning(): void {
+  for (const child of running) child.kill('SIGKILL');
 }
 
 async function answering(port: number): Promise<void> {
