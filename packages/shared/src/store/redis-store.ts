@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type AdmissionStep,
   admissionSteps,
@@ -179,20 +179,21 @@ export class RedisStore implements Store, SliceSource {
     const reservation = request.reservation;
     if (!reservation) return { allowed: true, passing };
     const chosen = passing[0] ?? -1;
+    const shard = journalShard(id);
     let recorded: ReturnType<typeof recordResult>;
     try {
       recorded = recordResult(
         await this.scripts.call(
           'record',
-          this.journalKeys(id),
+          this.journalKeys(shard, id),
           [id, String(reservation.deadlineMs), `${chosen}\n${reservation.payload}`],
-          this.batchGroup(`res:${journalShard(id)}`),
+          this.batchGroup(`res:${shard}`),
         ),
       );
     } catch (error) {
       // The record may still run: closed after it (a late record then finds it settled), and the steps released.
       this.scripts
-        .call('settle', this.journalKeys(id), settleArguments(id), this.batchGroup(`res:${journalShard(id)}`))
+        .call('settle', this.journalKeys(shard, id), settleArguments(id), this.batchGroup(`res:${shard}`))
         .catch(() => {});
       this.releaseLater(id, attempted);
       throw error;
@@ -216,7 +217,7 @@ export class RedisStore implements Store, SliceSource {
     }
     const closed = await this.scripts.call(
       'settle',
-      this.journalKeys(request.id),
+      this.journalKeys(shard, request.id),
       settleArguments(request.id),
       this.batchGroup(`res:${shard}`),
     );
@@ -263,11 +264,12 @@ export class RedisStore implements Store, SliceSource {
     alternative: number,
   ): Promise<boolean> {
     const id = reservation.id;
+    const shard = journalShard(id);
     const reply = await this.scripts.call(
       'record',
-      this.journalKeys(id),
+      this.journalKeys(shard, id),
       [id, String(reservation.deadlineMs), `${alternative}\n${reservation.payload}`],
-      this.batchGroup(`res:${journalShard(id)}`),
+      this.batchGroup(`res:${shard}`),
     );
     return recordResult(reply).recorded;
   }
@@ -382,7 +384,7 @@ export class RedisStore implements Store, SliceSource {
         connection: this.connection,
         prefix: this.prefix,
         counterKey: (counter) => this.counterKey(counter),
-        journalKeys: (id) => this.journalKeys(id),
+        journalKeys: (id) => this.journalKeys(journalShard(id), id),
         claim: (name, holder, ttlMs) => this.claim(name, holder, ttlMs),
       },
       plan,
@@ -524,8 +526,8 @@ export class RedisStore implements Store, SliceSource {
     return `${this.prefix}{${owner}}taken:${id}`;
   }
 
-  private journalKeys(id: string): string[] {
-    const shard = journalShard(id);
+  /** The journal's keys of a reservation in its shard (`journalShard(id)`, computed once by the caller). */
+  private journalKeys(shard: number, id: string): string[] {
     return [this.reservationsKey(shard), this.deadlinesKey(shard), this.settledKey(shard, id)];
   }
 
@@ -561,9 +563,13 @@ export class RedisStore implements Store, SliceSource {
   }
 }
 
-/** The shard of the journal a reservation is in. */
+/**
+ * The shard of the journal a reservation is in: fixed by what earlier releases stored (a reservation is found in
+ * the shard it was recorded in). The one-shot `hash` costs less than a `createHash` object; it is still a SHA-1,
+ * so callers compute it once per call.
+ */
 function journalShard(id: string): number {
-  return createHash('sha1').update(id).digest().readUInt32BE(0) % JOURNAL_SHARDS;
+  return hash('sha1', id, 'buffer').readUInt32BE(0) % JOURNAL_SHARDS;
 }
 
 /** The answer to an admission of a reservation id admitted before: nothing counted again. */
