@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import {
   type AdmissionStep,
   admissionSteps,
@@ -8,6 +7,7 @@ import {
   parseReservation,
   stepAdditions,
 } from './admission.ts';
+import { JOURNAL_SHARDS, journalShard } from './journal-shard.ts';
 import {
   type AdmissionScripts,
   addArguments,
@@ -42,12 +42,6 @@ import type {
   SliceSource,
   Store,
 } from './store.ts';
-
-/**
- * Shards of the journal of reservations, each its own slot (`{res:<n>}`): a reservation is in the shard its id
- * hashes to, and the sweeper reads every shard.
- */
-const JOURNAL_SHARDS = 16;
 
 export interface RedisStoreOptions {
   url: string;
@@ -561,15 +555,6 @@ export class RedisStore implements Store, SliceSource {
   private documentKey(collection: string): string {
     return `${this.prefix}doc:${collection}`;
   }
-}
-
-/**
- * The shard of the journal a reservation is in: fixed by what earlier releases stored (a reservation is found in
- * the shard it was recorded in). The one-shot `hash` costs less than a `createHash` object; it is still a SHA-1,
- * so callers compute it once per call.
- */
-function journalShard(id: string): number {
-  return hash('sha1', id, 'buffer').readUInt32BE(0) % JOURNAL_SHARDS;
 }
 
 /** The answer to an admission of a reservation id admitted before: nothing counted again. */
