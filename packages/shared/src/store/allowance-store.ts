@@ -121,10 +121,13 @@ export class AllowanceStore implements Store {
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {
     const checks = [...request.required, ...request.alternatives.flat()];
+    // Each check's slice is looked up several times in an admission: its id is built once.
+    const ids = checks.map(sliceId);
     const now = this.now();
-    for (const check of checks) this.noteDemand(check, now);
-    const local = request.reservation && this.healthy(now) ? this.admitLocally(request) : undefined;
-    this.refillAhead(checks);
+    for (let index = 0; index < checks.length; index++) this.noteDemand(checks[index]!, ids[index]!, now);
+    const local =
+      request.reservation && this.healthy(now) ? this.admitLocally(request, { checks, ids }) : undefined;
+    this.refillAhead(checks, ids);
     const path = local ? 'local' : 'exact';
     this.stats[path]++;
     this.onAdmission?.(path);
@@ -135,12 +138,14 @@ export class AllowanceStore implements Store {
     // A settle's adjustments are made in the slice held: what is given back lowers what it used, what a request
     // used beyond its reservation comes out of it while it has room (tokens are counted at settle). The rest
     // goes to the counter. A settle with nothing for the counters is the journal's close alone.
-    const fromSlices: CounterAdjustment[] = [];
+    const fromSlices: Array<{ adjustment: CounterAdjustment; id: string }> = [];
     const toCounters: CounterAdjustment[] = [];
-    for (const adjustment of request.adjustments) {
-      const slice = this.slices.get(sliceId(adjustment));
+    const ids = request.adjustments.map(sliceId);
+    for (let index = 0; index < ids.length; index++) {
+      const adjustment = request.adjustments[index]!;
+      const slice = this.slices.get(ids[index]!);
       if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
-        fromSlices.push(adjustment);
+        fromSlices.push({ adjustment, id: ids[index]! });
       else toCounters.push(adjustment);
     }
     let applied: boolean;
@@ -155,8 +160,8 @@ export class AllowanceStore implements Store {
     const owed = this.unanswered.delete(request.id);
     if (!applied && !owed) return false;
     const overflow: CounterAdjustment[] = [];
-    for (const adjustment of fromSlices) {
-      const slice = this.slices.get(sliceId(adjustment));
+    for (const { adjustment, id } of fromSlices) {
+      const slice = this.slices.get(id);
       if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
         slice.used += adjustment.delta;
       else overflow.push(adjustment);
@@ -164,12 +169,13 @@ export class AllowanceStore implements Store {
     // What the slices spent is reported at their next renewal (within a tick), not before the settle answers:
     // a report per slice and settle was most of governance's Redis traffic (`pnpm bench:shards`), and a usage
     // read a second behind costs nobody a request.
-    for (const adjustment of request.adjustments) {
-      const slice = this.slices.get(sliceId(adjustment));
+    for (let index = 0; index < ids.length; index++) {
+      const slice = this.slices.get(ids[index]!);
       if (!slice || slice.taken === 0) continue;
       slice.unreported = true;
       // What settles spend counts in the slice's rate too (tokens are all spent at settle).
-      if (adjustment.delta > 0) slice.bucket.amount += adjustment.delta;
+      const delta = request.adjustments[index]!.delta;
+      if (delta > 0) slice.bucket.amount += delta;
       this.refill(slice, slice.limit);
     }
     if (overflow.length > 0) await this.store.addToCounters(overflow);
@@ -207,10 +213,15 @@ export class AllowanceStore implements Store {
    * The admission of a request every counter of which has a slice with room (required ones and every
    * alternative's), spent from them at once; undefined when one has none (the store then admits it exactly).
    */
-  private admitLocally(request: AdmitRequest): AdmitResult | undefined {
+  private admitLocally(
+    request: AdmitRequest,
+    /** Every check, required ones first then each alternative's in order, with its slice id. */
+    all: { checks: CounterCheck[]; ids: string[] },
+  ): AdmitResult | undefined {
     const reservation = request.reservation!;
-    const covered = (check: CounterCheck) => {
-      const slice = this.slices.get(sliceId(check));
+    const { checks, ids } = all;
+    const covered = (check: CounterCheck, id: string) => {
+      const slice = this.slices.get(id);
       if (!slice || (slice.exhausted && slice.armed - slice.used < Math.max(check.need, check.amount)))
         return false;
       if (check.limit < slice.limit) {
@@ -220,30 +231,31 @@ export class AllowanceStore implements Store {
       }
       return slice.used + Math.max(check.need, check.amount) <= slice.armed;
     };
-    if (!request.required.every(covered)) return undefined;
-    if (!request.alternatives.every((group) => group.every(covered))) return undefined;
-    const spent = [...request.required, ...(request.alternatives[0] ?? [])];
-    for (const check of spent) this.slices.get(sliceId(check))!.used += check.amount;
+    for (let index = 0; index < checks.length; index++) {
+      if (!covered(checks[index]!, ids[index]!)) return undefined;
+    }
+    // The required checks and the first alternative's are spent: they lead the list.
+    const spent = request.required.length + (request.alternatives[0]?.length ?? 0);
+    for (let index = 0; index < spent; index++) this.slices.get(ids[index]!)!.used += checks[index]!.amount;
     const alternative = request.alternatives.length > 0 ? 0 : -1;
     // Recorded off the path (the settle that follows is sent after it on the same connection).
     this.store.recordReservation(reservation, alternative).then(
       (recorded) => {
         // Admitted before (a request asked twice): its first admission counted it.
-        if (!recorded) for (const check of spent) this.unspend(check);
+        if (!recorded) for (let index = 0; index < spent; index++) this.unspend(ids[index]!, checks[index]!);
       },
       (error: unknown) => this.reportError(error),
     );
     return { allowed: true, passing: request.alternatives.map((_, index) => index) };
   }
 
-  private unspend(check: CounterCheck): void {
-    const slice = this.slices.get(sliceId(check));
+  private unspend(id: string, check: CounterCheck): void {
+    const slice = this.slices.get(id);
     if (slice) slice.used -= check.amount;
   }
 
   /** Counts what a request asks of a counter into its recent rate, making its slice record when it has none. */
-  private noteDemand(check: CounterCheck, now: number): void {
-    const id = sliceId(check);
+  private noteDemand(check: CounterCheck, id: string, now: number): void {
     let slice = this.slices.get(id);
     if (!slice || slice.expireAtMs !== check.expireAtMs) {
       if (slice) this.giveBack(slice);
@@ -287,10 +299,10 @@ export class AllowanceStore implements Store {
   }
 
   /** Asks for more of every counter whose slice is below half of what it should hold (one ask at a time each). */
-  private refillAhead(checks: CounterCheck[]): void {
-    for (const check of checks) {
-      const slice = this.slices.get(sliceId(check));
-      if (slice) this.refill(slice, check.limit);
+  private refillAhead(checks: CounterCheck[], ids: string[]): void {
+    for (let index = 0; index < checks.length; index++) {
+      const slice = this.slices.get(ids[index]!);
+      if (slice) this.refill(slice, checks[index]!.limit);
     }
   }
 

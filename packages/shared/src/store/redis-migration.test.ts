@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { deleteRedisKeys, type RedisTopology, startRedisCluster, testRedisPrefix } from '@gw/testkit';
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { journalShard } from './journal-shard.ts';
 import { connectRedis, type RedisConnection } from './redis-connection.ts';
 import type { OneTagMigrationPlan } from './redis-migration.ts';
 import { RedisStore } from './redis-store.ts';
@@ -230,9 +231,9 @@ for (const topology of topologies) {
   });
 }
 
-/** The first 32 bits of an id's SHA-1, which the store takes modulo the journal's shards. */
-function idHash(id: string): number {
-  return createHash('sha1').update(id).digest().readUInt32BE(0);
+/** The shard of the journal's 16 an earlier release recorded a reservation in: its id's SHA-1, modulo 16. */
+function sixteenShard(id: string): number {
+  return createHash('sha1').update(id).digest().readUInt32BE(0) % 16;
 }
 
 for (const topology of topologies) {
@@ -249,7 +250,7 @@ for (const topology of topologies) {
       const admin = connectRedis(url, {});
       opened.push({ close: async () => admin.disconnect() });
       const now = Date.now();
-      const oldShard = (id: string) => `${prefix}{res:${idHash(id) % 16}}`;
+      const oldShard = (id: string) => `${prefix}{res:${sixteenShard(id)}}`;
       // Forty open reservations as the 16-shard release recorded them, every fourth one due.
       const ids = Array.from({ length: 40 }, (_, index) => `res_${index}`);
       for (const [index, id] of ids.entries()) {
@@ -271,7 +272,7 @@ for (const topology of topologies) {
           deadline: '0',
         }),
       );
-      const moving = ids.filter((id) => idHash(id) % 64 !== idHash(id) % 16);
+      const moving = ids.filter((id) => journalShard(id) !== sixteenShard(id));
       expect(moving.length).toBeGreaterThan(20);
 
       const store = await RedisStore.connect({ url, prefix });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   type AdmissionStep,
   admissionSteps,
@@ -8,6 +7,7 @@ import {
   parseReservation,
   stepAdditions,
 } from './admission.ts';
+import { JOURNAL_SHARDS, journalShard, OLD_JOURNAL_SHARDS } from './journal-shard.ts';
 import {
   type AdmissionScripts,
   addArguments,
@@ -43,15 +43,6 @@ import type {
   SliceSource,
   Store,
 } from './store.ts';
-
-/**
- * Shards of the journal of reservations, each its own slot (`{res:<n>}`): a reservation is in the shard its id
- * hashes to, and the sweeper reads every shard. 64 fall evenly on the masters of a Redis Cluster (16 fell 5/4/7
- * on three, and the journal is most of governance's commands: `pnpm bench:shards`).
- */
-const JOURNAL_SHARDS = 64;
-/** The shards of the journal of releases before 2026-12-03: their reservations move on upgrade (redis-migration.ts). */
-const OLD_JOURNAL_SHARDS = 16;
 
 export interface RedisStoreOptions {
   url: string;
@@ -183,20 +174,21 @@ export class RedisStore implements Store, SliceSource {
     const reservation = request.reservation;
     if (!reservation) return { allowed: true, passing };
     const chosen = passing[0] ?? -1;
+    const shard = journalShard(id);
     let recorded: ReturnType<typeof recordResult>;
     try {
       recorded = recordResult(
         await this.scripts.call(
           'record',
-          this.journalKeys(id),
+          this.journalKeys(shard, id),
           [id, String(reservation.deadlineMs), `${chosen}\n${reservation.payload}`],
-          this.batchGroup(`res:${journalShard(id)}`),
+          this.batchGroup(`res:${shard}`),
         ),
       );
     } catch (error) {
       // The record may still run: closed after it (a late record then finds it settled), and the steps released.
       this.scripts
-        .call('settle', this.journalKeys(id), settleArguments(id), this.batchGroup(`res:${journalShard(id)}`))
+        .call('settle', this.journalKeys(shard, id), settleArguments(id), this.batchGroup(`res:${shard}`))
         .catch(() => {});
       this.releaseLater(id, attempted);
       throw error;
@@ -220,7 +212,7 @@ export class RedisStore implements Store, SliceSource {
     }
     const closed = await this.scripts.call(
       'settle',
-      this.journalKeys(request.id),
+      this.journalKeys(shard, request.id),
       settleArguments(request.id),
       this.batchGroup(`res:${shard}`),
     );
@@ -267,11 +259,12 @@ export class RedisStore implements Store, SliceSource {
     alternative: number,
   ): Promise<boolean> {
     const id = reservation.id;
+    const shard = journalShard(id);
     const reply = await this.scripts.call(
       'record',
-      this.journalKeys(id),
+      this.journalKeys(shard, id),
       [id, String(reservation.deadlineMs), `${alternative}\n${reservation.payload}`],
-      this.batchGroup(`res:${journalShard(id)}`),
+      this.batchGroup(`res:${shard}`),
     );
     return recordResult(reply).recorded;
   }
@@ -385,7 +378,7 @@ export class RedisStore implements Store, SliceSource {
       connection: this.connection,
       prefix: this.prefix,
       counterKey: (counter: CounterName) => this.counterKey(counter),
-      journalKeys: (id: string) => this.journalKeys(id),
+      journalKeys: (id: string) => this.journalKeys(journalShard(id), id),
       claim: (name: string, holder: string, ttlMs: number) => this.claim(name, holder, ttlMs),
     };
     // The journal's reservations first go to the shards their ids hash to now; the one-tag move then records
@@ -539,8 +532,8 @@ export class RedisStore implements Store, SliceSource {
     return `${this.prefix}{${owner}}taken:${id}`;
   }
 
-  private journalKeys(id: string): string[] {
-    const shard = journalShard(id);
+  /** The journal's keys of a reservation in its shard (`journalShard(id)`, computed once by the caller). */
+  private journalKeys(shard: number, id: string): string[] {
     return [this.reservationsKey(shard), this.deadlinesKey(shard), this.settledKey(shard, id)];
   }
 
@@ -574,11 +567,6 @@ export class RedisStore implements Store, SliceSource {
   private documentKey(collection: string): string {
     return `${this.prefix}doc:${collection}`;
   }
-}
-
-/** The shard of the journal a reservation is in. */
-function journalShard(id: string): number {
-  return createHash('sha1').update(id).digest().readUInt32BE(0) % JOURNAL_SHARDS;
 }
 
 /** The answer to an admission of a reservation id admitted before: nothing counted again. */

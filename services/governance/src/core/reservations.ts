@@ -94,7 +94,7 @@ export class Reservations {
     const reservedProvider = plan.alternativeProviders[stored.alternative];
     const settlement = reservedProvider === undefined ? plan : { ...plan, reservedProvider };
     const charging = await this.withoutChargedBatches({ ...request, settlement });
-    const { adjustments, charged } = settlementAdjustments(charging, this.prices);
+    const { adjustments, charged, answerMicros } = settlementAdjustments(charging, this.prices);
     const applied = await this.store.settleReservation({ id, adjustments });
     // Forgotten once the store answered: a retry after a lost answer settles the same plan again rather than
     // reading a reservation that try may have closed (the store applies it once; allowances owe that retry the
@@ -105,7 +105,7 @@ export class Reservations {
     if (applied && request.provider) {
       this.metrics?.cost.inc(
         { provider: request.provider, model: modelLabel(request.usage.batch?.model ?? request.model) },
-        this.prices.costMicros(charging, charging.usage) / 1_000_000,
+        answerMicros / 1_000_000,
       );
     }
     return { cost: charged.total / 1_000_000, cost_breakdown: costBreakdown(charged) };

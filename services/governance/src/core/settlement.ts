@@ -89,7 +89,12 @@ export function settlementPlan(options: {
 export function settlementAdjustments(
   request: SettleRequest,
   prices: PriceCatalog,
-): { adjustments: CounterAdjustment[]; charged: CostMicros } {
+): {
+  adjustments: CounterAdjustment[];
+  charged: CostMicros;
+  /** What the answer alone cost (its side calls left out), priced in the same draw as `charged`. */
+  answerMicros: number;
+} {
   const plan = request.settlement;
   // The answer and every side call (a cache lookup's embedding), each priced by its own model.
   const charges = [request, ...(request.calls ?? [])].map((call) => {
@@ -123,7 +128,7 @@ export function settlementAdjustments(
       });
     }
   }
-  return { adjustments, charged };
+  return { adjustments, charged, answerMicros: charges[0]!.cost };
 }
 
 /** What a settle charges besides its counters: the answer (or the estimate) and any further calls. */

@@ -104,6 +104,14 @@ it('refuses a completion reply that fails its schema', async () => {
   });
 });
 
+it('refuses a completion reply whose usage is not numbers: settlement charges it', async () => {
+  reply = { json: JSON.stringify({ ...response, usage: { ...response.usage, prompt_tokens: '1' } }) };
+  await expect(client.complete(route, call)).rejects.toMatchObject({
+    type: 'internal_error',
+    message: expect.stringContaining('malformed completion'),
+  });
+});
+
 it('streams typed chunks, the provider on the first, each with its JSON text', async () => {
   reply = {};
   const items: StreamItem[] = [];
@@ -141,6 +149,19 @@ it('keeps a relayed stream’s empty native apart from a translated chunk (issue
 
 it('ends a stream whose chunk fails its schema with a typed error', async () => {
   reply = { json: '{"id":1}' };
+  const read = async () => {
+    for await (const _item of client.stream(route, call)) {
+      // drained for the error
+    }
+  };
+  await expect(read()).rejects.toMatchObject({
+    type: 'internal_error',
+    message: expect.stringContaining('malformed stream chunk'),
+  });
+});
+
+it('ends a stream whose chunk carries a usage that is not one with a typed error', async () => {
+  reply = { json: JSON.stringify({ ...chunk('b'), usage: { prompt_tokens: 1 } }) };
   const read = async () => {
     for await (const _item of client.stream(route, call)) {
       // drained for the error

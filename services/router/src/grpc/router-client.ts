@@ -1,7 +1,5 @@
 import { type ClientUnaryCall, type ServiceError, status } from '@grpc/grpc-js';
 import {
-  chatCompletionChunkSchema,
-  completionResponseSchema,
   embeddingsListSchema,
   GatewayError,
   internalError,
@@ -44,7 +42,7 @@ import {
   type StreamReplyMessage,
   writeFrame,
 } from './router-proto.ts';
-import { passthroughHeadSchema } from './wire-schemas.ts';
+import { chunkReplySchema, completionReplySchema, passthroughHeadSchema } from './wire-schemas.ts';
 
 /** A native answer: any JSON (the surface that asked for it reads it). */
 const NATIVE_ANSWER = z.unknown();
@@ -218,7 +216,7 @@ export class RouterClient implements RouterService {
   complete(request: CompletionRoute, options: CallOptions): Promise<CompletionResult> {
     return this.served('Complete', request, {
       ...options,
-      schema: completionResponseSchema,
+      schema: completionReplySchema,
       what: 'completion',
     });
   }
@@ -247,7 +245,7 @@ export class RouterClient implements RouterService {
           first = false;
           this.observe?.('router.Stream', (performance.now() - startedAt) / 1000);
         }
-        const chunk = decodeMessage(chatCompletionChunkSchema, message.chunk, {
+        const chunk = decodeMessage(chunkReplySchema, message.chunk, {
           what: 'stream chunk',
           side: 'reply',
         });

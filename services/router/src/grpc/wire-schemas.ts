@@ -1,4 +1,12 @@
-import { messageSchema, PASSTHROUGH_OPERATIONS } from '@gw/shared';
+import {
+  type ChatCompletionChunk,
+  type CompletionResponse,
+  chatCompletionChunkSchema,
+  completionResponseSchema,
+  messageSchema,
+  PASSTHROUGH_OPERATIONS,
+  usageSchema,
+} from '@gw/shared';
 import { z } from 'zod';
 
 /** What the router's gRPC server decodes, checked before the core sees it (a forged call gets 400). */
@@ -59,3 +67,43 @@ export const passthroughHeadSchema = z.object({
   status: z.number().int(),
   headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
 });
+
+// The router's answers as the ingress decodes them. The router built each one itself (from a provider's answer its
+// adapter checked), so the ingress checks the frame it reads to write an answer (an object with its id, kind,
+// model and a list of choice objects) instead of every member again at every answer and chunk, and the usage in
+// full, since settlement charges it. A corrupt or forged message is still refused (internal_error).
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isUsage(value: unknown): boolean {
+  return usageSchema.safeParse(value).success;
+}
+
+/** The frame shared by answers and chunks: id, kind among `kinds`, model, and choices that are objects. */
+function hasFrame(value: unknown, kinds: ReadonlySet<unknown>): value is Record<string, unknown> {
+  return (
+    isRecord(value) &&
+    typeof value['id'] === 'string' &&
+    kinds.has(value['object']) &&
+    typeof value['model'] === 'string' &&
+    Array.isArray(value['choices']) &&
+    value['choices'].every(isRecord)
+  );
+}
+
+const COMPLETION_KINDS: ReadonlySet<unknown> = new Set(completionResponseSchema.shape.object.options);
+const CHUNK_KINDS: ReadonlySet<unknown> = new Set(chatCompletionChunkSchema.shape.object.options);
+
+export const completionReplySchema = z.custom<CompletionResponse>(
+  (value) => hasFrame(value, COMPLETION_KINDS) && isUsage(value['usage']),
+  { message: 'not a completion answer (id, object, model, choices and usage)' },
+);
+
+export const chunkReplySchema = z.custom<ChatCompletionChunk>(
+  (value) =>
+    hasFrame(value, CHUNK_KINDS) &&
+    (value['usage'] === undefined || value['usage'] === null || isUsage(value['usage'])),
+  { message: 'not a stream chunk (id, object, model, choices, and usage when present)' },
+);
