@@ -110,7 +110,8 @@ describe.each(ADMISSIONS)(
         // Only the requests in flight on the frozen replica may fail (a completion is never sent twice);
         // none waits long, and once the replica is noticed every request is served.
         expect(failed.length).toBeLessThanOrEqual(4);
-        for (const outcome of failed) expect(outcome).toMatchObject({ status: 503 });
+        for (const { status, error } of failed)
+          expect({ status, error }).toEqual({ status: 503, error: 'service_unavailable' });
         expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(scaled(5_000));
         const later = outcomes.filter((o) => o.startedAt > frozenAt + 2_000 && o.startedAt < thawedAt);
         expect(later.length).toBeGreaterThan(10);

@@ -225,28 +225,33 @@ describe.each(topologies)('AllowanceStore on $name', (topology) => {
     expect(await rawCounter(prefix, counter)).toBe(340);
   });
 
-  it('makes a settle whose journal answer was lost owe its slice adjustments to the retry that finds it closed', async () => {
+  it('counts a settle whose close answer was lost once, whether it is retried here or in another process', async () => {
     const { prefix, one, counter, check, ids } = await fortyAdmitted('b:lost', { tickMs: 50 });
-    const settle = (delta: number) =>
-      one.allowances.settleReservation({
-        id: ids[0]!,
+    const other = await ingress(prefix, { tickMs: 50 });
+    const settle = (allowances: AllowanceStore, id: string, delta: number) =>
+      allowances.settleReservation({
+        id,
         adjustments: [{ ...counter, delta, expireAtMs: check.expireAtMs }],
       });
-    // The journal closes the reservation, then the connection loses the answer.
+    // Twice the journal closes the reservation, then the connection loses the answer.
     const real = one.store.settleReservation.bind(one.store);
-    vi.spyOn(one.store, 'settleReservation').mockImplementationOnce(async (call) => {
+    const losing = async (call: Parameters<typeof real>[0]) => {
       await real(call);
       throw new Error('Connection is closed.');
-    });
-    await expect(settle(6)).rejects.toThrow('Connection is closed.');
-    // What the slice spent, as its renewals report it: the 40 reservations, not the lost settle's overage.
-    await expect.poll(() => one.allowances.readCounters([counter])).toEqual([400]);
-    // The retry finds it closed (false, as the settle stage expects) and takes the overage from the slice, once.
-    expect(await settle(6)).toBe(false);
-    await expect.poll(() => one.allowances.readCounters([counter])).toEqual([406]);
-    expect(await settle(6)).toBe(false);
+    };
+    vi.spyOn(one.store, 'settleReservation').mockImplementationOnce(losing).mockImplementationOnce(losing);
+    await expect(settle(one.allowances, ids[0]!, 6)).rejects.toThrow('Connection is closed.');
+    await expect(settle(one.allowances, ids[1]!, -4)).rejects.toThrow('Connection is closed.');
+    // The slices' part was made before the close: the 40 reservations, the overage and the give-back.
+    await expect.poll(() => one.allowances.readCounters([counter])).toEqual([402]);
+    // The first is retried here, the second by another process (remote admission): each finds it closed
+    // (false, as the settle stage expects) and counts nothing again.
+    expect(await settle(one.allowances, ids[0]!, 6)).toBe(false);
+    expect(await settle(other.allowances, ids[1]!, -4)).toBe(false);
+    expect(await settle(one.allowances, ids[0]!, 6)).toBe(false);
     await one.allowances.close();
-    expect(await rawCounter(prefix, counter)).toBe(406);
+    await other.allowances.close();
+    expect(await rawCounter(prefix, counter)).toBe(402);
   });
 
   it('answers settles without a Redis call for the slice, and reports their spend with its renewals', async () => {

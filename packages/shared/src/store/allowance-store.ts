@@ -91,8 +91,11 @@ export class AllowanceStore implements Store {
   private readonly now: () => number;
   private readonly reportError: (error: unknown) => void;
   private readonly slices = new Map<string, HeldSlice>();
-  /** Settles of requests with slice adjustments whose journal call failed (its close may have happened). */
-  private readonly unanswered = new Set<string>();
+  /**
+   * Settles whose journal call failed after their slices' part was made (their close may have happened), with
+   * what they sent the counters.
+   */
+  private readonly unanswered = new Map<string, CounterAdjustment[]>();
   private readonly ticker: NodeJS.Timeout;
   private readonly stats: AllowanceStats = { local: 0, exact: 0 };
   private readonly onAdmission: ((path: keyof AllowanceStats) => void) | undefined;
@@ -136,57 +139,59 @@ export class AllowanceStore implements Store {
 
   async settleReservation(request: SettleReservationRequest): Promise<boolean> {
     // A settle's adjustments are made in the slice held: what is given back lowers what it used, what a request
-    // used beyond its reservation comes out of it while it has room (tokens are counted at settle). The rest
-    // goes to the counter. A settle with nothing for the counters is the journal's close alone.
-    const fromSlices: Array<{ adjustment: CounterAdjustment; id: string }> = [];
-    const toCounters: CounterAdjustment[] = [];
-    const ids = request.adjustments.map(sliceId);
-    for (let index = 0; index < ids.length; index++) {
-      const adjustment = request.adjustments[index]!;
-      const slice = this.slices.get(ids[index]!);
-      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
-        fromSlices.push({ adjustment, id: ids[index]! });
-      else toCounters.push(adjustment);
+    // used beyond its reservation comes out of it while it has armed room (tokens are counted at settle). The
+    // rest goes to the counters, with the journal's close (which alone when there is nothing for them).
+    // The slices' part is made before the close, as the store makes the counters' part: a close whose answer is
+    // lost has it behind it, whichever process its retry reaches (a retry elsewhere finds the reservation closed
+    // and settles nothing). A close that finds the reservation closed already (the sweeper, or another process's
+    // try) takes it back.
+    const earlier = this.unanswered.get(request.id);
+    const inSlices: Array<{ slice: HeldSlice; delta: number }> = [];
+    let toCounters: CounterAdjustment[] = [];
+    if (earlier) {
+      // A retry here of a settle whose answer was lost: its slices' part was made by that try.
+      toCounters = earlier;
+    } else {
+      for (const adjustment of request.adjustments) {
+        const slice = this.slices.get(sliceId(adjustment));
+        if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed) {
+          slice.used += adjustment.delta;
+          slice.unreported = true;
+          inSlices.push({ slice, delta: adjustment.delta });
+        } else toCounters.push(adjustment);
+      }
     }
     let applied: boolean;
     try {
       applied = await this.store.settleReservation({ id: request.id, adjustments: toCounters });
     } catch (error) {
-      // The journal may have closed it and the answer been lost: a retry that finds it closed still owes the
-      // slices their part (settle-stage.ts retries; a closed reservation on a retry was closed by an earlier try).
-      if (fromSlices.length > 0) this.remember(request.id);
+      if (!earlier && inSlices.length > 0) this.remember(request.id, toCounters);
       throw error;
     }
-    const owed = this.unanswered.delete(request.id);
-    if (!applied && !owed) return false;
-    const overflow: CounterAdjustment[] = [];
-    for (const { adjustment, id } of fromSlices) {
-      const slice = this.slices.get(id);
-      if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed)
-        slice.used += adjustment.delta;
-      else overflow.push(adjustment);
+    this.unanswered.delete(request.id);
+    if (!applied && !earlier) {
+      for (const { slice, delta } of inSlices) slice.used -= delta;
+      return false;
     }
     // What the slices spent is reported at their next renewal (within a tick), not before the settle answers:
     // a report per slice and settle was most of governance's Redis traffic (`pnpm bench:shards`), and a usage
     // read a second behind costs nobody a request.
-    for (let index = 0; index < ids.length; index++) {
-      const slice = this.slices.get(ids[index]!);
-      if (!slice || slice.taken === 0) continue;
-      slice.unreported = true;
+    for (const { slice, delta } of inSlices) {
       // What settles spend counts in the slice's rate too (tokens are all spent at settle).
-      const delta = request.adjustments[index]!.delta;
       if (delta > 0) slice.bucket.amount += delta;
       this.refill(slice, slice.limit);
     }
-    if (overflow.length > 0) await this.store.addToCounters(overflow);
     return applied;
   }
 
-  /** Remembers a settle whose journal call failed, the oldest forgotten past UNANSWERED_SETTLES. */
-  private remember(id: string): void {
-    this.unanswered.add(id);
+  /**
+   * Remembers a settle whose journal call failed (its close may have happened), with what it sent the counters,
+   * for a retry here; the oldest forgotten past UNANSWERED_SETTLES.
+   */
+  private remember(id: string, toCounters: CounterAdjustment[]): void {
+    this.unanswered.set(id, toCounters);
     if (this.unanswered.size > UNANSWERED_SETTLES) {
-      this.unanswered.delete(this.unanswered.values().next().value!);
+      this.unanswered.delete(this.unanswered.keys().next().value!);
     }
   }
 
