@@ -251,7 +251,7 @@ export class RouterCore implements RouterService {
     request: CompletionRoute,
     options: CallOptions,
     tally: CallTally,
-  ): AsyncGenerator<StreamItem> {
+  ): AsyncIterable<StreamItem> {
     const common = { targets: request.targets, signal: options.signal, trace: options.trace, tally };
     return request.operation === 'chat'
       ? this.plans.streamAcrossTargets({
