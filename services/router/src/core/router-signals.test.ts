@@ -92,3 +92,15 @@ it('records a stream at its first content chunk, and its latency and tokens at i
   await health.recompute();
   expect(health.signals(target).latencyP95Ms).toBeDefined();
 });
+
+it('takes a stream its reader left after the first chunk out of flight', async () => {
+  const target = healthId.target('openai', 'main', 'gpt-4o-mini');
+  const stream = core
+    .stream(chat('gpt-4o-mini'), { signal: AbortSignal.timeout(10_000) })
+    [Symbol.asyncIterator]();
+  expect((await stream.next()).done).toBe(false);
+  expect(health.signals(target).inflight).toBe(1);
+  await stream.return?.();
+  expect(health.signals(target).inflight).toBe(0);
+  expect((await stream.next()).done).toBe(true);
+});
