@@ -35,6 +35,7 @@ export * from './lifecycle.ts';
 export * from './logger.ts';
 export * from './merge-patch.ts';
 export * from './metrics.ts';
+export * from './observed-stream.ts';
 export * from './probes.ts';
 export * from './redaction.ts';
 export * from './rendezvous.ts';

@@ -1,8 +1,8 @@
 import type { AuthorizeResult } from '@gw/governance';
 import type { RouteRequest, StreamItem } from '@gw/router';
-import { type Metrics, modelLabel, type Usage } from '@gw/shared';
+import { type Metrics, modelLabel, observeStream, type Usage } from '@gw/shared';
 import { type RequestLog, type RequestLogDraft, traceIdOf } from '../request/request-log.ts';
-import { type Exchange, observeStream, type Stage } from './stage.ts';
+import type { Exchange, Stage } from './stage.ts';
 
 /** The request as the gateway routes it (messages, prompt or input, and parameters), for content logging. */
 function routedContent(route: RouteRequest): string {

@@ -6,13 +6,14 @@ import {
   EMPTY_USAGE,
   GatewayError,
   type Logger,
+  observeStream,
   UnansweredCallError,
   type Usage,
 } from '@gw/shared';
 import type { TraceContext, TraceSpan } from '@gw/shared/tracing';
 import { tokensOfLength } from '../request/estimate-tokens.ts';
 import { BlockedAnswerError } from './blocked-answer-error.ts';
-import { type CompletionExchange, type Exchange, observeStream, type Stage } from './stage.ts';
+import type { CompletionExchange, Exchange, Stage } from './stage.ts';
 
 /** Who served a request and what it used; undefined when nothing was served. */
 export interface Outcome {

@@ -1,4 +1,5 @@
 import type { RouteRequest } from '@gw/router';
+import { observeStream } from '@gw/shared';
 import {
   ATTRIBUTES,
   genAiOperation,
@@ -8,7 +9,7 @@ import {
   streamSummary,
   type Tracer,
 } from '@gw/shared/tracing';
-import { type Exchange, observeStream, type Stage } from './stage.ts';
+import type { Exchange, Stage } from './stage.ts';
 
 /** What the request asks, on its span: the operation and model, and the prompt only with `include_content`. */
 function requestAttributes(route: RouteRequest, includeContent: boolean): SpanAttributes {

@@ -1,4 +1,11 @@
-import { CALL_REPORT_TTL_MS, type CallReport, EMPTY_USAGE, type Logger, type Usage } from '@gw/shared';
+import {
+  CALL_REPORT_TTL_MS,
+  type CallReport,
+  EMPTY_USAGE,
+  type Logger,
+  observeStream,
+  type Usage,
+} from '@gw/shared';
 import type { Store } from '@gw/shared/store';
 import type { StreamItem } from './router-service.ts';
 
@@ -58,33 +65,36 @@ export class CallReports {
 
   /**
    * A stream, reported when it ends however it ends: with the usage its chunks reported; without one (cut
-   * short, or never metered) as unmetered once anything was sent upstream, so its prompt is charged.
+   * short, or never metered) as unmetered once anything was sent upstream, so its prompt is charged. An
+   * observer of the stream (observeStream), so the ingress's observers join it rather than add proxies; none
+   * where there is no store to report to.
    */
-  async *stream(
+  stream(
     call: { requestId: string; signal: AbortSignal },
     open: (tally: CallTally) => AsyncIterable<StreamItem>,
-  ): AsyncGenerator<StreamItem> {
+  ): AsyncIterable<StreamItem> {
     const tally: CallTally = { attempts: 0 };
+    if (!this.store) return open(tally);
     const served: ServedUsage = { provider: '', model: '', usage: EMPTY_USAGE };
     let metered = false;
-    try {
-      for await (const item of open(tally)) {
+    return observeStream(open(tally), {
+      item(item) {
         if (item.provider) served.provider = item.provider;
         if (!served.model) served.model = item.chunk.model;
         if (item.chunk.usage) {
           served.usage = item.chunk.usage;
           metered = true;
         }
-        yield item;
-      }
-    } finally {
-      this.record(
-        call.requestId,
-        metered
-          ? { outcome: 'answered', attempts: tally.attempts, ...served }
-          : unanswered(tally, served.provider !== '' || call.signal.aborted),
-      );
-    }
+      },
+      end: () => {
+        this.record(
+          call.requestId,
+          metered
+            ? { outcome: 'answered', attempts: tally.attempts, ...served }
+            : unanswered(tally, served.provider !== '' || call.signal.aborted),
+        );
+      },
+    });
   }
 
   private record(requestId: string, report: CallReport): void {

@@ -116,6 +116,159 @@ function streamItem(value: ChatCompletionChunk | NativePiece): StreamItem {
   return value instanceof NativePiece ? value : { chunk: value };
 }
 
+/** A stream's upstream iterator and the first thing it gave, as the retry loop got them. */
+interface StreamStart {
+  iterator: AsyncIterator<ChatCompletionChunk | NativePiece>;
+  first: IteratorResult<ChatCompletionChunk | NativePiece>;
+}
+
+/** What a stream that has started reads: its upstream, its measure, and what served it. */
+interface StartedStream {
+  iterator: AsyncIterator<ChatCompletionChunk | NativePiece>;
+  measure: StreamMeasure;
+  provider: LoadedProvider;
+  keyId: string | undefined;
+  model: string;
+  /** The model the first chunk named: a failure later in the stream is recorded against it. */
+  firstModel: string;
+  release: Release;
+}
+
+/** The target a failure's health is recorded against. */
+type MeasuredTarget = { provider: string; key: string | undefined; model: string };
+
+const STREAM_DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * The iterator of PlanExecution.streamAcrossTargets: the first `next` runs the plan to a first chunk, the
+ * later ones read the upstream's chunks as they come and measure them (StreamMeasure); a failure after the
+ * first chunk is recorded against its target and ends the stream. The provider's concurrency place is freed
+ * once the stream ends, however it ends.
+ */
+class PlanStream implements AsyncIterator<StreamItem> {
+  private readonly start: () => Promise<Attempted<StreamStart>>;
+  private readonly health: HealthBoard;
+  private readonly recordFailure: (target: MeasuredTarget, failure: GatewayError) => void;
+  private started: StartedStream | undefined;
+  private finished = false;
+  /** The `next` under way, which a `return` waits for (a reader may stop while the first chunk is awaited). */
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    start: () => Promise<Attempted<StreamStart>>,
+    health: HealthBoard,
+    recordFailure: (target: MeasuredTarget, failure: GatewayError) => void,
+  ) {
+    this.start = start;
+    this.health = health;
+    this.recordFailure = recordFailure;
+  }
+
+  next(): Promise<IteratorResult<StreamItem>> {
+    const step = this.finished
+      ? Promise.resolve(STREAM_DONE)
+      : this.started
+        ? this.read(this.started)
+        : this.first();
+    this.running = step;
+    return step;
+  }
+
+  async return(): Promise<IteratorResult<StreamItem>> {
+    if (this.running) await this.running.catch(() => {});
+    const started = this.started;
+    if (this.finished || !started) {
+      this.finished = true;
+      return STREAM_DONE;
+    }
+    this.finished = true;
+    try {
+      await started.iterator.return?.();
+    } finally {
+      started.release();
+    }
+    return STREAM_DONE;
+  }
+
+  private async first(): Promise<IteratorResult<StreamItem>> {
+    let attempted: Attempted<StreamStart>;
+    try {
+      attempted = await this.start();
+    } catch (error) {
+      this.finished = true;
+      throw error;
+    }
+    const { value, provider, keyId, model, fallbackIndex, failedBefore, release, startedAt } = attempted;
+    const measure = new StreamMeasure({
+      health: this.health,
+      target: { provider: provider.name, key: keyId, model },
+      startedAt,
+    });
+    if (value.first.done) {
+      this.finished = true;
+      try {
+        measure.end();
+      } finally {
+        release();
+      }
+      return STREAM_DONE;
+    }
+    const firstItem = streamItem(value.first.value);
+    this.started = {
+      iterator: value.iterator,
+      measure,
+      provider,
+      keyId,
+      model,
+      firstModel: firstItem.chunk.model,
+      release,
+    };
+    measure.see(firstItem.chunk);
+    return {
+      done: false,
+      value: { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId, failedBefore } },
+    };
+  }
+
+  private async read(started: StartedStream): Promise<IteratorResult<StreamItem>> {
+    let next: IteratorResult<ChatCompletionChunk | NativePiece>;
+    try {
+      next = await started.iterator.next();
+      if (!next.done) {
+        const item = streamItem(next.value);
+        started.measure.see(item.chunk);
+        return { done: false, value: item };
+      }
+      started.measure.end();
+    } catch (error) {
+      this.finished = true;
+      const { provider, keyId, model } = started;
+      const failure = withoutSecrets(toGatewayError(error), provider);
+      if (!isCancellation(failure))
+        this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
+      const cut = failure.withTarget(provider.name, started.firstModel);
+      try {
+        await started.iterator.return?.();
+      } finally {
+        started.release();
+      }
+      // The target that served the start of the stream is the one whose failure the record lists.
+      throw new GatewayError({
+        ...cut.toJSON(),
+        attempts: [attemptOf(provider.name, started.firstModel, cut)],
+        cause: cut.cause,
+      });
+    }
+    this.finished = true;
+    try {
+      await started.iterator.return?.();
+    } finally {
+      started.release();
+    }
+    return STREAM_DONE;
+  }
+}
+
 /**
  * Executes a routing plan: targets in order (the first, then fallbacks), each with
  * key selection and retries with exponential backoff and jitter on transient errors only.
@@ -204,9 +357,11 @@ export class PlanExecution {
 
   /**
    * A stream along the plan. Its first chunk is awaited inside the retry loop, so a stream that fails before
-   * producing anything is retried and falls back like any call; a failure after it ends the stream.
+   * producing anything is retried and falls back like any call; a failure after it ends the stream. An
+   * iterator of its own (PlanStream) rather than an async generator: every chunk passes through it, and a
+   * generator's resumption and yield cost microtasks on each.
    */
-  async *streamAcrossTargets<O extends 'chat_stream' | 'text_stream'>(options: {
+  streamAcrossTargets<O extends 'chat_stream' | 'text_stream'>(options: {
     targets: RouteTarget[];
     signal: AbortSignal;
     operation: O;
@@ -217,9 +372,9 @@ export class PlanExecution {
       target: RouteTarget,
       context: AdapterContext,
     ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
-  }): AsyncGenerator<StreamItem> {
-    const { value, provider, keyId, model, fallbackIndex, failedBefore, release, startedAt } =
-      await this.acrossTargets({
+  }): AsyncIterable<StreamItem> {
+    const start = async (): Promise<Attempted<StreamStart>> =>
+      this.acrossTargets({
         ...options,
         hold: true,
         attempt: async (method, target, context) => {
@@ -227,45 +382,12 @@ export class PlanExecution {
           return { iterator, first: await iterator.next() };
         },
       });
-    const { iterator, first } = value;
-    const measure = new StreamMeasure({
-      health: this.dependencies.health,
-      target: { provider: provider.name, key: keyId, model },
-      startedAt,
-    });
-    try {
-      if (first.done) {
-        measure.end();
-        return;
-      }
-      const firstItem = streamItem(first.value);
-      measure.see(firstItem.chunk);
-      yield { ...firstItem, provider: provider.name, servedBy: { fallbackIndex, keyId, failedBefore } };
-      try {
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-          const item = streamItem(next.value);
-          measure.see(item.chunk);
-          yield item;
-        }
-        measure.end();
-      } catch (error) {
-        const failure = withoutSecrets(toGatewayError(error), provider);
-        if (!isCancellation(failure)) {
-          this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
-        }
-        const cut = failure.withTarget(provider.name, firstItem.chunk.model);
-        // The target that served the start of the stream is the one whose failure the record lists.
-        throw new GatewayError({
-          ...cut.toJSON(),
-          attempts: [attemptOf(provider.name, firstItem.chunk.model, cut)],
-          cause: cut.cause,
-        });
-      } finally {
-        await iterator.return?.();
-      }
-    } finally {
-      release();
-    }
+    return {
+      [Symbol.asyncIterator]: () =>
+        new PlanStream(start, this.dependencies.health, (target, failure) =>
+          this.recordFailure(target, failure),
+        ),
+    };
   }
 
   private async withRetries<O extends Operation, T>(
@@ -417,10 +539,7 @@ export class PlanExecution {
   }
 
   /** Counts a failed attempt in the error metrics, and against the target's health when it says something about it. */
-  private recordFailure(
-    measured: { provider: string; key: string | undefined; model: string },
-    failure: GatewayError,
-  ) {
+  private recordFailure(measured: MeasuredTarget, failure: GatewayError) {
     const outcome = healthOutcome(failure);
     if (outcome) this.dependencies.health.record(measured, outcome);
     this.dependencies.metrics.upstreamErrors.inc({

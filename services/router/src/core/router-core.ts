@@ -241,7 +241,7 @@ export class RouterCore implements RouterService {
       : { response, provider: provider.name, servedBy };
   }
 
-  stream(request: CompletionRoute, options: CallOptions): AsyncGenerator<StreamItem> {
+  stream(request: CompletionRoute, options: CallOptions): AsyncIterable<StreamItem> {
     return this.reports.stream({ requestId: request.requestId, signal: options.signal }, (tally) =>
       this.streamCall(request, options, tally),
     );
@@ -251,7 +251,7 @@ export class RouterCore implements RouterService {
     request: CompletionRoute,
     options: CallOptions,
     tally: CallTally,
-  ): AsyncGenerator<StreamItem> {
+  ): AsyncIterable<StreamItem> {
     const common = { targets: request.targets, signal: options.signal, trace: options.trace, tally };
     return request.operation === 'chat'
       ? this.plans.streamAcrossTargets({

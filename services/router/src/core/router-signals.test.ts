@@ -74,7 +74,7 @@ it('records a whole answer: its latency as its time to first token, and its toke
 
 it('records a stream at its first content chunk, and its latency and tokens at its end', async () => {
   const target = healthId.target('openai', 'main', 'gpt-4o');
-  const stream = core.stream(chat('gpt-4o'), { signal: AbortSignal.timeout(10_000) });
+  const stream = core.stream(chat('gpt-4o'), { signal: AbortSignal.timeout(10_000) })[Symbol.asyncIterator]();
   const role = await stream.next();
   expect(role.value?.chunk.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
   // In flight from the call; not counted before a token came.
@@ -85,10 +85,22 @@ it('records a stream at its first content chunk, and its latency and tokens at i
   await health.recompute();
   expect(health.signals(target).ttftP95Ms).toBeDefined();
   expect(health.signals(target).latencyP95Ms).toBeUndefined();
-  for await (const _item of stream) {
+  while (!(await stream.next()).done) {
     // Read to its end.
   }
   expect(health.signals(target)).toMatchObject({ inflight: 0, requestsPerMinute: 1, tokensPerMinute: 12 });
   await health.recompute();
   expect(health.signals(target).latencyP95Ms).toBeDefined();
+});
+
+it('takes a stream its reader left after the first chunk out of flight', async () => {
+  const target = healthId.target('openai', 'main', 'gpt-4o-mini');
+  const stream = core
+    .stream(chat('gpt-4o-mini'), { signal: AbortSignal.timeout(10_000) })
+    [Symbol.asyncIterator]();
+  expect((await stream.next()).done).toBe(false);
+  expect(health.signals(target).inflight).toBe(1);
+  await stream.return?.();
+  expect(health.signals(target).inflight).toBe(0);
+  expect((await stream.next()).done).toBe(true);
 });

@@ -144,12 +144,13 @@ export async function callJson<Schema extends z.ZodType>(
 }
 
 /** Sends a call and yields the server-sent events of the answer as they arrive. */
-export async function* callSse(
+export function callSse(
   context: AdapterContext,
   call: UpstreamCall,
   readMessage: ErrorMessageReader,
 ): AsyncGenerator<SseEvent> {
-  yield* parseSse(await callStream(context, call, readMessage), context);
+  // One generator sends and parses: a generator delegating to another costs a resumption on every event.
+  return parseSse(() => callStream(context, call, readMessage), context);
 }
 
 /** Sends a call and answers the response body as a byte stream (for non-SSE framings). */
@@ -166,13 +167,20 @@ const DRAIN_AFTER_READER_MS = 1_000;
 
 type ResponseBody = Dispatcher.ResponseData['body'];
 
-async function* parseSse(body: ResponseBody, context: AdapterContext): AsyncGenerator<SseEvent> {
+/** The events of the answer `send` opens, which is sent when the first event is asked for. */
+async function* parseSse(
+  send: () => Promise<ResponseBody>,
+  context: AdapterContext,
+): AsyncGenerator<SseEvent> {
+  const body = await send();
   const parser = new SseParser();
   let read = false;
   try {
-    for await (const bytes of body.iterator({ destroyOnReturn: false })) yield* parser.push(bytes);
+    for await (const bytes of body.iterator({ destroyOnReturn: false })) {
+      for (const event of parser.push(bytes)) yield event;
+    }
     read = true;
-    yield* parser.end();
+    for (const event of parser.end()) yield event;
   } catch (error) {
     read = true;
     if (error instanceof SseEventTooLong) throw invalidUpstreamBody(context.provider, error.message);

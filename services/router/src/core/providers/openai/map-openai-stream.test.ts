@@ -6,7 +6,8 @@ import { readOpenAiErrorMessage } from './openai-error.ts';
 
 const context = { provider: 'sgl' } as AdapterContext;
 
-async function collect(payloads: unknown[]) {
+/** `schemaOnly`: every chunk read by the schema (a usage reader sends chunks that way), none by the plain path. */
+async function collect(payloads: unknown[], schemaOnly = false) {
   async function* events(): AsyncGenerator<SseEvent> {
     for (const payload of payloads) yield { event: undefined, data: JSON.stringify(payload) };
   }
@@ -15,6 +16,7 @@ async function collect(payloads: unknown[]) {
     context,
     object: 'chat.completion.chunk',
     readMessage: readOpenAiErrorMessage,
+    ...(schemaOnly && { readChunkUsage: () => undefined }),
   })) {
     chunks.push(chunk);
   }
@@ -55,5 +57,46 @@ describe('mapOpenAiStream', () => {
 
   it('refuses a chunk of unexpected shape', async () => {
     await expect(collect([{ choices: 'none' }])).rejects.toMatchObject({ status: 502, upstream: true });
+  });
+
+  it('reads a plain chunk as the schema does: the same chunks, members and key order', async () => {
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      ...extra,
+      choices,
+    });
+    const payloads = [
+      chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], {
+        system_fingerprint: 'fp',
+      }),
+      chunk([{ delta: { content: 'a' }, index: 0, finish_reason: null, logprobs: null }]),
+      chunk([{ finish_reason: 'function_call', index: 0, delta: {} }]),
+      chunk([{ index: 0, delta: null, text: 'legacy', finish_reason: 'model_length' }]),
+      chunk([{ index: 0, text: null, delta: { content: 'b', refusal: null } }]),
+      chunk([
+        { index: 1, logprobs: { content: [] }, delta: { reasoning_content: 'r' }, finish_reason: 'odd' },
+      ]),
+      chunk([
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, id: 't', function: { name: 'f', arguments: '{}' } }] },
+        },
+      ]),
+      chunk([], { usage: null }),
+      chunk([], { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
+    ];
+    const plain = await collect(payloads);
+    const schema = await collect(payloads, true);
+    expect(plain.length).toBeGreaterThan(payloads.length - 2);
+    expect(JSON.stringify(plain)).toBe(JSON.stringify(schema));
+  });
+
+  it('refuses a plain-looking chunk whose choice the schema refuses', async () => {
+    await expect(
+      collect([{ ...content, choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 7 }] }]),
+    ).rejects.toMatchObject({ status: 502, upstream: true });
   });
 });
