@@ -181,6 +181,11 @@ class PlanStream implements AsyncIterator<StreamItem> {
       this.finished = true;
       return STREAM_DONE;
     }
+    return this.finish(started);
+  }
+
+  /** Ends a started stream: its upstream closed, its provider's concurrency place freed. */
+  private async finish(started: StartedStream): Promise<IteratorReturnResult<undefined>> {
     this.finished = true;
     try {
       await started.iterator.return?.();
@@ -247,11 +252,7 @@ class PlanStream implements AsyncIterator<StreamItem> {
       if (!isCancellation(failure))
         this.recordFailure({ provider: provider.name, key: keyId, model }, failure);
       const cut = failure.withTarget(provider.name, started.firstModel);
-      try {
-        await started.iterator.return?.();
-      } finally {
-        started.release();
-      }
+      await this.finish(started);
       // The target that served the start of the stream is the one whose failure the record lists.
       throw new GatewayError({
         ...cut.toJSON(),
@@ -259,13 +260,7 @@ class PlanStream implements AsyncIterator<StreamItem> {
         cause: cut.cause,
       });
     }
-    this.finished = true;
-    try {
-      await started.iterator.return?.();
-    } finally {
-      started.release();
-    }
-    return STREAM_DONE;
+    return this.finish(started);
   }
 }
 
