@@ -224,10 +224,16 @@ async function assertServedAndCharged(options: {
   // "What the reports show"): the charge is read until it is what was served, or the wait ends.
   const chargedOnceReported = async (key: DrillKey, expected: number) => {
     let last = Number.NaN;
-    await waitFor(async () => (last = await micros(key)) === expected, {
-      timeoutMs: 10_000,
-      what: `${name}: the charges of ${key.id}`,
-    }).catch(() => {});
+    await waitFor(
+      async () => {
+        last = await micros(key);
+        return last === expected;
+      },
+      {
+        timeoutMs: 10_000,
+        what: `${name}: the charges of ${key.id}`,
+      },
+    ).catch(() => {});
     return last;
   };
   expect(
