@@ -3,6 +3,7 @@ import {
   type CompletionResponse,
   chatCompletionChunkSchema,
   completionResponseSchema,
+  isPlainObject,
   messageSchema,
   PASSTHROUGH_OPERATIONS,
   usageSchema,
@@ -73,10 +74,6 @@ export const passthroughHeadSchema = z.object({
 // model and a list of choice objects) instead of every member again at every answer and chunk, and the usage in
 // full, since settlement charges it. A corrupt or forged message is still refused (internal_error).
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isUsage(value: unknown): boolean {
   return usageSchema.safeParse(value).success;
 }
@@ -84,12 +81,12 @@ function isUsage(value: unknown): boolean {
 /** The frame shared by answers and chunks: id, kind among `kinds`, model, and choices that are objects. */
 function hasFrame(value: unknown, kinds: ReadonlySet<unknown>): value is Record<string, unknown> {
   return (
-    isRecord(value) &&
+    isPlainObject(value) &&
     typeof value['id'] === 'string' &&
     kinds.has(value['object']) &&
     typeof value['model'] === 'string' &&
     Array.isArray(value['choices']) &&
-    value['choices'].every(isRecord)
+    value['choices'].every(isPlainObject)
   );
 }
 

@@ -1,4 +1,4 @@
-import { type ChatCompletionChunk, GatewayError, type SseEvent, type Usage } from '@gw/shared';
+import { type ChatCompletionChunk, GatewayError, isPlainObject, type SseEvent, type Usage } from '@gw/shared';
 import type { AdapterContext } from '../adapter.ts';
 import { type ErrorMessageReader, invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
 import { mapOpenAiFinishReason } from './map-openai-finish-reason.ts';
@@ -108,8 +108,8 @@ function isTextOrAbsent(value: unknown): boolean {
 function plainChunk(
   payload: unknown,
 ): { id: string; created: number; model: string; choices: ChunkChoice[] } | undefined {
-  if (typeof payload !== 'object' || payload === null) return undefined;
-  const { id, object, created, model, choices, usage } = payload as Record<string, unknown>;
+  if (!isPlainObject(payload)) return undefined;
+  const { id, object, created, model, choices, usage } = payload;
   if (typeof id !== 'string' || typeof created !== 'number' || typeof model !== 'string') return undefined;
   if (!isTextOrAbsent(object) || (usage !== undefined && usage !== null) || !Array.isArray(choices))
     return undefined;
@@ -124,14 +124,13 @@ function plainChunk(
 
 /** One choice as normaliseChoice makes it from the schema's parse, or undefined when it is not plain. */
 function plainChoice(choice: unknown): ChunkChoice | undefined {
-  if (typeof choice !== 'object' || choice === null) return undefined;
-  const members = choice as Record<string, unknown>;
+  if (!isPlainObject(choice)) return undefined;
+  const members = choice;
   const { index, delta, text } = members;
   const finishReason = members['finish_reason'];
   if (typeof index !== 'number' || !isTextOrAbsent(text) || !isTextOrAbsent(finishReason)) return undefined;
   if (delta !== undefined && delta !== null) {
-    if (typeof delta !== 'object' || Array.isArray(delta)) return undefined;
-    if ((delta as Record<string, unknown>)['tool_calls'] !== undefined) return undefined;
+    if (!isPlainObject(delta) || delta['tool_calls'] !== undefined) return undefined;
   }
   // The schema puts its own members first (index, then finish_reason when sent), then the others as sent.
   const normalised: Record<string, unknown> = { index };
