@@ -147,11 +147,9 @@ export class AllowanceStore implements Store {
     // try) takes it back.
     const earlier = this.unanswered.get(request.id);
     const inSlices: Array<{ slice: HeldSlice; delta: number }> = [];
-    let toCounters: CounterAdjustment[] = [];
-    if (earlier) {
-      // A retry here of a settle whose answer was lost: its slices' part was made by that try.
-      toCounters = earlier;
-    } else {
+    // A retry here of a settle whose answer was lost sends what that try sent: its slices' part was made then.
+    const toCounters: CounterAdjustment[] = earlier ?? [];
+    if (!earlier) {
       for (const adjustment of request.adjustments) {
         const slice = this.slices.get(sliceId(adjustment));
         if (slice && slice.taken > 0 && slice.used + adjustment.delta <= slice.armed) {
