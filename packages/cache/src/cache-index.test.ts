@@ -68,6 +68,36 @@ describe('CacheIndex', () => {
     expect(index.byHash('scope', 'hash-three')?.id).toBe('three');
   });
 
+  it('keeps evicting the oldest in insertion order over many stores, replacements and a cleared scope', () => {
+    const bound = 5;
+    const index = new CacheIndex({ now, maxEntriesPerScope: bound });
+    // What the index should hold, oldest first, with each entry's hash: a replacement (same hash) moves to the end.
+    let expected: Array<{ id: string; hash: string }> = [];
+    const evicted: string[] = [];
+    const store = (id: string, hash = `hash-${id}`) => {
+      const left = index.add(record(id, undefined, { hash })).map((gone) => gone.id);
+      evicted.push(...left);
+      const replaced = expected.filter((held) => held.hash === hash || held.id === id).map((held) => held.id);
+      expected = [...expected.filter((held) => !replaced.includes(held.id)), { id, hash }];
+      const overflow = expected.slice(0, Math.max(0, expected.length - bound)).map((held) => held.id);
+      expected = expected.slice(overflow.length);
+      expect(left).toEqual([...replaced, ...overflow]);
+    };
+    for (let round = 0; round < 3; round++) {
+      for (let n = 0; n < 40; n++) {
+        store(`r${round}-${n}`);
+        // Every seventh store replaces an entry still held by its hash, moving it to the end.
+        if (n % 7 === 3) store(`x${round}-${n}`, expected[1]!.hash);
+      }
+      expect(index.size('scope')).toBe(bound);
+      for (const held of expected) expect(index.byHash('scope', held.hash)?.id).toBe(held.id);
+      // A cleared scope starts over: the next stores evict among its new entries only.
+      expect(index.clearScope('scope')).toHaveLength(bound);
+      expected = [];
+    }
+    expect(evicted.length).toBeGreaterThan(100);
+  });
+
   it('makes room in a full scope with its expired entries first, looking for them at most once a second', () => {
     const index = new CacheIndex({ now, maxEntriesPerScope: 3 });
     index.add(record('a'));

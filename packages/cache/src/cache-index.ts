@@ -29,6 +29,13 @@ export interface CacheIndexOptions {
 interface ScopeIndex {
   /** By id, oldest first (insertion order): the first one is evicted. */
   entries: Map<string, IndexRecord>;
+  /**
+   * Where eviction goes on from: a live iterator of `entries` past the last entry evicted. Every entry before it
+   * is gone (a new or replaced entry goes to the end), so it never skips one that is there. A new iterator from
+   * the start would step over every entry deleted since V8 last compacted the Map (up to twice the bound): at a
+   * full scope of 10,000 that made each store cost 9 µs instead of under 1.
+   */
+  oldest: MapIterator<IndexRecord>;
   byHash: Map<string, IndexRecord>;
   /** One per context: vectors are only ever compared within a context. */
   partitions: Map<string, VectorPartition<IndexRecord>>;
@@ -76,10 +83,15 @@ export class CacheIndex {
         this.sweepScope(scope, removed);
       }
     }
-    for (const oldest of scope.entries.values()) {
-      if (scope.entries.size < this.options.maxEntriesPerScope) break;
-      this.removeFrom(scope, oldest);
-      removed.push(oldest);
+    while (scope.entries.size >= this.options.maxEntriesPerScope) {
+      let next = scope.oldest.next();
+      if (next.done) {
+        scope.oldest = scope.entries.values();
+        next = scope.oldest.next();
+      }
+      if (next.done) break;
+      this.removeFrom(scope, next.value);
+      removed.push(next.value);
     }
     scope.entries.set(record.id, record);
     scope.byHash.set(record.hash, record);
@@ -174,8 +186,10 @@ export class CacheIndex {
   private scopeOf(name: string): ScopeIndex {
     let scope = this.scopes.get(name);
     if (scope === undefined) {
+      const entries = new Map<string, IndexRecord>();
       scope = {
-        entries: new Map(),
+        entries,
+        oldest: entries.values(),
         byHash: new Map(),
         partitions: new Map(),
         sweptAt: Number.NEGATIVE_INFINITY,
