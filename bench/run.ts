@@ -158,7 +158,7 @@ const peers = peersEnv(ROOT);
 
 const params = {
   serial: intEnv('BENCH_SERIAL', 2000, 1),
-  serialWarmup: intEnv('BENCH_WARMUP', 300),
+  serialWarmup: intEnv('BENCH_WARMUP', 2_000),
   concurrency: intEnv('BENCH_CONCURRENCY', 50, 1),
   durationMs: intEnv('BENCH_DURATION_MS', 10_000, 1),
   warmupMs: intEnv('BENCH_WARMUP_MS', 2_000),
