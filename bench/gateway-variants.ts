@@ -155,15 +155,16 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Waits for a gateway's /health (a gateway under valgrind takes a minute or more to start). */
-async function healthy(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt++) {
+/** Waits for a gateway's /health (a gateway under valgrind takes minutes to start on a busy machine). */
+async function healthy(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
     try {
       if ((await fetch(`${url}/health`)).ok) return;
     } catch {}
     await sleep(500);
   }
-  throw new Error(`no answer from ${url}/health in 5 minutes`);
+  throw new Error(`no answer from ${url}/health in ${timeoutMs / 60_000} minutes`);
 }
 
 /** A variant's config file: one provider at the mock, and the variant's sections. */
@@ -192,6 +193,8 @@ export async function startGateway(options: {
   variant: string;
   prefix?: string[];
   nodeFlags?: string[];
+  /** How long it may take to answer /health; 5 minutes by default. */
+  startTimeoutMs?: number;
 }): Promise<{ gateway: ChildProcess; url: string; headers: Record<string, string> }> {
   const port = await freePort();
   // The floor (bench/floor-proxy.ts): the least a Node gateway can do, measured the same way as each variant.
@@ -218,7 +221,7 @@ export async function startGateway(options: {
     stdio: 'ignore',
   });
   try {
-    await healthy(`http://127.0.0.1:${port}`);
+    await healthy(`http://127.0.0.1:${port}`, options.startTimeoutMs ?? 300_000);
   } catch (error) {
     gateway.kill('SIGKILL');
     throw error;

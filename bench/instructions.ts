@@ -76,6 +76,8 @@ try {
       variant: name,
       prefix: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`],
       nodeFlags: NODE_FLAGS,
+      // Under valgrind on a busy machine a gateway took more than 5 minutes to answer /health (2026-12-03).
+      startTimeoutMs: 20 * 60_000,
     });
     console.log(`[instructions] ${name}: gateway up under callgrind, ${WARMUP} warm-up requests`);
     const body = questions(STREAM);
