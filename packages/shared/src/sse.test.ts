@@ -29,6 +29,20 @@ describe('SseParser', () => {
     },
   );
 
+  it('takes a lone CR for a line break, mixed with LF and CRLF, whatever the byte split', () => {
+    const mixed = 'data: a\rdata: b\r\rdata: c\n\r\ndata: d\r\n\n';
+    expect(parseInSlices(mixed, [1000])).toEqual([
+      { event: undefined, data: 'a\nb', lineBreak: '\r' },
+      { event: undefined, data: 'c', lineBreak: '\r\n' },
+      { event: undefined, data: 'd' },
+    ]);
+    // A push that ends in a CR cannot tell a lone CR from a CRLF's first half: the event's recorded line break
+    // may then read CRLF, its data never differs.
+    for (const sizes of [[1], [2], [4, 1], [3, 5, 2]]) {
+      expect(parseInSlices(mixed, sizes).map((event) => event.data)).toEqual(['a\nb', 'c', 'd']);
+    }
+  });
+
   it('splits a CRLF pair across two pushes without an empty event', () => {
     const parser = new SseParser();
     expect(parser.push(Buffer.from('data: x\r'))).toEqual([]);

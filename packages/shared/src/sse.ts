@@ -66,24 +66,30 @@ export class SseParser {
     const scanFrom = this.buffer.length;
     this.buffer += input;
     const events: SseEvent[] = [];
+    const buffer = this.buffer;
     let start = 0;
-    for (let index = scanFrom; index < this.buffer.length; index++) {
-      const character = this.buffer.charCodeAt(index);
-      if (character !== 10 && character !== 13) continue;
-      const line = this.buffer.slice(start, index);
+    // The next LF and CR at or after `start`, found by indexOf (native scanning) rather than a loop over every
+    // character in JS: an event's data is hundreds of characters and its line breaks a few. -1: none left.
+    let nextLf = buffer.indexOf('\n', scanFrom);
+    let nextCr = buffer.indexOf('\r', scanFrom);
+    while (nextLf !== -1 || nextCr !== -1) {
+      let index = nextCr === -1 || (nextLf !== -1 && nextLf < nextCr) ? nextLf : nextCr;
+      const line = buffer.slice(start, index);
       let lineBreak: '\n' | '\r\n' | '\r' = '\n';
-      if (character === 13) {
+      if (index === nextCr) {
         // A CR that ends the text read so far is taken for a CRLF whose LF comes next (a lone CR is rare).
-        if (index + 1 === this.buffer.length) {
+        if (index + 1 === buffer.length) {
           this.pendingCarriageReturn = true;
           lineBreak = '\r\n';
-        } else if (this.buffer.charCodeAt(index + 1) === 10) {
+        } else if (buffer.charCodeAt(index + 1) === 10) {
           index++;
           lineBreak = '\r\n';
         } else lineBreak = '\r';
       }
       start = index + 1;
       this.handleLine(line, events, lineBreak);
+      if (nextLf !== -1 && nextLf < start) nextLf = buffer.indexOf('\n', start);
+      if (nextCr !== -1 && nextCr < start) nextCr = buffer.indexOf('\r', start);
     }
     this.buffer = this.buffer.slice(start);
     if (this.buffer.length + this.dataChars > this.maxEventChars) {
