@@ -70,10 +70,32 @@ export const ROUTING_LIMITS = { candidates: 30, skippedRules: 10, text: 500 } as
 const cut = (text: string, max: number): string => (text.length > max ? text.slice(0, max) : text);
 
 /**
- * A copy of a decision within ROUTING_LIMITS, names cut to MAX_NAME, and only finite scores kept (JSON has no
- * Infinity: one would come back as null and fail the schema). The router's object is left as it is.
+ * A decision within ROUTING_LIMITS, names cut to MAX_NAME, and only finite scores kept (JSON has no Infinity: one
+ * would come back as null and fail the schema): the decision itself when it is within them already (nearly every
+ * one: a request's record is written once a request, and the copy was most of the log's work on it), else a copy;
+ * the router's object is never changed.
  */
 export function boundRoutingDecision(decision: RoutingDecision): RoutingDecision {
+  return withinRoutingLimits(decision) ? decision : boundCopy(decision);
+}
+
+const fits = (text: string | undefined, max: number) => text === undefined || text.length <= max;
+
+function withinRoutingLimits({ rule, candidates, skipped_rules: skippedRules }: RoutingDecision): boolean {
+  if (candidates.length > ROUTING_LIMITS.candidates || skippedRules.length > ROUTING_LIMITS.skippedRules)
+    return false;
+  if (rule && !(fits(rule.id, MAX_NAME) && fits(rule.name, MAX_NAME))) return false;
+  for (const { provider, model, score, state, detail } of candidates) {
+    if (!(fits(provider, MAX_NAME) && fits(model, MAX_NAME) && fits(state, MAX_NAME))) return false;
+    if (!fits(detail, ROUTING_LIMITS.text) || (score !== undefined && !Number.isFinite(score))) return false;
+  }
+  for (const { id, name, error } of skippedRules) {
+    if (!(fits(id, MAX_NAME) && fits(name, MAX_NAME) && fits(error, ROUTING_LIMITS.text))) return false;
+  }
+  return true;
+}
+
+function boundCopy(decision: RoutingDecision): RoutingDecision {
   const { rule, candidates, skipped_rules: skippedRules } = decision;
   return {
     rule: rule && { id: cut(rule.id, MAX_NAME), name: cut(rule.name, MAX_NAME), scope: rule.scope },

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { logRecord } from '../../../testkit/src/log-store-fixtures.ts';
+import { largestRoutingDecision, logRecord } from '../../../testkit/src/log-store-fixtures.ts';
 import type { LogRecord, LogRecordInput } from './log-record.ts';
 import { type LogSink, LogWriter } from './log-writer.ts';
 
@@ -180,5 +180,22 @@ describe('LogWriter', () => {
     expect(fake.batches.map((batch) => batch.length)).toEqual([4, 4, 2]);
     expect(writer.enqueue(logRecord({ id: 'late' }))).toBe(false);
     expect(writer.dropped.closed).toBe(1);
+  });
+  it('keeps a routing decision within the bounds as it is, and copies one it must cut, leaving it unchanged', async () => {
+    const kept: LogRecord[] = [];
+    const writer = new LogWriter({ sink: { insert: async (records) => void kept.push(...records) } });
+    const within = largestRoutingDecision();
+    writer.enqueueRecord({ ...logRecord({ id: 'within' }), routing: within });
+    // At every bound but one infinite score, which JSON cannot carry: the record takes a copy without it.
+    const infinite = largestRoutingDecision();
+    infinite.candidates[1]!.score = Number.POSITIVE_INFINITY;
+    writer.enqueueRecord({ ...logRecord({ id: 'infinite' }), routing: infinite });
+    await writer.close();
+    expect(kept.map((record) => record.id)).toEqual(['within', 'infinite']);
+    expect(kept[0]!.routing).toBe(within);
+    expect(kept[1]!.routing).not.toBe(infinite);
+    expect(kept[1]!.routing?.candidates[1]).not.toHaveProperty('score');
+    expect(kept[1]!.routing?.candidates[0]).toEqual(infinite.candidates[0]);
+    expect(infinite.candidates[1]!.score).toBe(Number.POSITIVE_INFINITY);
   });
 });
