@@ -128,7 +128,9 @@ describe.each(MODES)('alerts (%s)', (_mode, start) => {
       expect((await chat(BUDGET_KEY, 'gpt-4o-mini')).status).toBe(200);
       await waitFor(async () => (await spent()) > before, { what: 'the settle' });
     }
-    expect(await spent()).toBeGreaterThanOrEqual(until - 1e-9);
+    // The key's use counts a settle within about a second of it, when the slice that admitted it is renewed
+    // (docs/governance.md "What the reports show"), and may read a slice taken but not yet reported until then.
+    await waitFor(async () => (await spent()) >= until - 1e-9, { timeoutMs: 10_000, what: `spent ${until}` });
   };
 
   it('a virtual key spending its budget alerts once at 50, 80 and 100 %', {
