@@ -7,6 +7,7 @@ import {
   textRequestSchema,
   validate,
 } from '@gw/shared';
+import { plainChatRequest, plainParamsValid } from './plain-chat-request.ts';
 
 export interface Target {
   provider: string;
@@ -79,7 +80,8 @@ function collectParams(body: Record<string, unknown>, envelope: Set<string>): Re
     }
     Object.assign(params, nested);
   }
-  validate(paramsSchema, params, topLevel && nested === undefined ? '' : 'params');
+  if (!plainParamsValid(params))
+    validate(paramsSchema, params, topLevel && nested === undefined ? '' : 'params');
   return params;
 }
 
@@ -88,7 +90,7 @@ function fallbackTargets(fallbacks: string[] | undefined): Target[] {
 }
 
 export function parseChatRequest(body: unknown): ParsedCompletion {
-  const request = validate(chatRequestSchema, body);
+  const request = plainChatRequest(body) ?? validate(chatRequestSchema, body);
   return {
     operation: 'chat',
     target: parseTarget(request.model, 'model', { provider: request.provider, bareAllowed: true }),

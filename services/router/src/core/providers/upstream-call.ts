@@ -113,11 +113,21 @@ async function send(context: AdapterContext, call: UpstreamCall, readMessage: Er
  */
 const WHOLE_ANSWER_LIMIT = 256 * 1024 * 1024;
 
+interface CallJsonOptions<Schema extends z.ZodType> {
+  schema: Schema;
+  /**
+   * A reader of the answer's common shape without the schema, to what the schema makes of it; undefined for
+   * any other answer, which the schema parses.
+   */
+  readPlain?: (raw: unknown) => z.infer<Schema> | undefined;
+  readMessage: ErrorMessageReader;
+}
+
 /** Sends a call and parses the JSON answer with the adapter's minimal schema. */
 export async function callJson<Schema extends z.ZodType>(
   context: AdapterContext,
   call: UpstreamCall,
-  options: { schema: Schema; readMessage: ErrorMessageReader },
+  options: CallJsonOptions<Schema>,
 ): Promise<{ raw: unknown; parsed: z.infer<Schema> }> {
   const answer = await context.http.requestWhole(upstreamRequest(context, call), {
     limit: WHOLE_ANSWER_LIMIT,
@@ -133,6 +143,8 @@ export async function callJson<Schema extends z.ZodType>(
   } catch {
     throw invalidUpstreamBody(context.provider, 'is not JSON');
   }
+  const plain = options.readPlain?.(raw);
+  if (plain !== undefined) return { raw, parsed: plain };
   const result = options.schema.safeParse(raw);
   if (!result.success) {
     throw invalidUpstreamBody(

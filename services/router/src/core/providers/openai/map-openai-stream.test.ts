@@ -94,6 +94,15 @@ describe('mapOpenAiStream', () => {
     expect(JSON.stringify(plain)).toBe(JSON.stringify(schema));
   });
 
+  it("drops a choice's __proto__ member as the schema does, instead of making it the prototype", async () => {
+    const choice = JSON.parse(
+      '{"index":0,"__proto__":{"delta":{"content":"smuggled"}},"finish_reason":null}',
+    );
+    const [chunk] = await collect([{ ...content, choices: [choice] }]);
+    expect(Object.getPrototypeOf(chunk?.choices[0])).toBe(Object.prototype);
+    expect(chunk?.choices[0]?.delta).toBeUndefined();
+  });
+
   it('refuses a plain-looking chunk whose choice the schema refuses', async () => {
     await expect(
       collect([{ ...content, choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 7 }] }]),

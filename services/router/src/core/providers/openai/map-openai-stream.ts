@@ -136,7 +136,10 @@ function plainChoice(choice: unknown): ChunkChoice | undefined {
   const normalised: Record<string, unknown> = { index };
   if ('finish_reason' in members) normalised['finish_reason'] = null;
   for (const name in members) {
-    if (!CHOICE_MEMBERS.has(name)) normalised[name] = members[name];
+    if (CHOICE_MEMBERS.has(name)) continue;
+    // The schema drops a `__proto__` member; assigned here it would become the choice's prototype.
+    if (name === '__proto__') return undefined;
+    normalised[name] = members[name];
   }
   normalised['finish_reason'] = mapOpenAiFinishReason(finishReason as string | null | undefined);
   if (typeof text === 'string') normalised['text'] = text;

@@ -25,6 +25,7 @@ import {
   openAiEmbeddingsSchema,
   openAiTextResponseSchema,
 } from './openai-schemas.ts';
+import { plainOpenAiChatAnswer } from './plain-openai-answer.ts';
 
 /** The operations of the OpenAI wire format, each with its own path. */
 export type OpenAiOperation = 'chat' | 'text' | 'embeddings';
@@ -189,7 +190,7 @@ export function createOpenAiCompatibleAdapter(options: OpenAiCompatibleOptions):
       const { raw, parsed } = await callJson(
         callContext,
         call('chat', input.model, chatBody(input), callContext),
-        { schema: openAiChatResponseSchema, readMessage },
+        { schema: openAiChatResponseSchema, readPlain: plainOpenAiChatAnswer, readMessage },
       );
       return mapOpenAiChatResponse(parsed, { raw, model: input.model, mapUsage });
     },

@@ -101,3 +101,4 @@ export const openAiEmbeddingsSchema = z.looseObject({
 
 export type OpenAiUsage = z.infer<typeof openAiUsageSchema>;
 export type OpenAiChunk = z.infer<typeof openAiChunkSchema>;
+export type OpenAiChatAnswer = z.infer<typeof openAiChatResponseSchema>;
