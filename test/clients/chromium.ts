@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { scaled } from '@gw/testkit';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -32,9 +33,12 @@ export async function goTo(target: Page, label: string): Promise<void> {
   const already = (await link.getAttribute('aria-current')) === 'page';
   const before = already || (await heading.count()) === 0 ? undefined : await heading.textContent();
   await link.click();
-  await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
-  await heading.waitFor();
-  if (before !== undefined) await expect.poll(() => heading.textContent()).not.toBe(before);
+  // A page's code may still be on its way (a chunk loaded on first use, through a loaded machine's cluster): the
+  // poll's 1 s ceiling was missed once in a full run (2026-12-03), so these waits get the hooks' ceiling.
+  const page = { timeout: scaled(10_000) };
+  await expect.poll(() => link.getAttribute('aria-current'), page).toBe('page');
+  await heading.waitFor(page);
+  if (before !== undefined) await expect.poll(() => heading.textContent(), page).not.toBe(before);
 }
 
 /** Signs in on the sign-in form the page shows, with an admin or API token. */
