@@ -161,7 +161,7 @@ const params = {
   serialWarmup: intEnv('BENCH_WARMUP', 2_000),
   concurrency: intEnv('BENCH_CONCURRENCY', 50, 1),
   durationMs: intEnv('BENCH_DURATION_MS', 10_000, 1),
-  warmupMs: intEnv('BENCH_WARMUP_MS', 2_000),
+  warmupMs: intEnv('BENCH_WARMUP_MS', 8_000),
   streams: intEnv('BENCH_STREAMS', 500, 1),
   streamWarmup: intEnv('BENCH_STREAM_WARMUP', 50),
   /** Streams at the same concurrency, for this long (0: not measured): streams a second and CPU per stream. */
