@@ -17,3 +17,21 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Copies the members of a JSON object a schema does not declare, after the ones it read, in the order they came,
+ * as a zod loose object keeps them (the hand readers of plain shapes). False on a `__proto__` member, which zod
+ * drops and an assignment here would make the target's prototype: the caller then leaves the value to zod.
+ */
+export function copyUndeclared(
+  target: Record<string, unknown>,
+  source: Record<string, unknown>,
+  declared: ReadonlySet<string>,
+): boolean {
+  for (const name in source) {
+    if (declared.has(name)) continue;
+    if (name === '__proto__') return false;
+    target[name] = source[name];
+  }
+  return true;
+}

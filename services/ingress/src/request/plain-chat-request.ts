@@ -1,4 +1,4 @@
-import { type chatRequestSchema, isPlainObject, messageSchema } from '@gw/shared';
+import { type chatRequestSchema, copyUndeclared, isPlainObject, messageSchema } from '@gw/shared';
 import type { z } from 'zod';
 
 type ChatRequest = z.infer<typeof chatRequestSchema>;
@@ -42,19 +42,6 @@ function copyOptional(target: Members, source: Members, name: string, check: (va
   return true;
 }
 
-/**
- * Copies the members the schema does not declare, after its own, in the order they came, as a loose object
- * does; false on a `__proto__` member, which the schema drops and an assignment here would make a prototype.
- */
-function copyRest(target: Members, source: Members, declared: ReadonlySet<string>): boolean {
-  for (const name in source) {
-    if (declared.has(name)) continue;
-    if (name === '__proto__') return false;
-    target[name] = source[name];
-  }
-  return true;
-}
-
 /** A message whose content is text (or null, or none), without tool calls, or undefined. */
 function plainMessage(value: unknown): Members | undefined {
   if (!isPlainObject(value) || !ROLES.has(value['role'])) return undefined;
@@ -65,7 +52,7 @@ function plainMessage(value: unknown): Members | undefined {
   if (value['tool_calls'] !== undefined) return undefined;
   if ('tool_calls' in value) message['tool_calls'] = undefined;
   if (!copyOptional(message, value, 'tool_call_id', isText)) return undefined;
-  return copyRest(message, value, MESSAGE_MEMBERS) ? message : undefined;
+  return copyUndeclared(message, value, MESSAGE_MEMBERS) ? message : undefined;
 }
 
 /**
@@ -96,11 +83,11 @@ export function plainChatRequest(body: unknown): ChatRequest | undefined {
     if (!isPlainObject(streamOptions)) return undefined;
     const options: Members = {};
     if (!copyOptional(options, streamOptions, 'include_usage', isBoolean)) return undefined;
-    if (!copyRest(options, streamOptions, STREAM_OPTIONS_MEMBERS)) return undefined;
+    if (!copyUndeclared(options, streamOptions, STREAM_OPTIONS_MEMBERS)) return undefined;
     request['stream_options'] = options;
   } else if ('stream_options' in body) request['stream_options'] = undefined;
   if (!copyOptional(request, body, 'provider', isText)) return undefined;
-  return copyRest(request, body, REQUEST_MEMBERS) ? (request as ChatRequest) : undefined;
+  return copyUndeclared(request, body, REQUEST_MEMBERS) ? (request as ChatRequest) : undefined;
 }
 
 function isPositiveInteger(value: unknown): boolean {

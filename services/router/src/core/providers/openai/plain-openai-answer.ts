@@ -1,4 +1,4 @@
-import { isPlainObject } from '@gw/shared';
+import { copyUndeclared, isPlainObject } from '@gw/shared';
 import type { OpenAiChatAnswer } from './openai-schemas.ts';
 
 type Members = Record<string, unknown>;
@@ -38,19 +38,6 @@ function copyNullish(target: Members, source: Members, name: string, check: (val
   return true;
 }
 
-/**
- * Copies the members the schema does not declare, after its own, in the order they came, as a loose object
- * does; false on a `__proto__` member, which the schema drops and an assignment here would make a prototype.
- */
-function copyRest(target: Members, source: Members, declared: ReadonlySet<string>): boolean {
-  for (const name in source) {
-    if (declared.has(name)) continue;
-    if (name === '__proto__') return false;
-    target[name] = source[name];
-  }
-  return true;
-}
-
 /** A token count the schema turns from absent or null into 0. */
 function tokens(value: unknown): number | undefined {
   if (value === undefined || value === null) return 0;
@@ -63,7 +50,7 @@ function plainDetails(value: unknown, declared: ReadonlySet<string>): Members | 
   if (!isPlainObject(value)) return undefined;
   const details: Members = {};
   for (const name of declared) if (!copyNullish(details, value, name, isNumber)) return undefined;
-  return copyRest(details, value, declared) ? details : undefined;
+  return copyUndeclared(details, value, declared) ? details : undefined;
 }
 
 function plainUsage(value: unknown): Members | null | undefined {
@@ -83,7 +70,7 @@ function plainUsage(value: unknown): Members | null | undefined {
     if (details === undefined && value[name] !== undefined) return undefined;
     usage[name] = details;
   }
-  return copyRest(usage, value, USAGE_MEMBERS) ? usage : undefined;
+  return copyUndeclared(usage, value, USAGE_MEMBERS) ? usage : undefined;
 }
 
 /** A message without tool calls (an empty list of them is kept empty), or undefined. */
@@ -99,7 +86,7 @@ function plainMessage(value: unknown): Members | undefined {
     else if (calls === null || calls === undefined) message['tool_calls'] = calls;
     else return undefined;
   }
-  return copyRest(message, value, MESSAGE_MEMBERS) ? message : undefined;
+  return copyUndeclared(message, value, MESSAGE_MEMBERS) ? message : undefined;
 }
 
 function plainChoice(value: unknown): Members | undefined {
@@ -110,7 +97,7 @@ function plainChoice(value: unknown): Members | undefined {
   if (!message) return undefined;
   const choice: Members = { index: index ?? 0, message };
   if (!copyNullish(choice, value, 'finish_reason', isText)) return undefined;
-  return copyRest(choice, value, CHOICE_MEMBERS) ? choice : undefined;
+  return copyUndeclared(choice, value, CHOICE_MEMBERS) ? choice : undefined;
 }
 
 /**
@@ -140,5 +127,5 @@ export function plainOpenAiChatAnswer(raw: unknown): OpenAiChatAnswer | undefine
     if (usage === undefined && raw['usage'] !== undefined) return undefined;
     answer['usage'] = usage;
   }
-  return copyRest(answer, raw, ANSWER_MEMBERS) ? (answer as OpenAiChatAnswer) : undefined;
+  return copyUndeclared(answer, raw, ANSWER_MEMBERS) ? (answer as OpenAiChatAnswer) : undefined;
 }
