@@ -1,20 +1,12 @@
-import { type chatRequestSchema, copyUndeclared, isPlainObject, messageSchema } from '@gw/shared';
+import { chatRequestSchema, copyUndeclared, isPlainObject, messageSchema } from '@gw/shared';
 import type { z } from 'zod';
 
 type ChatRequest = z.infer<typeof chatRequestSchema>;
 type Members = Record<string, unknown>;
 
 /** The members of a request and of a message that the schemas declare; the others pass through as they came. */
-const REQUEST_MEMBERS = new Set([
-  'model',
-  'messages',
-  'params',
-  'fallbacks',
-  'stream',
-  'stream_options',
-  'provider',
-]);
-const MESSAGE_MEMBERS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id']);
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(Object.keys(chatRequestSchema.shape));
+const MESSAGE_MEMBERS: ReadonlySet<string> = new Set(Object.keys(messageSchema.shape));
 const STREAM_OPTIONS_MEMBERS = new Set(['include_usage']);
 const ROLES: ReadonlySet<unknown> = new Set(messageSchema.shape.role.options);
 
