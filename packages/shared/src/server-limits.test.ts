@@ -76,8 +76,12 @@ function open(port: number, write?: string | Buffer, localAddress = '127.0.0.1')
   return { socket, closed };
 }
 
-/** How an HTTP/2 stream ended: its status, its body, and the code it was reset with (0: none). */
-function http2Answer(stream: ClientHttp2Stream): Promise<{ status: number; body: string; reset: number }> {
+/**
+ * How an HTTP/2 stream was answered: its status and body, once the server has ended its side. A client still
+ * sending its body then stops, as a real one does: Node's client stream, told by a RST_STREAM (NO_ERROR) to stop
+ * sending while one of its writes is pending, never closes by itself.
+ */
+function http2Answer(stream: ClientHttp2Stream): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     let status = 0;
     let body = '';
@@ -89,7 +93,12 @@ function http2Answer(stream: ClientHttp2Stream): Promise<{ status: number; body:
       body += text;
     });
     stream.on('error', () => {});
-    stream.on('close', () => resolve({ status, body, reset: stream.rstCode ?? 0 }));
+    const answered = () => {
+      resolve({ status, body });
+      stream.close();
+    };
+    stream.once('end', answered);
+    stream.once('close', answered);
   });
 }
 
