@@ -7,8 +7,10 @@ export type {
   EmbeddingsInput,
   ProviderAdapter,
   ResolvedKey,
+  StreamPiece,
   TextInput,
 } from './core/providers/adapter.ts';
+export { VerbatimChunk } from './core/providers/adapter.ts';
 export { UpstreamClient } from './core/upstream-client.ts';
 // ConverseStream frames in Bedrock's wire format, for suites that fake Bedrock behind a gateway.
 export { eventFrame as bedrockEventFrame } from './testing/fixtures/bedrock-fixtures.ts';

@@ -5,7 +5,7 @@ import {
   type ProviderContractCase,
   type ProviderContractOptions,
 } from './contract-options.ts';
-import { collect, type Harness } from './harness.ts';
+import { collectChunks, type Harness } from './harness.ts';
 
 /** One billed usage checked whole and streamed: the answers, the cases' names and what they check. */
 function billedPair(
@@ -39,7 +39,7 @@ function billedPair(
       (answers?.chatStream ? undefined : `no ${pair.given}.chatStream answer given`),
     async () => {
       harness.streamWith(answers!.chatStream!);
-      const chunks = await collect(
+      const chunks = await collectChunks(
         adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat), harness.context()),
       );
       const usages = chunks.flatMap((chunk) => (chunk.usage ? [chunk.usage] : []));

@@ -1,5 +1,5 @@
 import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
-import { collect, expectUpstreamFailure, type Harness } from './harness.ts';
+import { collectChunks, expectUpstreamFailure, type Harness } from './harness.ts';
 
 /** Errors: an upstream 400 surfaces with its status and message, whole or streamed. */
 export function errorCases(harness: Harness, options: ProviderContractOptions): void {
@@ -23,7 +23,9 @@ export function errorCases(harness: Harness, options: ProviderContractOptions): 
     async () => {
       harness.answerWith(upstream.error, 400);
       await expectUpstreamFailure(
-        collect(adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat), harness.context())),
+        collectChunks(
+          adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat), harness.context()),
+        ),
       );
     },
   );

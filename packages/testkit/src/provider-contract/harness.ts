@@ -1,5 +1,12 @@
-import { type AdapterContext, type ChatInput, type TextInput, UpstreamClient } from '@gw/router/testing';
-import { GatewayError, type Message, networkConfigSchema } from '@gw/shared';
+import {
+  type AdapterContext,
+  type ChatInput,
+  type StreamPiece,
+  type TextInput,
+  UpstreamClient,
+  VerbatimChunk,
+} from '@gw/router/testing';
+import { type ChatCompletionChunk, GatewayError, type Message, networkConfigSchema } from '@gw/shared';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import {
   PROVIDER_CONTRACT_INPUTS,
@@ -28,10 +35,18 @@ export const OPERATION_METHODS = {
   embeddings: 'embeddings',
 } as const;
 
-export async function collect<Item>(iterable: AsyncIterable<Item>): Promise<Item[]> {
-  const items: Item[] = [];
-  for await (const item of iterable) items.push(item);
-  return items;
+/** A stream's chunks; one passed on as its upstream sent it must be its text, parsed. */
+export async function collectChunks(stream: AsyncIterable<StreamPiece>): Promise<ChatCompletionChunk[]> {
+  const chunks: ChatCompletionChunk[] = [];
+  for await (const piece of stream) chunks.push(chunkOf(piece));
+  return chunks;
+}
+
+/** A piece's chunk, checked against its text when it has one. */
+export function chunkOf(piece: StreamPiece): ChatCompletionChunk {
+  if (!(piece instanceof VerbatimChunk)) return piece;
+  expect(JSON.parse(piece.json), 'a chunk relayed as it came is its text').toEqual(piece.chunk);
+  return piece.chunk;
 }
 
 export function expectUsage(

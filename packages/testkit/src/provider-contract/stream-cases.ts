@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { scaled } from '../time-scale.ts';
 import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
 import { CANCEL_WAIT_MS, gradualStream } from './contract-upstream.ts';
-import { collect, expectUsage, type Harness } from './harness.ts';
+import { chunkOf, collectChunks, expectUsage, type Harness } from './harness.ts';
 
 /** Streaming: split bytes, incremental delivery and cancellation. */
 export function streamCases(harness: Harness, options: ProviderContractOptions): void {
@@ -15,7 +15,7 @@ export function streamCases(harness: Harness, options: ProviderContractOptions):
     harness.lacks('chat_stream'),
     async () => {
       harness.streamWith(upstream.chatStream);
-      const chunks = await collect(
+      const chunks = await collectChunks(
         adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat), harness.context()),
       );
       expectRequest.chatStream?.(harness.lastRequest());
@@ -31,12 +31,12 @@ export function streamCases(harness: Harness, options: ProviderContractOptions):
       const gradual = gradualStream('finish');
       harness.streamWith(upstream.chatStream, gradual.mode);
       const chunks: ChatCompletionChunk[] = [];
-      for await (const chunk of adapter.chatStream!(
+      for await (const piece of adapter.chatStream!(
         harness.chatInput(PROVIDER_CONTRACT_INPUTS.chat),
         harness.context(),
       )) {
         gradual.release();
-        chunks.push(chunk);
+        chunks.push(chunkOf(piece));
       }
       expect(await gradual.outcome, 'a chunk arrived while the upstream still held entries back').toBe(true);
       expectChatStream(chunks);

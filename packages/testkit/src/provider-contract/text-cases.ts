@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { ProviderContractOptions } from './contract-options.ts';
-import { collect, expectUsage, type Harness } from './harness.ts';
+import { collectChunks, expectUsage, type Harness } from './harness.ts';
 
 /** Text completion, whole and streamed. */
 export function textCases(harness: Harness, options: ProviderContractOptions): void {
@@ -26,7 +26,7 @@ export function textCases(harness: Harness, options: ProviderContractOptions): v
     async () => {
       const native = upstream.textStream !== undefined;
       harness.streamWith(upstream.textStream ?? upstream.chatStream);
-      const chunks = await collect(adapter.textStream!(harness.textInput(), harness.context()));
+      const chunks = await collectChunks(adapter.textStream!(harness.textInput(), harness.context()));
       expectRequest.textStream?.(harness.lastRequest());
       const text = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.text ?? '')).join('');
       expect(text).toBe(native ? 'Once upon' : 'Hello thére');

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { PROVIDER_CONTRACT_INPUTS, type ProviderContractOptions } from './contract-options.ts';
-import { collect, expectUsage, type Harness } from './harness.ts';
+import { collectChunks, expectUsage, type Harness } from './harness.ts';
 
 /** Tools: a tool call answered whole, and one whose arguments stream in fragments. */
 export function toolCases(harness: Harness, options: ProviderContractOptions): void {
@@ -36,7 +36,7 @@ export function toolCases(harness: Harness, options: ProviderContractOptions): v
     harness.lacks('chat_stream'),
     async () => {
       harness.streamWith(upstream.chatStreamTools);
-      const chunks = await collect(
+      const chunks = await collectChunks(
         adapter.chatStream!(harness.chatInput(PROVIDER_CONTRACT_INPUTS.chatTools), harness.context()),
       );
       const deltas = chunks.flatMap((chunk) =>

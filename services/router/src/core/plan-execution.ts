@@ -1,5 +1,4 @@
 import {
-  type ChatCompletionChunk,
   type ClientConfig,
   GatewayError,
   invalidRequest,
@@ -26,7 +25,7 @@ import { adapterMethod, type MethodOf } from './operation-dispatch.ts';
 import type { ProviderConfigs } from './provider-configs.ts';
 import type { ProviderGates, Release } from './provider-gate.ts';
 import type { LoadedProvider } from './provider-registry.ts';
-import { type AdapterContext, NativePiece } from './providers/adapter.ts';
+import { type AdapterContext, NativePiece, type StreamPiece, VerbatimChunk } from './providers/adapter.ts';
 import type { RouteTarget, StreamItem } from './router-service.ts';
 import { StreamMeasure } from './stream-measure.ts';
 import { isCancellation, type UpstreamClient } from './upstream-client.ts';
@@ -111,20 +110,20 @@ function attemptsOf(failures: Array<{ target: RouteTarget; error: GatewayError }
     .map(({ target, error }) => attemptOf(target.provider, target.model, error));
 }
 
-/** A piece relayed verbatim is already an item; a plain chunk is wrapped. */
-function streamItem(value: ChatCompletionChunk | NativePiece): StreamItem {
-  return value instanceof NativePiece ? value : { chunk: value };
+/** A piece relayed verbatim (in the caller's format or in gw's) is already an item; a plain chunk is wrapped. */
+function streamItem(value: StreamPiece | NativePiece): StreamItem {
+  return value instanceof NativePiece || value instanceof VerbatimChunk ? value : { chunk: value };
 }
 
 /** A stream's upstream iterator and the first thing it gave, as the retry loop got them. */
 interface StreamStart {
-  iterator: AsyncIterator<ChatCompletionChunk | NativePiece>;
-  first: IteratorResult<ChatCompletionChunk | NativePiece>;
+  iterator: AsyncIterator<StreamPiece | NativePiece>;
+  first: IteratorResult<StreamPiece | NativePiece>;
 }
 
 /** What a stream that has started reads: its upstream, its measure, and what served it. */
 interface StartedStream {
-  iterator: AsyncIterator<ChatCompletionChunk | NativePiece>;
+  iterator: AsyncIterator<StreamPiece | NativePiece>;
   measure: StreamMeasure;
   provider: LoadedProvider;
   keyId: string | undefined;
@@ -236,7 +235,7 @@ class PlanStream implements AsyncIterator<StreamItem> {
   }
 
   private async read(started: StartedStream): Promise<IteratorResult<StreamItem>> {
-    let next: IteratorResult<ChatCompletionChunk | NativePiece>;
+    let next: IteratorResult<StreamPiece | NativePiece>;
     try {
       next = await started.iterator.next();
       if (!next.done) {
@@ -366,7 +365,7 @@ export class PlanExecution {
       method: MethodOf<O>,
       target: RouteTarget,
       context: AdapterContext,
-    ) => AsyncIterable<ChatCompletionChunk | NativePiece>;
+    ) => AsyncIterable<StreamPiece | NativePiece>;
   }): AsyncIterable<StreamItem> {
     const start = async (): Promise<Attempted<StreamStart>> =>
       this.acrossTargets({

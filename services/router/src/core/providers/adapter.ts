@@ -89,6 +89,30 @@ export class NativePiece {
   }
 }
 
+/**
+ * A chunk that is the upstream's event as it came, parsed (an OpenAI-format event that gw's translation leaves
+ * exactly as it is), with the event's JSON text: a surface of that format writes the text as it came
+ * (StreamItem.json), so the stream reaches the caller byte for byte and is not serialised again. A class, as
+ * NativePiece.
+ */
+export class VerbatimChunk {
+  readonly chunk: ChatCompletionChunk;
+  readonly json: string;
+
+  constructor(chunk: ChatCompletionChunk, json: string) {
+    this.chunk = chunk;
+    this.json = json;
+  }
+}
+
+/** What a chat or text stream of an adapter gives: chunks, some of them with their upstream's text. */
+export type StreamPiece = ChatCompletionChunk | VerbatimChunk;
+
+/** The chunk of a stream's piece. */
+export function chunkOf(piece: StreamPiece): ChatCompletionChunk {
+  return piece instanceof VerbatimChunk ? piece.chunk : piece;
+}
+
 export interface TextInput {
   model: string;
   prompt: string | string[];
@@ -128,9 +152,9 @@ export interface EmbeddingsResult {
 export interface ProviderAdapter {
   readonly capabilities: Capabilities;
   chat?(input: ChatInput, context: AdapterContext): Promise<AdapterResult<ChatChoice>>;
-  chatStream?(input: ChatInput, context: AdapterContext): AsyncIterable<ChatCompletionChunk>;
+  chatStream?(input: ChatInput, context: AdapterContext): AsyncIterable<StreamPiece>;
   text?(input: TextInput, context: AdapterContext): Promise<AdapterResult<TextChoice>>;
-  textStream?(input: TextInput, context: AdapterContext): AsyncIterable<ChatCompletionChunk>;
+  textStream?(input: TextInput, context: AdapterContext): AsyncIterable<StreamPiece>;
   embeddings?(input: EmbeddingsInput, context: AdapterContext): Promise<EmbeddingsResult>;
   /** The format this provider takes verbatim for a model, if any: then the two methods below serve chat. */
   nativeFormat?(model: string): NativeFormat | undefined;

@@ -1,6 +1,6 @@
 import type { ChatCompletionChunk } from '@gw/shared';
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext, ChatInput, ProviderAdapter } from './adapter.ts';
+import { type AdapterContext, type ChatInput, chunkOf, type ProviderAdapter } from './adapter.ts';
 import { withTextViaChat } from './text-via-chat.ts';
 
 const context = {} as AdapterContext;
@@ -74,8 +74,8 @@ describe('withTextViaChat', () => {
 
   it('streams text_completion chunks, leaving out the role-only chunk', async () => {
     const chunks: ChatCompletionChunk[] = [];
-    for await (const item of adapter.textStream!({ model: 'm', prompt: 'x', params: {} }, context))
-      chunks.push(item);
+    for await (const piece of adapter.textStream!({ model: 'm', prompt: 'x', params: {} }, context))
+      chunks.push(chunkOf(piece));
     expect(chunks.map((item) => [item.object, item.choices])).toEqual([
       ['text_completion', [{ index: 0, text: 'Once', finish_reason: null }]],
       ['text_completion', [{ index: 0, text: '', finish_reason: 'stop' }]],

@@ -5,7 +5,14 @@ import {
   type TextChoice,
   type Usage,
 } from '@gw/shared';
-import type { AdapterContext, AdapterResult, ChatInput, ProviderAdapter, TextInput } from './adapter.ts';
+import {
+  type AdapterContext,
+  type AdapterResult,
+  type ChatInput,
+  chunkOf,
+  type ProviderAdapter,
+  type TextInput,
+} from './adapter.ts';
 
 /** Params only legacy text completions know; a chat endpoint would reject them or read them differently. */
 const TEXT_ONLY_PARAMS = new Set(['echo', 'suffix', 'best_of', 'logprobs']);
@@ -93,8 +100,8 @@ export function withTextViaChat<Adapter extends ProviderAdapter>(adapter: Adapte
       if (prompt === undefined || others.length > 0) {
         throw invalidRequest('a streamed text completion served by chat takes exactly one prompt', 'prompt');
       }
-      for await (const chunk of chatStream.call(adapter, toChatInput(input, prompt), context)) {
-        const textChunk = toTextChunk(chunk);
+      for await (const piece of chatStream.call(adapter, toChatInput(input, prompt), context)) {
+        const textChunk = toTextChunk(chunkOf(piece));
         if (textChunk) yield textChunk;
       }
     };

@@ -3,7 +3,7 @@ import { type FakeBedrockRequest, startFakeBedrock } from '@gw/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chatAnswer, chatStreamFrames, MODEL_ID } from '../../../testing/fixtures/bedrock-fixtures.ts';
 import { UpstreamClient } from '../../upstream-client.ts';
-import type { AdapterContext, ChatInput, ResolvedKey } from '../adapter.ts';
+import { type AdapterContext, type ChatInput, chunkOf, type ResolvedKey } from '../adapter.ts';
 import { createBedrockAdapter } from './bedrock-adapter.ts';
 
 const STATIC = {
@@ -113,8 +113,8 @@ describe('bedrock authentication against a SigV4-verifying fake', () => {
   it('signs the stream call too, and the signed stream decodes', async () => {
     const adapter = createBedrockAdapter({ credentialChain: noChain });
     let text = '';
-    for await (const chunk of adapter.chatStream!(chatInput, context(staticKey()))) {
-      text += chunk.choices[0]?.delta?.content ?? '';
+    for await (const piece of adapter.chatStream!(chatInput, context(staticKey()))) {
+      text += chunkOf(piece).choices[0]?.delta?.content ?? '';
     }
     expect(text).toBe('Hello thére');
     expect(accepted().path).toBe('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream');

@@ -1,5 +1,5 @@
 import { type ChatCompletionChunk, GatewayError, isPlainObject, type SseEvent, type Usage } from '@gw/shared';
-import type { AdapterContext } from '../adapter.ts';
+import { type AdapterContext, type StreamPiece, VerbatimChunk } from '../adapter.ts';
 import { type ErrorMessageReader, invalidUpstreamBody, parseEventJson } from '../upstream-call.ts';
 import { mapOpenAiFinishReason } from './map-openai-finish-reason.ts';
 import { toolCallArguments } from './map-openai-response.ts';
@@ -25,20 +25,32 @@ export interface MapOpenAiStreamOptions {
  * differently: chunks without choices (azure's prompt-filter preamble, usage-only chunks) are not passed on,
  * usage is held back and sent once in a final `choices: []` chunk (mistral and groq put it on the finish
  * chunk), and a tool call sent whole in one delta (mistral, groq, ollama) is split into its opening and
- * its arguments, as OpenAI streams it.
+ * its arguments, as OpenAI streams it. An event that already is a normalised chunk (OpenAI's own, nearly every
+ * one) is passed on as it came, with its text (VerbatimChunk): so is the final usage chunk when its usage is
+ * what gw would have made of it.
  */
 export async function* mapOpenAiStream(
   events: AsyncIterable<SseEvent>,
   options: MapOpenAiStreamOptions,
-): AsyncGenerator<ChatCompletionChunk> {
+): AsyncGenerator<StreamPiece> {
   const { context } = options;
   let usage: OpenAiUsage | undefined;
+  /** The event that brought `usage`, when it was the usage chunk gw sends and nothing came after it. */
+  let usageEvent: { chunk: ChatCompletionChunk; json: string } | undefined;
   let header = { id: '', created: 0, model: '' };
   for await (const event of events) {
     if (event.data === '[DONE]') break;
     const payload = parseEventJson(context.provider, event.data);
     if (isErrorPayload(payload)) throw streamError(context, payload, options.readMessage);
+    usageEvent = undefined;
     // Groq's usage is read from the whole parsed chunk: its chunks take the schema's way.
+    const relayable = !options.readChunkUsage && asSent(payload, options.object, event.data);
+    if (relayable === 'chunk') {
+      const chunk = payload as ChatCompletionChunk;
+      header = { id: chunk.id, created: chunk.created, model: chunk.model };
+      yield new VerbatimChunk(chunk, event.data);
+      continue;
+    }
     const plain = options.readChunkUsage ? undefined : plainChunk(payload);
     if (plain) {
       header = {
@@ -59,13 +71,49 @@ export async function* mapOpenAiStream(
       model: chunk.model || header.model,
     };
     usage = options.readChunkUsage?.(chunk) ?? chunk.usage ?? usage;
+    if (relayable === 'usage') usageEvent = { chunk: payload as ChatCompletionChunk, json: event.data };
     if (chunk.choices.length === 0) continue;
     for (const choices of splitWholeToolCalls(chunk.choices.map(normaliseChoice))) {
       yield { ...header, object: options.object, choices };
     }
   }
-  const mapUsage = options.mapUsage ?? mapOpenAiUsage;
-  if (usage) yield { ...header, object: options.object, choices: [], usage: mapUsage(usage) };
+  if (!usage) return;
+  const mapped = (options.mapUsage ?? mapOpenAiUsage)(usage);
+  // The same members in the same order: what the caller reads is what gw bills.
+  if (usageEvent && JSON.stringify(mapped) === JSON.stringify(usageEvent.chunk.usage))
+    yield new VerbatimChunk(usageEvent.chunk, usageEvent.json);
+  else yield { ...header, object: options.object, choices: [], usage: mapped };
+}
+
+const FINISH_REASONS = new Set<unknown>([null, 'stop', 'length', 'tool_calls', 'content_filter']);
+
+/**
+ * Whether an event already is what gw makes of it, so that its parsed payload is the chunk and its text goes
+ * out as it came: `chunk` for one with choices and no usage, `usage` for a usage chunk (`choices: []`, its
+ * usage still to be compared with gw's mapping of it), false for any other (its text is then not one
+ * `data:` line, or its header, a choice or a finish reason is one gw fills in, drops or maps).
+ */
+function asSent(payload: unknown, object: string, text: string): 'chunk' | 'usage' | false {
+  if (!isPlainObject(payload) || text.includes('\n')) return false;
+  const { id, created, model, choices, usage } = payload;
+  if (payload['object'] !== object || typeof id !== 'string' || id === '') return false;
+  if (typeof model !== 'string' || model === '' || typeof created !== 'number' || created === 0) return false;
+  if (!Array.isArray(choices)) return false;
+  if (choices.length === 0) return isPlainObject(usage) ? 'usage' : false;
+  if (usage !== undefined && usage !== null) return false;
+  for (const choice of choices as unknown[]) if (!choiceAsSent(choice)) return false;
+  return 'chunk';
+}
+
+/** A choice as normaliseChoice leaves it: its index, a finish reason gw's own, a text or a delta without tool calls. */
+function choiceAsSent(choice: unknown): boolean {
+  if (!isPlainObject(choice) || typeof choice['index'] !== 'number') return false;
+  if (!FINISH_REASONS.has(choice['finish_reason'])) return false;
+  const { delta, text } = choice;
+  if (text !== undefined && typeof text !== 'string') return false;
+  if (delta !== undefined && (!isPlainObject(delta) || delta['tool_calls'] !== undefined)) return false;
+  // The schema drops a `__proto__` member: such a choice takes its way.
+  return !Object.hasOwn(choice, '__proto__');
 }
 
 function normaliseChoice(choice: OpenAiChunk['choices'][number]): ChunkChoice {
