@@ -9,20 +9,24 @@ export interface FreezableProxy {
   port: number;
   /** Connections accepted so far. */
   connections(): number;
-  freeze(): void;
+  /**
+   * `answers`: only what the server sends is held, as for a client frozen (SIGSTOP) after its last write: what
+   * it sent still runs on the server, and it reads no answer.
+   */
+  freeze(what?: 'both' | 'answers'): void;
   thaw(): void;
   close(): Promise<void>;
 }
 
 export async function startFreezableProxy(target: { host: string; port: number }, host = '127.0.0.1') {
-  let frozen = false;
+  let frozen: 'both' | 'answers' | undefined;
   let accepted = 0;
   const sockets = new Set<Socket>();
   /** Bytes that arrived while frozen, with where they go, forwarded in order on thaw. */
   const held: Array<{ to: Socket; bytes: Buffer }> = [];
-  const forward = (from: Socket, to: Socket) => {
+  const forward = (from: Socket, to: Socket, answers: boolean) => {
     from.on('data', (bytes: Buffer) => {
-      if (frozen) held.push({ to, bytes });
+      if (frozen === 'both' || (frozen === 'answers' && answers)) held.push({ to, bytes });
       else to.write(bytes);
     });
     from.on('end', () => to.end());
@@ -38,18 +42,18 @@ export async function startFreezableProxy(target: { host: string; port: number }
         upstream.destroy();
       });
     }
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, false);
+    forward(upstream, client, true);
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const proxy: FreezableProxy = {
     port: (server.address() as AddressInfo).port,
     connections: () => accepted,
-    freeze() {
-      frozen = true;
+    freeze(what = 'both') {
+      frozen = what;
     },
     thaw() {
-      frozen = false;
+      frozen = undefined;
       for (const { to, bytes } of held.splice(0)) if (!to.destroyed) to.write(bytes);
     },
     close: () =>

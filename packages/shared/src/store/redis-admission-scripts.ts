@@ -19,6 +19,7 @@ const SCRIPT_FILES = {
   returnSlice: new URL('./lua/return-slice-2.lua', import.meta.url),
   record: new URL('./lua/record-reservation-3.lua', import.meta.url),
   settle: new URL('./lua/settle-reservation-3.lua', import.meta.url),
+  abandon: new URL('./lua/abandon-reservation-2.lua', import.meta.url),
 } as const;
 
 type ScriptName = keyof typeof SCRIPT_FILES;
@@ -40,6 +41,7 @@ export const SCRIPT_COMMANDS = [
   'returnSliceOfCounter',
   'recordReservation',
   'settleReservation',
+  'abandonReservation',
 ] as const;
 
 const COMMAND_OF: Record<ScriptName, (typeof SCRIPT_COMMANDS)[number]> = {
@@ -51,6 +53,7 @@ const COMMAND_OF: Record<ScriptName, (typeof SCRIPT_COMMANDS)[number]> = {
   returnSlice: 'returnSliceOfCounter',
   record: 'recordReservation',
   settle: 'settleReservation',
+  abandon: 'abandonReservation',
 };
 
 /** The main connection with the commands that defineCommand adds for the Lua scripts of lua/ (batched). */
@@ -125,8 +128,12 @@ export function releaseArguments(checks: CounterCheck[]): string[] {
   ];
 }
 
-/** take-counters-n.lua's reply: allowed, failed group, failed index, failed current, passing (JSON). */
-export function takeResult(reply: unknown): AdmitResult {
+/**
+ * take-counters-n.lua's reply: allowed, failed group, failed index, failed current, passing (JSON). A refusal
+ * names its failing check, but for group -3: the reservation's step was taken (or released) before, by another
+ * admission of the same id (`taken-before`), which is no refusal at all.
+ */
+export function takeResult(reply: unknown): AdmitResult | 'taken-before' {
   if (Array.isArray(reply) && reply.length === 5 && typeof reply[4] === 'string') {
     const [allowed, group, index, current, passingText] = reply as unknown[];
     const passing: unknown = JSON.parse(passingText as string);
@@ -138,9 +145,9 @@ export function takeResult(reply: unknown): AdmitResult {
       Array.isArray(passing) &&
       passing.every((entry) => typeof entry === 'number')
     ) {
-      return allowed === 1
-        ? { allowed: true, passing }
-        : { allowed: false, passing, ...(group < -1 ? {} : { failed: { group, index, current } }) };
+      if (allowed === 1) return { allowed: true, passing };
+      if (group === -3) return 'taken-before';
+      if (group >= -1) return { allowed: false, passing, failed: { group, index, current } };
     }
   }
   throw new Error(`malformed admission reply from Redis: ${JSON.stringify(reply)?.slice(0, 200)}`);
@@ -171,6 +178,17 @@ export function recordResult(reply: unknown): { recorded: true } | { recorded: f
     if (reply[0] === 0) return { recorded: false, alternative: reply[1] };
   }
   throw new Error(`malformed reservation reply from Redis: ${JSON.stringify(reply)?.slice(0, 200)}`);
+}
+
+/**
+ * abandon-reservation-2.lua's reply: closed by this call, or the alternative the id was admitted with before
+ * (-1: it was settled already), as record-reservation-3.lua answers a duplicate.
+ */
+export function abandonResult(
+  reply: unknown,
+): { abandoned: true } | { abandoned: false; alternative: number } {
+  const recorded = recordResult(reply);
+  return recorded.recorded ? { abandoned: true } : { abandoned: false, alternative: recorded.alternative };
 }
 
 /** settle-reservation-3.lua's ARGV: the reservation's id and how long its mark lives. */

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runStoreContract } from '../../../testkit/src/index.ts';
+import { runStoreContract, startFreezableProxy, waitFor } from '../../../testkit/src/index.ts';
 import { RedisStore } from './redis-store.ts';
 
 const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -78,6 +78,40 @@ describe('RedisStore', () => {
       ]),
     ).toEqual([1, 1]);
     await store.close();
+  });
+
+  it('answers 503, never a refusal, to a request asked again while its first admission stalled before recording it', async () => {
+    // The first admission's process froze (SIGSTOP) after sending its step: the step runs on Redis, its answer
+    // is never read, and the journal records nothing. The caller's deadline passes and it asks another process.
+    const redis = new URL(url);
+    const proxy = await startFreezableProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+    const frozen = await RedisStore.connect({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      prefix,
+      commandTimeoutMs: 30_000,
+    });
+    const other = await RedisStore.connect({ url, prefix });
+    const expireAtMs = Date.now() + 3_600_000;
+    const id = `res-stalled-${Date.now()}`;
+    const counter = { key: `stalled-${id}`, owner: `key:${id}` };
+    const request = {
+      required: [{ ...counter, limit: 1_000_000, need: 100, amount: 100, expireAtMs }],
+      alternatives: [],
+      reservation: { id, deadlineMs: expireAtMs, payload: 'p' },
+    };
+    proxy.freeze('answers');
+    const first = frozen.admit(request);
+    await waitFor(async () => (await admin.exists(`${prefix}{key:${id}}taken:${id}`)) === 1);
+    // No limit was reached: the retry is told the request's admission was interrupted, not that it was refused.
+    await expect(other.admit(request)).rejects.toMatchObject({ type: 'service_unavailable', status: 503 });
+    // Thawed, the first admission finds the request closed: it gives its step back and records nothing, so
+    // nothing is counted and the sweeper has nothing to charge.
+    proxy.thaw();
+    expect(await first).toEqual({ allowed: true, passing: [], duplicate: true });
+    expect(await other.readCounters([counter])).toEqual([0]);
+    expect(await other.readReservation(id)).toBeUndefined();
+    await Promise.all([frozen.close(), other.close()]);
+    await proxy.close();
   });
 
   it("fails only the admission whose counter is broken when a turn's admissions run as one script call", async () => {

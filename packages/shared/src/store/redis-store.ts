@@ -1,3 +1,4 @@
+import { serviceUnavailable } from '../errors/gateway-error.ts';
 import {
   type AdmissionStep,
   admissionSteps,
@@ -10,6 +11,7 @@ import {
 import { JOURNAL_SHARDS, journalShard, OLD_JOURNAL_SHARDS } from './journal-shard.ts';
 import {
   type AdmissionScripts,
+  abandonResult,
   addArguments,
   admissionScripts,
   readAdmissionScripts,
@@ -154,6 +156,11 @@ export class RedisStore implements Store, SliceSource {
       for (const step of admissionSteps(request)) {
         attempted.push(step);
         const result = await this.take(step, id);
+        if (result === 'taken-before') {
+          attempted.pop();
+          await this.giveBack(id, attempted, taken);
+          return await this.admittedElsewhere(id);
+        }
         if (!result.allowed) {
           attempted.pop();
           await this.giveBack(id, attempted, taken);
@@ -426,7 +433,7 @@ export class RedisStore implements Store, SliceSource {
   }
 
   /** One owner's step of an admission, on its slot, marked with the reservation's id (when there is one). */
-  private async take(step: AdmissionStep, id: string): Promise<AdmitResult> {
+  private async take(step: AdmissionStep, id: string): Promise<AdmitResult | 'taken-before'> {
     const groups = [step.required.map(({ check }) => check), ...step.alternatives];
     const keys = [this.takenKey(step.owner, id), ...groups.flat().map((check) => this.counterKey(check))];
     return takeResult(
@@ -502,6 +509,29 @@ export class RedisStore implements Store, SliceSource {
     ]);
     if (stored !== null) return duplicate(parseReservation(id, stored).alternative);
     return settled === 1 ? duplicate(-1) : undefined;
+  }
+
+  /**
+   * An admission of reservation `id` whose step another admission of the same id took (or released) before: a
+   * request asked again, its first try unanswered. Recorded, it was admitted before: that admission's answer. Not
+   * recorded, that admission is under way in a process that stopped answering (a replica frozen between its
+   * steps and its record), or it failed: the id is closed, so that its record, if it ever runs, finds it settled
+   * and gives its steps back, and this one answers 503. Never a refusal: no limit was found exhausted.
+   */
+  private async admittedElsewhere(id: string): Promise<AdmitResult> {
+    const shard = journalShard(id);
+    const closed = abandonResult(
+      await this.scripts.call(
+        'abandon',
+        [this.reservationsKey(shard), this.settledKey(shard, id)],
+        settleArguments(id),
+        this.batchGroup(`res:${shard}`),
+      ),
+    );
+    if (!closed.abandoned) return duplicate(closed.alternative);
+    throw serviceUnavailable(
+      "this request's admission was interrupted (the process that began it stopped answering); retry it",
+    );
   }
 
   /** The batch a script call of this hash tag joins: its slot's on a Redis Cluster, the one batch otherwise. */
