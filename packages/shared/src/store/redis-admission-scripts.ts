@@ -118,13 +118,17 @@ export function takeArguments(groups: CounterCheck[][], reservationId: string): 
   return [JSON.stringify(spec), reservationId, String(TAKEN_MARK_MS)];
 }
 
-/** release-counters-n.lua's ARGV: each counter's expiry (JSON) and how long the released mark lives. */
-export function releaseArguments(checks: CounterCheck[]): string[] {
+/**
+ * release-counters-n.lua's ARGV: each counter's expiry (JSON) and how long the released mark lives; `forget`: the
+ * mark is deleted instead (a step that answered, of an admission that was refused: its request may be admitted
+ * again).
+ */
+export function releaseArguments(checks: CounterCheck[], options: { forget: boolean }): string[] {
   return [
     JSON.stringify(
       checks.map((check) => ({ expireAt: check.expireAtMs, ttl: counterTtlMs(check.expireAtMs) })),
     ),
-    String(TAKEN_MARK_MS),
+    options.forget ? '0' : String(TAKEN_MARK_MS),
   ];
 }
 

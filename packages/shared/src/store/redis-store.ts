@@ -441,14 +441,18 @@ export class RedisStore implements Store, SliceSource {
     );
   }
 
-  /** Gives back, once, what the steps of an admission of reservation `id` counted (by their marks). */
-  private release(id: string, steps: AdmissionStep[]): Array<Promise<unknown>> {
+  /**
+   * Gives back, once, what the steps of an admission of reservation `id` counted (by their marks). `forget`: the
+   * steps answered and the admission was refused, so their marks are deleted and the request may be admitted
+   * again; otherwise (steps without an answer, which may run later) a mark stays that a late take finds.
+   */
+  private release(id: string, steps: AdmissionStep[], options: { forget: boolean }): Array<Promise<unknown>> {
     return steps.map((step) => {
       const checks = [...step.required.map(({ check }) => check), ...step.alternatives.flat()];
       return this.scripts.call(
         'release',
         [this.takenKey(step.owner, id), ...checks.map((check) => this.counterKey(check))],
-        releaseArguments(checks),
+        releaseArguments(checks, options),
         this.batchGroup(step.owner),
       );
     });
@@ -456,7 +460,7 @@ export class RedisStore implements Store, SliceSource {
 
   /** Releases the steps of an admission that failed without an answer; reported, not thrown, when it fails. */
   private releaseLater(id: string, steps: AdmissionStep[]): void {
-    for (const releasing of this.release(id, steps)) releasing.catch(this.reportError);
+    for (const releasing of this.release(id, steps, { forget: false })) releasing.catch(this.reportError);
   }
 
   /** Adds to counters, one script call per owner (each on its slot); resolves when every owner's is done. */
@@ -496,7 +500,7 @@ export class RedisStore implements Store, SliceSource {
             taken.map((adjustment) => ({ ...adjustment, delta: -adjustment.delta })),
             'giveBack',
           )
-        : this.release(id, steps);
+        : this.release(id, steps, { forget: true });
     await Promise.all(giving.map((given) => given.catch(this.reportError)));
   }
 

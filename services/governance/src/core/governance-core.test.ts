@@ -386,6 +386,46 @@ describe.each(backends)('GovernanceCore over %s', (_name, create) => {
     ).toMatchObject({ type: 'budget_exceeded' });
   });
 
+  it('serves a strict request without max_tokens with the max_tokens its team budget left buys', async () => {
+    const { core, createKey, request } = await setup(create, {
+      strict: true,
+      governance: {
+        pricing: { 'gpt-test': { input: 1000, output: 1000 } },
+        settings: { strict_budgets: true, sweep_interval_ms: 0, default_max_completion_tokens: 4096 },
+      },
+    });
+    const team = await core.manage({
+      action: 'create',
+      collection: 'teams',
+      body: { name: 'small-team', budget: { max_limit: 0.1, reset_duration: '1d' } },
+    });
+    const key = await createKey({
+      name: 'roomy-key',
+      team_id: team.id,
+      provider_configs: openaiOnly,
+      budget: { max_limit: 1_000, reset_duration: '1d' },
+    });
+    // The key's step counts, the team's refuses the default 4,096 tokens ($4.10): the key's is given back, and
+    // the request admitted again at what $0.10 buys, 90 tokens after a prompt of 10.
+    const plan = await core.authorize(request(key.value, { estimate: { promptTokens: 10 } }));
+    expect(plan.maxCompletionTokens).toBe(90);
+    await core.settle({
+      requestId: 'team-cap',
+      settlement: plan.settlement!,
+      provider: 'openai',
+      model: 'gpt-test',
+      usage: usage(10, 90),
+    });
+    // Each charged the request once: the refused first try left nothing counted.
+    for (const [collection, id] of [
+      ['virtual-keys', key.id],
+      ['teams', team.id],
+    ] as const) {
+      const spent = await core.manage({ action: 'usage', collection, id });
+      expect(spent.usage[0]!.entries[0]!.used).toBeCloseTo(0.1, 9);
+    }
+  });
+
   it('admits a request once however many replicas are asked, also after it settled', async () => {
     const { core, createKey, request } = await setup(create);
     const key = await createKey({
