@@ -1,4 +1,11 @@
-import type { AdmitRequest, AdmitResult, CounterAdjustment, CounterCheck, DueReservation } from './store.ts';
+import type {
+  AdmitRequest,
+  AdmitResult,
+  CounterAdjustment,
+  CounterCheck,
+  DueReservation,
+  FailedCheck,
+} from './store.ts';
 
 /**
  * How long a settled reservation's id is remembered, so that an admission of the same request arriving late
@@ -16,7 +23,7 @@ export function decideAdmission(request: AdmitRequest, current: (key: string) =>
     checks.findIndex((check) => current(check.key) + check.need > check.limit);
   const requiredFailure = failing(request.required);
   const passing: number[] = [];
-  let firstAlternativeFailure: AdmitResult['failed'];
+  let firstAlternativeFailure: FailedCheck | undefined;
   request.alternatives.forEach((group, index) => {
     const failure = failing(group);
     if (failure === -1) passing.push(index);
@@ -32,12 +39,9 @@ export function decideAdmission(request: AdmitRequest, current: (key: string) =>
       passing,
     };
   }
-  if (request.alternatives.length > 0 && passing.length === 0) {
-    return {
-      allowed: false,
-      ...(firstAlternativeFailure ? { failed: firstAlternativeFailure } : {}),
-      passing,
-    };
+  // No alternative passes (there is one at least, so one failed first).
+  if (firstAlternativeFailure && passing.length === 0) {
+    return { allowed: false, failed: firstAlternativeFailure, passing };
   }
   return { allowed: true, passing };
 }

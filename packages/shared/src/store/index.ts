@@ -9,7 +9,7 @@ export { MemoryStore } from './memory-store.ts';
 export { connectRedis, type RedisConnection } from './redis-connection.ts';
 export type { OneTagMigrationPlan } from './redis-migration.ts';
 export { RedisStore } from './redis-store.ts';
-export type { CounterAdjustment, CounterCheck, Store } from './store.ts';
+export type { CounterAdjustment, CounterCheck, FailedCheck, Store } from './store.ts';
 
 /** The environment variables that choose the store. */
 export interface StoreEnvironment {

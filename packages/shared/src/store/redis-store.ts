@@ -38,6 +38,7 @@ import type {
   CounterAdjustment,
   CounterName,
   DueReservation,
+  FailedCheck,
   MessageHandler,
   SettleReservationRequest,
   Slice,
@@ -167,7 +168,7 @@ export class RedisStore implements Store, SliceSource {
           const earlier = id === '' ? undefined : await this.admittedBefore(id);
           if (earlier) return earlier;
           const mine = step.alternatives.length > 0 ? result.passing : passing;
-          return { allowed: false, passing: mine, ...refusal(step, result) };
+          return { allowed: false, passing: mine, failed: refusal(step, result.failed) };
         }
         if (step.alternatives.length > 0) passing = result.passing;
         taken.push(...stepAdditions(step, result.passing));
@@ -609,11 +610,9 @@ function duplicate(alternative: number): AdmitResult {
 }
 
 /** A refused step's failure, with its index in the whole admission's `required`. */
-function refusal(step: AdmissionStep, result: AdmitResult): Pick<AdmitResult, 'failed'> {
-  const failed = result.failed;
-  if (!failed) return {};
-  if (failed.group !== -1) return { failed };
-  return { failed: { ...failed, index: step.required[failed.index]!.index } };
+function refusal(step: AdmissionStep, failed: FailedCheck): FailedCheck {
+  if (failed.group !== -1) return failed;
+  return { ...failed, index: step.required[failed.index]!.index };
 }
 
 function reportAsWarning(error: unknown): void {

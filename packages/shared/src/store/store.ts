@@ -105,18 +105,36 @@ export interface AdmitRequest {
   reservation?: { id: string; deadlineMs: number; payload: string };
 }
 
-export interface AdmitResult {
-  allowed: boolean;
-  /** The first failing check: group -1 is `required`, otherwise the index of the alternative. */
-  failed?: { group: number; index: number; current: number };
-  /** Indexes of the alternatives whose checks all pass. */
-  passing: number[];
-  /**
-   * The reservation was admitted before (or settled already): nothing was counted again, `passing` holds the
-   * alternative admitted then.
-   */
-  duplicate?: boolean;
+/** The check a refused admission found exhausted: group -1 is `required`, otherwise the index of the alternative. */
+export interface FailedCheck {
+  group: number;
+  index: number;
+  /** The counter's value when it refused. */
+  current: number;
 }
+
+/**
+ * An admission's answer: admitted, or refused by the check it names. A refusal always names one: what a store
+ * cannot decide (a request whose first admission stalled elsewhere) is an error, never a refusal.
+ */
+export type AdmitResult =
+  | {
+      allowed: true;
+      /** Indexes of the alternatives whose checks all pass. */
+      passing: number[];
+      /**
+       * The reservation was admitted before (or settled already): nothing was counted again, `passing` holds the
+       * alternative admitted then.
+       */
+      duplicate?: boolean;
+    }
+  | {
+      allowed: false;
+      /** The first failing check. */
+      failed: FailedCheck;
+      /** Indexes of the alternatives whose checks all pass. */
+      passing: number[];
+    };
 
 /** A reservation left unsettled past its deadline. */
 export interface DueReservation {

@@ -110,9 +110,9 @@ describe('admission checks', () => {
       expect(error.message).toContain("provider config 'app/azure'");
     });
 
-    it('answers 429 when no counter is named', () => {
-      const error = admissionRefusal({ failed: undefined, ...checks, now });
-      expect(error).toMatchObject({ type: 'request_limit_exceeded', status: 429, retryAfter: 60 });
+    it('never tells the caller a limit was reached when the refusal names no check of the admission', () => {
+      const error = admissionRefusal({ failed: { group: 2, index: 0, current: 0 }, ...checks, now });
+      expect(error).toMatchObject({ type: 'internal_error', status: 500 });
     });
   });
 });

@@ -8,7 +8,7 @@ import {
   type PriceOverrides,
   validate,
 } from '@gw/shared';
-import type { Store } from '@gw/shared/store';
+import type { FailedCheck, Store } from '@gw/shared/store';
 import { type AdmissionChecks, admissionChecks, chargedOwners } from './admission-checks.ts';
 import { authorizeAnonymous, checkRequiredHeaders } from './anonymous.ts';
 import { type DryRunRequest, dryRunRequestSchema, type ManageResults } from './governance-messages.ts';
@@ -321,7 +321,7 @@ export class AdmissionCore implements Admission {
     if (result.allowed && !result.duplicate) this.reservations.remember(settlement, admitted ?? -1);
     return {
       allowed: result.allowed,
-      failed: result.failed,
+      failed: result.allowed ? undefined : result.failed,
       checks,
       answer: (): AuthorizeResult => {
         if (!result.allowed) throw admissionRefusal({ failed: result.failed, ...checks, now });
@@ -341,7 +341,7 @@ export class AdmissionCore implements Admission {
    */
   private affordableCompletionTokens(
     refused: {
-      failed?: { group: number; index: number; current: number } | undefined;
+      failed?: FailedCheck | undefined;
       checks: AdmissionChecks;
     },
     targets: ConfiguredTarget[],

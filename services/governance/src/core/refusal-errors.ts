@@ -1,4 +1,5 @@
-import { GatewayError } from '@gw/shared';
+import { GatewayError, internalError } from '@gw/shared';
+import type { FailedCheck } from '@gw/shared/store';
 import { type AdmissionCheck, LEVEL_TEXT } from './admission-checks.ts';
 import { MICROS_PER_USD } from './pricing.ts';
 import type { StoredVirtualKey } from './resources.ts';
@@ -25,29 +26,26 @@ export function assertKeyUsable(
 
 /**
  * 402 or 429 for a refused admission, naming the exhausted limit, its level (`code`) and when it resets
- * (`Retry-After`). `failed` is the check the store found exhausted (group -1: the required checks).
+ * (`Retry-After`). `failed` is the check the store found exhausted (group -1: the required checks); one the
+ * admission did not ask for is gw's own fault (500), never a limit the caller is told it reached.
  */
 export function admissionRefusal(options: {
-  failed: { group: number; index: number; current: number } | undefined;
+  failed: FailedCheck;
   required: AdmissionCheck[];
   alternatives: AdmissionCheck[][];
   now: number;
 }): GatewayError {
   const { failed, now } = options;
-  const meaning = failed
-    ? (failed.group === -1 ? options.required : options.alternatives[failed.group])?.[failed.index]?.meaning
-    : undefined;
+  const meaning = (failed.group === -1 ? options.required : options.alternatives[failed.group])?.[
+    failed.index
+  ]?.meaning;
   if (!meaning)
-    return new GatewayError({
-      type: 'request_limit_exceeded',
-      message: 'no provider of the virtual key is within its limits',
-      retryAfter: 60,
-    });
+    return internalError(`admission was refused by a check it did not ask for: ${JSON.stringify(failed)}`);
   const who = `${LEVEL_TEXT[meaning.level]} '${meaning.name}'`;
   const retryAfter = Math.max(1, Math.ceil((meaning.endMs - now) / 1000));
   const resets = new Date(meaning.endMs).toISOString();
   if (meaning.kind === 'budget') {
-    const used = (failed?.current ?? 0) / MICROS_PER_USD;
+    const used = failed.current / MICROS_PER_USD;
     return new GatewayError({
       type: 'budget_exceeded',
       code: meaning.level,
