@@ -28,16 +28,8 @@ export interface ParsedCompletion {
   native?: NativeRequest | undefined;
 }
 
-/** Top-level members that are not params. */
-const CHAT_ENVELOPE = new Set([
-  'model',
-  'messages',
-  'params',
-  'fallbacks',
-  'stream',
-  'stream_options',
-  'provider',
-]);
+/** Top-level members that are not params: those the chat request's schema declares. */
+const CHAT_ENVELOPE: ReadonlySet<string> = new Set(Object.keys(chatRequestSchema.shape));
 const TEXT_ENVELOPE = new Set([...CHAT_ENVELOPE, 'text', 'prompt']);
 
 /**
@@ -65,7 +57,10 @@ export function parseTarget(
  * Params are the native `params` object plus OpenAI's top-level fields (`max_tokens`, `tools`, …), so that
  * OpenAI SDK calls work unchanged; `params` wins when both name a field. Unknown members pass through.
  */
-function collectParams(body: Record<string, unknown>, envelope: Set<string>): Record<string, unknown> {
+function collectParams(
+  body: Record<string, unknown>,
+  envelope: ReadonlySet<string>,
+): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   let topLevel = false;
   for (const name in body) {
